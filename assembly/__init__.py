@@ -1,0 +1,24 @@
+"""The assembly engine: pure Python over pydantic models; it never imports Django.
+
+The public API is engine.md §1; everything a caller needs imports from here.
+"""
+
+from assembly.budget import BudgetError, select_within_budget
+from assembly.fragments import FragmentError, define_context_fragments
+from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
+from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy
+from assembly.tokens import count_tokens
+
+__all__ = [
+    "BudgetError",
+    "FragmentError",
+    "PlacementError",
+    "StrategyError",
+    "builtin_strategies",
+    "count_tokens",
+    "define_context_fragments",
+    "get_placement_capabilities",
+    "normalize_strategy",
+    "place_context_blocks",
+    "select_within_budget",
+]

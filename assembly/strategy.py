@@ -1,0 +1,827 @@
+"""Assembly strategies: the stored document, its normalization, its revision and the built-ins (engine.md §4).
+
+A strategy is a JSON document (reference A.2 format `dsh-tavern-request-assembly`, version 1) holding an ordered list
+of rules (one row per module: which source, enabled, role, delivery, lifetime, depth, custom text), a placement mode,
+an optional backend (`native` standard, `core` advanced; absent means `core`, the legacy reading) and an optional
+resource layout policy (A.5: slot source, identity, fallback, block overrides, the manual position rows and the
+priority list of automatic position stages).
+
+`normalize_strategy(obj)` validates a document and returns a NEW plain JSON dict in the reference's field names. The
+checks run in the reference's order and every failure is a `StrategyError` whose message starts with the reference's
+text, followed by the field path and what was expected. Normalizing a normalized document returns an equal document.
+
+Shape of a normalized strategy (keys in this order; `?` = present only when set):
+
+    {"backend"?: "native" | "core",              # absent = core (legacy); never filled in, the revision keeps meaning
+     "format": "dsh-tavern-request-assembly", "version": 1,
+     "name": str,                                 # trimmed (JavaScript trim), 1..200 UTF-16 units
+     "placement": "modules" | "st" | "native-roles" | "native-slots",
+     "layout"?: {"version": 1, "source": "manual" | "preset-slots", "identity": "preserve" | "position",
+                 "fallback": "source-order" | "error",
+                 "overrides": [{"target": str, "anchor": str, "side": "before" | "after", "detach": bool}],
+                 "priority": [str, ...],          # stage ids; always holds preset, resource, default; never "user"
+                 "positions"?: [{"sourceId": str, "positionId": str, "enabled": bool, "placement": "source" | "list",
+                                 "anchor"?: "end" | {"sourceId": str, "positionId": str,
+                                                     "side": "before" | "after"}}]},
+     "rules": [{"delivery"?: "context" | "pre-step", "inputMode"?: "text",
+                "id": str, "kind": str, "enabled": bool, "role": "preserve" | "system" | "user" | "assistant",
+                "lifetime": "request" | "snapshot", "depth": int | None, "text": str, "name": str}]}
+
+Deliberate choices where the reference is loose (each keeps normalization idempotent):
+- `null` means "absent" for every optional field (backend, layout, priority, positions, anchor, and the rule fields
+  delivery, inputMode, role, lifetime, depth, text, name, enabled).
+- Lengths are JavaScript string lengths (UTF-16 code units), so the same documents pass here and in the reference;
+  cutting a rule name never splits a surrogate pair. Strings must be valid Unicode (no lone surrogates).
+- Integers may arrive as integral floats (`2.0`, as JSON from JavaScript may) and come out as ints; booleans are
+  never numbers. Rule `enabled` must be a boolean when given (the reference reads anything but `false` as true).
+- Unknown fields are errors, not silently dropped; the top-level `id` is accepted and left out of the output, as in
+  the reference (stores and the built-ins attach it). Layout `overrides` may be omitted (= no overrides).
+- Both spellings are accepted on input: `inputMode` / `input_mode`, `sourceId` / `source_id`,
+  `positionId` / `position_id`; giving both spellings of one field is an error.
+- Custom text over the limit answers status 413 (oversize), every other normalization failure 400.
+
+The revision (`strategy_revision`) is the sha256 hex digest of the UTF-8 bytes of
+`json.dumps(normalize_strategy(doc), sort_keys=True, ensure_ascii=False, separators=(",", ":"))`: key order, the
+attached `id`, defaults written out or left implicit never change it; any change of content does.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+FORMAT = "dsh-tavern-request-assembly"
+FORMAT_VERSION = 1
+
+# Module names (rule kinds) of engine.md §5. Any kind matching KIND_PATTERN is accepted by normalization; a kind that
+# no source serves is the assembler's business (reference A.10: a diagnostic, the rule is skipped).
+MODULE_KINDS = (
+    "native-system",
+    "preset",
+    "persona",
+    "character",
+    "worldbook",
+    "history",
+    "input",
+    "phi",
+    "custom",
+    "dsh.text",
+    "dsh.runtime-context",
+    "dsh.sandbox-policy",
+    "dsh.approval-policy",
+)
+RULE_KINDS = MODULE_KINDS
+# Kinds whose rules carry their own text: their default role is `user` and `preserve` means `system` (A.2).
+TEXT_RULE_KINDS = ("custom", "dsh.text")
+NATIVE_RULE_KINDS = ("native-system", "history", "input")
+# Tavern DEFAULT_RULES (A.3): the rule list of every built-in, each rule's id equal to its kind.
+TAVERN_DEFAULT_RULE_KINDS = ("native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi")
+
+# Runtime-context controls (A.4): control kind -> the exact DSH context section names it switches.
+DSH_CONTEXT_NAMES = ("sandbox:policy", "approval:policy", "subagent:delegation")
+CONTEXT_CONTROLS = {
+    "dsh.runtime-context": DSH_CONTEXT_NAMES,
+    "dsh.sandbox-policy": ("sandbox:policy",),
+    "dsh.approval-policy": ("approval:policy",),
+}
+CONTEXT_CONTROL_KINDS = tuple(CONTEXT_CONTROLS)
+
+BACKENDS = ("native", "core")
+LEGACY_BACKEND = "core"
+PLACEMENTS = ("modules", "st", "native-roles", "native-slots")
+ADAPTIVE_NATIVE_PLACEMENTS = ("native-roles", "native-slots")
+ROLES = ("preserve", "system", "user", "assistant")
+LIFETIMES = ("request", "snapshot")
+DELIVERIES = ("context", "pre-step")
+INPUT_MODES = ("source", "text")
+
+LAYOUT_SOURCES = ("manual", "preset-slots")
+LAYOUT_IDENTITIES = ("preserve", "position")
+LAYOUT_FALLBACKS = ("source-order", "error")
+SIDES = ("before", "after")
+POSITION_PLACEMENTS = ("source", "list")
+
+# Priority stages (A.5, A.10.2). `user` (manual positions) always wins and is never stored in the list; the others run
+# in list order. Kept as data: a further stage id matching KIND_PATTERN is accepted and kept in place.
+PRIORITY_STAGES = ("user", "preset", "resource", "default")
+REQUIRED_PRIORITY_STAGES = ("preset", "resource", "default")
+DEFAULT_PRIORITY = ("preset", "resource", "default")
+LEGACY_PRIORITY_STRINGS = ("user", "preset")
+
+MAX_RULES = 128
+MAX_NAME_CHARS = 200
+MAX_RULE_NAME_CHARS = 200
+MAX_TEXT_CHARS = 524_288
+MAX_DEPTH = 10_000
+MAX_OVERRIDES = 128
+MAX_OVERRIDE_REF_CHARS = 4096
+MAX_POSITIONS = 512
+MIN_PRIORITY_ITEMS = 3
+MAX_PRIORITY_ITEMS = 128
+
+RULE_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,80}")
+KIND_PATTERN = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.:/-]{0,159}")  # also source, position and priority stage ids
+
+# The reference's error texts (A.2, A.5); our messages start with them and then say which field and what was expected.
+MSG_FORMAT = "Unsupported assembly preset format/version"
+MSG_NAME = "Preset name is required (max 200 characters)"
+MSG_RULES = "Expected at most 128 assembly rules"
+MSG_BACKEND = "Invalid assembly backend"
+MSG_RULE_ID = "Rule ids must be unique"
+MSG_KIND = "Invalid or duplicate module"
+MSG_DELIVERY = "Invalid native user delivery"
+MSG_ROLE = "Invalid role"
+MSG_LIFETIME = "Invalid lifetime"
+MSG_DEPTH = "Invalid insertion depth"
+MSG_TEXT = "Custom text exceeds limit"
+MSG_INPUT_MODE = "Invalid rule inputMode"
+MSG_LAYOUT = "Invalid resource layout policy"
+MSG_OVERRIDE = "Invalid layout override"
+MSG_PRIORITY = "Invalid position priority order"
+MSG_POSITION = "Invalid resource position"
+MSG_POSITION_ANCHOR = "Invalid position anchor"
+MSG_POSITIONS = "Expected at most 512 resource positions"
+# Ours (the reference has no such checks).
+MSG_RULE = "Invalid assembly rule"
+MSG_UNKNOWN_FIELD = "Unknown strategy field"
+MSG_TEXT_FIELD = "Invalid text"
+
+_JS_TRIM_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+class StrategyError(Exception):
+    """A strategy failed validation, or an unknown built-in was asked for.
+
+    `code` is `STRATEGY_INVALID` for every normalization failure and `STRATEGY_NOT_FOUND` for an unknown built-in;
+    `status` is 400 (413 for oversize custom text, 404 for an unknown built-in); `path` names the field
+    (`rules[3].depth`, `layout.positions[0].anchor`; "" for the document itself); `detail` repeats it as data.
+    """
+
+    def __init__(self, message: str, *, path: str = "", code: str = "STRATEGY_INVALID", status: int = 400,
+                 detail: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+        self.path = path
+        self.detail = {"path": path, **(detail or {})}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": False, "code": self.code, "status": self.status, "error": self.message, "detail": self.detail}
+
+
+# --- small readers -------------------------------------------------------------------------------------------------
+
+
+def _describe(value: Any) -> str:
+    """A short JSON-flavoured description of a bad value for error messages (never the whole value)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        shown = value if len(value) <= 60 else value[:57] + "..."
+        return f"the string {shown!r}"
+    if isinstance(value, int) and value.bit_length() > 128:
+        return "a very large number"  # repr() of a huge int is slow, and refused past 4300 digits
+    if isinstance(value, int | float):
+        text = repr(value)
+        return f"the number {text if len(text) <= 40 else text[:37] + '...'}"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} items"
+    return f"a {type(value).__name__}"
+
+
+def _fail(headline: str, path: str, expected: str, value: Any = None, *, got: bool = True, status: int = 400,
+          **detail: Any) -> StrategyError:
+    where = path or "the strategy"
+    tail = f", got {_describe(value)}" if got else ""
+    return StrategyError(f"{headline}: {where} must be {expected}{tail}", path=path, status=status,
+                         detail={"expected": expected, **detail})
+
+
+def _js_length(text: str) -> int:
+    """JavaScript `String.length`: UTF-16 code units (a character outside the BMP counts 2)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _cut_js(text: str, limit: int) -> str:
+    """The longest prefix of at most `limit` UTF-16 units that does not split a surrogate pair."""
+    if _js_length(text) <= limit:
+        return text
+    units = 0
+    for index, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return text[:index]
+    return text
+
+
+def _is_unicode_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: not text, and it could not be hashed or stored
+        return False
+    return True
+
+
+def _is_int_value(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
+
+
+def _is_one(value: Any) -> bool:
+    return _is_int_value(value) and value == 1
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list | tuple)
+
+
+def _matches(pattern: re.Pattern[str], value: Any) -> bool:
+    return isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _read(obj: Mapping[str, Any], path: str, *spellings: str, headline: str = MSG_UNKNOWN_FIELD) -> tuple[bool, Any]:
+    """(present, value) of a field that may be spelled several ways; null counts as absent."""
+    given = [name for name in spellings if name in obj]
+    if len(given) > 1:
+        raise _fail(headline, _join(path, spellings[0]),
+                    f"given in one spelling only ({' and '.join(given)} were both given)", got=False)
+    if not given or obj[given[0]] is None:
+        return False, None
+    return True, obj[given[0]]
+
+
+def _reject_unknown(obj: Mapping[str, Any], path: str, allowed: Iterable[str], what: str) -> None:
+    allowed = tuple(allowed)
+    for key in obj:
+        if key not in allowed:
+            raise StrategyError(
+                f"{MSG_UNKNOWN_FIELD}: {_join(path, str(key))} is not a field of {what} "
+                f"(expected one of {', '.join(allowed)})",
+                path=_join(path, str(key)), detail={"expected": list(allowed)})
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# --- normalization -------------------------------------------------------------------------------------------------
+
+_TOP_FIELDS = ("format", "version", "name", "rules", "backend", "placement", "layout", "id")
+_RULE_FIELDS = ("id", "kind", "enabled", "role", "lifetime", "depth", "text", "name", "delivery", "inputMode",
+                "input_mode")
+_LAYOUT_FIELDS = ("version", "source", "identity", "fallback", "overrides", "priority", "positions")
+_OVERRIDE_FIELDS = ("target", "anchor", "side", "detach")
+_POSITION_FIELDS = ("sourceId", "source_id", "positionId", "position_id", "enabled", "placement", "anchor")
+_ANCHOR_FIELDS = ("sourceId", "source_id", "positionId", "position_id", "side")
+
+
+def normalize_strategy(obj: Any) -> dict[str, Any]:
+    """Validate a strategy document (reference A.2) and return its normalized form as a new plain JSON dict.
+
+    The input is never mutated and nothing of it is shared with the result. See the module docstring for the shape.
+    """
+    # 1. format and version
+    if not isinstance(obj, Mapping):
+        raise _fail(MSG_FORMAT, "", f"a JSON object with format {FORMAT!r} and version 1", obj)
+    if obj.get("format") != FORMAT:
+        raise _fail(MSG_FORMAT, "format", repr(FORMAT), obj.get("format"))
+    if not _is_one(obj.get("version")):
+        raise _fail(MSG_FORMAT, "version", "1", obj.get("version"))
+
+    # 2. name: the untrimmed length counts, the trimmed text is kept
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip(_JS_TRIM_CHARS) or _js_length(name) > MAX_NAME_CHARS:
+        raise _fail(MSG_NAME, "name", f"a non-blank string of at most {MAX_NAME_CHARS} characters", name)
+    if not _is_unicode_text(name):
+        raise _fail(MSG_NAME, "name", "valid Unicode text (no lone surrogates)", got=False)
+
+    # 3. rules: a list of at most 128
+    rules = obj.get("rules")
+    if not _is_list(rules) or len(rules) > MAX_RULES:
+        raise _fail(MSG_RULES, "rules", f"a list of at most {MAX_RULES} rules", rules)
+
+    # 4. backend
+    has_backend, backend = _read(obj, "", "backend")
+    if has_backend and not (isinstance(backend, str) and backend in BACKENDS):
+        raise _fail(MSG_BACKEND, "backend", "absent, 'native' or 'core'", backend)
+
+    # 5. layout
+    has_layout, raw_layout = _read(obj, "", "layout")
+    layout = _normalize_layout(raw_layout, "layout") if has_layout else None
+
+    # 6. rules, in order
+    normalized_rules: list[dict[str, Any]] = []
+    seen_ids: set[str] = set()
+    for index, rule in enumerate(rules):
+        normalized_rules.append(_normalize_rule(rule, f"rules[{index}]", seen_ids))
+
+    _reject_unknown(obj, "", _TOP_FIELDS, "a strategy")
+
+    # 7. output; a layout decides the placement
+    # The reference coerces any unknown placement (older spellings included) to `modules`.
+    placement = obj.get("placement")
+    placement = placement if isinstance(placement, str) and placement in PLACEMENTS else "modules"
+    if layout is not None:
+        placement = _layout_placement(backend if has_backend else LEGACY_BACKEND, layout)
+    result: dict[str, Any] = {}
+    if has_backend:
+        result["backend"] = backend
+    result.update(format=FORMAT, version=FORMAT_VERSION, name=name.strip(_JS_TRIM_CHARS), placement=placement)
+    if layout is not None:
+        result["layout"] = layout
+    result["rules"] = normalized_rules
+    return result
+
+
+def _layout_placement(backend: str, layout: dict[str, Any]) -> str:
+    """The placement an explicit layout implies (A.2 step 7, newest version); it replaces the stored one."""
+    if backend == "native":
+        slots = layout["source"] == "preset-slots" and layout["identity"] == "position"
+        return "native-slots" if slots else "native-roles"
+    return "st" if layout["source"] == "preset-slots" else "modules"
+
+
+def _normalize_rule(rule: Any, path: str, seen_ids: set[str]) -> dict[str, Any]:
+    if not isinstance(rule, Mapping):
+        raise _fail(MSG_RULE, path, "an object with at least id and kind", rule)
+
+    rule_id = rule.get("id")
+    if not _matches(RULE_ID_PATTERN, rule_id):
+        raise _fail(MSG_RULE_ID, _join(path, "id"), "1 to 80 characters of a-z A-Z 0-9 _ -", rule_id)
+    if rule_id in seen_ids:
+        raise _fail(MSG_RULE_ID, _join(path, "id"), f"unique, but {rule_id!r} is already used by an earlier rule",
+                    got=False)
+    seen_ids.add(rule_id)
+
+    kind = rule.get("kind")
+    if not _matches(KIND_PATTERN, kind):
+        raise _fail(MSG_KIND, _join(path, "kind"),
+                    "a module name: 1 to 160 characters of a-z A-Z 0-9 _ . : / -, starting with a letter or digit",
+                    kind)
+
+    has_delivery, delivery = _read(rule, path, "delivery")
+    if has_delivery and not (isinstance(delivery, str) and delivery in DELIVERIES):
+        raise _fail(MSG_DELIVERY, _join(path, "delivery"), "absent, 'context' or 'pre-step'", delivery)
+
+    has_role, role = _read(rule, path, "role")
+    if kind in TEXT_RULE_KINDS:
+        role = "user" if not has_role else ("system" if role == "preserve" else role)
+    elif not has_role:
+        role = "preserve"
+    if not (isinstance(role, str) and role in ROLES):
+        raise _fail(MSG_ROLE, _join(path, "role"), "one of preserve, system, user, assistant", role)
+
+    has_lifetime, lifetime = _read(rule, path, "lifetime")
+    lifetime = lifetime if has_lifetime else "request"
+    if not (isinstance(lifetime, str) and lifetime in LIFETIMES):
+        raise _fail(MSG_LIFETIME, _join(path, "lifetime"), "'request' or 'snapshot'", lifetime)
+
+    _, depth = _read(rule, path, "depth")
+    if depth is not None and not (_is_int_value(depth) and 0 <= depth <= MAX_DEPTH):
+        raise _fail(MSG_DEPTH, _join(path, "depth"), f"null or an integer from 0 to {MAX_DEPTH}", depth)
+
+    has_text, text = _read(rule, path, "text")
+    text = text if has_text else ""
+    if not isinstance(text, str):
+        raise _fail(MSG_TEXT, _join(path, "text"), f"a string of at most {MAX_TEXT_CHARS} characters", text)
+    if _js_length(text) > MAX_TEXT_CHARS:
+        raise _fail(MSG_TEXT, _join(path, "text"), f"at most {MAX_TEXT_CHARS} characters long", got=False,
+                    status=413, length=_js_length(text), limit=MAX_TEXT_CHARS)
+    if not _is_unicode_text(text):
+        raise _fail(MSG_TEXT_FIELD, _join(path, "text"), "valid Unicode text (no lone surrogates)", got=False)
+
+    has_mode, input_mode = _read(rule, path, "inputMode", "input_mode", headline=MSG_INPUT_MODE)
+    if has_mode and not (isinstance(input_mode, str) and input_mode in INPUT_MODES):
+        raise _fail(MSG_INPUT_MODE, _join(path, "inputMode"), "absent, 'source' or 'text'", input_mode)
+
+    has_enabled, enabled = _read(rule, path, "enabled")
+    if has_enabled and not isinstance(enabled, bool):
+        raise _fail(MSG_RULE, _join(path, "enabled"), "a boolean", enabled)
+
+    has_name, rule_name = _read(rule, path, "name")
+    if has_name and not isinstance(rule_name, str):
+        raise _fail(MSG_RULE, _join(path, "name"), "a string", rule_name)
+    if has_name and not _is_unicode_text(rule_name):
+        raise _fail(MSG_TEXT_FIELD, _join(path, "name"), "valid Unicode text (no lone surrogates)", got=False)
+
+    _reject_unknown(rule, path, _RULE_FIELDS, "a rule")
+
+    out: dict[str, Any] = {}
+    if has_delivery:
+        out["delivery"] = delivery
+    if input_mode == "text":
+        out["inputMode"] = "text"
+    out.update(id=rule_id, kind=kind, enabled=enabled is not False, role=role, lifetime=lifetime,
+               depth=None if depth is None else int(depth), text=text,
+               name=_cut_js(rule_name, MAX_RULE_NAME_CHARS) if has_name else "")
+    return out
+
+
+def _normalize_layout(value: Any, path: str) -> dict[str, Any]:
+    """`normalizeLayout` (A.5): the policy, its block overrides, the priority list and the manual position rows."""
+    if not isinstance(value, Mapping):
+        raise _fail(MSG_LAYOUT, path, "an object with version, source, identity, fallback and overrides", value)
+    if not _is_one(value.get("version")):
+        raise _fail(MSG_LAYOUT, _join(path, "version"), "1", value.get("version"))
+    for field, allowed in (("source", LAYOUT_SOURCES), ("identity", LAYOUT_IDENTITIES),
+                           ("fallback", LAYOUT_FALLBACKS)):
+        found = value.get(field)
+        if not (isinstance(found, str) and found in allowed):
+            raise _fail(MSG_LAYOUT, _join(path, field), f"one of {', '.join(allowed)}", found)
+    has_overrides, overrides = _read(value, path, "overrides")
+    overrides = overrides if has_overrides else []
+    if not _is_list(overrides) or len(overrides) > MAX_OVERRIDES:
+        raise _fail(MSG_LAYOUT, _join(path, "overrides"), f"a list of at most {MAX_OVERRIDES} overrides", overrides)
+
+    normalized_overrides = []
+    targets: set[str] = set()
+    for index, override in enumerate(overrides):
+        normalized_overrides.append(_normalize_override(override, f"{path}.overrides[{index}]", targets))
+
+    has_priority, priority = _read(value, path, "priority")
+    normalized_priority = normalize_priority(priority, _join(path, "priority")) if has_priority else None
+
+    has_positions, positions = _read(value, path, "positions")
+    normalized_positions = normalize_positions(positions, _join(path, "positions")) if has_positions else None
+
+    _reject_unknown(value, path, _LAYOUT_FIELDS, "a layout")
+
+    out: dict[str, Any] = {
+        "version": 1,
+        "source": value["source"],
+        "identity": value["identity"],
+        "fallback": value["fallback"],
+        "overrides": normalized_overrides,
+        "priority": normalized_priority if normalized_priority is not None else list(DEFAULT_PRIORITY),
+    }
+    if normalized_positions is not None:
+        out["positions"] = normalized_positions
+    return out
+
+
+def _normalize_override(override: Any, path: str, targets: set[str]) -> dict[str, Any]:
+    """A block override (A.5, A.11): move block `target` before or after block `anchor`; `detach` frees a slot."""
+    if not isinstance(override, Mapping):
+        raise _fail(MSG_OVERRIDE, path, "an object {target, anchor, side, detach}", override)
+    for field in ("target", "anchor"):
+        ref = override.get(field)
+        if not isinstance(ref, str) or not 1 <= _js_length(ref) <= MAX_OVERRIDE_REF_CHARS:
+            raise _fail(MSG_OVERRIDE, _join(path, field), f"a block id of 1 to {MAX_OVERRIDE_REF_CHARS} characters",
+                        ref)
+        if not _is_unicode_text(ref):
+            raise _fail(MSG_OVERRIDE, _join(path, field), "valid Unicode text (no lone surrogates)", got=False)
+    target, anchor = override["target"], override["anchor"]
+    if target == anchor:
+        raise _fail(MSG_OVERRIDE, _join(path, "anchor"), "a block other than the target itself", anchor)
+    if target in targets:
+        raise _fail(MSG_OVERRIDE, _join(path, "target"), "unique among the overrides (one override per block)",
+                    target)
+    targets.add(target)
+    side = override.get("side")
+    if not (isinstance(side, str) and side in SIDES):
+        raise _fail(MSG_OVERRIDE, _join(path, "side"), "'before' or 'after'", side)
+    detach = override.get("detach")
+    if not isinstance(detach, bool):
+        raise _fail(MSG_OVERRIDE, _join(path, "detach"), "a boolean", detach)
+    _reject_unknown(override, path, _OVERRIDE_FIELDS, "a layout override")
+    return {"target": target, "anchor": anchor, "side": side, "detach": detach}
+
+
+def normalize_priority(value: Any, path: str = "layout.priority") -> list[str] | None:
+    """`normalizePriority` (A.5). None stays None (the caller applies DEFAULT_PRIORITY); the legacy strings
+    'user' and 'preset' mean the default list; a list must hold preset, resource and default once each, 3..128
+    stage ids in all, and loses its `user` entry (manual positions always win)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value in LEGACY_PRIORITY_STRINGS:
+        return list(DEFAULT_PRIORITY)
+    if not _is_list(value) or not MIN_PRIORITY_ITEMS <= len(value) <= MAX_PRIORITY_ITEMS:
+        raise _fail(MSG_PRIORITY, path, f"'user', 'preset' or a list of {MIN_PRIORITY_ITEMS} to "
+                    f"{MAX_PRIORITY_ITEMS} stage ids", value)
+    seen: set[str] = set()
+    for index, stage in enumerate(value):
+        if not _matches(KIND_PATTERN, stage):
+            raise _fail(MSG_PRIORITY, f"{path}[{index}]", "a stage id (user, preset, resource, default, or a "
+                        "registered stage id)", stage)
+        if stage in seen:
+            raise _fail(MSG_PRIORITY, f"{path}[{index}]", f"listed once, but {stage!r} repeats", got=False)
+        seen.add(stage)
+    missing = [stage for stage in REQUIRED_PRIORITY_STAGES if stage not in seen]
+    if missing:
+        raise _fail(MSG_PRIORITY, path, f"a list containing preset, resource and default (missing {', '.join(missing)})",
+                    got=False)
+    return [stage for stage in value if stage != "user"]
+
+
+def normalize_positions(value: Any, path: str = "layout.positions") -> list[dict[str, Any]]:
+    """`normalizePositions` (A.5): the resource position rows, each `sourceId#positionId` once."""
+    if not _is_list(value) or len(value) > MAX_POSITIONS:
+        raise _fail(MSG_POSITIONS, path, f"a list of at most {MAX_POSITIONS} position rows", value)
+    rows: list[dict[str, Any]] = []
+    keys: set[str] = set()
+    for index, entry in enumerate(value):
+        where = f"{path}[{index}]"
+        if not isinstance(entry, Mapping):
+            raise _fail(MSG_POSITION, where, "an object {sourceId, positionId, enabled, placement, anchor?}", entry)
+        _, source_id = _read(entry, where, "sourceId", "source_id", headline=MSG_POSITION)
+        if not _matches(KIND_PATTERN, source_id):
+            raise _fail(MSG_POSITION, _join(where, "sourceId"), "a source id (module name)", source_id)
+        _, position_id = _read(entry, where, "positionId", "position_id", headline=MSG_POSITION)
+        if not _matches(KIND_PATTERN, position_id):
+            raise _fail(MSG_POSITION, _join(where, "positionId"), "a position id", position_id)
+        enabled = entry.get("enabled")
+        if not isinstance(enabled, bool):
+            raise _fail(MSG_POSITION, _join(where, "enabled"), "a boolean", enabled)
+        placement = entry.get("placement")
+        if not (isinstance(placement, str) and placement in POSITION_PLACEMENTS):
+            raise _fail(MSG_POSITION, _join(where, "placement"), "'source' or 'list'", placement)
+        key = position_key(source_id, position_id)
+        if key in keys:
+            raise _fail(MSG_POSITION, where, f"the only row for {key}", got=False)
+        keys.add(key)
+        row: dict[str, Any] = {"sourceId": source_id, "positionId": position_id, "enabled": enabled,
+                               "placement": placement}
+        has_anchor, anchor = _read(entry, where, "anchor")
+        if has_anchor:
+            row["anchor"] = _normalize_position_anchor(anchor, _join(where, "anchor"), key)
+        _reject_unknown(entry, where, _POSITION_FIELDS, "a position row")
+        rows.append(row)
+    return rows
+
+
+def _normalize_position_anchor(anchor: Any, path: str, own_key: str) -> str | dict[str, Any]:
+    if anchor == "end":
+        return "end"
+    expected = "'end' or an object {sourceId, positionId, side} naming another position"
+    if not isinstance(anchor, Mapping):
+        raise _fail(MSG_POSITION_ANCHOR, path, expected, anchor)
+    _, source_id = _read(anchor, path, "sourceId", "source_id", headline=MSG_POSITION_ANCHOR)
+    _, position_id = _read(anchor, path, "positionId", "position_id", headline=MSG_POSITION_ANCHOR)
+    side = anchor.get("side")
+    if not (_matches(KIND_PATTERN, source_id) and _matches(KIND_PATTERN, position_id)
+            and isinstance(side, str) and side in SIDES):
+        raise _fail(MSG_POSITION_ANCHOR, path, expected, anchor)
+    if position_key(source_id, position_id) == own_key:
+        raise _fail(MSG_POSITION_ANCHOR, path, f"another position than the row itself ({own_key})", got=False)
+    _reject_unknown(anchor, path, _ANCHOR_FIELDS, "a position anchor")
+    return {"sourceId": source_id, "positionId": position_id, "side": side}
+
+
+# --- revision and strategy-level reads -----------------------------------------------------------------------------
+
+
+def canonical_strategy_json(strategy: Any) -> str:
+    """The canonical JSON text of a strategy: normalized, keys sorted, no spaces, non-ASCII kept as is."""
+    return json.dumps(normalize_strategy(strategy), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def strategy_revision(normalized: Any) -> str:
+    """The revision of a strategy: sha256 hex of its canonical JSON (UTF-8).
+
+    The document is normalized first, so an attached `id` (built-ins, stores), key order or implicit defaults never
+    change the revision; an invalid document raises StrategyError."""
+    return hashlib.sha256(canonical_strategy_json(normalized).encode("utf-8")).hexdigest()
+
+
+def strategy_backend(strategy: Mapping[str, Any]) -> str:
+    """The backend a normalized strategy runs on: its `backend`, or `core` when absent (legacy, A.6 `presetBackend`)."""
+    return strategy.get("backend") or LEGACY_BACKEND
+
+
+def is_adaptive_native(strategy: Mapping[str, Any]) -> bool:
+    """Native backend with placement native-roles or native-slots (A.6 `adaptiveNativePlacement`)."""
+    return strategy.get("backend") == "native" and strategy.get("placement") in ADAPTIVE_NATIVE_PLACEMENTS
+
+
+def is_context_control(kind: Any) -> bool:
+    return isinstance(kind, str) and kind in CONTEXT_CONTROLS
+
+
+def position_key(source_id: str, position_id: str) -> str:
+    return f"{source_id}#{position_id}"
+
+
+def priority_order(strategy: Mapping[str, Any]) -> list[str]:
+    """The automatic position stages in order: the layout's priority list, or the default one (A.5)."""
+    layout = strategy.get("layout")
+    priority = layout.get("priority") if isinstance(layout, Mapping) else None
+    return list(priority) if _is_list(priority) else list(DEFAULT_PRIORITY)
+
+
+def position_wins(strategy: Mapping[str, Any], candidate: str, other: str) -> bool:
+    """A.5 `positionWins`: `user` always wins; otherwise the earlier stage in `priority_order` wins.
+
+    As in the reference, a stage that is not in the list has index -1 and therefore beats every listed stage."""
+    if candidate == "user":
+        return True
+    if other == "user":
+        return False
+    order = priority_order(strategy)
+    rank = {stage: index for index, stage in enumerate(order)}
+    return rank.get(candidate, -1) < rank.get(other, -1)
+
+
+# --- editing helpers over normalized rule lists ----------------------------------------------------------------------
+
+
+def move_rule(rules: list[dict[str, Any]], rule_id: str, target_id: str) -> list[dict[str, Any]]:
+    """A.2 `moveRule`: a new list with the rule taken out and put at the target's index (so moving down lands after
+    the target, moving up before it). Unchanged (a copy) when either id is missing or both are equal."""
+    moved = copy.deepcopy(list(rules))
+    ids = [rule.get("id") if isinstance(rule, Mapping) else None for rule in moved]
+    if rule_id == target_id or rule_id not in ids or target_id not in ids:
+        return moved
+    source_index, target_index = ids.index(rule_id), ids.index(target_id)
+    rule = moved.pop(source_index)
+    moved.insert(target_index, rule)
+    return moved
+
+
+def with_context_control_rows(rules: list[dict[str, Any]],
+                              available: Iterable[str] = CONTEXT_CONTROL_KINDS) -> list[dict[str, Any]]:
+    """A.4 `contextControlRows`: a new rule list with one explicit row appended for every available control kind
+    that no rule covers yet (enabled, preserve, request, no depth, no text). The row id is the kind with `.` -> `-`,
+    suffixed with `-control` until no other rule uses it."""
+    result = copy.deepcopy(list(rules))
+    kinds = {rule.get("kind") for rule in result if isinstance(rule, Mapping)}
+    ids = {rule.get("id") for rule in result if isinstance(rule, Mapping)}
+    for kind in available:
+        if kind not in CONTEXT_CONTROLS or kind in kinds:
+            continue
+        rule_id = kind.replace(".", "-")
+        while rule_id in ids:
+            rule_id += "-control"
+        ids.add(rule_id)
+        kinds.add(kind)
+        result.append({"id": rule_id, "kind": kind, "enabled": True, "role": "preserve", "lifetime": "request",
+                       "depth": None, "text": "", "name": ""})
+    return result
+
+
+# --- built-ins -----------------------------------------------------------------------------------------------------
+
+DEFAULT_BUILTIN_ID = "builtin-native-slots"
+
+# Tavern SLOT_LAYOUT (A.3): preset slots decide, positions adapt identity, unknown anchors fall back to source order.
+_SLOT_LAYOUT = {"version": 1, "source": "preset-slots", "identity": "position", "fallback": "source-order",
+                "overrides": [], "priority": list(DEFAULT_PRIORITY)}
+
+_BUILTIN_DOCUMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("builtin-native-slots", {
+        "backend": "native", "format": FORMAT, "version": FORMAT_VERSION,
+        "name": "预设插槽优先（标准） / Preset slots first (standard)",
+        "placement": "native-slots", "layout": _SLOT_LAYOUT,
+        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
+    }),
+    ("builtin-native-roles", {
+        "backend": "native", "format": FORMAT, "version": FORMAT_VERSION,
+        "name": "身份优先（标准） / Roles first (standard)",
+        "placement": "native-roles",
+        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
+    }),
+    ("builtin-st", {  # no backend: core, the advanced backend
+        "format": FORMAT, "version": FORMAT_VERSION,
+        "name": "预设插槽优先（进阶） / Preset slots first (advanced)",
+        "placement": "st", "layout": _SLOT_LAYOUT,
+        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
+    }),
+)
+
+# Normalized once at import: a mistake in the data above fails loudly on the first import.
+_BUILTINS: tuple[dict[str, Any], ...] = tuple(
+    {"id": builtin_id, **normalize_strategy(document)} for builtin_id, document in _BUILTIN_DOCUMENTS
+)
+BUILTIN_STRATEGY_IDS = tuple(builtin["id"] for builtin in _BUILTINS)
+
+
+def builtin_strategies() -> list[dict[str, Any]]:
+    """The built-in strategies (A.3), normalized, each with its `id`; the default first. Fresh copies every call."""
+    return copy.deepcopy(list(_BUILTINS))
+
+
+def get_builtin_strategy(strategy_id: Any) -> dict[str, Any]:
+    """One built-in by id (a fresh copy); StrategyError STRATEGY_NOT_FOUND (404) for any other id."""
+    for builtin in _BUILTINS:
+        if builtin["id"] == strategy_id:
+            return copy.deepcopy(builtin)
+    raise StrategyError(
+        f"Unknown built-in strategy: {_describe(strategy_id)} is not one of {', '.join(BUILTIN_STRATEGY_IDS)}",
+        path="id", code="STRATEGY_NOT_FOUND", status=404, detail={"expected": list(BUILTIN_STRATEGY_IDS)})
+
+
+def is_builtin_strategy_id(strategy_id: Any) -> bool:
+    return isinstance(strategy_id, str) and strategy_id in BUILTIN_STRATEGY_IDS
+
+
+def resolve_strategy(value: Any) -> tuple[str | None, dict[str, Any]]:
+    """A request's `strategy` (engine.md §1): a built-in id, or a document. Returns (id, normalized document without
+    id); the id of a document is its string `id` field, else None."""
+    if isinstance(value, str):
+        builtin = get_builtin_strategy(value)
+        return builtin.pop("id"), builtin
+    normalized = normalize_strategy(value)
+    given_id = value.get("id")
+    return (given_id if isinstance(given_id, str) else None), normalized
+
+
+# --- the position catalogue (A.5, A.12) -----------------------------------------------------------------------------
+# One row per stable, draggable resource category, keyed `module#position` as in layout position rows. Names and help
+# texts are ours (the reference lists only the ids). `anchor` is the declared resource anchor of A.12 (where a
+# `resource` stage puts the category), `match` the declared block match, `macros` the text macros that reference it.
+# The world book `outlet` row is configurable here: the reference's loader emits nothing for outlets, our engine fills
+# `{{outlet::name}}` markers (engine.md §5).
+
+
+def _category(module: str, position: str, name_en: str, name_zh: str, help_en: str, help_zh: str, *,
+              anchor: dict[str, Any] | None = None, match: dict[str, Any] | None = None,
+              macros: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"id": position_key(module, position), "module": module, "position": position, "name_en": name_en,
+            "name_zh": name_zh, "help_en": help_en, "help_zh": help_zh, "configurable": True, "anchor": anchor,
+            "match": match, "macros": macros}
+
+
+def _anchor(source_id: str, fields: tuple[str, ...], side: str) -> dict[str, Any]:
+    return {"source_id": source_id, "fields": fields, "side": side}
+
+
+_CHARACTER_DEFINITION = ("description", "personality", "scenario", "system")
+_AUTHOR_NOTE_PROMPTS = ("authorNote", "authorsNote")
+
+POSITION_CATALOGUE: tuple[dict[str, Any], ...] = (
+    _category("preset", "main", "Main prompt", "主提示词",
+              "The preset's main prompt.", "预设的主提示词。"),
+    _category("preset", "jailbreak", "Post-history prompt (jailbreak)", "历史后提示词（jailbreak）",
+              "The preset prompt sent after the chat history.", "预设中放在聊天历史之后的提示词。"),
+    _category("preset", "depth", "In-chat prompts (at depth)", "聊天内提示词（按深度）",
+              "Preset prompts inserted into the chat at a depth.", "按深度插入聊天记录中的预设提示词。",
+              match={"depth": True}),
+    _category("preset", "body", "Other preset prompts", "其他预设提示词",
+              "Every other enabled preset prompt, in preset order.", "其余启用的预设提示词，按预设顺序。"),
+    _category("character", "description", "Character description", "角色描述",
+              "The card's description field.", "角色卡的描述字段。", macros=("description", "charDescription")),
+    _category("character", "personality", "Character personality", "角色性格",
+              "The card's personality field.", "角色卡的性格字段。", macros=("personality", "charPersonality")),
+    _category("character", "scenario", "Scenario", "场景",
+              "The card's scenario field.", "角色卡的场景字段。", macros=("scenario",)),
+    _category("character", "examples", "Dialogue examples", "对话示例",
+              "The card's example dialogues.", "角色卡的对话示例。", macros=("mesexamples",)),
+    _category("character", "system", "Character system prompt", "角色系统提示词",
+              "The card's system prompt; it may replace the preset's main prompt.", "角色卡的系统提示词，可替换预设主提示词。"),
+    _category("character", "phi", "Character post-history instructions", "角色历史后指令",
+              "The card's post-history instructions; they may replace the preset's jailbreak prompt.",
+              "角色卡的历史后指令，可替换预设的 jailbreak 提示词。"),
+    _category("character", "greeting", "Greeting (first message)", "开场白",
+              "The card's first message, shown as an assistant message.", "角色卡的第一条消息，以 assistant 身份出现。"),
+    _category("character", "depth_prompt", "Character's note (at depth)", "角色注释（按深度）",
+              "The card's depth prompt, inserted into the chat at its depth.", "角色卡的深度提示词，按深度插入聊天记录。"),
+    _category("persona", "persona", "Persona description", "用户设定",
+              "The user's persona description.", "用户角色的设定描述。", macros=("persona",)),
+    _category("worldbook", "before", "World info before the character", "世界书（角色定义前）",
+              "World book entries placed before the character definition.", "放在角色定义之前的世界书条目。",
+              anchor=_anchor("character", _CHARACTER_DEFINITION, "before")),
+    _category("worldbook", "after", "World info after the character", "世界书（角色定义后）",
+              "World book entries placed after the character definition.", "放在角色定义之后的世界书条目。",
+              anchor=_anchor("character", _CHARACTER_DEFINITION, "after")),
+    _category("worldbook", "before_example_messages", "World info before the examples", "世界书（示例前）",
+              "World book entries placed before the dialogue examples.", "放在对话示例之前的世界书条目。",
+              anchor=_anchor("character", ("examples",), "before")),
+    _category("worldbook", "after_example_messages", "World info after the examples", "世界书（示例后）",
+              "World book entries placed after the dialogue examples.", "放在对话示例之后的世界书条目。",
+              anchor=_anchor("character", ("examples",), "after")),
+    _category("worldbook", "before_author_note", "World info before the author's note", "世界书（作者注释前）",
+              "World book entries placed at the top of the author's note.", "放在作者注释之前的世界书条目。",
+              anchor=_anchor("preset", _AUTHOR_NOTE_PROMPTS, "before")),
+    _category("worldbook", "after_author_note", "World info after the author's note", "世界书（作者注释后）",
+              "World book entries placed at the bottom of the author's note.", "放在作者注释之后的世界书条目。",
+              anchor=_anchor("preset", _AUTHOR_NOTE_PROMPTS, "after")),
+    _category("worldbook", "depth", "World info at depth", "世界书（按深度）",
+              "World book entries inserted into the chat at their depth.", "按深度插入聊天记录的世界书条目。"),
+    _category("worldbook", "outlet", "World info outlets", "世界书（出口）",
+              "World book entries that fill {{outlet::name}} markers in preset prompts.",
+              "填入预设提示词中 {{outlet::name}} 标记的世界书条目。"),
+    _category("phi", "content", "Post-history instructions", "历史后指令",
+              "The post-history instructions module: the character's instructions plus the rule's own text.",
+              "历史后指令模块：角色的历史后指令及规则自带的文字。"),
+)
+POSITION_CATEGORY_IDS = tuple(category["id"] for category in POSITION_CATALOGUE)
+
+
+def position_catalogue() -> list[dict[str, Any]]:
+    """A fresh, mutable copy of POSITION_CATALOGUE (the constant itself is shared: do not mutate it)."""
+    return copy.deepcopy(list(POSITION_CATALOGUE))

@@ -1,0 +1,46 @@
+"""`python -m bench [section ...]`: run the benchmark sections (all by default) and print their tables."""
+
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+import time
+import traceback
+
+# In the order they print. A new section is a module with TITLE and run() -> list[Table], listed here.
+SECTIONS = ("bench.placement", "bench.tokens")
+
+
+def main(argv: list[str]) -> int:
+    modules = [importlib.import_module(name) for name in SECTIONS]
+    by_title = {module.TITLE: module for module in modules}
+    unknown = [name for name in argv if name not in by_title]
+    if unknown:
+        print(f"unknown section(s) {', '.join(unknown)}; choose from {', '.join(by_title)}", file=sys.stderr)
+        return 2
+    chosen = [by_title[name] for name in argv] if argv else modules
+
+    print(f"Prompt Assembly Studio benchmark - Python {platform.python_version()} on {platform.machine()}, "
+          f"{platform.system()}")
+    failed = []
+    started = time.perf_counter()
+    for module in chosen:
+        print(f"\n== {module.TITLE} ==")
+        section_started = time.perf_counter()
+        try:
+            tables = module.run()
+        except Exception:  # report the section and go on; the exit status says something failed
+            failed.append(module.TITLE)
+            print(f"FAILED: section {module.TITLE}\n{traceback.format_exc()}")
+            continue
+        for table in tables:
+            print()
+            print(table.render())
+        print(f"\n({module.TITLE}: {time.perf_counter() - section_started:.1f} s)")
+    print(f"\ntotal {time.perf_counter() - started:.1f} s" + (f"; FAILED: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
