@@ -3,13 +3,19 @@
 The public API is engine.md §1; everything a caller needs imports from here.
 """
 
+from assembly.api import AssemblyRequest, AssemblyResult, assemble
 from assembly.budget import BudgetError, select_within_budget
+from assembly.errors import AssemblyError
 from assembly.fragments import FragmentError, define_context_fragments
 from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
 from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy
 from assembly.tokens import count_tokens
 
 __all__ = [
+    "AssemblyError",
+    "AssemblyRequest",
+    "AssemblyResult",
+    "assemble",
     "BudgetError",
     "FragmentError",
     "PlacementError",

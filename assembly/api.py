@@ -1,0 +1,453 @@
+"""`assemble(request) -> AssemblyResult`: the engine's single entry point (engine.md §0, §1).
+
+validate the request -> resolve the strategy -> check availability -> normalize resources -> logical assembly ->
+backend (core order, or native regions and transports) -> annotate (trust, tokens, budget) -> result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from assembly.blocks import Node
+from assembly.budget import select_within_budget
+from assembly.core import core_history_status, core_order
+from assembly.errors import AssemblyError
+from assembly.logical import assemble_logical, check_size, validate_tool_transactions
+from assembly.native import CONTEXT_FRAMING, native_regions
+from assembly.resources import ImportInvalid, normalize_resources
+from assembly.strategy import StrategyError, get_builtin_strategy, normalize_strategy, strategy_revision
+from assembly.tokens import ENCODINGS, count_tokens
+
+_VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+_VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+# request ------------------------------------------------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ToolCall(_Model):
+    model_config = ConfigDict(extra="allow")
+    id: str
+
+
+class ConversationMessage(_Model):
+    model_config = ConfigDict(extra="allow")
+    id: str | None = None
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    name: str | None = None
+    source: dict[str, Any] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+class Conversation(_Model):
+    history: list[ConversationMessage] = Field(default_factory=list)
+    input: list[ConversationMessage] = Field(default_factory=list)
+
+
+class Section(_Model):
+    name: str = ""
+    text: str
+    interpolate: bool = True
+
+
+class RuntimeContext(_Model):
+    name: str
+    text: str
+
+
+class HostSettings(_Model):
+    core_available: bool = False
+    official_sections: list[Section] = Field(default_factory=list)
+    contexts: list[RuntimeContext] = Field(default_factory=list)
+    variables: dict[str, Any] = Field(default_factory=dict)
+    system_prompt_update: Literal["head", "in-history"] = "head"
+
+
+class Generation(_Model):
+    type: Literal["normal", "continue", "impersonate", "quiet"] = "normal"
+    quiet_prompt: str | None = None
+    start_reply_with: str | None = None
+
+
+class Names(_Model):
+    user: str = "User"
+    char: str | None = None
+
+
+class BudgetRequest(_Model):
+    context_window: int = Field(gt=0)
+    reserve_output: int = Field(default=0, ge=0)
+    apply: bool = False
+
+
+class AssemblyRequest(_Model):
+    strategy: str | dict[str, Any] = "builtin-native-slots"
+    resources: dict[str, Any] = Field(default_factory=dict)
+    generation: Generation = Field(default_factory=Generation)
+    conversation: Conversation = Field(default_factory=Conversation)
+    host: HostSettings = Field(default_factory=HostSettings)
+    names: Names = Field(default_factory=Names)
+    budget: BudgetRequest | None = None
+    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, value: str) -> str:
+        assert value in ENCODINGS
+        return value
+
+
+# result -------------------------------------------------------------------------------------------------------------
+
+
+class RequestMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    role: str
+    content: str
+    tokens: int
+    delivery: str
+    region: str
+    enters_history: bool
+    history_status: str
+    parts: list[str]
+    name: str | None = None
+
+
+class RequestView(BaseModel):
+    messages: list[RequestMessage]
+    starts_request_series: bool = False
+
+
+class NodeView(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    rule_id: str
+    module: str
+    name: str
+    field: str | None
+    role: str
+    original_role: str
+    text: str
+    tokens: int
+    trust: str
+    delivery: str | None
+    region: str | None
+    request_index: int | None
+    locked: bool
+    lock_reason: str | None
+    position_decision: str
+    slot_id: str | None
+    depth: int | None
+    requested_depth: int | None
+    position_id: str
+    order: int
+    lifetime: str
+    activation: str | None = None
+    children: list[dict[str, Any]] = Field(default_factory=list)
+    adjusted_for_tools: bool = False
+
+
+class StrategyRef(BaseModel):
+    id: str | None
+    name: str
+    revision: str
+
+
+class TokenSummary(BaseModel):
+    total: int
+    by_module: dict[str, int]
+    tokenizer: str
+
+
+class AssemblyResult(BaseModel):
+    ok: bool = True
+    backend: str
+    placement: str
+    strategy: StrategyRef
+    request: RequestView
+    nodes: list[NodeView]
+    diagnostics: list[dict[str, Any]]
+    runtime_context_controls: list[dict[str, Any]]
+    placement_controls: list[dict[str, Any]]
+    positions: list[dict[str, Any]]
+    durable_events: list[dict[str, Any]]
+    tokens: TokenSummary
+    budget: dict[str, Any] | None = None
+
+
+# entry point --------------------------------------------------------------------------------------------------------
+
+
+def _parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
+    if isinstance(request, AssemblyRequest):
+        return request
+    if not isinstance(request, dict):
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
+    try:
+        return AssemblyRequest.model_validate(request)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"]) or "request"
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{path}: {first['msg']}",
+                            detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+                                               for e in exc.errors()[:20]]}) from None
+
+
+def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    try:
+        if isinstance(strategy, str):
+            return strategy, get_builtin_strategy(strategy)
+        strategy_id = strategy.get("id") if isinstance(strategy.get("id"), str) else None
+        return strategy_id, normalize_strategy(strategy)
+    except StrategyError as exc:
+        raise AssemblyError(exc.code, str(exc), status=getattr(exc, "status", 400),
+                            detail={"path": getattr(exc, "path", None)}) from None
+
+
+def require_available(strategy: dict[str, Any], host: HostSettings) -> None:
+    """Reference A.7: a core (or legacy) strategy needs the advanced backend installed."""
+    if strategy.get("backend", "core") != "native" and not host.core_available:
+        raise AssemblyError("REQUEST_ASSEMBLY_CORE_REQUIRED", "This strategy requires the optional core assembly "
+                            "extension (host.core_available is false).", status=409, detail={"backend": "core"})
+
+
+def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list[dict[str, Any]]:
+    out = []
+    for index, message in enumerate(messages):
+        data = message.model_dump(exclude_none=True)
+        data.setdefault("id", f"{prefix}{index + 1}")
+        if message.tool_calls is not None:
+            data["tool_calls"] = [c.model_dump() for c in message.tool_calls]
+        out.append(data)
+    return out
+
+
+def render_official_sections(sections: list[Section], variables: dict[str, Any]) -> str:
+    """Reference A.8 step 5: `{{var}}` filled from host variables; a missing one is a 409, never a blank."""
+    rendered = []
+    for number, section in enumerate(sections):
+        text = section.text
+        if section.interpolate:
+            def fill(match: re.Match[str], number: int = number, section: Section = section) -> str:
+                key = match.group(1)
+                value = variables.get(key)
+                if not _VAR_NAME_RE.match(key) or not isinstance(value, str):
+                    raise AssemblyError("NATIVE_PREVIEW_VARIABLE_UNAVAILABLE",
+                                        f"host.official_sections[{number}] ({section.name}): variable {{{{{key}}}}} "
+                                        "is not available as a string", status=409, detail={"variable": key})
+                return value
+
+            text = _VAR_RE.sub(fill, text)
+        if text:
+            rendered.append(text)
+    return "\n\n".join(rendered)
+
+
+def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
+    req = _parse_request(request)
+    strategy_id, strategy = resolve_strategy(req.strategy)
+    require_available(strategy, req.host)
+    try:
+        resources = normalize_resources(req.resources)
+    except ImportInvalid as exc:
+        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: {exc}" if getattr(exc, "path", None)
+                            else str(exc), status=getattr(exc, "status", 400)) from None
+    history = _messages_with_ids(req.conversation.history, "h")
+    inputs = _messages_with_ids(req.conversation.input, "i")
+    _check_unique_ids(history + inputs)
+    backend = strategy.get("backend", "core")
+    char_name = req.names.char or (resources.character.name if resources.character else "")
+    host_text = render_official_sections(req.host.official_sections, req.host.variables)
+    logical = assemble_logical(
+        strategy, resources, history, inputs, names={"user": req.names.user, "char": char_name},
+        host_system_text=host_text if backend == "core" else "",
+        variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
+    )
+    diagnostics = logical.diagnostics
+    if backend == "native":
+        nodes = native_regions(logical.nodes, strategy, diagnostics)
+        messages = _native_request(nodes, host_text, req, strategy, history)
+    else:
+        nodes = core_order(logical.nodes)
+        messages = _core_request(nodes, req.tokenizer)
+    validate_tool_transactions(nodes)
+    check_size(nodes)
+    if not messages:
+        diagnostics.append({"code": "ASSEMBLY_EMPTY"})
+    elif all(m.role == "system" for m in messages):
+        diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
+    node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
+    by_module: dict[str, int] = {}
+    for node in nodes:
+        by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
+    total = sum(m.tokens for m in messages)
+    budget = _budget_report(req, nodes, node_tokens, total, diagnostics)
+    return AssemblyResult(
+        backend=backend,
+        placement=strategy.get("placement", "modules"),
+        strategy=StrategyRef(id=strategy_id, name=strategy["name"], revision=strategy_revision(strategy)),
+        request=RequestView(messages=messages, starts_request_series=False),
+        nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
+        diagnostics=diagnostics,
+        runtime_context_controls=[],
+        placement_controls=logical.placement_controls,
+        positions=logical.positions,
+        durable_events=_durable_events(messages),
+        tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
+        budget=budget,
+    )
+
+
+def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if message["id"] in seen:
+            raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
+                                f"conversation: message id {message['id']!r} (message {index}) is used twice")
+        seen.add(message["id"])
+
+
+def _synthetic_id(node: Node) -> str:
+    digest = hashlib.sha256(f"{node.id}\x00{node.role}\x00{node.text}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=5))
+
+
+def _message(node_or_nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str,
+             tokenizer: str, message_id: str | None = None, name: str | None = None) -> RequestMessage:
+    first = node_or_nodes[0] if node_or_nodes else None
+    return RequestMessage(
+        id=message_id or (first.message["id"] if first is not None and first.message else _synthetic_id(first)),
+        role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery, region=region,
+        enters_history=status != "request-only", history_status=status, parts=[n.id for n in node_or_nodes],
+        name=name,
+    )
+
+
+def _core_request(nodes: list[Node], tokenizer: str) -> list[RequestMessage]:
+    messages = []
+    for index, node in enumerate(nodes):
+        node.request_index = index
+        name = node.message.get("name") if node.message else None
+        messages.append(_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
+                                 region="request", status=core_history_status(node), tokenizer=tokenizer, name=name))
+        if node.message and node.message.get("tool_calls"):
+            messages[-1].tool_calls = node.message["tool_calls"]  # type: ignore[attr-defined]
+        if node.message and node.message.get("tool_call_id"):
+            messages[-1].tool_call_id = node.message["tool_call_id"]  # type: ignore[attr-defined]
+    return messages
+
+
+def _native_request(nodes: list[Node], host_text: str, req: AssemblyRequest, strategy: dict[str, Any],
+                    history: list[dict[str, Any]]) -> list[RequestMessage]:
+    """Reference A.8: system sections, history, pre-step before input, input, context snapshot, pre-step after."""
+    tokenizer = req.tokenizer
+    system_nodes = [n for n in nodes if n.region == "system"]
+    native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
+    sections: list[str] = []
+    if native_system_enabled and host_text:
+        sections.append(host_text)
+    sections.extend(n.text for n in system_nodes if n.module != "native-system")
+    out: list[RequestMessage] = []
+    if sections:
+        out.append(_message(system_nodes, role="system", content="\n\n".join(sections), delivery="system",
+                            region="system", status="native", tokenizer=tokenizer,
+                            message_id="assembler-native-system"))
+        for node in system_nodes:
+            node.request_index = 0
+    contexts = [c.text for c in req.host.contexts]
+    context_nodes = [n for n in nodes if n.region == "after-input" and n.native_delivery == "context"]
+    for node in nodes:
+        if node.region in ("history", "input"):
+            if node.message is None:
+                continue  # an empty history or input anchor: it orders, it sends nothing
+            node.request_index = len(out)
+            status = "native" if node.region == "history" else "appended"
+            out.append(_message([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
+                                status=status, tokenizer=tokenizer, name=node.message.get("name")
+                                if node.message else None))
+        elif node.region in ("before-input",) or (node.region == "after-input" and node.native_delivery == "pre-step"):
+            if node.region == "after-input" and context_nodes and not any(m.delivery == "context" for m in out):
+                out.append(_context_message(context_nodes, contexts, history, tokenizer, len(out)))
+            node.request_index = len(out)
+            out.append(_message([node], role="user", content=node.text, delivery="pre-step", region=node.region,
+                                status="appended", tokenizer=tokenizer))
+    if (context_nodes or contexts) and not any(m.delivery == "context" for m in out):
+        out.append(_context_message(context_nodes, contexts, history, tokenizer, len(out)))
+    return out
+
+
+def _context_message(context_nodes: list[Node], contexts: list[str], history: list[dict[str, Any]], tokenizer: str,
+                     index: int) -> RequestMessage:
+    text = CONTEXT_FRAMING + "\n\n" + "\n\n".join(contexts + [n.text for n in context_nodes])
+    previous = next((m for m in reversed(history) if (m.get("source") or {}).get("kind") == "runtime-context"), None)
+    reused = previous is not None and previous.get("content") == text
+    for node in context_nodes:
+        node.request_index = index
+    return _message(context_nodes, role="user", content=text, delivery="context", region="after-input",
+                    status="reused" if reused else "appended", tokenizer=tokenizer,
+                    message_id=previous["id"] if reused and previous else None)
+
+
+def _durable_events(messages: list[RequestMessage]) -> list[dict[str, Any]]:
+    events = []
+    for message in messages:
+        if message.history_status != "appended":
+            continue
+        kind = {"input": "user", "context": "runtime-context", "pre-step": "dsh-prompt-assembler"}.get(
+            message.delivery, message.delivery)
+        events.append({"id": message.id, "role": message.role, "content": message.content,
+                       "source": {"kind": kind, "delivery": message.delivery}})
+    return events
+
+
+def _node_view(node: Node, tokens: int) -> NodeView:
+    return NodeView(
+        id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
+        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
+        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
+        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
+        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
+        activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
+    )
+
+
+def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[str, int], total: int,
+                   diagnostics: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """engine.md §8: the eviction plan (oldest history first, then world book by ascending order)."""
+    if req.budget is None:
+        return None
+    limit = max(0, req.budget.context_window - req.budget.reserve_output)
+    evictable = [n for n in nodes if (n.module == "history" and n.message is not None) or
+                 (n.module == "worldbook" and not (n.locked and n.lock_reason == "native-depth-boundary"))]
+    keep_cost = total - sum(node_tokens[n.id] for n in evictable)
+    history_count = sum(1 for n in evictable if n.module == "history")
+    items = []
+    for position, node in enumerate(n for n in evictable if n.module == "history"):
+        items.append({"id": node.id, "text": node.name, "cost": node_tokens[node.id], "relevant": True,
+                      "priority": position})
+    for node in sorted((n for n in evictable if n.module == "worldbook"), key=lambda n: n.order):
+        items.append({"id": node.id, "text": node.name, "cost": node_tokens[node.id], "relevant": True,
+                      "priority": history_count + node.order})
+    over_by = max(0, total - limit)
+    if over_by:
+        diagnostics.append({"code": "CONTEXT_BUDGET_EXCEEDED", "limit": limit, "total": total, "over_by": over_by})
+    dropped: list[dict[str, Any]] = []
+    if over_by and keep_cost <= limit:
+        selection = select_within_budget("fixed", items, limit, goal_cost=keep_cost)
+        by_id = {n.id: n for n in evictable}
+        dropped = [{"id": s.id, "module": by_id[s.id].module, "tokens": s.cost, "reason": s.reason}
+                   for s in sorted(selection.skipped, key=lambda s: s.index)]
+    return {"limit": limit, "total": total, "over_by": over_by, "eviction_plan": dropped,
+            "applied": bool(req.budget.apply and over_by), "fixed_tokens": keep_cost}

@@ -1,0 +1,608 @@
+"""Logical assembly (reference A.9, our design): rules -> blocks -> claims -> nodes in order, with reasons.
+
+The steps, each a function below:
+1. `_resolve_sources`: every rule kind gives its blocks (assembly.sources).
+2. `_claim`: references (preset slots, `{{description}}`-style macros, card overrides) claim the blocks they pull in;
+   the first claimant wins; in slot-first layouts the slot owners claim before everyone else.
+3. `_emit`: walk the roots in rule order; a slot expands its claimed targets in place; text gets its macros; native
+   blocks become one node per conversation message. Roles and depths are decided here.
+4. `insert_depth_nodes` (core): nodes with a depth go into the conversation counted from its end, never inside a tool
+   call transaction.
+5. `apply_manual_positions`: rows the designer placed by hand (`placement: list`) move, with anchors and cycle checks.
+6. `describe_*`: locks, placement controls, position rows - everything the editor shows.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembly.blocks import Block, Node
+from assembly.errors import AssemblyError
+from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
+from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
+
+DEFAULT_PRIORITY = ("preset", "resource", "default")
+CONTROL_KINDS = frozenset({"dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy"})
+NATIVE_SOURCES = frozenset({"native-system", "history", "input"})
+MAX_EXTRA_BYTES = 2 * 1024 * 1024
+
+
+@dataclass
+class LogicalResult:
+    nodes: list[Node]
+    diagnostics: list[dict[str, Any]]
+    placement_controls: list[dict[str, Any]]
+    positions: list[dict[str, Any]]
+    position_decisions: list[dict[str, Any]]
+    slots: list[dict[str, Any]]
+    adaptive: bool
+    rules: list[dict[str, Any]]
+
+
+@dataclass
+class _Entry:
+    rule: dict[str, Any]
+    index: int
+    blocks: list[Block]
+
+
+@dataclass
+class _Slot:
+    id: str
+    owner: str
+    owner_rule_id: str
+    authored_role: str
+    lock: bool
+
+
+@dataclass
+class _State:
+    strategy: dict[str, Any]
+    backend: str
+    placement: str
+    layout: dict[str, Any] | None
+    adaptive: bool
+    list_placement: bool
+    priority: tuple[str, ...]
+    settings: dict[str, dict[str, Any]]
+    entries: dict[str, _Entry]  # by source id: the rule that owns the source
+    rule_entries: list[_Entry]
+    messages: dict[str, dict[str, Any]]
+    diagnostics: list[dict[str, Any]]
+    macro_ctx: MacroContext
+    claimed_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    emitted: set[tuple[str, str]] = field(default_factory=set)
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    slots: list[dict[str, Any]] = field(default_factory=list)
+    unavailable_reported: set[str] = field(default_factory=set)
+
+    def beats(self, candidate: str, other: str) -> bool:
+        order = self.priority
+        ci = order.index(candidate) if candidate in order else -1
+        oi = order.index(other) if other in order else -1
+        return ci < oi
+
+    def setting(self, block: Block) -> dict[str, Any] | None:
+        return self.settings.get(f"{block.source}#{block.position_id}")
+
+    def position_enabled(self, block: Block) -> bool:
+        if block.type == "reference" or block.source in ("history", "input"):
+            return True
+        setting = self.setting(block)
+        return not (setting is not None and setting.get("enabled") is False)
+
+    def user_placed(self, block: Block) -> bool:
+        setting = self.setting(block)
+        return (block.type != "reference" and setting is not None and setting.get("placement") == "list"
+                and setting.get("enabled", True) and block.source not in NATIVE_SOURCES)
+
+    def prefer_source(self, block: Block) -> bool:
+        if block.type == "native" or block.source not in self.entries:
+            return False
+        if self.beats("default", "preset"):
+            return True
+        has_anchor = block.source == "worldbook" and block.group in ("before", "after") or block.depth is not None
+        return bool(self.layout and has_anchor and self.beats("resource", "preset"))
+
+
+def assemble_logical(
+    strategy: dict[str, Any],
+    resources: Any,
+    history: list[dict[str, Any]],
+    inputs: list[dict[str, Any]],
+    *,
+    names: dict[str, str],
+    host_system_text: str = "",
+    variables: dict[str, str] | None = None,
+) -> LogicalResult:
+    backend = strategy.get("backend", "core")
+    placement = strategy.get("placement", "modules")
+    layout = strategy.get("layout")
+    if backend != "native" and placement.startswith("native-"):
+        raise AssemblyError("ASSEMBLY_PLACEMENT_INVALID", f"placement: {placement} requires the native backend")
+    adaptive = backend == "native" and placement in ("native-roles", "native-slots")
+    priority = tuple(layout["priority"]) if layout and layout.get("priority") else DEFAULT_PRIORITY
+    settings = {f"{p['sourceId']}#{p['positionId']}": p for p in (layout or {}).get("positions", [])}
+    messages = {m["id"]: m for m in history}
+    messages.update({m["id"]: m for m in inputs})
+    diagnostics: list[dict[str, Any]] = []
+    last_user = next((m["content"] for m in reversed(history + inputs) if m["role"] == "user"), "")
+    last_char = next((m["content"] for m in reversed(history) if m["role"] == "assistant"), "")
+    state = _State(
+        strategy=strategy, backend=backend, placement=placement, layout=layout, adaptive=adaptive,
+        list_placement=placement == "modules" or bool(layout and layout.get("source") == "manual"),
+        priority=priority, settings=settings, entries={}, rule_entries=[], messages=messages,
+        diagnostics=diagnostics,
+        macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
+                               last_user_message=last_user, last_char_message=last_char),
+    )
+    if host_system_text:
+        messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
+                                               "content": host_system_text, "source": {"kind": "system-prompt"}}
+    ctx = SourceContext(
+        strategy=strategy, resources=resources, history=history, inputs=inputs, host_system_text=host_system_text,
+        variables=variables or {},
+        adaptive_worldbook=adaptive or bool(layout and layout.get("source") == "preset-slots"),
+        preset_beats_default=state.beats("preset", "default"),
+        manual_keys=frozenset(k for k, s in settings.items() if s.get("placement") == "list" and s.get("enabled")),
+        disabled_keys=frozenset(k for k, s in settings.items() if s.get("enabled") is False),
+        diagnostics=diagnostics,
+    )
+    _resolve_sources(state, ctx, history, inputs)
+    roots = _roots(state)
+    _claim(state, roots)
+    plan = _emit(state, roots)
+    nodes = _concatenate(state, plan)
+    _check_native_once(state, nodes)
+    return LogicalResult(
+        nodes=nodes, diagnostics=diagnostics, placement_controls=[], positions=[],
+        position_decisions=state.decisions, slots=state.slots, adaptive=adaptive,
+        rules=[e.rule for e in state.rule_entries],
+    )
+
+
+# 1. sources -------------------------------------------------------------------------------------------------------
+
+
+def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
+    history_only = [m for m in history if m["role"] != "system" or state.backend != "native"]
+    for index, rule in enumerate(state.strategy["rules"]):
+        kind = rule["kind"]
+        if kind in CONTROL_KINDS:
+            continue
+        if kind == "history":
+            blocks = native_block("history", history_only)
+        elif kind == "input":
+            blocks = native_block("input", inputs)
+        elif kind in SOURCES:
+            blocks = SOURCES[kind](ctx, rule) if rule["enabled"] or kind in ("character", "persona") else []
+        else:
+            if rule["enabled"]:
+                state.diagnostics.append({"code": "ASSEMBLY_SOURCE_UNAVAILABLE", "sourceId": kind,
+                                          "ruleId": rule["id"]})
+            continue
+        entry = _Entry(rule=rule, index=index, blocks=blocks)
+        if rule["enabled"]:
+            state.rule_entries.append(entry)
+        # the first rule of a kind owns the source; text-mode rules only add their own text
+        if kind not in state.entries and rule.get("inputMode") != "text":
+            state.entries[kind] = entry
+    # Referenced sources without a rule still resolve (their rule is treated as disabled): a card's description is
+    # reachable through the preset's marker even when the strategy has no character row.
+    for kind in ("character", "persona"):
+        if kind not in state.entries:
+            rule = {"id": f"reference-{kind}", "kind": kind, "enabled": False, "role": "preserve",
+                    "lifetime": "request", "depth": None, "text": "", "name": ""}
+            state.entries[kind] = _Entry(rule=rule, index=len(state.strategy["rules"]), blocks=SOURCES[kind](ctx, rule))
+
+
+# 2. claims --------------------------------------------------------------------------------------------------------
+
+
+def _key(block: Block) -> tuple[str, str]:
+    return (block.source, block.id)
+
+
+def _roots(state: _State) -> list[tuple[_Entry, Block]]:
+    roots = []
+    for entry in state.rule_entries:
+        for block in entry.blocks:
+            if not state.position_enabled(block):
+                state.decisions.append({"sourceId": block.source, "positionId": block.position_id,
+                                        "nodeId": f"{entry.rule['id']}:{block.id}", "decision": "disabled"})
+                continue
+            if block.reference_only and not (state.user_placed(block) or state.prefer_source(block)):
+                continue
+            roots.append((entry, block))
+    return roots
+
+
+def _reference_targets(state: _State, ref: Block) -> list[Block]:
+    entry = state.entries.get(ref.target_source or "")
+    if entry is None:
+        if ref.target_source not in state.unavailable_reported:
+            state.unavailable_reported.add(ref.target_source or "")
+            state.diagnostics.append({"code": "ASSEMBLY_REFERENCE_UNAVAILABLE", "sourceId": ref.target_source})
+        return []
+    listed = entry.rule["enabled"] and entry.rule["id"] != f"reference-{entry.rule['kind']}"
+    if state.list_placement and listed:
+        # A listed source keeps its own place in module order; only named reference-only blocks can be pulled,
+        # or the owner's own fields (card markers) when the layout is not manual.
+        owner_rule = ref.target_fields is not None and not ref.honor_enabled
+        if not (owner_rule and not (state.layout and state.layout.get("source") == "manual")):
+            return [b for b in entry.blocks if b.reference_only and ref.target_fields and b.field in ref.target_fields]
+    if ref.honor_enabled and not entry.rule["enabled"]:
+        return []
+    targets = []
+    for block in entry.blocks:
+        if not state.position_enabled(block) or state.user_placed(block) or state.prefer_source(block):
+            continue
+        if ref.target_fields is not None and block.field not in ref.target_fields:
+            continue
+        if ref.target_group is not None and block.group != ref.target_group:
+            continue
+        if block.reference_only and not (ref.target_fields and block.field in ref.target_fields):
+            continue
+        targets.append(block)
+    return targets
+
+
+def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
+    slot_first = state.adaptive or bool(state.layout and state.layout.get("source") == "preset-slots")
+    passes = [roots]
+    if slot_first:
+        passes = [[r for r in roots if r[1].source in SLOT_OWNERS], [r for r in roots if r[1].source not in SLOT_OWNERS]]
+    for group in passes:
+        for _entry, block in group:
+            if _key(block) in state.claimed_by:
+                continue
+            _claim_from(state, block, set())
+
+
+def _macro_target(state: _State, name: str) -> Block | None:
+    source, field_name = RESOURCE_MACROS[name]
+    entry = state.entries.get(source)
+    if entry is None:
+        return None
+    return next((b for b in entry.blocks if b.field == field_name), None)
+
+
+def _claim_from(state: _State, block: Block, path: set[tuple[str, str]]) -> None:
+    key = _key(block)
+    if key in path:
+        raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
+    path = path | {key}
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
+            state.claimed_by[_key(target)] = key
+    for field_name in dict(block.extra).get("field_claims", ()):
+        target = _macro_target_field(state, "character", field_name)
+        if target is not None and _key(target) not in state.claimed_by:
+            state.claimed_by[_key(target)] = key
+    if block.type != "reference":
+        return
+    for target in _reference_targets(state, block):
+        tkey = _key(target)
+        if tkey in state.claimed_by:
+            continue
+        state.claimed_by[tkey] = key
+        _claim_from(state, target, path)
+
+
+def _macro_target_field(state: _State, source: str, field_name: str) -> Block | None:
+    entry = state.entries.get(source)
+    return next((b for b in entry.blocks if b.field == field_name), None) if entry else None
+
+
+def _macro_allowed(state: _State, target: Block) -> bool:
+    if not state.position_enabled(target) or state.user_placed(target) or state.prefer_source(target):
+        return False
+    entry = state.entries.get(target.source)
+    listed = entry is not None and entry.rule["enabled"] and not entry.rule["id"].startswith("reference-")
+    return not (state.list_placement and listed)
+
+
+# 3. emission ------------------------------------------------------------------------------------------------------
+
+
+def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[Node]]:
+    plan: dict[str, list[Node]] = {e.rule["id"]: [] for e in state.rule_entries}
+    for entry, block in roots:
+        owner = state.claimed_by.get(_key(block))
+        if owner is not None and owner != _key(block):
+            continue  # emitted where its claimant puts it
+        _emit_block(state, entry, block, None, plan)
+    return plan
+
+
+def _rule_for(state: _State, source: str) -> _Entry | None:
+    return state.entries.get(source)
+
+
+def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, plan: dict[str, list[Node]]) -> None:
+    key = _key(block)
+    if block.type == "reference":
+        targets = [t for t in _reference_targets_claimed(state, block)]
+        slot_id = f"{entry.rule['id']}:{block.id}"
+        duplicate = bool(targets) and all(_key(t) in state.emitted for t in targets)
+        state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
+                            "group": block.target_group, "emitsText": False, "duplicate": duplicate})
+        if duplicate:
+            state.diagnostics.append({"code": "LAYOUT_DUPLICATE_SLOT", "slotId": slot_id})
+            return
+        inner = _Slot(id=slot_id, owner=block.source if slot is None else slot.owner,
+                      owner_rule_id=entry.rule["id"] if slot is None else slot.owner_rule_id,
+                      authored_role=(block.role or "system") if slot is None else slot.authored_role,
+                      lock=block.lock if slot is None else slot.lock and block.lock)
+        for target in targets:
+            if _key(target) in state.emitted:
+                continue
+            target_entry = _rule_for(state, target.source) or entry
+            _emit_block(state, target_entry, target, inner, plan)
+        return
+    if key in state.emitted:
+        return
+    state.emitted.add(key)
+    bucket = entry.rule["id"]
+    if block.redirect_source:
+        redirect = next((e for e in state.rule_entries if e.rule["kind"] == block.redirect_source), None)
+        bucket = redirect.rule["id"] if redirect else bucket
+    elif slot is not None:
+        bucket = slot.owner_rule_id
+    if bucket not in plan:
+        bucket = next(iter(plan)) if plan else entry.rule["id"]
+        plan.setdefault(bucket, [])
+    if block.type == "native":
+        for message_id in block.message_ids:
+            plan[bucket].append(_native_node(state, entry, block, message_id, slot))
+        if not block.message_ids and state.adaptive and block.source in ("history", "input"):
+            plan[bucket].append(_empty_anchor(entry, block, slot))  # keeps its slot's place (reference A.14.1 N2)
+        return
+    node = _text_node(state, entry, block, slot)
+    if node is not None:
+        plan[bucket].append(node)
+
+
+def _reference_targets_claimed(state: _State, ref: Block) -> list[Block]:
+    key = _key(ref)
+    return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
+
+
+def _native_node(state: _State, entry: _Entry, block: Block, message_id: str, slot: _Slot | None) -> Node:
+    message = state.messages.get(message_id)
+    if message is None:
+        raise AssemblyError("ASSEMBLY_INVALID", f"{block.source}: unknown conversation message id {message_id!r}")
+    module = block.source
+    role = message["role"]
+    node = Node(
+        id=f"{module}:{message_id}", rule_id=entry.rule["id"], module=module, name=module, role=role,
+        original_role=role, text=message.get("content") or "", trust=_message_trust(message, module), block=block,
+        message=message, locked=True, lock_reason="runtime", position_decision="runtime", lifetime="native",
+    )
+    if slot is not None:
+        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
+    return node
+
+
+def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
+    node = Node(id=f"{block.source}:anchor", rule_id=entry.rule["id"], module=block.source, name=block.source,
+                role="user", original_role="user", text="", trust="user", block=block, locked=True,
+                lock_reason="runtime", position_decision="runtime", lifetime="native")
+    if slot is not None:
+        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
+    return node
+
+
+def _message_trust(message: dict[str, Any], module: str) -> str:
+    if module == "native-system":
+        return "system"
+    if message["role"] == "tool":
+        return "tool"
+    if message["role"] == "system":
+        return "system"
+    return "user" if message["role"] == "user" else "operator"
+
+
+def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
+    if block.anchor:
+        return None
+    text, children = _expand_resource_macros(state, block)
+    expanded = expand_text_macros(text, state.macro_ctx)
+    for name in expanded.unsupported:
+        state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
+                                  "name": block.name, "macro": name})
+    text = expanded.text
+    if not text.strip():
+        return None
+    rule = entry.rule
+    target_rule = rule
+    if block.redirect_source:
+        target_rule = next((e.rule for e in state.rule_entries if e.rule["kind"] == block.redirect_source), rule)
+    role = _resolve_role(state, block, rule, target_rule, slot)
+    original_role = block.role or (rule["role"] if rule.get("inputMode") == "text" and rule["role"] != "preserve"
+                                   else "system")
+    depth = _select_depth(state, block, rule, slot)
+    node = Node(
+        id=f"{rule['id']}:{block.id}", rule_id=rule["id"], module=rule["kind"] if block.source == rule["kind"]
+        else block.source, name=block.name or block.id, role=role, original_role=original_role, text=text,
+        trust="operator", block=block, field=block.field, position_id=block.position_id, order=block.order,
+        lifetime=rule.get("lifetime", "request"), children=children, activation=block.activation,
+    )
+    if slot is not None:
+        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
+        node.authored_role = slot.authored_role
+        node.locked = block.lock and slot.lock
+        node.lock_reason = f"reference:{slot.owner}" if node.locked else None
+        node.position_decision = "preset"
+    if depth is not None:
+        if state.adaptive:
+            node.requested_depth = depth
+            boundary = state.placement == "native-slots" and block.source == "worldbook" and depth in (0, 1)
+            if not boundary:
+                state.diagnostics.append({"code": "NATIVE_DEPTH_APPROXIMATED", "id": node.id, "name": node.name,
+                                          "depth": depth})
+        else:
+            node.depth = node.requested_depth = depth
+    return node
+
+
+def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict[str, Any]]]:
+    text = block.text
+    children: list[dict[str, Any]] = []
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        allowed = target is not None and state.claimed_by.get(_key(target)) == _key(block)
+        replacement = target.text if allowed and target is not None else ""
+        if allowed and target is not None:
+            state.emitted.add(_key(target))
+            children.append({"id": f"{target.source}:{target.id}", "source": target.source, "field": target.field,
+                             "locked": True, "lock_reason": f"macro:{name}"})
+        text = _replace_macro(text, name, replacement)
+    for field_name in dict(block.extra).get("field_claims", ()):
+        target = _macro_target_field(state, "character", field_name)
+        if target is not None and state.claimed_by.get(_key(target)) == _key(block):
+            state.emitted.add(_key(target))
+            children.append({"id": f"character:{target.id}", "source": "character", "field": field_name,
+                             "locked": True, "lock_reason": "macro:original"})
+    return text, children
+
+
+def _replace_macro(text: str, name: str, replacement: str) -> str:
+    import re
+
+    return re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", lambda _m: replacement, text)
+
+
+def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, slot: _Slot | None) -> str:
+    layout = state.layout or {}
+    if layout.get("identity") == "preserve":
+        if block.role:
+            return block.role
+        if rule.get("inputMode") == "text" and rule["role"] != "preserve":
+            return rule["role"]
+        return "system"
+    if state.placement == "native-roles" and block.source == "worldbook":
+        return block.role or "system"
+    owns_slots = block.source in SLOT_OWNERS
+    if state.adaptive and (owns_slots or slot is not None):
+        if slot is not None:
+            return slot.authored_role if block.source in ("character", "persona") else block.role or slot.authored_role
+        return block.role or "system"
+    if target_rule["role"] == "preserve":
+        return block.role or "system"
+    return target_rule["role"]
+
+
+def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -> int | None:
+    if state.list_placement and rule.get("depth") is not None:
+        depth = rule["depth"]
+    else:
+        depth = block.depth if block.depth is not None else rule.get("depth")
+    if depth is None:
+        return None
+    setting = state.setting(block)
+    if setting is not None and setting.get("placement") == "list":
+        return None
+    if state.layout and state.layout.get("priority") and slot is not None and state.beats("preset", "resource"):
+        return None
+    if state.beats("default", "resource"):
+        return None
+    return depth
+
+
+def _concatenate(state: _State, plan: dict[str, list[Node]]) -> list[Node]:
+    nodes: list[Node] = []
+    for entry in state.rule_entries:
+        nodes.extend(plan.get(entry.rule["id"], ()))
+    return nodes
+
+
+def _check_native_once(state: _State, nodes: list[Node]) -> None:
+    seen: set[str] = set()
+    for node in nodes:
+        if node.message is not None:
+            if node.message["id"] in seen:
+                raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
+                                    f"once: {node.message['id']} appears twice")
+            seen.add(node.message["id"])
+
+
+# 4. depth insertion (core) ----------------------------------------------------------------------------------------
+
+
+def insert_depth_nodes(nodes: list[Node]) -> list[Node]:
+    """Move nodes with a depth into the conversation, counted from its end (reference A.9 "Depth insertion")."""
+    deferred = [n for n in nodes if n.depth is not None and n.message is None]
+    if not deferred:
+        return nodes
+    flat = [n for n in nodes if not (n.depth is not None and n.message is None)]
+    groups: dict[int, list[Node]] = {}
+    for node in deferred:
+        groups.setdefault(node.depth, []).append(node)  # type: ignore[arg-type]
+    for depth, group in groups.items():
+        for node in sorted(group, key=lambda n: n.order):
+            native_positions = [i for i, n in enumerate(flat) if n.message is not None and n.role != "system"]
+            count = len(native_positions)
+            requested = len(flat) if depth == 0 or not native_positions else native_positions[max(0, count - depth)]
+            index = _after_open_tool_transaction(flat, requested)
+            node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
+            node.adjusted_for_tools = index != requested
+            node.slot_id = None
+            flat.insert(index, node)
+    return flat
+
+
+def _after_open_tool_transaction(nodes: list[Node], index: int) -> int:
+    """The first index >= `index` that is not inside a tool call and its results."""
+    pending: set[str] = set()
+    for position, node in enumerate(nodes):
+        if position >= index and not pending:
+            return position
+        message = node.message or {}
+        if message.get("role") == "assistant" and message.get("tool_calls"):
+            pending = {c["id"] for c in message["tool_calls"]}
+        elif message.get("role") == "tool":
+            pending.discard(message.get("tool_call_id"))
+    if pending:
+        raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION", "Cannot insert into an unfinished tool call transaction")
+    return len(nodes)
+
+
+def validate_tool_transactions(nodes: list[Node]) -> None:
+    """A tool call and its results are one transaction: nothing may come between them."""
+    pending: dict[str, str] = {}
+    for node in nodes:
+        message = node.message
+        if message is None or message.get("role") not in ("assistant", "tool"):
+            if pending:
+                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
+                                    f"Assembly cannot split a tool call and its results: {node.name} lands inside")
+            continue
+        if message["role"] == "assistant":
+            if pending:
+                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION", "Native tool transaction is incomplete")
+            pending = {c["id"]: message["id"] for c in message.get("tool_calls") or []}
+        else:
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
+                                    f"Tool result {message['id']} must follow its corresponding call")
+            del pending[call_id]
+
+
+def extra_bytes(nodes: list[Node]) -> int:
+    return sum(len(n.text.encode("utf-8")) for n in nodes if n.message is None)
+
+
+def check_size(nodes: list[Node], limit: int = MAX_EXTRA_BYTES) -> None:
+    size = extra_bytes(nodes)
+    if size > limit:
+        raise AssemblyError("ASSEMBLY_TOO_LARGE", f"assembled text is {size} bytes; at most {limit} bytes are allowed "
+                            "outside the conversation", status=413, detail={"bytes": size, "limit": limit})
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,108 @@
+"""SillyTavern text macros as the preview evaluates them (reference A.12 "Macro rendering").
+
+Two kinds of `{{...}}` exist in prompt text. Slot macros (`{{chatHistory}}`, `{{worldInfoBefore}}`, ...) split a
+prompt into pieces and are handled by the sources; resource macros (`{{description}}`, `{{persona}}`, ...) pull another
+block's text in and claim it. This module expands what is left: names, variables, dice, comments and `{{trim}}`.
+
+Evaluation is deterministic so a preview is reproducible: `{{random::a::b}}` takes the first choice, `{{roll NdM}}`
+takes the middle face of each die. Anything unknown stays in the text as written and is reported as
+`UNSUPPORTED_MACRO`, never silently removed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+SLOT_MACROS = ("chatHistory", "history", "input", "worldInfoBefore", "worldInfoAfter", "worldInfo")
+SLOT_MACRO_RE = re.compile(r"\{\{\s*(chatHistory|history|input|worldInfoBefore|worldInfoAfter|worldInfo)\s*\}\}")
+
+# Resource macros: name -> (source, field). They claim the target block (reference A.9 "Macro expansion").
+RESOURCE_MACROS: dict[str, tuple[str, str]] = {
+    "description": ("character", "description"),
+    "charDescription": ("character", "description"),
+    "personality": ("character", "personality"),
+    "charPersonality": ("character", "personality"),
+    "scenario": ("character", "scenario"),
+    "mesexamples": ("character", "examples"),
+    "persona": ("persona", "persona"),
+}
+RESOURCE_MACRO_RE = re.compile(
+    r"\{\{\s*(description|charDescription|personality|charPersonality|scenario|mesexamples|persona)\s*\}\}"
+)
+
+_MACRO_RE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_TRIM_RE = re.compile(r"\s*\{\{\s*trim\s*\}\}\s*")
+_ROLL_RE = re.compile(r"^roll[ :]\s*(\d*)d(\d+)\s*([+-]\s*\d+)?\s*$", re.IGNORECASE)
+
+
+@dataclass
+class MacroContext:
+    """What text macros may read. `variables` is per request: `setvar` in one prompt is seen by later prompts."""
+
+    user: str = "User"
+    char: str = ""
+    last_user_message: str = ""
+    last_char_message: str = ""
+    variables: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MacroResult:
+    text: str
+    unsupported: tuple[str, ...] = ()
+
+
+def _roll(spec: re.Match[str]) -> str:
+    count = int(spec.group(1) or 1)
+    faces = int(spec.group(2))
+    bonus = int((spec.group(3) or "0").replace(" ", ""))
+    # The middle face (random() == 0.5 in the reference preview), so the preview never changes between runs.
+    return str(count * (faces // 2 + 1) + bonus) if faces > 0 else str(bonus)
+
+
+def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
+    """Expand the supported text macros of `text`; unknown ones are kept verbatim and listed."""
+    if "{{" not in text:
+        return MacroResult(text)
+    unsupported: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        raw = match.group(1)
+        name = raw.strip()
+        low = name.lower()
+        if low == "user":
+            return ctx.user
+        if low == "char":
+            return ctx.char
+        if low == "lastusermessage":
+            return ctx.last_user_message
+        if low == "lastcharmessage":
+            return ctx.last_char_message
+        if name.startswith("//"):
+            return ""
+        if low.startswith("outlet::"):
+            return match.group(0)  # filled by the placement primitive after assembly
+        if low.startswith("random::") or low.startswith("random:"):
+            choices = name.split("::")[1:] if "::" in name else name.split(":", 1)[1].split(",")
+            return choices[0] if choices else ""
+        if low.startswith("setvar::"):
+            parts = name.split("::")
+            if len(parts) >= 3:
+                ctx.variables[parts[1]] = "::".join(parts[2:])
+                return ""
+        if low.startswith("getvar::"):
+            parts = name.split("::")
+            if len(parts) == 2:
+                return ctx.variables.get(parts[1], "")
+        roll = _ROLL_RE.match(name)
+        if roll:
+            return _roll(roll)
+        if low == "trim":
+            return match.group(0)  # handled after all other macros, see below
+        unsupported.append(name)
+        return match.group(0)
+
+    expanded = _MACRO_RE.sub(replace, text)
+    expanded = _TRIM_RE.sub("", expanded)
+    return MacroResult(expanded, tuple(dict.fromkeys(unsupported)))

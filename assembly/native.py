@@ -1,0 +1,217 @@
+"""The standard (native) backend: project logical nodes onto a stock host's six regions (reference A.8.1, A.8).
+
+A stock host lets an assembler contribute only through public interfaces: official system sections (the request
+head), a runtime-context snapshot after the current input, and accepted user messages before or after the input
+(pre-step). History and the current input are never rewritten. `native_regions` decides, for every node, which of the
+six regions it can live in and which role that forces; `native_transport` maps the regions onto those interfaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assembly.blocks import Node
+from assembly.errors import AssemblyError
+from assembly.sources import SLOT_OWNERS
+
+REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
+CONTEXT_FRAMING = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
+CONTEXT_INVALIDATION = "Current runtime context: none. Earlier runtime-context snapshots no longer apply."
+
+
+def _unsupported(message: str, **detail: Any) -> AssemblyError:
+    return AssemblyError("ASSEMBLY_NATIVE_UNSUPPORTED", message, status=409, detail=detail)
+
+
+def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
+    """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change."""
+    placement = strategy.get("placement")
+    layout = strategy.get("layout") or {}
+    rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
+    history = next((n for n in nodes if n.module == "history"), None)
+    current = next((n for n in nodes if n.module == "input"), None)
+    if history is None or current is None:
+        history = history or _anchor(nodes, "history")
+        current = current or _anchor(nodes, "input")
+    history_nodes = [n for n in nodes if n.module == "history"]
+    input_nodes = [n for n in nodes if n.module == "input"]
+
+
+    requested_slots = placement == "native-slots"
+    history_slot = any(n.slot_owner for n in history_nodes) or _anchor_slotted(history)
+    input_slot = any(n.slot_owner for n in input_nodes) or _anchor_slotted(current)
+    slots = requested_slots and (history_slot or input_slot)
+    if requested_slots and not slots:
+        diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
+
+    # Work on a sequence where history and input are single anchors; they expand again at the end.
+    order: list[Node] = []
+    seen_history = seen_input = False
+    for node in nodes:
+        if node.module == "history":
+            if not seen_history:
+                order.append(history)
+                seen_history = True
+            continue
+        if node.module == "input":
+            if not seen_input:
+                order.append(current)
+                seen_input = True
+            continue
+        order.append(node)
+    if not seen_history:
+        order.insert(_anchor_index(order, rules, "history"), history)
+    if not seen_input:
+        order.insert(_anchor_index(order, rules, "input") if seen_history else len(order), current)
+    authored = [n.id for n in order]
+
+    if slots:
+        order = _slot_spine(order, strategy, history, current)
+        if order.index(history) > order.index(current):
+            if history_slot and input_slot:
+                raise _unsupported("预设把当前输入放在历史之前。Preset input precedes history; native ordering cannot "
+                                   "preserve this sequence.")
+            if history_slot:
+                order.remove(current)
+                order.append(current)
+            else:
+                order.remove(history)
+                order.insert(0, history)
+    if requested_slots:
+        order = _depth_boundary(order, history, diagnostics)
+
+    history_index = order.index(history)
+    input_index = order.index(current)
+    groups: list[list[Node]] = [[] for _ in REGIONS]
+    for index, node in enumerate(order):
+        if node is history:
+            groups[1].append(node)
+            continue
+        if node is current:
+            groups[3].append(node)
+            continue
+        if node.module == "native-system":
+            node.region, node.delivery = "system", "system"
+            groups[0].append(node)
+            continue
+        rule = rules.get(node.rule_id, (0, {}))[1]
+        slot_owned = node.slot_owner is not None or node.source_id in SLOT_OWNERS
+        forced = (slots and slot_owned) or node.native_depth_anchor is not None
+        if forced:
+            if node.native_depth_anchor:
+                target = "system" if node.native_depth_anchor == "before-history" else "user"
+            elif history_slot:
+                target = "system" if index < history_index else "user"
+            else:
+                target = "user" if index > input_index else node.role
+            if target != node.role:
+                if layout.get("identity") == "preserve":
+                    raise _unsupported("Preserving identity conflicts with this native slot position; explicitly "
+                                       f"allow position adaptation or use manual layout: {node.name}", id=node.id)
+                diagnostics.append({"code": "NATIVE_ROLE_ADJUSTED", "id": node.id, "name": node.name,
+                                    "from": node.role, "to": target})
+                node.authored_role = node.role
+                node.role = target
+        if node.role not in ("system", "user"):
+            raise _unsupported(f"Native ordering cannot preserve {node.role}: {node.name}", id=node.id,
+                               role=node.role)
+        if node.role == "system":
+            node.native_placement, node.region, node.delivery = "system", "system", "system"
+            groups[0].append(node)
+            continue
+        delivery = "pre-step" if forced else rule.get("delivery") or "context"
+        if forced and rule.get("delivery") == "context":
+            diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,
+                                "from": "context", "to": "pre-step"})
+        node.native_delivery = delivery
+        before = delivery == "pre-step" and index < input_index
+        node.native_placement = "before-input" if before else "after-input"
+        node.delivery = delivery
+        node.region = node.native_placement
+        groups[2 if before else (4 if delivery == "context" else 5)].append(node)
+
+    projected = [n for group in groups for n in group]
+    final: list[Node] = []
+    for node in projected:
+        if node is history:
+            final.extend(_expand(history_nodes, "history"))
+        elif node is current:
+            final.extend(_expand(input_nodes, "input"))
+        else:
+            final.append(node)
+    position = {node_id: i for i, node_id in enumerate(authored)}
+    for index, node in enumerate(n for n in projected):
+        if node.message is None and node.module not in ("history", "input") and position.get(node.id) != index:
+            diagnostics.append({"code": "NATIVE_PLACEMENT_ADJUSTED", "id": node.id, "name": node.name,
+                                "role": node.role, "placement": node.region})
+    return final
+
+
+def _anchor(nodes: list[Node], module: str) -> Node:
+    # Empty history or input still needs a place in the order (reference A.14.1 N2): a node with no message.
+    return Node(id=f"{module}:anchor", rule_id=module, module=module, name=module, role="user", original_role="user",
+                text="", trust="user", locked=True, lock_reason="runtime", position_decision="runtime")
+
+
+def _anchor_slotted(node: Node) -> bool:
+    return node.slot_owner is not None
+
+
+def _anchor_index(order: list[Node], rules: dict[str, tuple[int, dict]], module: str) -> int:
+    rule_index = next((i for i, r in rules.values() if r["kind"] == module), len(rules))
+    for position, node in enumerate(order):
+        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner is None:
+            return position
+    return len(order)
+
+
+def _expand(nodes: list[Node], region: str) -> list[Node]:
+    for node in nodes:
+        node.region, node.delivery = region, region
+    return nodes
+
+
+def _slot_spine(order: list[Node], strategy: dict[str, Any], history: Node, current: Node) -> list[Node]:
+    """Independent modules attach to the slot spine by list position (reference A.8.1 step 4)."""
+    rule_index = {r["id"]: i for i, r in enumerate(strategy["rules"])}
+
+    def slot_owned(node: Node) -> bool:
+        return node.slot_owner is not None or node.source_id in SLOT_OWNERS or node in (history, current)
+
+    spine = [n for n in order if slot_owned(n)]
+    independent = [n for n in order if not slot_owned(n)]
+    anchors: list[tuple[int, Node]] = []
+    for index, rule in enumerate(strategy["rules"]):
+        if rule["kind"] == "history":
+            anchors.append((index, history))
+        elif rule["kind"] == "input":
+            anchors.append((index, current))
+        else:
+            first = next((n for n in spine if n.slot_owner_rule_id == rule["id"] or
+                          (n.rule_id == rule["id"] and n.source_id in SLOT_OWNERS)), None)
+            if first is not None:
+                anchors.append((index, first))
+    for node in independent:
+        own = rule_index.get(node.rule_id, len(rule_index))
+        anchor = next((n for i, n in anchors if i > own), None)
+        if anchor is None:
+            spine.append(node)
+        else:
+            spine.insert(spine.index(anchor), node)
+    return spine
+
+
+def _depth_boundary(order: list[Node], history: Node, diagnostics: list[dict[str, Any]]) -> list[Node]:
+    boundary = [n for n in order if n.module == "worldbook" and n.requested_depth in (0, 1)]
+    if not boundary:
+        return order
+    rest = [n for n in order if n not in boundary]
+    before = [n for n in boundary if n.requested_depth == 1]
+    after = [n for n in boundary if n.requested_depth == 0]
+    for node in boundary:
+        node.native_depth_anchor = "before-history" if node.requested_depth == 1 else "after-history"
+        node.locked, node.lock_reason = True, "native-depth-boundary"
+        diagnostics.append({"code": "NATIVE_DEPTH_BOUNDARY", "id": node.id, "name": node.name,
+                            "depth": node.requested_depth, "placement": node.native_depth_anchor})
+    at = rest.index(history)
+    return rest[:at] + before + [history] + after + rest[at + 1 :]

@@ -1,0 +1,350 @@
+"""Sources: each rule kind turns its resource into blocks (reference A.10.1 and A.12, our own design).
+
+A source never decides where its blocks end up; it only says what it has, which role each piece was written with,
+which other blocks it refers to (slots), and what depth or group a piece asks for. Logical assembly decides the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembly.blocks import Block
+from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE
+
+CHARACTER_MARKERS = {
+    "charDescription": "description",
+    "charPersonality": "personality",
+    "scenario": "scenario",
+    "dialogueExamples": "examples",
+}
+PERSONA_MARKERS = ("personaDescription", "userDescription", "userPersona")
+AUTHOR_NOTE_MARKERS = ("authorNote", "authorsNote")
+WORLD_INFO_GROUPS = {
+    "worldInfoBefore": ("before",),
+    "worldInfoAfter": ("after",),
+    "worldInfo": ("before", "after"),
+}
+CHARACTER_FIELDS = ("description", "personality", "scenario", "examples", "system", "phi")
+WORLD_BOOK_POSITIONS = (
+    "before",
+    "after",
+    "before_example_messages",
+    "after_example_messages",
+    "before_author_note",
+    "after_author_note",
+    "at_depth",
+    "outlet",
+)
+_VAR_RE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
+
+
+@dataclass
+class SourceContext:
+    """Everything a source may read. Built once per request by logical assembly."""
+
+    strategy: dict[str, Any]
+    resources: Any  # assembly.resources.Resources
+    history: list[dict[str, Any]]
+    inputs: list[dict[str, Any]]
+    host_system_text: str
+    variables: dict[str, str]
+    adaptive_worldbook: bool
+    preset_beats_default: bool
+    manual_keys: frozenset[str]  # "source#position" keys placed by hand (list placement)
+    disabled_keys: frozenset[str]
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def placement(self) -> str:
+        return self.strategy.get("placement", "modules")
+
+    def enabled_kinds(self) -> set[str]:
+        return {r["kind"] for r in self.strategy["rules"] if r["enabled"]}
+
+
+def split_slot_text(block_id: str, source: str, text: str, **common: Any) -> list[Block]:
+    """Split text on slot macros into text pieces and references; every piece keeps the prompt's role."""
+    pieces: list[Block] = []
+    pos = 0
+    for match in SLOT_MACRO_RE.finditer(text):
+        if match.start() > pos:
+            pieces.append(_text_block(f"{block_id}:text:{pos}", source, text[pos : match.start()], **common))
+        pieces.extend(_slot_references(f"{block_id}:{match.start()}", source, match.group(1), common))
+        pos = match.end()
+    if pieces and pos < len(text):
+        pieces.append(_text_block(f"{block_id}:text:{pos}", source, text[pos:], **common))
+    if not pieces:
+        return [_text_block(block_id, source, text, **common)]
+    return pieces
+
+
+def _text_block(block_id: str, source: str, text: str, **common: Any) -> Block:
+    claims = tuple(dict.fromkeys(m.group(1) for m in RESOURCE_MACRO_RE.finditer(text)))
+    return Block(id=block_id, source=source, type="text", text=text, macro_claims=claims, **common)
+
+
+def _slot_references(prefix: str, source: str, macro: str, common: dict[str, Any]) -> list[Block]:
+    role = common.get("role")
+    name = common.get("name", "")
+    base = {"source": source, "type": "reference", "role": role, "name": name, "field": common.get("field")}
+    if macro == "chatHistory":
+        return [
+            Block(id=f"{prefix}:history", target_source="history", **base),
+            Block(id=f"{prefix}:input", target_source="input", **base),
+        ]
+    if macro in ("history", "input"):
+        return [Block(id=f"{prefix}:{macro}", target_source=macro, **base)]
+    return [
+        Block(id=f"{prefix}:{group}", target_source="worldbook", target_group=group, **base)
+        for group in WORLD_INFO_GROUPS[macro]
+    ]
+
+
+def ordered_prompts(preset: Any) -> list[Any]:
+    """The preset's enabled prompts in the order the preset decides (prompt_order when present)."""
+    return [p for p in preset.ordered_prompts() if p.enabled]
+
+
+def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    preset = ctx.resources.preset
+    if preset is None:
+        return []
+    character = ctx.resources.character
+    prompts = ordered_prompts(preset)
+    identifiers = {p.identifier for p in prompts}
+    blocks: list[Block] = []
+    for prompt in prompts:
+        role = prompt.role or "system"
+        common = {"role": role, "name": prompt.name or prompt.identifier, "field": prompt.identifier,
+                  "position_id": _preset_position(prompt)}
+        ident = prompt.identifier
+        if prompt.marker:
+            if ctx.adaptive_worldbook and ident == "dialogueExamples":
+                blocks.append(_wb_slot(ident, "before_example_messages", role, common["name"]))
+            if ctx.adaptive_worldbook and ident in AUTHOR_NOTE_MARKERS:
+                blocks.append(_wb_slot(ident, "before_author_note", role, common["name"]))
+            blocks.extend(_marker_blocks(ctx, prompt, common))
+            if ctx.adaptive_worldbook and ident == "dialogueExamples":
+                blocks.append(_wb_slot(ident, "after_example_messages", role, common["name"]))
+            if ctx.adaptive_worldbook and ident in AUTHOR_NOTE_MARKERS:
+                blocks.append(_wb_slot(ident, "after_author_note", role, common["name"]))
+            continue
+        text = prompt.content or ""
+        claims: tuple[str, ...] = ()
+        override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
+        if override_field and character is not None and _may_override(ctx, prompt, override_field):
+            replacement = _character_field(character, override_field)
+            text = replacement.replace("{{original}}", text)
+            claims = (override_field,)
+        redirect = "phi" if ident == "jailbreak" and ctx.placement == "modules" and "phi" in ctx.enabled_kinds() else None
+        if prompt.injection_position == 1:
+            depth = prompt.injection_depth if prompt.injection_depth is not None else 0
+            order = prompt.injection_order if prompt.injection_order is not None else 100
+            blocks.append(
+                Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
+                      macro_claims=_macro_names(text), extra=(("field_claims", claims),), **{**common,
+                      "position_id": "depth"})
+            )
+            continue
+        pieces = split_slot_text(ident, "preset", text, **common)
+        if claims or redirect:
+            pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
+        blocks.extend(pieces)
+    del identifiers
+    return blocks
+
+
+def _with(block: Block, **changes: Any) -> Block:
+    from dataclasses import replace
+
+    return replace(block, **changes)
+
+
+def _macro_names(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(m.group(1) for m in RESOURCE_MACRO_RE.finditer(text)))
+
+
+def _preset_position(prompt: Any) -> str:
+    if prompt.injection_position == 1:
+        return "depth"
+    if prompt.identifier in ("main", "jailbreak"):
+        return prompt.identifier
+    return "body"
+
+
+def _wb_slot(ident: str, group: str, role: str, name: str) -> Block:
+    return Block(id=f"{ident}:{group}", source="preset", type="reference", role=role, name=name, field=ident,
+                 target_source="worldbook", target_group=group)
+
+
+def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> list[Block]:
+    ident = prompt.identifier
+    base = {"source": "preset", "role": common["role"], "name": common["name"], "field": ident}
+    if ident in CHARACTER_MARKERS:
+        return [Block(id=ident, type="reference", target_source="character",
+                      target_fields=(CHARACTER_MARKERS[ident],), honor_enabled=False, **base)]
+    if ident in PERSONA_MARKERS:
+        return [Block(id=ident, type="reference", target_source="persona", **base)]
+    if ident in AUTHOR_NOTE_MARKERS:
+        return [Block(id=ident, type="text", text="", anchor=True, **base)]
+    if ident == "chatHistory":
+        return [Block(id=f"{ident}:history", type="reference", target_source="history", **base),
+                Block(id=f"{ident}:input", type="reference", target_source="input", **base)]
+    if ident in ("history", "input"):
+        return [Block(id=ident, type="reference", target_source=ident, **base)]
+    if ident in WORLD_INFO_GROUPS:
+        return [Block(id=f"{ident}:{g}", type="reference", target_source="worldbook", target_group=g, **base)
+                for g in WORLD_INFO_GROUPS[ident]]
+    ctx.diagnostics.append({"code": "UNSUPPORTED_MARKER", "id": ident, "name": common["name"]})
+    return []
+
+
+def _may_override(ctx: SourceContext, prompt: Any, field_name: str) -> bool:
+    character = ctx.resources.character
+    return (
+        bool(_character_field(character, field_name))
+        and not prompt.forbid_overrides
+        and ctx.preset_beats_default
+        and f"character#{field_name}" not in ctx.manual_keys
+        and f"character#{field_name}" not in ctx.disabled_keys
+    )
+
+
+def _character_field(character: Any, field_name: str) -> str:
+    attr = {"examples": "mes_example", "system": "system_prompt", "phi": "post_history_instructions"}.get(
+        field_name, field_name
+    )
+    return getattr(character, attr, "") or ""
+
+
+def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    character = ctx.resources.character
+    if character is None:
+        return []
+    blocks = []
+    for name in CHARACTER_FIELDS:
+        text = _character_field(character, name)
+        if not text:
+            continue
+        if f"character#{name}" in ctx.disabled_keys:
+            continue  # a disabled field position blanks the field (reference A.12)
+        blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
+                            name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
+                            resource_id=character.name))
+    depth_prompt = getattr(character, "depth_prompt", None)
+    if depth_prompt is not None and (depth_prompt.prompt or "").strip():
+        blocks.append(Block(id="depth_prompt", source="character", type="text", text=depth_prompt.prompt,
+                            field="depth_prompt", position_id="depth_prompt", role=depth_prompt.role or "system",
+                            depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
+                            name=f"{character.name} · character's note", resource_id=character.name))
+    return blocks
+
+
+def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    persona = ctx.resources.persona
+    if persona is None or not (persona.description or "").strip():
+        return []
+    return [Block(id="persona", source="persona", type="text", text=persona.description, field="persona",
+                  position_id="persona", name=f"{persona.name or 'Persona'} · persona", resource_id=persona.name)]
+
+
+def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    book = ctx.resources.worldbook
+    if book is None:
+        return []
+    prompts = ordered_prompts(ctx.resources.preset) if ctx.resources.preset is not None else []
+    idents = {p.identifier for p in prompts if p.marker}
+    blocks = []
+    for entry, reason in active_world_entries(book):
+        position = entry.position or "after"
+        group = position
+        if position == "at_depth":
+            group = "depth"
+        elif position in ("before_example_messages", "after_example_messages", "before_author_note",
+                          "after_author_note"):
+            anchor = "dialogueExamples" if "example" in position else "authorNote"
+            present = anchor in idents or (anchor == "authorNote" and "authorsNote" in idents)
+            if not (ctx.adaptive_worldbook and present):
+                ctx.diagnostics.append({"code": "WORLD_BOOK_SLOT_MISSING", "name": entry.display_name,
+                                        "position": position, "anchor": anchor})
+                group = "after"
+        blocks.append(Block(
+            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=entry.role or "system",
+            name=entry.display_name, group=group, position_id="depth" if position == "at_depth" else position,
+            depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
+            order=entry.order if entry.order is not None else 100, resource_id=str(entry.uid),
+            activation=reason, extra=(("outlet_name", entry.outlet_name),),
+        ))
+    return blocks
+
+
+def active_world_entries(book: Any) -> list[tuple[Any, str]]:
+    """The entries that take part, each with why. Activation "all": the host already chose them."""
+    if book.activation == "keywords":
+        # SillyTavern's keyword scan is its own capability (the parity issue); until then every enabled entry is
+        # treated as chosen by the host, and the reason says so rather than claiming a keyword matched.
+        return [(e, "enabled (keyword activation not evaluated yet)") for e in book.entries if e.enabled]
+    return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
+
+
+def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:
+    return [Block(id=source, source=source, type="native", message_ids=tuple(m["id"] for m in messages),
+                  trust="user", position_id="content")]
+
+
+def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    if not ctx.host_system_text:
+        return []
+    return [Block(id="native-system", source="native-system", type="native",
+                  message_ids=("assembler-native-system",), trust="system")]
+
+
+def phi_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    blocks = [Block(id="phi", source="phi", type="reference", target_source="character", target_fields=("phi",),
+                    lock=False, name="Post-history instructions")]
+    if rule.get("text"):
+        blocks.append(Block(id="additional-phi", source="phi", type="text", text=rule["text"],
+                            name=rule.get("name") or "Additional post-history instructions",
+                            macro_claims=_macro_names(rule["text"])))
+    return blocks
+
+
+def custom_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    text = rule.get("text") or ""
+    if not text:
+        return []
+    kind = rule["kind"]
+    common = {"name": rule.get("name") or rule["id"], "field": rule["id"], "position_id": "content"}
+    if kind == "dsh.text":
+        return [Block(id="text", source=kind, type="text", text=_fill_variables(text, ctx.variables, rule), **common)]
+    return split_slot_text("text", kind, text, **common)
+
+
+def _fill_variables(text: str, variables: dict[str, str], rule: dict[str, Any]) -> str:
+    from assembly.errors import AssemblyError
+
+    def replace(match: re.Match[str]) -> str:
+        value = variables.get(match.group(1))
+        if not isinstance(value, str):
+            raise AssemblyError("NATIVE_TEXT_VARIABLE_UNAVAILABLE",
+                                f"rules[{rule['id']}].text: variable {{{{{match.group(1)}}}}} is not provided by the host",
+                                status=409, detail={"ruleId": rule["id"], "variable": match.group(1)})
+        return value
+
+    return _VAR_RE.sub(replace, text)
+
+
+SOURCES = {
+    "preset": preset_blocks,
+    "character": character_blocks,
+    "persona": persona_blocks,
+    "worldbook": worldbook_blocks,
+    "phi": phi_blocks,
+    "native-system": native_system_blocks,
+    "custom": custom_blocks,
+    "dsh.text": custom_blocks,
+}
+SLOT_OWNERS = frozenset({"preset"})
+MACRO_SOURCES = {name: target for name, target in RESOURCE_MACROS.items()}

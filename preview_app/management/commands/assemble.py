@@ -1,0 +1,50 @@
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from assembly import AssemblyError, assemble
+
+
+class Command(BaseCommand):
+    help = "Assemble a request JSON (engine.md §1) and print the AssemblyResult; exit 1 with the error JSON on failure."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--input", required=True, help="request JSON file, or - for stdin")
+        parser.add_argument("--format", choices=("json", "table"), default="json")
+
+    def handle(self, *args, **options):
+        source = options["input"]
+        try:
+            raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+            request = json.loads(raw)
+            result = assemble(request)
+        except OSError as exc:
+            self._fail({"ok": False, "code": "INPUT_UNREADABLE", "status": 400, "error": str(exc), "detail": {}})
+        except json.JSONDecodeError as exc:
+            self._fail({"ok": False, "code": "INPUT_NOT_JSON", "status": 400,
+                        "error": f"{source}: not JSON ({exc.msg} at line {exc.lineno})", "detail": {}})
+        except AssemblyError as exc:
+            self._fail(exc.to_json())
+        if options["format"] == "json":
+            self.stdout.write(result.model_dump_json(indent=2))
+            return
+        self.stdout.write(_table(result))
+
+    def _fail(self, error: dict) -> None:
+        self.stdout.write(json.dumps(error, ensure_ascii=False, indent=2))
+        sys.exit(1)
+
+
+def _table(result) -> str:
+    rows = [("#", "role", "delivery", "history", "tokens", "content")]
+    for index, message in enumerate(result.request.messages):
+        content = message.content.replace("\n", " ")
+        rows.append((str(index), message.role, message.delivery, message.history_status, str(message.tokens),
+                     content[:60] + ("…" if len(content) > 60 else "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5] for r in rows]
+    lines.append(f"total tokens: {result.tokens.total} ({result.tokens.tokenizer}); "
+                 f"diagnostics: {', '.join(d['code'] for d in result.diagnostics) or 'none'}")
+    return "\n".join(lines)

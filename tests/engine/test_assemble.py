@@ -1,0 +1,281 @@
+"""assemble() on the reference cases: A.14.7 built-ins, A.14.1 native ordering, A.14.5 positions, A.9 depth.
+
+Expected values are the reference's tables (shared/reference/dsh-prompt-assembler.md A.14), not our output.
+"""
+
+import copy
+
+import pytest
+
+from assembly import AssemblyError, assemble, builtin_strategies
+
+
+def prompt(identifier, role, content, **extra):
+    return {"identifier": identifier, "name": identifier, "role": role, "content": content, **extra}
+
+
+def marker(identifier, role="system"):
+    return {"identifier": identifier, "name": identifier, "role": role, "content": "", "marker": True}
+
+
+def request(strategy, prompts, *, lore=(), character=None, history=("OLD",), inputs=("NOW",), core=True, **extra):
+    resources = {"preset": {"prompts": list(prompts)}}
+    if lore:
+        resources["worldbook"] = {"entries": list(lore), "activation": "all"}
+    if character:
+        resources["character"] = character
+    return {
+        "strategy": strategy,
+        "resources": resources,
+        "conversation": {
+            "history": [{"id": f"h{i}", "role": "user", "content": t} for i, t in enumerate(history)],
+            "input": [{"id": f"i{i}", "role": "user", "content": t} for i, t in enumerate(inputs)],
+        },
+        "host": {"core_available": core},
+        **extra,
+    }
+
+
+def native(placement, *, rules=None, layout=None):
+    """The reference's native fixture: NATIVE_RULES (A.13.4) with the given placement."""
+    rules = rules or [
+        {"id": "native-system", "kind": "native-system", "role": "preserve"},
+        {"id": "preset", "kind": "preset", "role": "system"},
+        {"id": "persona", "kind": "persona", "role": "system"},
+        {"id": "character", "kind": "character", "role": "system"},
+        {"id": "worldbook", "kind": "worldbook", "role": "system"},
+        {"id": "phi", "kind": "phi", "role": "system"},
+        {"id": "history", "kind": "history"},
+        {"id": "input", "kind": "input"},
+    ]
+    strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "fixture", "backend": "native",
+                "placement": placement, "rules": rules}
+    if layout:
+        strategy["layout"] = layout
+    return strategy
+
+
+def texts_roles(result):
+    return [(n.text, n.role) for n in result.nodes]
+
+
+# A.14.7 -----------------------------------------------------------------------------------------------------------
+
+B_PROMPTS = [prompt("main", "user", "HEAD"), marker("worldInfoBefore"), marker("chatHistory"),
+             prompt("jailbreak", "system", "TAIL")]
+B_LORE = [{"uid": "w", "content": "LORE", "position": "before", "role": "system"}]
+
+
+@pytest.mark.parametrize(
+    ("strategy_id", "expected"),
+    [
+        ("builtin-native-slots", [("HEAD", "system"), ("LORE", "system"), ("OLD", "user"), ("NOW", "user"),
+                                  ("TAIL", "user")]),
+        ("builtin-st", [("HEAD", "user"), ("LORE", "system"), ("OLD", "user"), ("NOW", "user"), ("TAIL", "system")]),
+        ("builtin-native-roles", [("LORE", "system"), ("TAIL", "system"), ("OLD", "user"), ("NOW", "user"),
+                                  ("HEAD", "user")]),
+    ],
+)
+def test_builtin_catalogue_outputs(strategy_id, expected):
+    result = assemble(request(strategy_id, B_PROMPTS, lore=B_LORE))
+    assert texts_roles(result) == expected
+
+
+def test_builtin_ids_are_exactly_three():
+    assert sorted(s["id"] for s in builtin_strategies()) == ["builtin-native-roles", "builtin-native-slots",
+                                                             "builtin-st"]
+
+
+def test_builtins_give_pairwise_distinct_outputs_also_under_a_reordered_preset():
+    for prompts in (B_PROMPTS, list(reversed(B_PROMPTS))):
+        outputs = [tuple(texts_roles(assemble(request(s["id"], prompts, lore=B_LORE)))) for s in builtin_strategies()]
+        assert len(set(outputs)) == 3
+
+
+def test_native_slots_request_puts_system_text_in_one_head_and_tail_as_pre_step():
+    result = assemble(request("builtin-native-slots", B_PROMPTS, lore=B_LORE))
+    messages = result.request.messages
+    assert [(m.role, m.content) for m in messages] == [("system", "HEAD\n\nLORE"), ("user", "OLD"), ("user", "NOW"),
+                                                       ("user", "TAIL")]
+    assert [m.delivery for m in messages] == ["system", "history", "input", "pre-step"]
+    assert messages[-1].region == "after-input" and messages[-1].enters_history
+
+
+def test_core_request_is_request_only_except_the_conversation():
+    result = assemble(request("builtin-st", B_PROMPTS, lore=B_LORE))
+    statuses = [(m.content, m.delivery, m.history_status, m.enters_history) for m in result.request.messages]
+    assert statuses == [
+        ("HEAD", "request", "request-only", False),
+        ("LORE", "request", "request-only", False),
+        ("OLD", "history", "native", True),
+        ("NOW", "input", "appended", True),
+        ("TAIL", "request", "request-only", False),
+    ]
+
+
+def test_core_strategy_without_the_advanced_backend_is_409():
+    with pytest.raises(AssemblyError) as error:
+        assemble(request("builtin-st", B_PROMPTS, core=False))
+    assert error.value.code == "REQUEST_ASSEMBLY_CORE_REQUIRED" and error.value.status == 409
+
+
+def test_slot_targets_are_locked_with_the_owner_and_say_why():
+    result = assemble(request("builtin-st", B_PROMPTS, lore=B_LORE))
+    lore = next(n for n in result.nodes if n.text == "LORE")
+    assert lore.locked and lore.lock_reason == "reference:preset" and lore.position_decision == "preset"
+    old = next(n for n in result.nodes if n.text == "OLD")
+    assert old.locked and old.lock_reason == "runtime" and old.position_decision == "runtime"
+    head = next(n for n in result.nodes if n.text == "HEAD")
+    assert not head.locked and head.position_decision == "source"
+
+
+def test_inputs_are_not_mutated():
+    req = request("builtin-native-slots", B_PROMPTS, lore=B_LORE)
+    before = copy.deepcopy(req)
+    assemble(req)
+    assert req == before
+
+
+# A.14.1 native ordering --------------------------------------------------------------------------------------------
+
+
+def test_n1_roles_first_item_roles_win_over_the_module_role():
+    prompts = [prompt("lead", "user", "LEAD"), prompt("sys", "system", "SYS"), marker("chatHistory"),
+               marker("charDescription", "user"), prompt("jailbreak", "user", "TAIL")]
+    result = assemble(request(native("native-roles"), prompts, character={"name": "C", "description": "CHAR"}))
+    assert texts_roles(result) == [("SYS", "system"), ("OLD", "user"), ("NOW", "user"), ("LEAD", "user"),
+                                   ("CHAR", "user"), ("TAIL", "user")]
+    lead = next(n for n in result.nodes if n.text == "LEAD")
+    assert lead.delivery == "context"
+
+
+def test_n3_roles_first_rejects_an_assistant_entry_by_name():
+    with pytest.raises(AssemblyError) as error:
+        assemble(request(native("native-roles"), [prompt("Assistant entry", "assistant", "A")]))
+    assert error.value.code == "ASSEMBLY_NATIVE_UNSUPPORTED" and "Assistant entry" in str(error.value)
+
+
+def test_n4_depth_is_approximated_in_native():
+    prompts = [prompt("Depth entry", "system", "D", injection_position=1, injection_depth=2)]
+    result = assemble(request(native("native-roles"), prompts))
+    assert [n.text for n in result.nodes] == ["D", "OLD", "NOW"]
+    diag = [d for d in result.diagnostics if d["code"] == "NATIVE_DEPTH_APPROXIMATED"]
+    assert diag and diag[0]["name"] == "Depth entry" and diag[0]["depth"] == 2
+
+
+def test_n5_slots_adjust_roles_around_history():
+    prompts = [prompt("open", "user", "OPEN"), marker("chatHistory"), prompt("close", "system", "CLOSE")]
+    result = assemble(request(native("native-slots"), prompts))
+    assert texts_roles(result) == [("OPEN", "system"), ("OLD", "user"), ("NOW", "user"), ("CLOSE", "user")]
+    adjusted = [(d["name"], d["from"], d["to"]) for d in result.diagnostics if d["code"] == "NATIVE_ROLE_ADJUSTED"]
+    assert adjusted == [("open", "user", "system"), ("close", "system", "user")]
+
+
+@pytest.mark.parametrize(
+    ("history", "inputs", "expected"),
+    [(("OLD",), ("NOW",), ["START", "OLD", "MIDDLE", "NOW", "END"]), ((), (), ["START", "MIDDLE", "END"])],
+)
+def test_n6_a_wrapper_prompt_splits_around_history_and_input(history, inputs, expected):
+    prompts = [prompt("wrapper", "user", "START{{history}}MIDDLE{{input}}END")]
+    result = assemble(request(native("native-slots"), prompts, history=history, inputs=inputs))
+    assert [m.content for m in result.request.messages] == expected
+    middle = next(m for m in result.request.messages if m.content == "MIDDLE")
+    end = next(m for m in result.request.messages if m.content == "END")
+    assert middle.region == "before-input" and end.region == "after-input"
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [("BEFORE{{input}}AFTER", ["OLD", "BEFORE", "NOW", "AFTER"]),
+     ("BEFORE{{history}}AFTER", ["BEFORE", "OLD", "AFTER", "NOW"])],
+)
+def test_n7_n8_single_slots(content, expected):
+    result = assemble(request(native("native-slots"), [prompt("p", "user", content)]))
+    assert [n.text for n in result.nodes] == expected
+
+
+def test_n9_input_before_history_is_refused():
+    with pytest.raises(AssemblyError, match="input precedes history"):
+        assemble(request(native("native-slots"), [prompt("p", "user", "{{input}}{{history}}")]))
+
+
+def test_n10_no_slots_falls_back_to_roles_first():
+    prompts = [prompt("prefix", "user", "USER"), prompt("suffix", "system", "SYSTEM")]
+    result = assemble(request(native("native-slots"), prompts))
+    assert [n.text for n in result.nodes] == ["SYSTEM", "OLD", "NOW", "USER"]
+    assert any(d["code"] == "NATIVE_SLOTS_ABSENT" for d in result.diagnostics)
+
+
+def test_n11_repeated_slots_expand_once():
+    result = assemble(request(native("native-slots"), [prompt("p", "user", "A{{chatHistory}}B{{chatHistory}}C")]))
+    assert [n.text for n in result.nodes] == ["A", "OLD", "NOW", "B", "C"]
+
+
+def test_n12_disabled_preset_rule():
+    strategy = native("native-slots")
+    strategy["rules"][1]["enabled"] = False
+    result = assemble(request(strategy, [prompt("p", "user", "A{{chatHistory}}B")]))
+    assert [n.text for n in result.nodes] == ["OLD", "NOW"]
+
+
+# A.9 depth insertion (core) ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("depth", "expected"),
+    [
+        (0, ["HEAD", "A", "B", "C", "D"]),  # depth 0: after everything so far
+        (1, ["HEAD", "A", "B", "D", "C"]),  # before the last conversation message
+        (2, ["HEAD", "A", "D", "B", "C"]),
+        (9, ["HEAD", "D", "A", "B", "C"]),  # deeper than the chat: before the earliest message
+    ],
+)
+def test_depth_counts_conversation_messages_from_the_end(depth, expected):
+    prompts = [prompt("main", "system", "HEAD"), marker("chatHistory"),
+               prompt("deep", "system", "D", injection_position=1, injection_depth=depth)]
+    result = assemble(request("builtin-st", prompts, history=("A", "B"), inputs=("C",)))
+    assert [m.content for m in result.request.messages] == expected
+    deep = next(n for n in result.nodes if n.text == "D")
+    assert deep.locked and deep.lock_reason == "depth" and deep.depth == depth
+
+
+def test_depth_never_splits_a_tool_call_from_its_result():
+    req = request("builtin-st", [marker("chatHistory"), prompt("deep", "system", "D", injection_position=1,
+                                                                   injection_depth=2)], history=(), inputs=("Q",))
+    req["conversation"]["history"] = [
+        {"id": "u", "role": "user", "content": "weather?"},
+        {"id": "a", "role": "assistant", "content": "", "tool_calls": [{"id": "call1"}]},
+        {"id": "t", "role": "tool", "content": "sunny", "tool_call_id": "call1"},
+    ]
+    result = assemble(req)
+    contents = [m.content for m in result.request.messages]
+    # depth 2 asks for "before the tool result"; the transaction pushes it after the result
+    assert contents == ["weather?", "", "sunny", "D", "Q"]
+    assert next(n for n in result.nodes if n.text == "D").adjusted_for_tools
+
+
+def test_tokens_are_counted_per_message_and_module():
+    result = assemble(request("builtin-st", B_PROMPTS, lore=B_LORE))
+    # o200k_base: HEAD, OLD, NOW, TAIL are one token each; LORE is two ("LO" "RE")
+    assert [m.tokens for m in result.request.messages] == [1, 2, 1, 1, 1]
+    assert result.tokens.total == 6
+    assert result.tokens.by_module == {"preset": 2, "worldbook": 2, "history": 1, "input": 1}
+
+
+def test_unknown_builtin_is_an_error_naming_it():
+    with pytest.raises(AssemblyError, match="builtin-nope"):
+        assemble(request("builtin-nope", B_PROMPTS))
+
+
+def test_bad_request_names_the_field():
+    with pytest.raises(AssemblyError) as error:
+        assemble({"strategy": "builtin-st", "conversation": {"history": [{"role": "robot", "content": "x"}]},
+                  "host": {"core_available": True}})
+    assert error.value.code == "ASSEMBLY_REQUEST_INVALID" and "conversation.history.0.role" in str(error.value)
+
+
+def test_oversize_text_is_413():
+    big = "x" * (2 * 1024 * 1024 + 1)
+    with pytest.raises(AssemblyError) as error:
+        assemble(request("builtin-st", [prompt("main", "system", big)]))
+    assert error.value.status == 413
