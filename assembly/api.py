@@ -19,7 +19,9 @@ from assembly.core import core_history_status, core_order
 from assembly.errors import AssemblyError
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
 from assembly.native import CONTEXT_FRAMING, native_regions
+from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
 from assembly.resources import ImportInvalid, normalize_resources
+from assembly.sources import SLOT_OWNERS
 from assembly.strategy import StrategyError, get_builtin_strategy, normalize_strategy, strategy_revision
 from assembly.tokens import ENCODINGS, count_tokens
 
@@ -277,10 +279,13 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     )
     diagnostics = logical.diagnostics
     if backend == "native":
-        nodes = native_regions(logical.nodes, strategy, diagnostics)
+        nodes = native_regions(apply_manual_positions(logical.nodes, strategy, diagnostics), strategy, diagnostics)
+    else:
+        nodes = apply_manual_positions(core_order(logical.nodes), strategy, diagnostics)
+    fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    if backend == "native":
         messages = _native_request(nodes, host_text, req, strategy, history)
     else:
-        nodes = core_order(logical.nodes)
         messages = _core_request(nodes, req.tokenizer)
     validate_tool_transactions(nodes)
     check_size(nodes)
@@ -302,8 +307,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
         diagnostics=diagnostics,
         runtime_context_controls=[],
-        placement_controls=logical.placement_controls,
-        positions=logical.positions,
+        placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
+        positions=position_rows(strategy, nodes, logical.position_decisions),
         durable_events=_durable_events(messages),
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
         budget=budget,

@@ -39,6 +39,7 @@ class LogicalResult:
     slots: list[dict[str, Any]]
     adaptive: bool
     rules: list[dict[str, Any]]
+    outlet_blocks: list[dict[str, Any]]
 
 
 @dataclass
@@ -159,8 +160,17 @@ def assemble_logical(
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, placement_controls=[], positions=[],
         position_decisions=state.decisions, slots=state.slots, adaptive=adaptive,
-        rules=[e.rule for e in state.rule_entries],
+        rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
     )
+
+
+def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
+    entry = state.entries.get("worldbook")
+    if entry is None or not entry.rule["enabled"]:
+        return []
+    return [{"id": b.id, "name": b.name, "outlet_name": dict(b.extra).get("outlet_name") or "", "order": b.order,
+             "content": expand_text_macros(b.text, state.macro_ctx).text}
+            for b in entry.blocks if b.group == "outlet" and state.position_enabled(b)]
 
 
 # 1. sources -------------------------------------------------------------------------------------------------------

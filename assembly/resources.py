@@ -1005,8 +1005,7 @@ def _entry_fields(entry: WorldBookEntry) -> dict[str, Any]:
             out[_camel(name)] = getattr(entry, name)
     for name in ("depth", "use_group_scoring", "scan_depth", "case_sensitive", "match_whole_words", "sticky",
                  "cooldown", "delay", "display_index"):
-        if getattr(entry, name) is not None:
-            out[_camel(name)] = getattr(entry, name)
+        out[_camel(name)] = getattr(entry, name)  # None is written as SillyTavern's null ("not set")
     if entry.character_filter is not None:
         out["characterFilter"] = copy.deepcopy(entry.character_filter)
     return out

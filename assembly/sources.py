@@ -276,6 +276,7 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
             order=entry.order if entry.order is not None else 100, resource_id=str(entry.uid),
             activation=reason, extra=(("outlet_name", entry.outlet_name),),
+            reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
         ))
     return blocks
 

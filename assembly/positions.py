@@ -1,0 +1,230 @@
+"""Resource positions: manual placement, outlets, and the rows the editor shows (reference A.5, A.9, A.10.2).
+
+A position row is one draggable resource category (`source#position`, e.g. `worldbook#after`). The designer can
+leave it where its source puts it (`placement: source`) or place it by hand in the list (`placement: list`, with an
+optional anchor). Manual positions always win (priority stage `user`); everything else follows the priority list
+`preset` (slots) > `resource` (depths and resource anchors) > `default` (rule order).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assembly.blocks import Node
+from assembly.errors import AssemblyError
+from assembly.placement import PlacementError, place_context_blocks
+from assembly.strategy import POSITION_CATALOGUE
+
+CONTROL_KINDS = frozenset({"dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy"})
+TEXT_ONLY_KINDS = frozenset({"custom", "dsh.text"})
+
+
+def row_key(node: Node) -> str:
+    return f"{node.source_id}#{node.position_id}"
+
+
+def _setting_key(setting: dict[str, Any]) -> str:
+    return f"{setting['sourceId']}#{setting['positionId']}"
+
+
+def _manual_order(settings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Settings with their explicit anchors first; a cycle of anchors is refused (409 POSITION_ANCHOR_CYCLE)."""
+    by_key = {_setting_key(s): s for s in settings}
+    done: list[dict[str, Any]] = []
+    state: dict[str, str] = {}
+
+    def visit(key: str, trail: list[str]) -> None:
+        if state.get(key) == "done":
+            return
+        if state.get(key) == "visiting":
+            cycle = " -> ".join(trail[trail.index(key):] + [key])
+            raise AssemblyError("POSITION_ANCHOR_CYCLE", f"layout.positions: cyclic manual position anchors ({cycle})",
+                                status=409, detail={"cycle": trail[trail.index(key):] + [key]})
+        state[key] = "visiting"
+        anchor = by_key[key].get("anchor")
+        if isinstance(anchor, dict):
+            target = f"{anchor['sourceId']}#{anchor['positionId']}"
+            if target in by_key:
+                visit(target, trail + [key])
+        state[key] = "done"
+        done.append(by_key[key])
+
+    for setting in settings:
+        visit(_setting_key(setting), [])
+    return done
+
+
+def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
+    """Move the nodes of every enabled `list` row (reference A.10.2 applyPositionOrder, core/logical region)."""
+    layout = strategy.get("layout") or {}
+    rows = layout.get("positions") or []
+    settings = [s for s in rows if s.get("enabled") and s.get("placement") == "list"]
+    if not settings:
+        return nodes
+    stored = [_setting_key(s) for s in rows]
+    for setting in _manual_order(settings):
+        key = _setting_key(setting)
+        movable = [n for n in nodes if row_key(n) == key and n.message is None and n.lock_reason != "depth"]
+        if not movable:
+            continue
+        moving = {id(n) for n in movable}
+        rest = [n for n in nodes if id(n) not in moving]
+        index = _target_index(rest, setting, stored, layout, diagnostics)
+        nodes = rest[:index] + movable + rest[index:]
+        for node in movable:
+            node.position_decision = "user"
+            if node.slot_id is not None:
+                node.original_slot_id, node.slot_id = node.slot_id, None
+            node.locked, node.lock_reason = False, None
+    return nodes
+
+
+def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], layout: dict[str, Any],
+                  diagnostics: list[dict[str, Any]]) -> int:
+    anchor = setting.get("anchor")
+    if isinstance(anchor, dict):
+        target = f"{anchor['sourceId']}#{anchor['positionId']}"
+        matches = [i for i, n in enumerate(rest) if row_key(n) == target]
+        if matches:
+            return matches[0] if anchor.get("side", "before") == "before" else matches[-1] + 1
+        diagnostics.append({"code": "POSITION_ANCHOR_MISSING", "sourceId": setting["sourceId"],
+                            "positionId": setting["positionId"], "winner": "user", "anchor": anchor})
+        if layout.get("fallback") == "error":
+            raise AssemblyError("POSITION_ANCHOR_MISSING", f"layout.positions[{_setting_key(setting)}]: anchor "
+                                f"{target} has no output in this request", status=409, detail={"anchor": anchor})
+    if anchor == "end":
+        return len(rest)
+    later = set(stored[stored.index(_setting_key(setting)) + 1 :])
+    return next((i for i, n in enumerate(rest) if row_key(n) in later), len(rest))
+
+
+# outlets ------------------------------------------------------------------------------------------------------------
+
+
+def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnostics: list[dict[str, Any]]) -> None:
+    """World book entries with position `outlet` fill `{{outlet::name}}` markers through the placement primitive."""
+    hosts: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        if node.message is not None or "{{outlet::" not in node.text:
+            continue
+        for name in _outlet_names(node.text):
+            if name in hosts:
+                diagnostics.append({"code": "OUTLET_MARKER_REPEATED", "outlet": name, "id": node.id})
+                continue
+            hosts[name] = index
+    if not hosts and not outlet_blocks:
+        return
+    placeable = []
+    for block in outlet_blocks:
+        if block["outlet_name"] in hosts:
+            placeable.append(block)
+        else:
+            diagnostics.append({"code": "WORLD_BOOK_OUTLET_MISSING", "id": block["id"], "name": block["name"],
+                                "outlet": block["outlet_name"]})
+    if not hosts:
+        return
+    indices = sorted(set(hosts.values()))
+    local = {i: n for n, i in enumerate(indices)}
+    messages = [{"role": nodes[i].role if nodes[i].role in ("system", "user", "assistant") else "system",
+                 "content": nodes[i].text} for i in indices]
+    try:
+        placed = place_context_blocks(
+            messages, {"outlets": {name: local[i] for name, i in hosts.items()}},
+            [{"id": b["id"], "position": "outlet", "outlet_name": b["outlet_name"], "order": b["order"],
+              "content": b["content"]} for b in placeable],
+        )
+    except PlacementError as exc:
+        raise AssemblyError(exc.code, f"outlets: {exc}", detail={"outlets": sorted(hosts)}) from None
+    for n, i in enumerate(indices):
+        nodes[i].text = placed.messages[n]["content"]
+        nodes[i].children.extend({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
+                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
+                                 for b in placeable if hosts[b["outlet_name"]] == i)
+
+
+def _outlet_names(text: str) -> list[str]:
+    import re
+
+    return list(dict.fromkeys(m.group(1) for m in re.finditer(r"\{\{outlet::([^{}]+?)\}\}", text)))
+
+
+# rows and controls --------------------------------------------------------------------------------------------------
+
+
+def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
+    rules = strategy["rules"]
+    first_rule = {}
+    for index, rule in enumerate(rules):
+        if rule["kind"] not in CONTROL_KINDS and rule.get("inputMode") != "text":
+            first_rule.setdefault(rule["kind"], (index, rule))
+    catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_ONLY_KINDS]
+    catalogue.sort(key=lambda c: first_rule.get(c["module"], (len(rules), None))[0])
+    by_key = {c["id"]: c for c in catalogue}
+    settings = ((strategy.get("layout") or {}).get("positions")) or []
+    nodes_by_key: dict[str, list[tuple[int, Node]]] = {}
+    for index, node in enumerate(nodes):
+        nodes_by_key.setdefault(row_key(node), []).append((index, node))
+    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
+    rows = []
+    seen = set()
+    for setting in settings:
+        key = _setting_key(setting)
+        seen.add(key)
+        rows.append(_row(key, by_key.get(key), first_rule, setting, nodes_by_key.get(key, []), key in disabled))
+    for category in catalogue:
+        if category["id"] not in seen:
+            rows.append(_row(category["id"], category, first_rule, None, nodes_by_key.get(category["id"], []),
+                             category["id"] in disabled))
+    return rows
+
+
+def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: dict | None,
+         placed: list[tuple[int, Node]], disabled: bool) -> dict[str, Any]:
+    source_id, position_id = key.split("#", 1)
+    rule = first_rule.get(source_id, (None, None))[1]
+    configurable = bool(category and category.get("configurable", True))
+    enabled = configurable and bool(rule and rule["enabled"]) and (setting is None or setting.get("enabled", True))
+    runs = 0
+    previous = None
+    for index, _node in placed:
+        if previous is None or index != previous + 1:
+            runs += 1
+        previous = index
+    locked_nodes = [n for _, n in placed if n.locked]
+    reasons = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
+    return {
+        "key": key, "source_id": source_id, "position_id": position_id,
+        "name_en": category["name_en"] if category else key, "name_zh": category["name_zh"] if category else key,
+        "enabled": enabled and not disabled, "configurable": configurable, "module_available": rule is not None,
+        "placement": (setting or {}).get("placement", "source"), "anchor": (setting or {}).get("anchor"),
+        "missing": category is None, "node_ids": [n.id for _, n in placed], "empty": not placed,
+        "split": runs > 1, "locked": bool(placed) and len(locked_nodes) == len(placed),
+        "partly_locked": 0 < len(locked_nodes) < len(placed), "lock_reasons": reasons,
+        "held_by": sorted({n.slot_id for n in locked_nodes if n.slot_id}),
+        "decisions": sorted({n.position_decision for _, n in placed}),
+    }
+
+
+def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]) -> list[dict]:
+    """Reference A.9 placementControls: per rule, how much of its output a slot owns and how much moves freely."""
+    controls = []
+    for rule in rules:
+        kind = rule["kind"]
+        if kind in CONTROL_KINDS:
+            continue
+        if kind in ("history", "input"):
+            controls.append({"rule_id": rule["id"], "control": "native", "owned": 0, "independent": 0})
+            continue
+        mine = [n for n in nodes if n.message is None and n.text.strip() and
+                (n.rule_id == rule["id"] or (n.source_id == kind and n.slot_owner_rule_id is not None))]
+        if kind in slot_owners:
+            owned = sum(1 for n in mine if n.source_id == kind)
+            controls.append({"rule_id": rule["id"], "control": "preset" if owned else "empty", "owned": owned,
+                             "independent": 0})
+            continue
+        owned = sum(1 for n in mine if n.slot_id is not None or n.native_depth_anchor is not None)
+        independent = len(mine) - owned
+        control = "empty" if not mine else "mixed" if owned and independent else "preset" if owned else "independent"
+        controls.append({"rule_id": rule["id"], "control": control, "owned": owned, "independent": independent})
+    return controls

@@ -1,0 +1,173 @@
+"""Resource positions, manual placement, outlets and locks (reference A.14.5, A.5, A.9; engine.md §5, §6)."""
+
+import pytest
+
+from assembly import AssemblyError, assemble
+
+RULES = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
+
+
+def strategy(backend=None, positions=None, priority="user", **layout_extra):
+    """The A.14.5 fixture: Tavern DEFAULT_RULES, layout {preset-slots, preserve, source-order, priority 'user'}."""
+    layout = {"version": 1, "source": "preset-slots", "identity": "preserve", "fallback": "source-order",
+              "overrides": [], "priority": priority, **layout_extra}
+    if positions is not None:
+        layout["positions"] = positions
+    doc = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "positions fixture",
+           "rules": [{"id": k, "kind": k} for k in RULES], "layout": layout}
+    if backend:
+        doc["backend"] = backend
+    return doc
+
+
+def fixture_request(doc, *, main=None, lore=None, core=True):
+    prompts = [{"identifier": "worldInfoBefore", "marker": True}, {"identifier": "worldInfoAfter", "marker": True},
+               {"identifier": "charDescription", "marker": True}, {"identifier": "chatHistory", "marker": True}]
+    if main is not None:
+        prompts.insert(0, {"identifier": "main", "role": "system", "content": main})
+    return {
+        "strategy": doc,
+        "resources": {
+            "preset": {"prompts": prompts},
+            "character": {"name": "C", "description": "CHARACTER"},
+            "worldbook": {"activation": "all", "entries": lore if lore is not None else [
+                {"uid": "a", "content": "BEFORE", "position": "before"},
+                {"uid": "b", "content": "AFTER", "position": "after"}]},
+        },
+        "conversation": {"history": [{"id": "old", "role": "user", "content": "OLD"}],
+                         "input": [{"id": "now", "role": "user", "content": "NOW"}]},
+        "host": {"core_available": core},
+    }
+
+
+def texts(result):
+    return [n.text for n in result.nodes]
+
+
+def pos(source, position, placement="source", enabled=True, **extra):
+    return {"sourceId": source, "positionId": position, "enabled": enabled, "placement": placement, **extra}
+
+
+def test_p2_a_manual_row_wins_over_the_slot():
+    doc = strategy(positions=[pos("worldbook", "after", "list"), pos("worldbook", "before"),
+                              pos("character", "description")])
+    result = assemble(fixture_request(doc))
+    order = texts(result)
+    assert order.index("AFTER") < order.index("BEFORE")
+    after = next(n for n in result.nodes if n.text == "AFTER")
+    assert after.position_decision == "user" and not after.locked
+
+
+def test_p2_all_rows_source_keeps_slot_order():
+    doc = strategy(positions=[pos("worldbook", "after"), pos("worldbook", "before"), pos("character", "description")],
+                   priority="preset")
+    result = assemble(fixture_request(doc))
+    order = texts(result)
+    assert order.index("BEFORE") < order.index("AFTER")
+    assert next(n for n in result.nodes if n.text == "AFTER").position_decision == "preset"
+
+
+def test_p3_disabled_rows_blank_their_output_and_say_so():
+    doc = strategy(positions=[pos("character", "description", enabled=False), pos("worldbook", "after",
+                                                                                 enabled=False)])
+    result = assemble(fixture_request(doc, main="TEXT {{description}}"))
+    assert all("CHARACTER" not in n.text for n in result.nodes)
+    assert "AFTER" not in texts(result)
+    rows = {r["key"]: r for r in result.positions}
+    assert rows["worldbook#after"]["enabled"] is False and rows["worldbook#after"]["empty"]
+
+
+def test_p4_new_entries_join_their_group_and_the_layout_holds_no_resource_ids():
+    doc = strategy()
+    lore = [{"uid": "a", "content": "BEFORE", "position": "before"},
+            {"uid": "b", "content": "AFTER", "position": "after"},
+            {"uid": "e", "content": "EXTRA", "position": "after"}]
+    result = assemble(fixture_request(doc, lore=lore))
+    order = texts(result)
+    assert order.index("AFTER") < order.index("EXTRA")
+    assert "worldbook:e" not in str(doc)
+
+
+def test_p5_a_moved_macro_target_appears_once():
+    doc = strategy(positions=[pos("character", "description", "list")])
+    result = assemble(fixture_request(doc, main="PREFIX {{description}} SUFFIX"))
+    holding = [n for n in result.nodes if "CHARACTER" in n.text]
+    assert len(holding) == 1 and holding[0].text == "CHARACTER"
+    assert holding[0].position_decision == "user"
+    assert next(n for n in result.nodes if n.text.startswith("PREFIX")).text == "PREFIX  SUFFIX"
+
+
+def test_p6_depth_by_default_and_a_list_row_drops_the_depth():
+    lore = [{"uid": "d", "content": "DEPTH", "position": "at_depth", "depth": 1}]
+    result = assemble(fixture_request(strategy(), lore=lore))
+    assert next(n for n in result.nodes if n.text == "DEPTH").depth == 1
+    doc = strategy(positions=[pos("worldbook", "depth", "list"), pos("character", "description")])
+    result = assemble(fixture_request(doc, lore=lore))
+    depth = next(n for n in result.nodes if n.text == "DEPTH")
+    assert depth.depth is None
+    assert texts(result).index("DEPTH") < texts(result).index("CHARACTER")
+
+
+def test_explicit_anchor_places_a_row_after_another():
+    doc = strategy(positions=[pos("worldbook", "before", "list",
+                                  anchor={"sourceId": "character", "positionId": "description", "side": "after"})])
+    order = texts(assemble(fixture_request(doc)))
+    assert order.index("CHARACTER") + 1 == order.index("BEFORE")
+
+
+def test_cyclic_anchors_are_refused():
+    doc = strategy(positions=[
+        pos("worldbook", "before", "list", anchor={"sourceId": "worldbook", "positionId": "after", "side": "after"}),
+        pos("worldbook", "after", "list", anchor={"sourceId": "worldbook", "positionId": "before", "side": "after"}),
+    ])
+    with pytest.raises(AssemblyError) as error:
+        assemble(fixture_request(doc))
+    assert error.value.code == "POSITION_ANCHOR_CYCLE" and error.value.status == 409
+
+
+def test_missing_anchor_is_a_diagnostic_or_a_409_with_fallback_error():
+    anchor = {"sourceId": "persona", "positionId": "persona", "side": "before"}
+    doc = strategy(positions=[pos("worldbook", "before", "list", anchor=anchor)])
+    result = assemble(fixture_request(doc))
+    assert any(d["code"] == "POSITION_ANCHOR_MISSING" for d in result.diagnostics)
+    doc = strategy(positions=[pos("worldbook", "before", "list", anchor=anchor)], fallback="error")
+    with pytest.raises(AssemblyError) as error:
+        assemble(fixture_request(doc))
+    assert error.value.code == "POSITION_ANCHOR_MISSING" and error.value.status == 409
+
+
+def test_position_rows_report_locks_and_who_holds_them():
+    result = assemble(fixture_request(strategy()))
+    rows = {r["key"]: r for r in result.positions}
+    before = rows["worldbook#before"]
+    assert before["locked"] and before["lock_reasons"] == ["reference:preset"]
+    assert before["held_by"] == ["preset:worldInfoBefore:before"]
+    assert rows["persona#persona"]["empty"]
+    assert rows["worldbook#outlet"]["empty"]
+
+
+def test_world_book_outlet_entries_fill_their_marker():
+    req = fixture_request(strategy(), main="Lore: {{outlet::gate}}.", lore=[
+        {"uid": "o1", "content": "The gate opens at dawn", "position": "outlet", "outlet_name": "gate", "order": 2},
+        {"uid": "o2", "content": "A key is needed", "position": "outlet", "outlet_name": "gate", "order": 1}])
+    result = assemble(req)
+    main = next(n for n in result.nodes if n.text.startswith("Lore:"))
+    # ascending order: o2 (order 1) then o1 (order 2), joined with a newline, in the host message
+    assert main.text == "Lore: A key is needed\nThe gate opens at dawn."
+    assert not any(n.text == "A key is needed" for n in result.nodes)
+
+
+def test_an_outlet_entry_without_a_marker_is_reported():
+    req = fixture_request(strategy(), lore=[{"uid": "o", "content": "X", "position": "outlet", "outlet_name": "nowhere"}])
+    result = assemble(req)
+    assert [d for d in result.diagnostics if d["code"] == "WORLD_BOOK_OUTLET_MISSING"][0]["outlet"] == "nowhere"
+
+
+def test_placement_controls_count_owned_and_independent_output():
+    lore = [{"uid": "a", "content": "BEFORE", "position": "before"},
+            {"uid": "d", "content": "DEEP", "position": "at_depth", "depth": 3}]
+    result = assemble(fixture_request(strategy(), lore=lore))
+    controls = {c["rule_id"]: c for c in result.placement_controls}
+    assert controls["worldbook"] == {"rule_id": "worldbook", "control": "mixed", "owned": 1, "independent": 1}
+    assert controls["history"]["control"] == "native"
+    assert controls["persona"]["control"] == "empty"
