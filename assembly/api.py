@@ -17,6 +17,7 @@ from assembly.blocks import Node
 from assembly.budget import select_within_budget
 from assembly.core import core_history_status, core_order
 from assembly.errors import AssemblyError
+from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
 from assembly.native import CONTEXT_FRAMING, native_regions
 from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
@@ -159,6 +160,7 @@ class NodeView(BaseModel):
     activation: str | None = None
     children: list[dict[str, Any]] = Field(default_factory=list)
     adjusted_for_tools: bool = False
+    original_slot_id: str | None = None
 
 
 class StrategyRef(BaseModel):
@@ -187,6 +189,7 @@ class AssemblyResult(BaseModel):
     durable_events: list[dict[str, Any]]
     tokens: TokenSummary
     budget: dict[str, Any] | None = None
+    layout: dict[str, Any] = Field(default_factory=dict)  # reference A.11: policy, slots and movable blocks
 
 
 # entry point --------------------------------------------------------------------------------------------------------
@@ -280,8 +283,10 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     diagnostics = logical.diagnostics
     if backend == "native":
         nodes = native_regions(apply_manual_positions(logical.nodes, strategy, diagnostics), strategy, diagnostics)
+        nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
     else:
-        nodes = apply_manual_positions(core_order(logical.nodes), strategy, diagnostics)
+        nodes = apply_layout_overrides(core_order(logical.nodes), strategy, backend, diagnostics)
+        nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if backend == "native":
         messages = _native_request(nodes, host_text, req, strategy, history)
@@ -312,6 +317,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         durable_events=_durable_events(messages),
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
         budget=budget,
+        layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
     )
 
 
@@ -425,6 +431,7 @@ def _node_view(node: Node, tokens: int) -> NodeView:
         position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
         requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
         activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
+        original_slot_id=node.original_slot_id,
     )
 
 

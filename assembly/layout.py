@@ -1,0 +1,158 @@
+"""Resource layout blocks and overrides (reference A.11, our design).
+
+A layout block is a run of consecutive nodes that belong together: same rule, same resource group (a world book
+position, a prompt, a character field), same slot, depth, role and region. Its key never contains the ids of the
+entries active today, so an override written against "the world book's `after` group" still applies tomorrow when
+other entries are active. Blocks are what the editor drags: a `free` block moves anywhere; a `slot` block follows
+the preset slot that holds it unless the move detaches it; a `runtime` block (conversation, depth) never moves.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assembly.blocks import Node
+from assembly.errors import AssemblyError
+
+NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
+                 "after-input:pre-step": 5}
+SLOT_PROBLEMS = ("WORLD_BOOK_SLOT_MISSING", "NATIVE_SLOTS_ABSENT", "ASSEMBLY_REFERENCE_UNAVAILABLE")
+
+
+def node_region(node: Node, backend: str) -> str:
+    if backend != "native":
+        return "request"
+    if node.module in ("history", "input"):
+        return node.module
+    if node.region == "system" or node.module == "native-system":
+        return "system"
+    return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
+
+
+def _group_key(node: Node, backend: str) -> str:
+    block = node.block
+    group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
+        block.id if block is not None else node.id)
+    depth = node.depth if node.depth is not None else node.requested_depth
+    return json.dumps([node.rule_id, node.module, group, node.slot_id, depth, node.role, node_region(node, backend)],
+                      ensure_ascii=False, separators=(",", ":"))
+
+
+def _binding(node: Node) -> str:
+    if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
+        return "runtime"
+    return "slot" if node.slot_id is not None else "free"
+
+
+def layout_blocks(nodes: list[Node], backend: str) -> list[dict[str, Any]]:
+    """The runs of nodes that move together, with their binding and why they are where they are."""
+    runs: list[tuple[str, list[Node]]] = []
+    for node in nodes:
+        key = _group_key(node, backend)
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(node)
+        else:
+            runs.append((key, [node]))
+    counts: dict[str, int] = {}
+    for key, _ in runs:
+        counts[key] = counts.get(key, 0) + 1
+    blocks = []
+    for key, members in runs:
+        first = members[0]
+        binding = _binding(first)
+        block_id = f"block:{key}" if counts[key] == 1 else f"block:{key}:run:{first.id}"
+        reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
+        limitations = []
+        if binding == "runtime":
+            limitations.append("RUNTIME_POSITION_FIXED")
+        if node_region(first, backend).endswith(":context"):
+            limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
+        blocks.append({
+            "id": block_id, "key": json.loads(key), "binding": binding, "movable": binding == "free",
+            "overridable": binding == "slot", "region": node_region(first, backend), "reason": reason,
+            "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
+            "node_ids": [n.id for n in members],
+            "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
+                         "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
+                        for n in members],
+        })
+    return blocks
+
+
+def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,
+                           diagnostics: list[dict[str, Any]]) -> list[Node]:
+    """Move blocks as the strategy's overrides say (reference A.11 applyLayoutOverrides)."""
+    layout = strategy.get("layout")
+    if not layout:
+        return nodes
+    strict = layout.get("fallback") == "error"
+    problem = next((d for d in diagnostics if d["code"] in SLOT_PROBLEMS), None)
+    if strict and problem is not None:
+        raise AssemblyError("LAYOUT_TARGET_MISSING", f"Resource layout target is no longer available: "
+                            f"{problem['code']}", status=409, detail={"diagnostic": problem})
+    for override in layout.get("overrides") or []:
+        blocks = {b["id"]: b for b in layout_blocks(nodes, backend)}
+        target, anchor = blocks.get(override["target"]), blocks.get(override["anchor"])
+        if target is None or anchor is None:
+            missing = "target" if target is None else "anchor"
+            diagnostics.append({"code": "LAYOUT_TARGET_MISSING", **override, "missing": missing})
+            if strict:
+                raise AssemblyError("LAYOUT_TARGET_MISSING", f"Resource layout target is no longer available: "
+                                    f"layout.overrides {missing} {override[missing]}", status=409,
+                                    detail={**override, "missing": missing})
+            continue
+        if not target["movable"] and not (target["overridable"] and override.get("detach")):
+            raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", f"This block follows a slot or a runtime anchor: "
+                                f"{override['target']}", status=409, detail=dict(override))
+        nodes = _move(nodes, target, anchor, override.get("side", "before"), bool(override.get("detach")))
+        if backend == "native":
+            _check_native_phases(nodes, override)
+    return nodes
+
+
+def _move(nodes: list[Node], target: dict[str, Any], anchor: dict[str, Any], side: str, detach: bool) -> list[Node]:
+    moving_ids = set(target["node_ids"])
+    moving = [n for n in nodes if n.id in moving_ids]
+    rest = [n for n in nodes if n.id not in moving_ids]
+    anchor_ids = set(anchor["node_ids"])
+    positions = [i for i, n in enumerate(rest) if n.id in anchor_ids]
+    index = positions[0] if side == "before" else positions[-1] + 1
+    for node in moving:
+        node.position_decision = "user"
+        if detach and node.slot_id is not None:
+            node.original_slot_id, node.slot_id = node.slot_id, None
+            node.locked, node.lock_reason = False, None
+    return rest[:index] + moving + rest[index:]
+
+
+def _check_native_phases(nodes: list[Node], override: dict[str, Any]) -> None:
+    phase = 0
+    for node in nodes:
+        current = NATIVE_PHASES.get(node_region(node, "native"), 4)
+        if current < phase:
+            raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", "This move crosses a native role or delivery boundary: "
+                                f"{override['target']}", status=409, detail=dict(override))
+        phase = current
+
+
+def with_block_move(strategy: dict[str, Any], blocks: list[dict[str, Any]], target: str, anchor: str,
+                    side: str = "before", detach: bool = False) -> dict[str, Any]:
+    """A new strategy whose layout moves block `target` beside `anchor` (reference A.11 withBlockMove)."""
+    layout = strategy.get("layout")
+    if not layout:
+        raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", "Explicitly adopt a resource layout policy before moving "
+                            "blocks", status=409)
+    by_id = {b["id"]: b for b in blocks}
+    if target not in by_id or anchor not in by_id:
+        raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", "Refresh current resources before moving this block: "
+                            f"{target if target not in by_id else anchor} is not in the current preview", status=409)
+    block = by_id[target]
+    previous = next((o for o in layout.get("overrides") or [] if o["target"] == target), None)
+    detach = detach or bool(previous and previous.get("detach"))  # a detach stays sticky
+    if not block["movable"] and not (detach and block["overridable"]):
+        raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", f"This block follows a slot or a runtime anchor: {target}",
+                            status=409)
+    overrides = [o for o in layout.get("overrides") or [] if o["target"] != target]
+    overrides.append({"target": target, "anchor": anchor, "side": side, "detach": detach})
+    return {**strategy, "layout": {**layout, "overrides": overrides}}
