@@ -288,22 +288,32 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         nodes = apply_layout_overrides(core_order(logical.nodes), strategy, backend, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
-    if backend == "native":
-        messages = _native_request(nodes, host_text, req, strategy, history)
-    else:
-        messages = _core_request(nodes, req.tokenizer)
     validate_tool_transactions(nodes)
     check_size(nodes)
+
+    def build_request(nodes: list[Node]) -> list[RequestMessage]:
+        if backend == "native":
+            return _native_request(nodes, host_text, req, strategy, history)
+        return _core_request(nodes, req.tokenizer)
+
+    messages = build_request(nodes)
+    node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
+    total = sum(m.tokens for m in messages)
+    budget = _budget_report(req, nodes, node_tokens, total, diagnostics)
+    if budget is not None and budget["applied"] and budget["eviction_plan"]:
+        dropped = {d["id"] for d in budget["eviction_plan"]}
+        nodes = [n for n in nodes if n.id not in dropped]
+        for node in nodes:
+            node.request_index = None
+        messages = build_request(nodes)
+        total = budget["total_after"] = sum(m.tokens for m in messages)
     if not messages:
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
     by_module: dict[str, int] = {}
     for node in nodes:
         by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
-    total = sum(m.tokens for m in messages)
-    budget = _budget_report(req, nodes, node_tokens, total, diagnostics)
     return AssemblyResult(
         backend=backend,
         placement=strategy.get("placement", "modules"),

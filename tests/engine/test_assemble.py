@@ -279,3 +279,35 @@ def test_oversize_text_is_413():
     with pytest.raises(AssemblyError) as error:
         assemble(request("builtin-st", [prompt("main", "system", big)]))
     assert error.value.status == 413
+
+
+# engine.md §8 budget -------------------------------------------------------------------------------------------------
+
+
+def budget_request(apply):
+    prompts = [prompt("main", "system", "HEAD"), marker("worldInfoBefore"), marker("chatHistory")]
+    lore = [{"uid": "w1", "content": "LORE", "position": "before", "order": 5},
+            {"uid": "w2", "content": "TAIL", "position": "before", "order": 1}]
+    # o200k_base token counts: HEAD 1, LORE 2, TAIL 1, OLD 1, NOW 1
+    return request("builtin-st", prompts, lore=lore, history=("OLD", "HEAD"), inputs=("NOW",),
+                   budget={"context_window": 6, "reserve_output": 1, "apply": apply})
+
+
+def test_budget_plan_drops_oldest_history_first_and_never_the_input():
+    result = assemble(budget_request(apply=False))
+    # messages HEAD 1, LORE 2, TAIL 1, OLD 1, HEAD 1, NOW 1 -> total 7; limit 6 - 1 = 5; over by 2.
+    # Fixed: main HEAD + input NOW = 2, leaving 3 for the rest; world book outranks history, so both history
+    # messages (1 + 1 = the 2 tokens over) are planned for eviction, oldest first.
+    assert (result.budget["limit"], result.budget["total"], result.budget["over_by"]) == (5, 7, 2)
+    dropped = [d["id"] for d in result.budget["eviction_plan"]]
+    assert dropped == ["history:h0", "history:h1"]
+    assert all(not d["id"].startswith("input") for d in result.budget["eviction_plan"])
+    assert any(d["code"] == "CONTEXT_BUDGET_EXCEEDED" for d in result.diagnostics)
+    assert len(result.request.messages) == 6  # a plan only
+
+
+def test_budget_apply_removes_the_planned_messages():
+    result = assemble(budget_request(apply=True))
+    planned = {d["id"] for d in result.budget["eviction_plan"]}
+    assert planned and not planned & {n.id for n in result.nodes}
+    assert result.tokens.total <= result.budget["limit"]
