@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
-from assembly.core import core_history_status, core_order
+from assembly.core import SNAPSHOT_KIND, core_history_status, core_order, snapshot_hash
 from assembly.errors import AssemblyError
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
@@ -285,7 +285,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         nodes = native_regions(apply_manual_positions(logical.nodes, strategy, diagnostics), strategy, diagnostics)
         nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
     else:
-        nodes = apply_layout_overrides(core_order(logical.nodes), strategy, backend, diagnostics)
+        nodes = apply_layout_overrides(core_order(logical.nodes, history, logical.rules), strategy, backend,
+                                       diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     validate_tool_transactions(nodes)
@@ -324,7 +325,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         runtime_context_controls=[],
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
         positions=position_rows(strategy, nodes, logical.position_decisions),
-        durable_events=_durable_events(messages),
+        durable_events=_durable_events(messages, nodes),
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
         budget=budget,
         layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
@@ -421,9 +422,17 @@ def _context_message(context_nodes: list[Node], contexts: list[str], history: li
                     message_id=previous["id"] if reused and previous else None)
 
 
-def _durable_events(messages: list[RequestMessage]) -> list[dict[str, Any]]:
+def _durable_events(messages: list[RequestMessage], nodes: list[Node]) -> list[dict[str, Any]]:
+    by_id = {n.id: n for n in nodes}
     events = []
     for message in messages:
+        if message.history_status == "snapshot":
+            node = by_id[message.parts[0]]
+            events.append({"id": message.id, "role": message.role, "content": message.content,
+                           "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id,
+                                      "name": node.name, "hash": snapshot_hash(node),
+                                      "empty": node.text.startswith("Current context is empty for entry")}})
+            continue
         if message.history_status != "appended":
             continue
         kind = {"input": "user", "context": "runtime-context", "pre-step": "dsh-prompt-assembler"}.get(

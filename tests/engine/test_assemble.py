@@ -311,3 +311,36 @@ def test_budget_apply_removes_the_planned_messages():
     planned = {d["id"] for d in result.budget["eviction_plan"]}
     assert planned and not planned & {n.id for n in result.nodes}
     assert result.tokens.total <= result.budget["limit"]
+
+
+# A.9 step 5: retained snapshots (core, lifetime "snapshot") ---------------------------------------------------------
+
+
+def snapshot_strategy():
+    rules = [{"id": k, "kind": k} for k in ("native-system", "preset", "character", "history", "input")]
+    rules.insert(2, {"id": "lore", "kind": "worldbook", "lifetime": "snapshot"})
+    return {"format": "dsh-tavern-request-assembly", "version": 1, "name": "snapshots", "placement": "modules",
+            "rules": rules}
+
+
+def test_a_snapshot_is_recorded_once_then_reused_then_emptied():
+    lore = [{"uid": "w", "content": "LORE", "position": "before"}]
+    first = assemble(request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=lore))
+    snap = next(m for m in first.request.messages if m.content == "LORE")
+    assert (snap.delivery, snap.history_status, snap.enters_history) == ("snapshot", "snapshot", True)
+    event = next(e for e in first.durable_events if e["content"] == "LORE")
+    assert event["source"]["kind"] == "assembly-snapshot"
+
+    # next turn: the recorded snapshot is part of durable history; unchanged content is not sent again
+    second_req = request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=lore)
+    second_req["conversation"]["history"].append(event)
+    second = assemble(second_req)
+    assert [m.content for m in second.request.messages].count("LORE") == 1
+    assert next(m for m in second.request.messages if m.content == "LORE").history_status == "native"
+
+    # the entry is gone: an "empty" record supersedes the old snapshot
+    third_req = request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=[])
+    third_req["conversation"]["history"].append(event)
+    third = assemble(third_req)
+    empty = [m for m in third.request.messages if m.history_status == "snapshot"]
+    assert len(empty) == 1 and "Current context is empty for entry w." in empty[0].content
