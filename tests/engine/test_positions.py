@@ -171,3 +171,14 @@ def test_placement_controls_count_owned_and_independent_output():
     assert controls["worldbook"] == {"rule_id": "worldbook", "control": "mixed", "owned": 1, "independent": 1}
     assert controls["history"]["control"] == "native"
     assert controls["persona"]["control"] == "empty"
+
+
+def test_p1_catalogue_rows():
+    result = assemble(fixture_request(strategy()))
+    keys = [r["key"] for r in result.positions]
+    world = [k.split("#")[1] for k in keys if k.startswith("worldbook#")]
+    assert world == ["before", "after", "before_example_messages", "after_example_messages", "before_author_note",
+                     "after_author_note", "depth", "outlet"]
+    description = next(r for r in result.positions if r["key"] == "character#description")
+    assert not description["empty"] and description["lock_reasons"] == ["reference:preset"]
+    assert not any(k.startswith("tavern.text") or k.startswith("custom") for k in keys)
