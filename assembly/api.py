@@ -349,8 +349,14 @@ def _synthetic_id(node: Node) -> str:
 def _message(node_or_nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str,
              tokenizer: str, message_id: str | None = None, name: str | None = None) -> RequestMessage:
     first = node_or_nodes[0] if node_or_nodes else None
+    if message_id is None:
+        if first is None:  # a host-only message (runtime contexts with no contributed text): named by its content
+            digest = hashlib.sha256(f"{delivery}\x00{content}".encode()).digest()
+            message_id = str(uuid.UUID(bytes=digest[:16], version=5))
+        else:
+            message_id = first.message["id"] if first.message else _synthetic_id(first)
     return RequestMessage(
-        id=message_id or (first.message["id"] if first is not None and first.message else _synthetic_id(first)),
+        id=message_id,
         role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery, region=region,
         enters_history=status != "request-only", history_status=status, parts=[n.id for n in node_or_nodes],
         name=name,

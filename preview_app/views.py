@@ -14,5 +14,5 @@ _FULL_LAYOUT = {
     "examples": {"start": 1, "end": 2},
     "conversation": {"message_indices": [], "empty_index": 2},
     "author_note": 2,
-    "outlets": {},
+    "outlets": {"example": 2},
 }

@@ -344,3 +344,12 @@ def test_a_snapshot_is_recorded_once_then_reused_then_emptied():
     third = assemble(third_req)
     empty = [m for m in third.request.messages if m.history_status == "snapshot"]
     assert len(empty) == 1 and "Current context is empty for entry w." in empty[0].content
+
+
+def test_host_runtime_contexts_alone_make_one_snapshot_after_the_input():
+    req = request("builtin-native-slots", [marker("chatHistory")])
+    req["host"]["contexts"] = [{"name": "sandbox:policy", "text": "S"}]
+    messages = assemble(req).request.messages
+    assert messages[-1].delivery == "context" and messages[-1].region == "after-input"
+    assert messages[-1].content == ("Current runtime context. This snapshot supersedes earlier runtime-context "
+                                    "snapshots.\n\nS")
