@@ -19,7 +19,7 @@ from assembly.core import SNAPSHOT_KIND, core_history_status, core_order, snapsh
 from assembly.errors import AssemblyError
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
-from assembly.native import CONTEXT_FRAMING, native_regions
+from assembly.native import CONTEXT_FRAMING, native_regions, validate_native
 from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
 from assembly.resources import ImportInvalid, normalize_resources
 from assembly.sources import SLOT_OWNERS
@@ -223,7 +223,9 @@ def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[s
 
 def require_available(strategy: dict[str, Any], host: HostSettings) -> None:
     """Reference A.7: a core (or legacy) strategy needs the advanced backend installed."""
-    if strategy.get("backend", "core") != "native" and not host.core_available:
+    if strategy.get("backend", "core") == "native":
+        validate_native(strategy)
+    elif not host.core_available:
         raise AssemblyError("REQUEST_ASSEMBLY_CORE_REQUIRED", "This strategy requires the optional core assembly "
                             "extension (host.core_available is false).", status=409, detail={"backend": "core"})
 

@@ -215,3 +215,66 @@ def _depth_boundary(order: list[Node], history: Node, diagnostics: list[dict[str
                             "depth": node.requested_depth, "placement": node.native_depth_anchor})
     at = rest.index(history)
     return rest[:at] + before + [history] + after + rest[at + 1 :]
+
+
+CONTROL_KINDS = ("dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy")
+
+
+def validate_native(strategy: dict[str, Any]) -> None:
+    """Reference A.6: what a stock host can honour, checked in the reference's order; never mutates the strategy."""
+    if strategy.get("backend", "core") != "native":
+        raise _unsupported("This strategy requires the optional core assembly extension.", backend="core")
+    rules = strategy["rules"]
+    for kind, what in (("history", "history"), ("input", "input")):
+        rule = next((r for r in rules if r["kind"] == kind), None)
+        if rule is None or not rule["enabled"]:
+            raise _unsupported(f"Native assembly must preserve {what}.", ruleId=rule["id"] if rule else None,
+                               kind=kind)
+    for rule in rules:
+        if rule["kind"] in CONTROL_KINDS and (rule["role"] != "preserve" or rule["lifetime"] != "request"
+                                              or rule["depth"] is not None or rule.get("inputMode") == "text"):
+            raise _unsupported("Native context controls only support enable/disable.", ruleId=rule["id"])
+    enabled = [r for r in rules if r["enabled"]]
+    if strategy.get("placement") in ("native-roles", "native-slots"):
+        for rule in enabled:
+            if rule["lifetime"] == "snapshot" or rule["depth"] is not None or rule["role"] == "assistant":
+                raise _unsupported("Native ordering does not support snapshots, depth or assistant contributions.",
+                                   ruleId=rule["id"])
+        return
+    phase, after_input_messages = "system", False
+    for rule in enabled:
+        kind = rule["kind"]
+        if kind in CONTROL_KINDS:
+            continue
+        if kind == "history":
+            if phase != "system":
+                raise _unsupported("Native history cannot be moved after current input.", ruleId=rule["id"])
+            phase = "before-input"
+            continue
+        if kind == "input":
+            if phase != "before-input":
+                raise _unsupported("Current input must follow native history.", ruleId=rule["id"])
+            phase = "after-input"
+            continue
+        if rule["lifetime"] == "snapshot" or rule["depth"] is not None:
+            raise _unsupported("Retained request snapshots and insertion depth require core assembly.",
+                               ruleId=rule["id"])
+        if rule["role"] == "assistant":
+            raise _unsupported("Assistant-role contributions require core assembly.", ruleId=rule["id"])
+        if rule["role"] == "user":
+            delivery = rule.get("delivery")
+            if phase == "system":
+                raise _unsupported("Native user contributions must follow native history.", ruleId=rule["id"])
+            if phase == "before-input" and delivery != "pre-step":
+                raise _unsupported("User context snapshots follow current input; use pre-step before input.",
+                                   ruleId=rule["id"])
+            if phase == "after-input":
+                if delivery == "pre-step":
+                    after_input_messages = True
+                elif after_input_messages:
+                    raise _unsupported("Native context snapshots precede post-input pre-step messages; reorder these "
+                                       "contributions.", ruleId=rule["id"])
+        elif phase != "system":
+            raise _unsupported("Native system contributions must precede native history.", ruleId=rule["id"])
+    if strategy.get("placement") != "modules":
+        raise _unsupported("ST slot/depth placement requires core assembly; choose a native strategy.")
