@@ -23,7 +23,8 @@ from assembly.native import CONTEXT_FRAMING, native_regions, validate_native
 from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
 from assembly.resources import ImportInvalid, normalize_resources
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import StrategyError, get_builtin_strategy, normalize_strategy, strategy_revision
+from assembly.strategy import StrategyError, strategy_revision
+from assembly.strategy import resolve_strategy as resolve_strategy_document
 from assembly.tokens import ENCODINGS, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -211,11 +212,9 @@ def _parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest
 
 
 def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """A built-in id or a strategy document -> (id, normalized strategy), as an AssemblyError when refused."""
     try:
-        if isinstance(strategy, str):
-            return strategy, get_builtin_strategy(strategy)
-        strategy_id = strategy.get("id") if isinstance(strategy.get("id"), str) else None
-        return strategy_id, normalize_strategy(strategy)
+        return resolve_strategy_document(strategy)
     except StrategyError as exc:
         raise AssemblyError(exc.code, str(exc), status=getattr(exc, "status", 400),
                             detail={"path": getattr(exc, "path", None)}) from None
@@ -269,8 +268,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     try:
         resources = normalize_resources(req.resources)
     except ImportInvalid as exc:
-        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: {exc}" if getattr(exc, "path", None)
-                            else str(exc), status=getattr(exc, "status", 400)) from None
+        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
+                            detail={"path": f"resources.{exc.path}"}) from None
     history = _messages_with_ids(req.conversation.history, "h")
     inputs = _messages_with_ids(req.conversation.input, "i")
     _check_unique_ids(history + inputs)

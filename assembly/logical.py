@@ -22,9 +22,9 @@ from assembly.blocks import Block, Node
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
+from assembly.strategy import CONTEXT_CONTROL_KINDS
 
 DEFAULT_PRIORITY = ("preset", "resource", "default")
-CONTROL_KINDS = frozenset({"dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy"})
 NATIVE_SOURCES = frozenset({"native-system", "history", "input"})
 MAX_EXTRA_BYTES = 2 * 1024 * 1024
 
@@ -180,7 +180,7 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
     history_only = [m for m in history if m["role"] != "system" or state.backend != "native"]
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
-        if kind in CONTROL_KINDS:
+        if kind in CONTEXT_CONTROL_KINDS:
             continue
         if kind == "history":
             blocks = native_block("history", history_only)

@@ -13,6 +13,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
 from assembly.sources import SLOT_OWNERS
+from assembly.strategy import CONTEXT_CONTROL_KINDS
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
 CONTEXT_FRAMING = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
@@ -217,7 +218,6 @@ def _depth_boundary(order: list[Node], history: Node, diagnostics: list[dict[str
     return rest[:at] + before + [history] + after + rest[at + 1 :]
 
 
-CONTROL_KINDS = ("dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy")
 
 
 def validate_native(strategy: dict[str, Any]) -> None:
@@ -231,7 +231,7 @@ def validate_native(strategy: dict[str, Any]) -> None:
             raise _unsupported(f"Native assembly must preserve {what}.", ruleId=rule["id"] if rule else None,
                                kind=kind)
     for rule in rules:
-        if rule["kind"] in CONTROL_KINDS and (rule["role"] != "preserve" or rule["lifetime"] != "request"
+        if rule["kind"] in CONTEXT_CONTROL_KINDS and (rule["role"] != "preserve" or rule["lifetime"] != "request"
                                               or rule["depth"] is not None or rule.get("inputMode") == "text"):
             raise _unsupported("Native context controls only support enable/disable.", ruleId=rule["id"])
     enabled = [r for r in rules if r["enabled"]]
@@ -244,7 +244,7 @@ def validate_native(strategy: dict[str, Any]) -> None:
     phase, after_input_messages = "system", False
     for rule in enabled:
         kind = rule["kind"]
-        if kind in CONTROL_KINDS:
+        if kind in CONTEXT_CONTROL_KINDS:
             continue
         if kind == "history":
             if phase != "system":

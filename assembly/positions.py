@@ -13,9 +13,8 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.strategy import POSITION_CATALOGUE
+from assembly.strategy import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 
-CONTROL_KINDS = frozenset({"dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy"})
 TEXT_ONLY_KINDS = frozenset({"custom", "dsh.text"})
 
 
@@ -156,7 +155,7 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     rules = strategy["rules"]
     first_rule = {}
     for index, rule in enumerate(rules):
-        if rule["kind"] not in CONTROL_KINDS and rule.get("inputMode") != "text":
+        if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
             first_rule.setdefault(rule["kind"], (index, rule))
     catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_ONLY_KINDS]
     catalogue.sort(key=lambda c: first_rule.get(c["module"], (len(rules), None))[0])
@@ -211,7 +210,7 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
     controls = []
     for rule in rules:
         kind = rule["kind"]
-        if kind in CONTROL_KINDS:
+        if kind in CONTEXT_CONTROL_KINDS:
             continue
         if kind in ("history", "input"):
             controls.append({"rule_id": rule["id"], "control": "native", "owned": 0, "independent": 0})

@@ -424,7 +424,7 @@ class _Missing:
         return "<missing>"
 
 
-MISSING: Any = _Missing()
+_MISSING: Any = _Missing()
 _REQUIRED: Any = object()
 
 
@@ -462,11 +462,11 @@ class _Reader:
             return value, _join(self.path, key)
         if self.fallback is not None:
             value, where = self.fallback.get(name, *aliases)
-            if value is not MISSING:
+            if value is not _MISSING:
                 return value, where
         if found:
             return None, _join(self.path, found[0][0])
-        return MISSING, _join(self.path, name)
+        return _MISSING, _join(self.path, name)
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
         return {k: copy.deepcopy(v) for k, v in self.data.items() if k not in self.used and k not in skip}
@@ -487,7 +487,7 @@ def _object(value: Any, path: str, expected: str = "a JSON object") -> dict[str,
 
 
 def _text(value: Any, path: str, default: Any = "") -> Any:
-    if value is MISSING or value is None:
+    if value is _MISSING or value is None:
         if default is _REQUIRED:
             raise ImportInvalid(path, "a string (required)")
         return default
@@ -497,7 +497,7 @@ def _text(value: Any, path: str, default: Any = "") -> Any:
 
 
 def _flag(value: Any, path: str, default: Any) -> Any:
-    if value is MISSING or value is None:
+    if value is _MISSING or value is None:
         return default
     if not isinstance(value, bool):
         raise _invalid(path, "true or false", value)
@@ -516,7 +516,7 @@ def _whole_number(value: Any) -> int | None:
 
 def _integer(value: Any, path: str, default: Any, *, minimum: int | None = None, maximum: int | None = None,
              nullable: bool = False) -> Any:
-    if value is MISSING:
+    if value is _MISSING:
         return default
     if value is None:
         return None if nullable else default
@@ -527,16 +527,12 @@ def _integer(value: Any, path: str, default: Any, *, minimum: int | None = None,
     elif minimum is not None:
         bounds = f" >= {minimum}"
     if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
-        return _raise(_invalid(path, f"an integer{bounds}", value))
+        raise _invalid(path, f"an integer{bounds}", value)
     return number
 
 
-def _raise(error: Exception) -> Any:
-    raise error
-
-
 def _texts(value: Any, path: str) -> tuple[str, ...]:
-    if value is MISSING or value is None:
+    if value is _MISSING or value is None:
         return ()
     if not isinstance(value, list):
         raise _invalid(path, "a list of strings", value)
@@ -555,7 +551,7 @@ def _generation_types(value: Any, path: str) -> tuple[str, ...]:
 
 
 def _role(value: Any, path: str, default: str = "system") -> str:
-    if value is MISSING or value is None:
+    if value is _MISSING or value is None:
         return default
     if isinstance(value, str) and value in ROLES:
         return value
@@ -570,7 +566,7 @@ _DIGITS = re.compile(r"\s*-?[0-9]{1,6}\s*")
 
 def _named(value: Any, path: str, default: str, *, names: dict[str, str], numbers: dict[int, str],
            expected: str, digit_strings: bool = False) -> str:
-    if value is MISSING or value is None:
+    if value is _MISSING or value is None:
         return default
     if isinstance(value, str):
         if value in names:
@@ -634,7 +630,7 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
         r = _Reader(_object(item, where, "an {identifier, enabled} object"), where)
         identifier = _text(*r.get("identifier"), default=_REQUIRED)
         value_enabled, enabled_path = r.get("enabled")
-        if value_enabled is MISSING or value_enabled is None:
+        if value_enabled is _MISSING or value_enabled is None:
             raise ImportInvalid(enabled_path, "true or false (required)")
         enabled = _flag(value_enabled, enabled_path, False)
         r.reject_leftovers(("identifier", "enabled"))
@@ -670,11 +666,11 @@ def _prompt_orders(
         where = _join(path, index)
         r = _Reader(_object(item, where, "a {character_id, order} object"), where)
         raw_id, id_path = r.get("character_id")
-        if raw_id is MISSING or raw_id is None:
+        if raw_id is _MISSING or raw_id is None:
             raise ImportInvalid(id_path, "a character id (required)")
         character_id = _character_id(raw_id, id_path)
         order_value, order_path = r.get("order")
-        order = _order_entries([] if order_value is MISSING or order_value is None else order_value, order_path)
+        order = _order_entries([] if order_value is _MISSING or order_value is None else order_value, order_path)
         r.reject_leftovers(("character_id", "order"))
         if str(character_id) in seen:
             raise _invalid(id_path, "a character id listed once", raw_id)
@@ -702,9 +698,9 @@ def _preset(value: Any, path: str) -> Preset:
     r = _Reader(data, path)
     prompts_value, prompts_path = r.get("prompts")
     order_value, order_path = r.get("prompt_order")
-    if prompts_value is MISSING and order_value is MISSING:
+    if prompts_value is _MISSING and order_value is _MISSING:
         raise ImportInvalid(prompts_path, "a list of prompts (a preset has `prompts` or `prompt_order`)")
-    if prompts_value is MISSING or prompts_value is None:
+    if prompts_value is _MISSING or prompts_value is None:
         prompts_value = []
     if not isinstance(prompts_value, list):
         raise _invalid(prompts_path, "a list of prompts", prompts_value)
@@ -715,7 +711,7 @@ def _preset(value: Any, path: str) -> Preset:
             raise _invalid(_join(_join(prompts_path, index), "identifier"), "a unique identifier", prompt.identifier)
         seen.add(prompt.identifier)
 
-    has_order = order_value is not MISSING and order_value is not None
+    has_order = order_value is not _MISSING and order_value is not None
     others: tuple[PromptOrderList, ...] = ()
     if has_order:
         chosen, chosen_path, others = _prompt_orders(order_value, order_path)
@@ -732,20 +728,20 @@ def _preset(value: Any, path: str) -> Preset:
 
     options: dict[str, Any] = {}
     for key in _PRESET_TEXT_OPTIONS:
-        text = _text(*r.get(key), default=MISSING)
-        if text is not MISSING:
+        text = _text(*r.get(key), default=_MISSING)
+        if text is not _MISSING:
             options[key] = text
     has_utility = any(k in data or _camel(k) in data for k in UTILITY_PROMPT_DEFAULTS)
     for key in ("squash_system_messages", "continue_prefill"):
-        flag = _flag(*r.get(key), MISSING)
-        if flag is not MISSING:
+        flag = _flag(*r.get(key), _MISSING)
+        if flag is not _MISSING:
             options[key] = flag
     for key in ("openai_max_context", "openai_max_tokens"):
-        number = _integer(*r.get(key), MISSING, minimum=0)
-        if number is not MISSING:
+        number = _integer(*r.get(key), _MISSING, minimum=0)
+        if number is not _MISSING:
             options[key] = number
-    names = _integer(*r.get("names_behavior"), MISSING, minimum=-1, maximum=2)
-    if names is not MISSING:
+    names = _integer(*r.get("names_behavior"), _MISSING, minimum=-1, maximum=2)
+    if names is not _MISSING:
         options["names_behavior"] = names
     return Preset(
         prompts=tuple(prompts), prompt_order=order, has_prompt_order=has_order, other_prompt_orders=others,
@@ -813,14 +809,14 @@ def _book_settings(r: _Reader) -> dict[str, Any]:
         value, where = r.get(name, *aliases)
         default = defaults[name].default
         if isinstance(default, bool):
-            parsed = _flag(value, where, MISSING)
+            parsed = _flag(value, where, _MISSING)
         else:
             low, high = _BOOK_SETTING_LIMITS.get(name, (0, None))
-            parsed = _integer(value, where, MISSING, minimum=low, maximum=high)
-        if parsed is not MISSING:
+            parsed = _integer(value, where, _MISSING, minimum=low, maximum=high)
+        if parsed is not _MISSING:
             settings[name] = parsed
     activation, where = r.get("activation")
-    if activation is not MISSING and activation is not None:
+    if activation is not _MISSING and activation is not None:
         if activation not in ("all", "keywords"):
             raise _invalid(where, "the activation mode 'all' or 'keywords'", activation)
         settings["activation"] = activation
@@ -860,29 +856,29 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
         r.used.add("extensions")
 
     uid_value, uid_path = r.get("uid", "id")
-    uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
+    uid = default_uid if uid_value is _MISSING or uid_value is None else _uid(uid_value, uid_path)
 
     enabled_value, enabled_path = r.get("enabled")
     disable_value, disable_path = r.get("disable")
-    enabled = _flag(enabled_value, enabled_path, MISSING)
-    disabled = _flag(disable_value, disable_path, MISSING)
-    if enabled is not MISSING and disabled is not MISSING and enabled == disabled:
+    enabled = _flag(enabled_value, enabled_path, _MISSING)
+    disabled = _flag(disable_value, disable_path, _MISSING)
+    if enabled is not _MISSING and disabled is not _MISSING and enabled == disabled:
         raise _invalid(disable_path, f"the opposite of enabled ({enabled})", disabled)
-    enabled = enabled if enabled is not MISSING else (not disabled if disabled is not MISSING else True)
+    enabled = enabled if enabled is not _MISSING else (not disabled if disabled is not _MISSING else True)
 
     # The card book's exact number lives in extensions.position; its own position is only before/after_char.
-    position_value, position_path = (fallback.get("position") if fallback else (MISSING, ""))
-    if position_value is MISSING or position_value is None:
+    position_value, position_path = (fallback.get("position") if fallback else (_MISSING, ""))
+    if position_value is _MISSING or position_value is None:
         position_value, position_path = r.get("position")
     else:
         r.used.add("position")
     default_position = "after" if book_form else "before"
-    position = default_position if position_value is MISSING or position_value is None else world_position(
+    position = default_position if position_value is _MISSING or position_value is None else world_position(
         position_value, position_path
     )
 
     delay_value, delay_path = r.get("delay_until_recursion")
-    if delay_value is MISSING or delay_value is None:
+    if delay_value is _MISSING or delay_value is None:
         delay_until_recursion: bool | int = False
     elif isinstance(delay_value, bool):
         delay_until_recursion = delay_value
@@ -891,7 +887,7 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
 
     filter_value, filter_path = r.get("character_filter")
     character_filter = None
-    if filter_value is not MISSING and filter_value is not None:
+    if filter_value is not _MISSING and filter_value is not None:
         character_filter = copy.deepcopy(_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
 
     flags = {name: _flag(*r.get(name), default) for name, default in _ENTRY_FLAGS}
@@ -944,7 +940,7 @@ def _worldbook(value: Any, path: str) -> WorldBook:
     data = _object(value, path, "a world book object with `entries`")
     r = _Reader(data, path)
     entries_value, entries_path = r.get("entries")
-    if entries_value is MISSING:
+    if entries_value is _MISSING:
         raise ImportInvalid(entries_path, "the world book's entries (an object keyed by uid, or a list)")
     entries: list[WorldBookEntry] = []
     if isinstance(entries_value, dict):
@@ -1081,7 +1077,7 @@ def _depth_prompt(value: Any, path: str) -> DepthPrompt:
 
 
 def _talkativeness(value: Any, path: str) -> float:
-    if value is MISSING or value is None or value == "":
+    if value is _MISSING or value is None or value == "":
         return 0.5
     number: float | None = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -1107,25 +1103,25 @@ def _character_data(data: dict[str, Any], path: str) -> Character:
     fields["nickname"] = _text(*r.get("nickname"), default=None)
 
     ext_value, ext_path = r.get("extensions")
-    extensions = {} if ext_value is MISSING or ext_value is None else _object(ext_value, ext_path)
+    extensions = {} if ext_value is _MISSING or ext_value is None else _object(ext_value, ext_path)
     ext = _Reader(extensions, ext_path)
     depth_value, depth_path = ext.get("depth_prompt")
     top_depth, top_depth_path = r.get("depth_prompt")
-    if top_depth is not MISSING and top_depth is not None:
-        if depth_value not in (MISSING, None) and depth_value != top_depth:
+    if top_depth is not _MISSING and top_depth is not None:
+        if depth_value not in (_MISSING, None) and depth_value != top_depth:
             raise _invalid(top_depth_path, f"the same value as {depth_path} (both are given)", top_depth)
         depth_value, depth_path = top_depth, top_depth_path
-    if depth_value is not MISSING and depth_value is not None:
+    if depth_value is not _MISSING and depth_value is not None:
         fields["depth_prompt"] = _depth_prompt(depth_value, depth_path)
     talk_value, talk_path = ext.get("talkativeness")
-    if talk_value is MISSING:
+    if talk_value is _MISSING:
         talk_value, talk_path = r.get("talkativeness")
     else:
         r.get("talkativeness")  # the V1 top-level mirror of the same value
     fields["talkativeness"] = _talkativeness(talk_value, talk_path)
 
     book_value, book_path = r.get("character_book")
-    if book_value is not MISSING and book_value is not None:
+    if book_value is not _MISSING and book_value is not None:
         fields["character_book"] = _worldbook(book_value, book_path)
     return Character(**fields, extensions=ext.leftovers(), other_fields=r.leftovers())
 
@@ -1307,7 +1303,7 @@ def _extension_prompt(value: Any, path: str, key: str | None = None) -> Extensio
     r = _Reader(_object(value, path, "an extension prompt object"), path)
     key_value, key_path = r.get("key")
     if key is not None:
-        if key_value not in (MISSING, None) and key_value != key:
+        if key_value not in (_MISSING, None) and key_value != key:
             raise _invalid(key_path, f"the key it is listed under ({key!r})", key_value)
         key_value = key
     prompt = ExtensionPrompt(
@@ -1361,7 +1357,7 @@ def _resources(value: Any, path: str) -> Resources:
     fields: dict[str, Any] = {}
     for name, (aliases, model, read) in _RESOURCE_READERS.items():
         item, where = r.get(name, *aliases)
-        if item is MISSING or item is None:
+        if item is _MISSING or item is None:
             continue
         if model is not tuple and isinstance(item, model):
             fields[name] = item

@@ -353,3 +353,11 @@ def test_host_runtime_contexts_alone_make_one_snapshot_after_the_input():
     assert messages[-1].delivery == "context" and messages[-1].region == "after-input"
     assert messages[-1].content == ("Current runtime context. This snapshot supersedes earlier runtime-context "
                                     "snapshots.\n\nS")
+
+
+def test_bad_resources_name_the_path():
+    req = request("builtin-st", [{"identifier": "main", "role": "robot", "content": "x"}])
+    with pytest.raises(AssemblyError) as error:
+        assemble(req)
+    assert error.value.code == "IMPORT_INVALID" and error.value.status == 400
+    assert str(error.value).startswith("resources.preset.prompts[0].role: expected")
