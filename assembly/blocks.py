@@ -46,7 +46,7 @@ class Block:
     extra: tuple[tuple[str, Any], ...] = ()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # nodes are compared by identity: field-wise equality made ordering quadratic
 class Node:
     """One logical message. Mutable while assembly runs; frozen into the result's pydantic model at the end."""
 

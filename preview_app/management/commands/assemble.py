@@ -17,9 +17,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         source = options["input"]
         try:
-            raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+            raw = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8-sig")
             request = json.loads(raw)
             result = assemble(request)
+        except UnicodeDecodeError as exc:
+            self._fail({"ok": False, "code": "INPUT_NOT_JSON", "status": 400,
+                        "error": f"{source}: not UTF-8 text (byte {exc.start})", "detail": {}})
         except OSError as exc:
             self._fail({"ok": False, "code": "INPUT_UNREADABLE", "status": 400, "error": str(exc), "detail": {}})
         except json.JSONDecodeError as exc:
