@@ -8,6 +8,7 @@ import copy
 import pytest
 
 from assembly import AssemblyError, assemble, builtin_strategies
+from tests.engine.reference_rules import NATIVE_RULES
 
 
 def prompt(identifier, role, content, **extra):
@@ -38,16 +39,7 @@ def request(strategy, prompts, *, lore=(), character=None, history=("OLD",), inp
 
 def native(placement, *, rules=None, layout=None):
     """The reference's native fixture: NATIVE_RULES (A.13.4) with the given placement."""
-    rules = rules or [
-        {"id": "native-system", "kind": "native-system", "role": "preserve"},
-        {"id": "preset", "kind": "preset", "role": "system"},
-        {"id": "persona", "kind": "persona", "role": "system"},
-        {"id": "character", "kind": "character", "role": "system"},
-        {"id": "worldbook", "kind": "worldbook", "role": "system"},
-        {"id": "phi", "kind": "phi", "role": "system"},
-        {"id": "history", "kind": "history"},
-        {"id": "input", "kind": "input"},
-    ]
+    rules = rules or copy.deepcopy(list(NATIVE_RULES))
     strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "fixture", "backend": "native",
                 "placement": placement, "rules": rules}
     if layout:

@@ -5,22 +5,12 @@ import copy
 import pytest
 
 from assembly import AssemblyError, assemble, builtin_strategies
-
-NATIVE_RULES = [  # reference A.13.4, module placement (the withdrawn builtin-native-st)
-    {"id": "native-system", "kind": "native-system", "role": "preserve"},
-    {"id": "preset", "kind": "preset", "role": "system"},
-    {"id": "persona", "kind": "persona", "role": "system"},
-    {"id": "character", "kind": "character", "role": "system"},
-    {"id": "worldbook", "kind": "worldbook", "role": "system"},
-    {"id": "phi", "kind": "phi", "role": "system"},
-    {"id": "history", "kind": "history"},
-    {"id": "input", "kind": "input"},
-]
+from tests.engine.reference_rules import NATIVE_RULES
 
 
 def module_order(rules=None):
     return {"format": "dsh-tavern-request-assembly", "version": 1, "name": "native module order", "backend": "native",
-            "placement": "modules", "rules": copy.deepcopy(rules or NATIVE_RULES)}
+            "placement": "modules", "rules": copy.deepcopy(list(rules or NATIVE_RULES))}
 
 
 def run(strategy):
@@ -50,9 +40,9 @@ def mutate(path_value):
         (mutate((1, "role", "assistant")), "Assistant-role contributions require core"),
         (mutate((1, "depth", 1)), "insertion depth require core"),
         (mutate((1, "lifetime", "snapshot")), "snapshots and insertion depth require core"),
-        (module_order(NATIVE_RULES + [{"id": "tail", "kind": "dsh.text", "role": "system"}]),
+        (module_order(list(NATIVE_RULES) + [{"id": "tail", "kind": "dsh.text", "role": "system"}]),
          "system contributions must precede native history"),
-        (module_order(NATIVE_RULES + [{"id": "pre", "kind": "dsh.text", "role": "user", "delivery": "pre-step"},
+        (module_order(list(NATIVE_RULES) + [{"id": "pre", "kind": "dsh.text", "role": "user", "delivery": "pre-step"},
                                       {"id": "ctx", "kind": "dsh.text", "role": "user", "delivery": "context"}]),
          "context snapshots precede post-input pre-step"),
     ],
