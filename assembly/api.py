@@ -7,8 +7,11 @@ backend (core order, or native regions and transports) -> annotate (trust, token
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -21,7 +24,7 @@ from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
 from assembly.native import CONTEXT_FRAMING, native_regions, validate_native
 from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
-from assembly.resources import ImportInvalid, normalize_resources
+from assembly.resources import ImportInvalid, Resources, normalize_resources
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import StrategyError, strategy_revision
 from assembly.strategy import resolve_strategy as resolve_strategy_document
@@ -127,6 +130,8 @@ class RequestMessage(BaseModel):
     history_status: str
     parts: list[str]
     name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
 
 
 class RequestView(BaseModel):
@@ -266,7 +271,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
-        resources = normalize_resources(req.resources)
+        resources = _normalized_resources(req.resources)
     except ImportInvalid as exc:
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
@@ -333,6 +338,28 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     )
 
 
+_RESOURCE_CACHE: OrderedDict[str, Resources] = OrderedDict()
+_RESOURCE_CACHE_SIZE = 64
+_RESOURCE_LOCK = threading.Lock()
+
+
+def _normalized_resources(raw: dict[str, Any]) -> Resources:
+    """normalize_resources, memoized by content: a re-preview after a drag sends the same resources again, and the
+    models are frozen, so the parsed copy can be shared."""
+    key = hashlib.sha256(json.dumps(raw, sort_keys=True, ensure_ascii=False, default=repr).encode()).hexdigest()
+    with _RESOURCE_LOCK:
+        cached = _RESOURCE_CACHE.get(key)
+        if cached is not None:
+            _RESOURCE_CACHE.move_to_end(key)
+            return cached
+    parsed = normalize_resources(raw)
+    with _RESOURCE_LOCK:
+        _RESOURCE_CACHE[key] = parsed
+        if len(_RESOURCE_CACHE) > _RESOURCE_CACHE_SIZE:
+            _RESOURCE_CACHE.popitem(last=False)
+    return parsed
+
+
 def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
     seen: set[str] = set()
     for index, message in enumerate(messages):
@@ -356,11 +383,13 @@ def _message(node_or_nodes: list[Node], *, role: str, content: str, delivery: st
             message_id = str(uuid.UUID(bytes=digest[:16], version=5))
         else:
             message_id = first.message["id"] if first.message else _synthetic_id(first)
-    return RequestMessage(
-        id=message_id,
-        role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery, region=region,
-        enters_history=status != "request-only", history_status=status, parts=[n.id for n in node_or_nodes],
-        name=name,
+    native = first.message if first is not None and first.message is not None else {}
+    # Built from data this module produced itself, so pydantic's validation is skipped (it dominated preview time).
+    return RequestMessage.model_construct(
+        id=message_id, role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery,
+        region=region, enters_history=status != "request-only", history_status=status,
+        parts=[n.id for n in node_or_nodes], name=name, tool_calls=native.get("tool_calls"),
+        tool_call_id=native.get("tool_call_id"),
     )
 
 
@@ -371,10 +400,6 @@ def _core_request(nodes: list[Node], tokenizer: str) -> list[RequestMessage]:
         name = node.message.get("name") if node.message else None
         messages.append(_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
                                  region="request", status=core_history_status(node), tokenizer=tokenizer, name=name))
-        if node.message and node.message.get("tool_calls"):
-            messages[-1].tool_calls = node.message["tool_calls"]  # type: ignore[attr-defined]
-        if node.message and node.message.get("tool_call_id"):
-            messages[-1].tool_call_id = node.message["tool_call_id"]  # type: ignore[attr-defined]
     return messages
 
 
@@ -450,7 +475,7 @@ def _durable_events(messages: list[RequestMessage], nodes: list[Node]) -> list[d
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
-    return NodeView(
+    return NodeView.model_construct(
         id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
         original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
         region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,

@@ -30,13 +30,12 @@ def node_region(node: Node, backend: str) -> str:
     return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
 
 
-def _group_key(node: Node, backend: str) -> str:
+def _group_key(node: Node, backend: str) -> tuple:
     block = node.block
     group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
         block.id if block is not None else node.id)
     depth = node.depth if node.depth is not None else node.requested_depth
-    return json.dumps([node.rule_id, node.module, group, node.slot_id, depth, node.role, node_region(node, backend)],
-                      ensure_ascii=False, separators=(",", ":"))
+    return (node.rule_id, node.module, group, node.slot_id, depth, node.role, node_region(node, backend))
 
 
 def _binding(node: Node) -> str:
@@ -47,21 +46,22 @@ def _binding(node: Node) -> str:
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[dict[str, Any]]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
-    runs: list[tuple[str, list[Node]]] = []
+    runs: list[tuple[tuple, list[Node]]] = []
     for node in nodes:
         key = _group_key(node, backend)
         if runs and runs[-1][0] == key:
             runs[-1][1].append(node)
         else:
             runs.append((key, [node]))
-    counts: dict[str, int] = {}
+    counts: dict[tuple, int] = {}
     for key, _ in runs:
         counts[key] = counts.get(key, 0) + 1
     blocks = []
     for key, members in runs:
         first = members[0]
         binding = _binding(first)
-        block_id = f"block:{key}" if counts[key] == 1 else f"block:{key}:run:{first.id}"
+        text_key = json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+        block_id = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
         reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
         limitations = []
         if binding == "runtime":
@@ -69,7 +69,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[dict[str, Any]]:
         if node_region(first, backend).endswith(":context"):
             limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
         blocks.append({
-            "id": block_id, "key": json.loads(key), "binding": binding, "movable": binding == "free",
+            "id": block_id, "key": list(key), "binding": binding, "movable": binding == "free",
             "overridable": binding == "slot", "region": node_region(first, backend), "reason": reason,
             "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
             "node_ids": [n.id for n in members],

@@ -78,6 +78,7 @@ class _State:
     decisions: list[dict[str, Any]] = field(default_factory=list)
     slots: list[dict[str, Any]] = field(default_factory=list)
     unavailable_reported: set[str] = field(default_factory=set)
+    targets_cache: dict[tuple[str, str], list[Block]] = field(default_factory=dict)
 
     def beats(self, candidate: str, other: str) -> bool:
         order = self.priority
@@ -230,6 +231,15 @@ def _roots(state: _State) -> list[tuple[_Entry, Block]]:
 
 
 def _reference_targets(state: _State, ref: Block) -> list[Block]:
+    # Targets depend only on the request's settings, so claims and emission share one answer per reference.
+    key = _key(ref)
+    cached = state.targets_cache.get(key)
+    if cached is None:
+        cached = state.targets_cache[key] = _find_reference_targets(state, ref)
+    return cached
+
+
+def _find_reference_targets(state: _State, ref: Block) -> list[Block]:
     entry = state.entries.get(ref.target_source or "")
     if entry is None:
         if ref.target_source not in state.unavailable_reported:
@@ -544,20 +554,37 @@ def _check_native_once(state: _State, nodes: list[Node]) -> None:
 
 
 def insert_depth_nodes(nodes: list[Node]) -> list[Node]:
-    """Move nodes with a depth into the conversation, counted from its end (reference A.9 "Depth insertion")."""
+    """Move nodes with a depth into the conversation, counted from its end (reference A.9 "Depth insertion").
+
+    Depth d asks for "before the d-th conversation message from the end" (0: after everything so far). The place
+    then moves forward past an open tool call, so a call and its results stay one transaction.
+    """
     deferred = [n for n in nodes if n.depth is not None and n.message is None]
     if not deferred:
         return nodes
     flat = [n for n in nodes if not (n.depth is not None and n.message is None)]
+    natives = [n for n in flat if n.message is not None and n.role != "system"]
+    closes_at = _transaction_ends(natives)
     groups: dict[int, list[Node]] = {}
     for node in deferred:
         groups.setdefault(node.depth, []).append(node)  # type: ignore[arg-type]
     for depth, group in groups.items():
         for node in sorted(group, key=lambda n: n.order):
-            native_positions = [i for i, n in enumerate(flat) if n.message is not None and n.role != "system"]
-            count = len(native_positions)
-            requested = len(flat) if depth == 0 or not native_positions else native_positions[max(0, count - depth)]
-            index = _after_open_tool_transaction(flat, requested)
+            if depth == 0 or not natives:
+                requested = index = len(flat)
+                if natives and closes_at[-1] is None:
+                    raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
+                                        "Cannot insert into an unfinished tool call transaction")
+            else:
+                k = max(0, len(natives) - depth)
+                requested = index = flat.index(natives[k])  # identity search: nodes compare by identity
+                if k > 0:
+                    close = closes_at[k - 1]
+                    if close is None:
+                        raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
+                                            "Cannot insert into an unfinished tool call transaction")
+                    if close >= k:
+                        index = flat.index(natives[close]) + 1
             node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
             node.adjusted_for_tools = index != requested
             node.slot_id = None
@@ -565,20 +592,25 @@ def insert_depth_nodes(nodes: list[Node]) -> list[Node]:
     return flat
 
 
-def _after_open_tool_transaction(nodes: list[Node], index: int) -> int:
-    """The first index >= `index` that is not inside a tool call and its results."""
+def _transaction_ends(natives: list[Node]) -> list[int | None]:
+    """For each conversation message k: the first message at or after k that leaves no tool call open (k itself
+    when none is open after it), or None when the transaction never closes."""
+    open_after: list[bool] = []
     pending: set[str] = set()
-    for position, node in enumerate(nodes):
-        if position >= index and not pending:
-            return position
+    for node in natives:
         message = node.message or {}
         if message.get("role") == "assistant" and message.get("tool_calls"):
             pending = {c["id"] for c in message["tool_calls"]}
         elif message.get("role") == "tool":
             pending.discard(message.get("tool_call_id"))
-    if pending:
-        raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION", "Cannot insert into an unfinished tool call transaction")
-    return len(nodes)
+        open_after.append(bool(pending))
+    ends: list[int | None] = [None] * len(natives)
+    next_closed: int | None = None
+    for k in range(len(natives) - 1, -1, -1):
+        if not open_after[k]:
+            next_closed = k
+        ends[k] = next_closed
+    return ends
 
 
 def validate_tool_transactions(nodes: list[Node]) -> None:

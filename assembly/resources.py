@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import json
 import math
 import re
@@ -439,6 +440,12 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+@functools.lru_cache(maxsize=1024)
+def _spellings(name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    # Readers ask for the same few dozen fields thousands of times (one world book entry = ~40 lookups).
+    return tuple(dict.fromkeys((name, _camel(name), *aliases)))
+
+
 class _Reader:
     """A JSON object read field by field. It remembers what it used so the rest can be kept, and it refuses two
     spellings of one field with different values (nothing is picked silently)."""
@@ -450,8 +457,8 @@ class _Reader:
         self.fallback = fallback
 
     def get(self, name: str, *aliases: str) -> tuple[Any, str]:
-        names = list(dict.fromkeys((name, _camel(name), *aliases)))
-        found = [(key, self.data[key]) for key in names if key in self.data]
+        data = self.data
+        found = [(key, data[key]) for key in _spellings(name, aliases) if key in data]
         self.used.update(key for key, _ in found)
         for key, value in found[1:]:
             if value is not None and found[0][1] is not None and value != found[0][1]:

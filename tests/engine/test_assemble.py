@@ -353,3 +353,15 @@ def test_bad_resources_name_the_path():
         assemble(req)
     assert error.value.code == "IMPORT_INVALID" and error.value.status == 400
     assert str(error.value).startswith("resources.preset.prompts[0].role: expected")
+
+
+@pytest.mark.parametrize("strategy_id", ["builtin-st", "builtin-native-slots"])
+def test_tool_calls_and_results_reach_the_request_unchanged(strategy_id):
+    req = request(strategy_id, [marker("chatHistory")], history=(), inputs=("Q",))
+    req["conversation"]["history"] = [
+        {"id": "a", "role": "assistant", "content": "", "tool_calls": [{"id": "call1", "type": "function"}]},
+        {"id": "t", "role": "tool", "content": "sunny", "tool_call_id": "call1"},
+    ]
+    messages = {m.id: m for m in assemble(req).request.messages}
+    assert messages["a"].tool_calls == [{"id": "call1", "type": "function"}]
+    assert messages["t"].tool_call_id == "call1" and messages["t"].role == "tool"
