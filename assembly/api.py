@@ -23,7 +23,13 @@ from assembly.errors import AssemblyError
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
 from assembly.native import CONTEXT_FRAMING, native_regions, validate_native
-from assembly.positions import apply_manual_positions, fill_outlets, placement_controls, position_rows
+from assembly.positions import (
+    apply_manual_positions,
+    apply_resource_anchors,
+    fill_outlets,
+    placement_controls,
+    position_rows,
+)
 from assembly.resources import ImportInvalid, Resources, normalize_resources
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import StrategyError, strategy_revision
@@ -288,11 +294,13 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     )
     diagnostics = logical.diagnostics
     if backend == "native":
-        nodes = native_regions(apply_manual_positions(logical.nodes, strategy, diagnostics), strategy, diagnostics)
+        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
+        nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
         nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
     else:
         nodes = apply_layout_overrides(core_order(logical.nodes, history, logical.rules), strategy, backend,
                                        diagnostics)
+        nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     validate_tool_transactions(nodes)

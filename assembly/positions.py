@@ -97,6 +97,57 @@ def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], 
     return next((i for i, n in enumerate(rest) if row_key(n) in later), len(rest))
 
 
+def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
+    """The `resource` priority stage (reference A.10.2 applyResourceAnchors): a resource whose first winning stage is
+    `resource` goes beside the anchor its category declares (world info before / after the character definition,
+    around the examples or the author's note)."""
+    layout = strategy.get("layout") or {}
+    if not layout.get("priority"):
+        return nodes
+    stages = ["user", *layout["priority"]]
+    settings = {_setting_key(s): s for s in layout.get("positions") or []}
+    anchors = {c["id"]: c["anchor"] for c in POSITION_CATALOGUE if c.get("anchor")}
+
+    def first_winner(node: Node) -> str | None:
+        for stage in stages:
+            if stage in ("resource", "default"):
+                return stage
+            if stage == "preset" and node.slot_id is not None:
+                return stage
+            setting = settings.get(row_key(node))
+            if stage == "user" and setting and setting.get("enabled") and setting.get("placement") == "list":
+                return stage
+        return None
+
+    groups: dict[str, list[Node]] = {}
+    for node in nodes:
+        key = row_key(node)
+        if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
+                and first_winner(node) == "resource"):
+            groups.setdefault(key, []).append(node)
+    for key, group in groups.items():
+        anchor = anchors[key]
+        moving = {id(n) for n in group}
+        rest = [n for n in nodes if id(n) not in moving]
+        matches = [i for i, n in enumerate(rest) if n.source_id == anchor["source_id"]
+                   and (n.field in anchor["fields"] or n.position_id in anchor["fields"])]
+        compatible = [i for i in matches if rest[i].depth is None and rest[i].native_depth_anchor is None]
+        source_id, position_id = key.split("#", 1)
+        if not compatible:
+            diagnostics.append({"code": "POSITION_ANCHOR_MISSING", "sourceId": source_id, "positionId": position_id,
+                                "winner": "runtime" if matches else "default", "anchor": anchor})
+            if not matches and layout.get("fallback") == "error":
+                raise AssemblyError("POSITION_ANCHOR_MISSING", f"{key}: its anchor ({anchor['source_id']} "
+                                    f"{', '.join(anchor['fields'])}) has no output in this request", status=409,
+                                    detail={"sourceId": source_id, "positionId": position_id})
+            continue
+        index = compatible[0] if anchor["side"] == "before" else compatible[-1] + 1
+        nodes = rest[:index] + group + rest[index:]
+        for node in group:
+            node.position_decision = "resource"
+    return nodes
+
+
 # outlets ------------------------------------------------------------------------------------------------------------
 
 

@@ -182,3 +182,35 @@ def test_p1_catalogue_rows():
     description = next(r for r in result.positions if r["key"] == "character#description")
     assert not description["empty"] and description["lock_reasons"] == ["reference:preset"]
     assert not any(k.startswith("tavern.text") or k.startswith("custom") for k in keys)
+
+
+def test_resource_stage_puts_unslotted_world_info_beside_its_anchor():
+    # no worldInfo markers: nothing holds the entries, so `resource` (before `default`) places them by their anchors:
+    # `before` in front of the character definition, `after` behind it (reference A.12 catalogue anchors).
+    req = fixture_request(strategy(priority=["preset", "resource", "default"]))
+    req["resources"]["preset"]["prompts"] = [{"identifier": "main", "role": "system", "content": "MAIN"},
+                                             {"identifier": "charDescription", "marker": True},
+                                             {"identifier": "chatHistory", "marker": True}]
+    result = assemble(req)
+    assert texts(result)[:4] == ["MAIN", "BEFORE", "CHARACTER", "AFTER"]
+    assert {n.text: n.position_decision for n in result.nodes}["BEFORE"] == "resource"
+
+
+def test_resource_beating_preset_takes_entries_out_of_their_slot():
+    doc = strategy(priority=["resource", "preset", "default"])
+    req = fixture_request(doc, main="MAIN")
+    result = assemble(req)
+    order = texts(result)
+    # the worldInfo markers sit before the character marker; with resource first the entries follow their anchors
+    assert order.index("BEFORE") == order.index("CHARACTER") - 1
+    assert order.index("AFTER") == order.index("CHARACTER") + 1
+    assert not next(n for n in result.nodes if n.text == "BEFORE").locked
+
+
+def test_resource_anchor_without_any_match_is_reported():
+    req = fixture_request(strategy(priority=["preset", "resource", "default"]))
+    req["resources"]["preset"]["prompts"] = [{"identifier": "chatHistory", "marker": True}]
+    del req["resources"]["character"]
+    result = assemble(req)
+    missing = [d for d in result.diagnostics if d["code"] == "POSITION_ANCHOR_MISSING"]
+    assert {d["positionId"] for d in missing} == {"before", "after"} and all(d["winner"] == "default" for d in missing)
