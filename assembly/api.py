@@ -10,7 +10,6 @@ import hashlib
 import json
 import re
 import threading
-import uuid
 from collections import OrderedDict
 from typing import Any, Literal
 
@@ -18,11 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
-from assembly.core import SNAPSHOT_KIND, core_history_status, core_order, snapshot_hash
+from assembly.core import core_order
 from assembly.errors import AssemblyError
+from assembly.host import (
+    conversation_history,
+    core_request,
+    durable_events,
+    native_request,
+    native_system_text,
+    starts_request_series,
+)
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import assemble_logical, check_size, validate_tool_transactions
-from assembly.native import CONTEXT_FRAMING, native_regions, validate_native
+from assembly.native import native_regions, runtime_context_controls, validate_native
 from assembly.positions import (
     apply_manual_positions,
     apply_resource_anchors,
@@ -31,6 +38,7 @@ from assembly.positions import (
     position_rows,
 )
 from assembly.resources import ImportInvalid, Resources, normalize_resources
+from assembly.results import AssemblyResult, NodeView, RequestMessage, RequestView, StrategyRef, TokenSummary
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import StrategyError, strategy_revision
 from assembly.strategy import resolve_strategy as resolve_strategy_document
@@ -121,89 +129,6 @@ class AssemblyRequest(_Model):
         return value
 
 
-# result -------------------------------------------------------------------------------------------------------------
-
-
-class RequestMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: str
-    role: str
-    content: str
-    tokens: int
-    delivery: str
-    region: str
-    enters_history: bool
-    history_status: str
-    parts: list[str]
-    name: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None
-    tool_call_id: str | None = None
-
-
-class RequestView(BaseModel):
-    messages: list[RequestMessage]
-    starts_request_series: bool = False
-
-
-class NodeView(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    id: str
-    rule_id: str
-    module: str
-    name: str
-    field: str | None
-    role: str
-    original_role: str
-    text: str
-    tokens: int
-    trust: str
-    delivery: str | None
-    region: str | None
-    request_index: int | None
-    locked: bool
-    lock_reason: str | None
-    position_decision: str
-    slot_id: str | None
-    depth: int | None
-    requested_depth: int | None
-    position_id: str
-    order: int
-    lifetime: str
-    activation: str | None = None
-    children: list[dict[str, Any]] = Field(default_factory=list)
-    adjusted_for_tools: bool = False
-    original_slot_id: str | None = None
-
-
-class StrategyRef(BaseModel):
-    id: str | None
-    name: str
-    revision: str
-
-
-class TokenSummary(BaseModel):
-    total: int
-    by_module: dict[str, int]
-    tokenizer: str
-
-
-class AssemblyResult(BaseModel):
-    ok: bool = True
-    backend: str
-    placement: str
-    strategy: StrategyRef
-    request: RequestView
-    nodes: list[NodeView]
-    diagnostics: list[dict[str, Any]]
-    runtime_context_controls: list[dict[str, Any]]
-    placement_controls: list[dict[str, Any]]
-    positions: list[dict[str, Any]]
-    durable_events: list[dict[str, Any]]
-    tokens: TokenSummary
-    budget: dict[str, Any] | None = None
-    layout: dict[str, Any] = Field(default_factory=dict)  # reference A.11: policy, slots and movable blocks
-
-
 # entry point --------------------------------------------------------------------------------------------------------
 
 
@@ -281,10 +206,13 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     except ImportInvalid as exc:
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
-    history = _messages_with_ids(req.conversation.history, "h")
+    durable = _messages_with_ids(req.conversation.history, "h")
     inputs = _messages_with_ids(req.conversation.input, "i")
-    _check_unique_ids(history + inputs)
+    _check_unique_ids(durable + inputs)
     backend = strategy.get("backend", "core")
+    in_history = backend == "native" and req.host.system_prompt_update == "in-history"
+    history = conversation_history(durable, keep_system_records=in_history)
+    controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
     char_name = req.names.char or (resources.character.name if resources.character else "")
     host_text = render_official_sections(req.host.official_sections, req.host.variables)
     logical = assemble_logical(
@@ -298,7 +226,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
         nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
     else:
-        nodes = apply_layout_overrides(core_order(logical.nodes, history, logical.rules), strategy, backend,
+        nodes = apply_layout_overrides(core_order(logical.nodes, durable, logical.rules), strategy, backend,
                                        diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
@@ -306,10 +234,16 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     validate_tool_transactions(nodes)
     check_size(nodes)
 
+    native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
+    revision = strategy_revision(strategy)
+    step = f"{len(durable)}:{','.join(m['id'] for m in inputs)}"
+
     def build_request(nodes: list[Node]) -> list[RequestMessage]:
         if backend == "native":
-            return _native_request(nodes, host_text, req, strategy, history)
-        return _core_request(nodes, req.tokenizer)
+            return native_request(nodes, system_text=native_system_text(nodes, host_text, native_system_enabled),
+                                  contexts=[c["text"] for c in contexts], history=durable,
+                                  system_update=req.host.system_prompt_update, tokenizer=req.tokenizer, step=step)
+        return core_request(nodes, req.tokenizer, step)
 
     messages = build_request(nodes)
     node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
@@ -332,14 +266,18 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     return AssemblyResult(
         backend=backend,
         placement=strategy.get("placement", "modules"),
-        strategy=StrategyRef(id=strategy_id, name=strategy["name"], revision=strategy_revision(strategy)),
-        request=RequestView(messages=messages, starts_request_series=False),
+        strategy=StrategyRef(id=strategy_id, name=strategy["name"], revision=revision),
+        request=RequestView(messages=messages, starts_request_series=starts_request_series(
+            backend=backend, history=durable, revision=revision, adaptive=logical.adaptive,
+            system_text=native_system_text(nodes, host_text, native_system_enabled),
+            native_system_enabled=native_system_enabled)),
         nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
         diagnostics=diagnostics,
-        runtime_context_controls=[],
+        runtime_context_controls=controls,
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
         positions=position_rows(strategy, nodes, logical.position_decisions),
-        durable_events=_durable_events(messages, nodes),
+        durable_events=durable_events(messages, nodes, backend=backend, inputs=inputs, strategy_id=strategy_id,
+                                      revision=revision),
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
         budget=budget,
         layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
@@ -375,111 +313,6 @@ def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
             raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
                                 f"conversation: message id {message['id']!r} (message {index}) is used twice")
         seen.add(message["id"])
-
-
-def _synthetic_id(node: Node) -> str:
-    digest = hashlib.sha256(f"{node.id}\x00{node.role}\x00{node.text}".encode()).digest()
-    return str(uuid.UUID(bytes=digest[:16], version=5))
-
-
-def _message(node_or_nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str,
-             tokenizer: str, message_id: str | None = None, name: str | None = None) -> RequestMessage:
-    first = node_or_nodes[0] if node_or_nodes else None
-    if message_id is None:
-        if first is None:  # a host-only message (runtime contexts with no contributed text): named by its content
-            digest = hashlib.sha256(f"{delivery}\x00{content}".encode()).digest()
-            message_id = str(uuid.UUID(bytes=digest[:16], version=5))
-        else:
-            message_id = first.message["id"] if first.message else _synthetic_id(first)
-    native = first.message if first is not None and first.message is not None else {}
-    # Built from data this module produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return RequestMessage.model_construct(
-        id=message_id, role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery,
-        region=region, enters_history=status != "request-only", history_status=status,
-        parts=[n.id for n in node_or_nodes], name=name, tool_calls=native.get("tool_calls"),
-        tool_call_id=native.get("tool_call_id"),
-    )
-
-
-def _core_request(nodes: list[Node], tokenizer: str) -> list[RequestMessage]:
-    messages = []
-    for index, node in enumerate(nodes):
-        node.request_index = index
-        name = node.message.get("name") if node.message else None
-        messages.append(_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
-                                 region="request", status=core_history_status(node), tokenizer=tokenizer, name=name))
-    return messages
-
-
-def _native_request(nodes: list[Node], host_text: str, req: AssemblyRequest, strategy: dict[str, Any],
-                    history: list[dict[str, Any]]) -> list[RequestMessage]:
-    """Reference A.8: system sections, history, pre-step before input, input, context snapshot, pre-step after."""
-    tokenizer = req.tokenizer
-    system_nodes = [n for n in nodes if n.region == "system"]
-    native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
-    sections: list[str] = []
-    if native_system_enabled and host_text:
-        sections.append(host_text)
-    sections.extend(n.text for n in system_nodes if n.module != "native-system")
-    out: list[RequestMessage] = []
-    if sections:
-        out.append(_message(system_nodes, role="system", content="\n\n".join(sections), delivery="system",
-                            region="system", status="native", tokenizer=tokenizer,
-                            message_id="assembler-native-system"))
-        for node in system_nodes:
-            node.request_index = 0
-    contexts = [c.text for c in req.host.contexts]
-    context_nodes = [n for n in nodes if n.region == "after-input" and n.native_delivery == "context"]
-    for node in nodes:
-        if node.region in ("history", "input"):
-            if node.message is None:
-                continue  # an empty history or input anchor: it orders, it sends nothing
-            node.request_index = len(out)
-            status = "native" if node.region == "history" else "appended"
-            out.append(_message([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
-                                status=status, tokenizer=tokenizer, name=node.message.get("name")
-                                if node.message else None))
-        elif node.region in ("before-input",) or (node.region == "after-input" and node.native_delivery == "pre-step"):
-            if node.region == "after-input" and context_nodes and not any(m.delivery == "context" for m in out):
-                out.append(_context_message(context_nodes, contexts, history, tokenizer, len(out)))
-            node.request_index = len(out)
-            out.append(_message([node], role="user", content=node.text, delivery="pre-step", region=node.region,
-                                status="appended", tokenizer=tokenizer))
-    if (context_nodes or contexts) and not any(m.delivery == "context" for m in out):
-        out.append(_context_message(context_nodes, contexts, history, tokenizer, len(out)))
-    return out
-
-
-def _context_message(context_nodes: list[Node], contexts: list[str], history: list[dict[str, Any]], tokenizer: str,
-                     index: int) -> RequestMessage:
-    text = CONTEXT_FRAMING + "\n\n" + "\n\n".join(contexts + [n.text for n in context_nodes])
-    previous = next((m for m in reversed(history) if (m.get("source") or {}).get("kind") == "runtime-context"), None)
-    reused = previous is not None and previous.get("content") == text
-    for node in context_nodes:
-        node.request_index = index
-    return _message(context_nodes, role="user", content=text, delivery="context", region="after-input",
-                    status="reused" if reused else "appended", tokenizer=tokenizer,
-                    message_id=previous["id"] if reused and previous else None)
-
-
-def _durable_events(messages: list[RequestMessage], nodes: list[Node]) -> list[dict[str, Any]]:
-    by_id = {n.id: n for n in nodes}
-    events = []
-    for message in messages:
-        if message.history_status == "snapshot":
-            node = by_id[message.parts[0]]
-            events.append({"id": message.id, "role": message.role, "content": message.content,
-                           "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id,
-                                      "name": node.name, "hash": snapshot_hash(node),
-                                      "empty": node.text.startswith("Current context is empty for entry")}})
-            continue
-        if message.history_status != "appended":
-            continue
-        kind = {"input": "user", "context": "runtime-context", "pre-step": "dsh-prompt-assembler"}.get(
-            message.delivery, message.delivery)
-        events.append({"id": message.id, "role": message.role, "content": message.content,
-                       "source": {"kind": kind, "delivery": message.delivery}})
-    return events
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:

@@ -178,13 +178,12 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 
 
 def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
-    history_only = [m for m in history if m["role"] != "system" or state.backend != "native"]
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
         if kind in CONTEXT_CONTROL_KINDS:
             continue
         if kind == "history":
-            blocks = native_block("history", history_only)
+            blocks = native_block("history", history)
         elif kind == "input":
             blocks = native_block("input", inputs)
         elif kind in SOURCES:

@@ -13,7 +13,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import CONTEXT_CONTROL_KINDS
+from assembly.strategy import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
 CONTEXT_FRAMING = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."
@@ -278,3 +278,19 @@ def validate_native(strategy: dict[str, Any]) -> None:
             raise _unsupported("Native system contributions must precede native history.", ruleId=rule["id"])
     if strategy.get("placement") != "modules":
         raise _unsupported("ST slot/depth placement requires core assembly; choose a native strategy.")
+
+
+def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """Reference A.4: the preview list of the three DSH contexts and the contexts that survive the controls.
+
+    A control rule that is disabled removes its sections (the master control removes all three); absent rules keep
+    everything; other contexts are always kept. Controls change prompt text only, never the host's policies.
+    """
+    disabled: set[str] = set()
+    for rule in strategy["rules"]:
+        if rule["kind"] in CONTEXT_CONTROLS and not rule["enabled"]:
+            disabled.update(CONTEXT_CONTROLS[rule["kind"]])
+    kept = [c for c in contexts if c["name"] not in disabled]
+    preview = [{"name": c["name"], "enabled": c["name"] not in disabled} for c in contexts
+               if c["name"] in DSH_CONTEXT_NAMES]
+    return preview, kept

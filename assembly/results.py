@@ -1,0 +1,90 @@
+"""The engine's answer (engine.md §1 AssemblyResult): the frozen request, the logical nodes and why they are where
+they are. `AssemblyResult.model_dump(mode="json")` is what the HTTP API and `manage.py assemble` print."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RequestMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    role: str
+    content: str
+    tokens: int
+    delivery: str
+    region: str
+    enters_history: bool
+    history_status: str
+    parts: list[str]
+    name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+
+
+class RequestView(BaseModel):
+    messages: list[RequestMessage]
+    starts_request_series: bool = False
+
+
+class NodeView(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: str
+    rule_id: str
+    module: str
+    name: str
+    field: str | None
+    role: str
+    original_role: str
+    text: str
+    tokens: int
+    trust: str
+    delivery: str | None
+    region: str | None
+    request_index: int | None
+    locked: bool
+    lock_reason: str | None
+    position_decision: str
+    slot_id: str | None
+    depth: int | None
+    requested_depth: int | None
+    position_id: str
+    order: int
+    lifetime: str
+    activation: str | None = None
+    children: list[dict[str, Any]] = Field(default_factory=list)
+    adjusted_for_tools: bool = False
+    original_slot_id: str | None = None
+
+
+class StrategyRef(BaseModel):
+    id: str | None
+    name: str
+    revision: str
+
+
+class TokenSummary(BaseModel):
+    total: int
+    by_module: dict[str, int]
+    tokenizer: str
+
+
+class AssemblyResult(BaseModel):
+    ok: bool = True
+    backend: str
+    placement: str
+    strategy: StrategyRef
+    request: RequestView
+    nodes: list[NodeView]
+    diagnostics: list[dict[str, Any]]
+    runtime_context_controls: list[dict[str, Any]]
+    placement_controls: list[dict[str, Any]]
+    positions: list[dict[str, Any]]
+    durable_events: list[dict[str, Any]]
+    tokens: TokenSummary
+    budget: dict[str, Any] | None = None
+    layout: dict[str, Any] = Field(default_factory=dict)  # reference A.11: policy, slots and movable blocks
+
+
