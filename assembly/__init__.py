@@ -3,10 +3,11 @@
 The public API is engine.md §1; everything a caller needs imports from here.
 """
 
-from assembly.api import AssemblyRequest, AssemblyResult, assemble
+from assembly.api import AssemblyRequest, AssemblyResult, assemble, capabilities, require_available
 from assembly.budget import BudgetError, select_within_budget
 from assembly.errors import AssemblyError
 from assembly.fragments import FragmentError, define_context_fragments
+from assembly.host import commit_turn
 from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
 from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy
 from assembly.tokens import count_tokens
@@ -21,10 +22,13 @@ __all__ = [
     "PlacementError",
     "StrategyError",
     "builtin_strategies",
+    "capabilities",
+    "commit_turn",
     "count_tokens",
     "define_context_fragments",
     "get_placement_capabilities",
     "normalize_strategy",
     "place_context_blocks",
+    "require_available",
     "select_within_budget",
 ]

@@ -89,6 +89,7 @@ class RuntimeContext(_Model):
 
 class HostSettings(_Model):
     core_available: bool = False
+    native_available: bool = True  # the host exposes its system-prompt assembly (stock DSH does)
     official_sections: list[Section] = Field(default_factory=list)
     contexts: list[RuntimeContext] = Field(default_factory=list)
     variables: dict[str, Any] = Field(default_factory=dict)
@@ -156,9 +157,25 @@ def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[s
                             detail={"path": getattr(exc, "path", None)}) from None
 
 
-def require_available(strategy: dict[str, Any], host: HostSettings) -> None:
-    """Reference A.7: a core (or legacy) strategy needs the advanced backend installed."""
+def capabilities(host: HostSettings | dict[str, Any] | None = None) -> dict[str, Any]:
+    """Reference A.7 `capabilities()`: what this host can run. `available` is legacy and does not authorize core."""
+    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host or {})
+    return {
+        "native": host.native_available, "core": host.core_available, "coreExtensionInstalled": host.core_available,
+        "available": host.native_available or host.core_available, "defaultBackend": "native",
+        "nativeHistoryControl": False, "nativeRoles": ["system", "user"], "nativeUserDelivery": ["context", "pre-step"],
+        "nativeUserEntersHistory": True,
+    }
+
+
+def require_available(strategy: dict[str, Any], host: HostSettings | dict[str, Any]) -> None:
+    """Reference A.7 `requireAvailable`: a native strategy needs the host's native assembly and must validate
+    (A.6); a core or legacy strategy needs the advanced backend."""
+    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host)
     if strategy.get("backend", "core") == "native":
+        if not host.native_available:
+            raise AssemblyError("ASSEMBLY_NATIVE_UNAVAILABLE", "The host offers no native system-prompt assembly "
+                                "(host.native_available is false).", status=409)
         validate_native(strategy)
     elif not host.core_available:
         raise AssemblyError("REQUEST_ASSEMBLY_CORE_REQUIRED", "This strategy requires the optional core assembly "
