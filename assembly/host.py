@@ -70,9 +70,17 @@ def _message(nodes: list[Node], *, role: str, content: str, delivery: str, regio
     return RequestMessage.model_construct(
         id=message_id, role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery,
         region=region, enters_history=status != "request-only", history_status=status,
-        parts=[n.id for n in nodes], name=name, tool_calls=native.get("tool_calls"),
+        parts=[n.id for n in nodes], trust=_trust(nodes), name=name, tool_calls=native.get("tool_calls"),
         tool_call_id=native.get("tool_call_id"),
     )
+
+
+_TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
+
+
+def _trust(nodes: list[Node]) -> str:
+    """A message is as trusted as its least trusted part; host-only text (framing, invalidation) is system."""
+    return max((n.trust for n in nodes), key=_TRUST_RANK.__getitem__, default="system")
 
 
 # core ---------------------------------------------------------------------------------------------------------------

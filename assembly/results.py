@@ -19,6 +19,7 @@ class RequestMessage(BaseModel):
     enters_history: bool
     history_status: str
     parts: list[str]
+    trust: str = "system"
     name: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None

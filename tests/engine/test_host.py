@@ -159,3 +159,11 @@ def test_c1_controls_filter_exact_section_names(control, kept):
     preview = {c["name"]: c["enabled"] for c in result.runtime_context_controls}
     assert list(preview) == ["sandbox:policy", "approval:policy", "subagent:delegation"]
     assert [n for n, on in preview.items() if on] == [n for n, t in CONTEXTS[:3] if t in kept]
+
+
+def test_every_request_message_carries_its_trust():
+    result = turn([{"id": "t0", "role": "user", "content": "earlier"}], "hi", contexts=[("sandbox:policy", "S")])
+    trust = {m.delivery: m.trust for m in result.request.messages}
+    assert trust == {"system": "operator", "history": "user", "input": "user", "context": "operator"}
+    # user content never becomes a system message
+    assert all(m.trust not in ("user", "tool") for m in result.request.messages if m.role == "system")
