@@ -58,7 +58,7 @@ from assembly.resources import (
     WorldPosition,
     import_worldbook,
 )
-from assembly.tokens import count_tokens
+from assembly.tokens import ENCODINGS, count_tokens
 
 DEFAULT_DEPTH = 4  # SillyTavern's DEFAULT_DEPTH: an @D entry without depth joins depth-4 groups (§7.5)
 MAX_SCAN_DEPTH = 1000
@@ -259,10 +259,20 @@ def parse_regex_key(key: str) -> _RegexKey | None:
         return None
 
 
-@lru_cache(maxsize=8192)
-def _whole_word_pattern(needle: str) -> re.Pattern[str]:
-    # re.ASCII: JavaScript's \W (without the u flag) is every character but [A-Za-z0-9_].
-    return re.compile(r"(?:\A|\W)(" + re.escape(needle) + r")(?:\Z|\W)", re.ASCII)
+_JS_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _find_whole_word(haystack: str, needle: str) -> int | None:
+    r"""SillyTavern's `(?:^|\W)(key)(?:$|\W)`: the first occurrence with a non-word character (or the buffer's
+    edge) on both sides. JavaScript's \W (no u flag) is every character but [A-Za-z0-9_]."""
+    start = haystack.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        if (start == 0 or haystack[start - 1] not in _JS_WORD_CHARACTERS) and (
+                end == len(haystack) or haystack[end] not in _JS_WORD_CHARACTERS):
+            return start
+        start = haystack.find(needle, start + 1)
+    return None
 
 
 def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words: bool) -> int | None:
@@ -275,8 +285,7 @@ def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words
     needle = key if case_sensitive else key.lower()
     # A key of several words is a plain substring even with whole words (SillyTavern splits it on whitespace).
     if match_whole_words and len(needle.split()) <= 1:
-        found = _whole_word_pattern(needle).search(haystack)
-        return found.start(1) if found else None
+        return _find_whole_word(haystack, needle)
     offset = haystack.find(needle)
     return offset if offset >= 0 else None
 
@@ -433,12 +442,13 @@ def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
                        unknown[0])
     found = []
     for name, camel, flag in SCAN_DATA_FIELDS:
-        spellings = [key for key in (name, camel) if data.get(key) is not None]
+        spellings = [key for key in dict.fromkeys((name, camel)) if data.get(key) is not None]
+        for key in spellings:
+            if not isinstance(data[key], str):
+                raise _invalid(f"global_scan_data.{key}", "a string", data[key])
         if len({data[key] for key in spellings}) > 1:
             raise _invalid(f"global_scan_data.{camel}", f"the same text as global_scan_data.{name}", data[camel])
         text = data[spellings[0]] if spellings else ""
-        if not isinstance(text, str):
-            raise _invalid(f"global_scan_data.{spellings[0]}", "a string", text)
         if text:
             found.append((name, text, flag))
     return found
@@ -543,8 +553,10 @@ class _KeywordScan:
     passes: int = 0
 
     def skip(self, uid: Any, reason: SkipReason) -> None:
+        # Keep the first decisive reason (it names the winner or the token count): a later pass only repeats it.
         previous = self.outcome.get(uid)
-        if previous is not None and previous.kind in _DECISIVE and reason.kind not in _DECISIVE:
+        if previous is not None and previous.kind in _DECISIVE and (
+                reason.kind not in _DECISIVE or reason.kind == previous.kind):
             return
         self.outcome[uid] = reason
 
@@ -659,8 +671,8 @@ class _KeywordScan:
             if state == _ScanState.RECURSION and self.book.recursive and entry.exclude_recursion:
                 found = self.primary(candidate, state)
                 if found is not None and found[1] is not None and found[1].kind == "recursion":
-                    skip("recursion_excluded", f"key '{found[0]}' appears only in recursion, which this entry "
-                                               f"excludes", key=found[0], matched_in=found[1])
+                    skip("recursion_excluded", f"key '{found[0]}' is in the recursion buffer, which this entry "
+                                               f"does not scan", key=found[0], matched_in=found[1])
                 continue
             if "@@activate" in candidate.decorators:
                 matches.append(_Match(candidate, "decorator"))
@@ -682,7 +694,7 @@ class _KeywordScan:
                 continue
             key, source = found
             kind = "recursion" if source is not None and source.kind == "recursion" else "key"
-            if not (entry.selective and candidate.secondary):
+            if not (entry.selective and entry.secondary_keys):  # a key that expands to "" still counts, unfound
                 matches.append(_Match(candidate, kind, key, source))
                 continue
             logic = entry.selective_logic
@@ -774,10 +786,10 @@ class _KeywordScan:
                 continue
             scores = {id(m): self.score(m.candidate, state) for m in members}
             best = max(scores.values())
-            for match in scored:
-                if scores[id(match)] < best:
-                    lose(match, name, None, f"with a lower key score ({scores[id(match)]} < {best})")
-            groups[name] = [m for m in members if id(m) not in removed]
+            losers = [m for m in scored if scores[id(m)] < best and id(m) not in removed]
+            for match in losers:
+                lose(match, name, None, f"with a lower key score ({scores[id(match)]} < {best})")
+            groups[name] = [m for m in members if all(m is not loser for loser in losers)]
         active_groups = {g for match, _c, _p in self.activated.values() for g in match.candidate.groups}
         for name in names:
             members = groups[name]
@@ -878,6 +890,8 @@ def activate_world_info(
         raise _invalid("names", "an object with user and char", names)
     if isinstance(max_context, bool) or not isinstance(max_context, int) or max_context < 0:
         raise _invalid("max_context", "a non-negative integer", max_context)
+    if encoding not in ENCODINGS:
+        raise _invalid("encoding", "one of " + ", ".join(ENCODINGS), encoding)
     if generation not in GENERATION_TYPES:
         raise _invalid("generation", "one of " + ", ".join(GENERATION_TYPES), generation)
     if isinstance(scan_injections, (str, bytes)) or not all(isinstance(t, str) for t in scan_injections):
@@ -893,23 +907,25 @@ def activate_world_info(
                             last_char_message=last["assistant"])
 
     ordered = sorted(_js_key_order(book.entries), key=lambda e: -e.order)  # stable: ties keep the book's key order
+
+    def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
+        # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.
+        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key else key) for key in keys]
+        return [(key, text.strip()) for key, text in expanded if text]
+
     candidates = []
     for entry in ordered:
         decorators, raw = _decorators(entry.content)
-
-        def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
-            expanded = [(key, expand_text_macros(key, macros()).text) for key in keys]
-            return [(key, text.strip()) for key, text in expanded if text]
-
         groups = tuple(g for g in re.split(r",\s*", entry.group) if g) if entry.group else ()
         candidates.append(_Candidate(entry, decorators, raw, expand(entry.keys), expand(entry.secondary_keys),
                                      groups))
 
     if book.activation == "all":
         active = []
+        context = macros()  # one context for every entry: {{setvar}} in one is seen by the next, as in SillyTavern
         for candidate in candidates:
             if candidate.entry.enabled:
-                content = expand_text_macros(candidate.raw_content, macros()).text
+                content = expand_text_macros(candidate.raw_content, context).text
                 active.append((candidate, _Match(candidate, "all"), content, 1))
         reasons = {id(m): ActivationReason(kind="all", message="enabled: chosen by the host (activation 'all')")
                    for _c, m, _t, _p in active}
