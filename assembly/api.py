@@ -236,6 +236,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         strategy, resources, history, inputs, names={"user": req.names.user, "char": char_name},
         host_system_text=host_text if backend == "core" else "",
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
+        max_context=_world_info_context(req, resources), tokenizer=req.tokenizer,
     )
     diagnostics = logical.diagnostics
     if backend == "native":
@@ -298,7 +299,17 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
         budget=budget,
         layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
+        world_info=logical.world_info.model_dump(mode="json") if logical.world_info is not None else None,
     )
+
+
+def _world_info_context(req: AssemblyRequest, resources: Resources) -> int:
+    """The context size the world-info budget is a share of: the request's budget, else the preset's own window."""
+    if req.budget is not None:
+        return max(1, req.budget.context_window - req.budget.reserve_output)
+    if resources.preset is not None:
+        return max(1, resources.preset.openai_max_context - resources.preset.openai_max_tokens)
+    return 8192
 
 
 _RESOURCE_CACHE: OrderedDict[str, Resources] = OrderedDict()

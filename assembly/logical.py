@@ -40,6 +40,7 @@ class LogicalResult:
     adaptive: bool
     rules: list[dict[str, Any]]
     outlet_blocks: list[dict[str, Any]]
+    world_info: Any = None
 
 
 @dataclass
@@ -118,6 +119,8 @@ def assemble_logical(
     names: dict[str, str],
     host_system_text: str = "",
     variables: dict[str, str] | None = None,
+    max_context: int = 8192,
+    tokenizer: str = "o200k_base",
 ) -> LogicalResult:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
@@ -150,7 +153,8 @@ def assemble_logical(
         preset_beats_default=state.beats("preset", "default"),
         manual_keys=frozenset(k for k, s in settings.items() if s.get("placement") == "list" and s.get("enabled")),
         disabled_keys=frozenset(k for k, s in settings.items() if s.get("enabled") is False),
-        diagnostics=diagnostics,
+        diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
+        max_context=max_context, tokenizer=tokenizer,
     )
     _resolve_sources(state, ctx, history, inputs)
     roots = _roots(state)
@@ -162,6 +166,7 @@ def assemble_logical(
         nodes=nodes, diagnostics=diagnostics, placement_controls=[], positions=[],
         position_decisions=state.decisions, slots=state.slots, adaptive=adaptive,
         rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
+        world_info=ctx.world_info,
     )
 
 

@@ -55,6 +55,10 @@ class SourceContext:
     manual_keys: frozenset[str]  # "source#position" keys placed by hand (list placement)
     disabled_keys: frozenset[str]
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    max_context: int = 8192
+    tokenizer: str = "o200k_base"
+    world_info: Any = None  # the keyword activation, when the book asks for it
 
     @property
     def placement(self) -> str:
@@ -257,7 +261,7 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     prompts = ordered_prompts(ctx.resources.preset) if ctx.resources.preset is not None else []
     idents = {p.identifier for p in prompts if p.marker}
     blocks = []
-    for entry, reason in active_world_entries(book):
+    for entry, reason in active_world_entries(ctx, book):
         position = entry.position or "after"
         group = position
         if position == "at_depth":
@@ -281,13 +285,36 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     return blocks
 
 
-def active_world_entries(book: Any) -> list[tuple[Any, str]]:
-    """The entries that take part, each with why. Activation "all": the host already chose them."""
-    if book.activation == "keywords":
-        # SillyTavern's keyword scan is its own capability (the parity issue); until then every enabled entry is
-        # treated as chosen by the host, and the reason says so rather than claiming a keyword matched.
-        return [(e, "enabled (keyword activation not evaluated yet)") for e in book.entries if e.enabled]
-    return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
+def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]:
+    """The entries that take part, each with why (engine.md §5 world book activation). Activation "all": the host
+    already chose them, in its order. "keywords": SillyTavern's scan (assembly.worldinfo), in SillyTavern's order."""
+    if book.activation != "keywords":
+        return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
+    activation = world_info_activation(ctx, book)
+    by_uid = {e.uid: e for e in book.entries}
+    return [(by_uid[a.uid].model_copy(update={"content": a.content}), a.reason.message) for a in activation.active]
+
+
+def world_info_activation(ctx: SourceContext, book: Any) -> Any:
+    """SillyTavern's keyword scan over this request's chat, computed once per request."""
+    if ctx.world_info is None:
+        from assembly.worldinfo import activate_world_info
+
+        resources = ctx.resources
+        character, persona = resources.character, resources.persona
+        scan_data = {
+            "persona_description": persona.description if persona else "",
+            "character_description": character.description if character else "",
+            "character_personality": character.personality if character else "",
+            "character_depth_prompt": character.depth_prompt.prompt if character and character.depth_prompt else "",
+            "scenario": character.scenario if character else "",
+            "creator_notes": character.creator_notes if character else "",
+        }
+        chat = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})}
+                for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+        ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
+                                             encoding=ctx.tokenizer, global_scan_data=scan_data)
+    return ctx.world_info
 
 
 def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:

@@ -365,3 +365,22 @@ def test_tool_calls_and_results_reach_the_request_unchanged(strategy_id):
     messages = {m.id: m for m in assemble(req).request.messages}
     assert messages["a"].tool_calls == [{"id": "call1", "type": "function"}]
     assert messages["t"].tool_call_id == "call1" and messages["t"].role == "tool"
+
+
+def test_keyword_activation_explains_every_entry_through_assemble():
+    lore = [{"uid": 1, "content": "The gate is closed at night.", "position": "before", "keys": ["gate"]},
+            {"uid": 2, "content": "Dragons sleep in winter.", "position": "before", "keys": ["dragon"]},
+            {"uid": 3, "content": "Always true.", "position": "after", "constant": True}]
+    req = request("builtin-st", [prompt("main", "system", "HEAD"), marker("worldInfoBefore"),
+                                 marker("worldInfoAfter"), marker("chatHistory")], lore=lore,
+                  history=("We reach the gate.",), inputs=("What now?",))
+    req["resources"]["worldbook"]["activation"] = "keywords"
+    result = assemble(req)
+    contents = [m.content for m in result.request.messages]
+    assert "The gate is closed at night." in contents and "Always true." in contents
+    assert "Dragons sleep in winter." not in contents
+    active = {e["uid"]: e["reason"]["kind"] for e in result.world_info["active"]}
+    skipped = {e["uid"]: e["reason"]["kind"] for e in result.world_info["skipped"]}
+    assert active == {1: "key", 3: "constant"} and skipped == {2: "no_match"}
+    gate = next(n for n in result.nodes if n.text == "The gate is closed at night.")
+    assert gate.activation and "gate" in gate.activation

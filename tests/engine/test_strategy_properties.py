@@ -39,9 +39,12 @@ def _edit_rule(draw, doc):
         "name": lambda: draw(st.text(max_size=230) | st.none()),
         "inputMode": lambda: draw(st.sampled_from(["source", "text", None])),
     }[field]()
-    if field == "inputMode" and draw(st.booleans()):
-        rule.pop("inputMode", None)
-        field = "input_mode"
+    if field == "inputMode":
+        # one spelling at a time: a second edit of the same rule must not leave both (that is a refused input)
+        rule.pop("input_mode", None)
+        if draw(st.booleans()):
+            rule.pop("inputMode", None)
+            field = "input_mode"
     rule[field] = value
 
 
