@@ -40,6 +40,7 @@ from assembly.positions import (
 from assembly.resources import ImportInvalid, Resources, normalize_resources
 from assembly.results import AssemblyResult, NodeView, RequestMessage, RequestView, StrategyRef, TokenSummary
 from assembly.sources import SLOT_OWNERS
+from assembly.st_request import st_request
 from assembly.strategy import StrategyError, strategy_revision
 from assembly.strategy import resolve_strategy as resolve_strategy_document
 from assembly.tokens import ENCODINGS, count_tokens
@@ -239,13 +240,15 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         max_context=_world_info_context(req, resources), tokenizer=req.tokenizer,
     )
     diagnostics = logical.diagnostics
+    # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
+    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
     if backend == "native":
         nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
         nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
         nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
     else:
-        nodes = apply_layout_overrides(core_order(logical.nodes, durable, logical.rules), strategy, backend,
-                                       diagnostics)
+        nodes = apply_layout_overrides(core_order(logical.nodes, durable, logical.rules, insert_depths=not st_rules),
+                                       strategy, backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
@@ -255,8 +258,16 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
     revision = strategy_revision(strategy)
     step = f"{len(durable)}:{','.join(m['id'] for m in inputs)}"
+    ordered_nodes = nodes
 
     def build_request(nodes: list[Node]) -> list[RequestMessage]:
+        nonlocal ordered_nodes
+        if st_rules:
+            messages, ordered_nodes = st_request(nodes, preset=resources.preset, character=resources.character,
+                                                 names={"user": req.names.user, "char": char_name},
+                                                 tokenizer=req.tokenizer)
+            return messages
+        ordered_nodes = nodes
         if backend == "native":
             return native_request(nodes, system_text=native_system_text(nodes, host_text, native_system_enabled),
                                   contexts=[c["text"] for c in contexts], history=durable,
@@ -264,6 +275,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         return core_request(nodes, req.tokenizer, step)
 
     messages = build_request(nodes)
+    nodes = ordered_nodes
     node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
     total = sum(m.tokens for m in messages)
     budget = _budget_report(req, nodes, node_tokens, total, diagnostics)
@@ -273,6 +285,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         for node in nodes:
             node.request_index = None
         messages = build_request(nodes)
+        nodes = ordered_nodes
+        node_tokens.update({n.id: count_tokens(n.text, req.tokenizer) for n in nodes if n.id not in node_tokens})
         total = budget["total_after"] = sum(m.tokens for m in messages)
     if not messages:
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})

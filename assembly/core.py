@@ -55,9 +55,12 @@ def retain_snapshots(nodes: list[Node], history: list[dict[str, Any]], rules: li
 
 
 def core_order(nodes: list[Node], history: list[dict[str, Any]] | None = None,
-               rules: list[dict[str, Any]] | None = None) -> list[Node]:
-    """Snapshot retention, depth insertion, then delivery and region for every node."""
-    ordered = insert_depth_nodes(retain_snapshots(nodes, history or [], rules or []))
+               rules: list[dict[str, Any]] | None = None, *, insert_depths: bool = True) -> list[Node]:
+    """Snapshot retention, depth insertion (unless SillyTavern's own in-chat rules do it later), then delivery and
+    region for every node."""
+    ordered = retain_snapshots(nodes, history or [], rules or [])
+    if insert_depths:
+        ordered = insert_depth_nodes(ordered)
     for node in ordered:
         node.region = "request"
         if node.module == "history" or node.module == "native-system":

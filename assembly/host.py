@@ -54,8 +54,8 @@ def content_id(*parts: str) -> str:
     return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
-def _message(nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str, tokenizer: str,
-             message_id: str | None = None, name: str | None = None, step: str = "") -> RequestMessage:
+def request_message(nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str,
+                    tokenizer: str, message_id: str | None = None, name: str | None = None, step: str = "") -> RequestMessage:
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
@@ -92,7 +92,7 @@ def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[Requ
     for index, node in enumerate(nodes):
         node.request_index = index
         name = node.message.get("name") if node.message else None
-        messages.append(_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
+        messages.append(request_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
                                  region="request", status=core_history_status(node), tokenizer=tokenizer, name=name,
                                  step=step if node.delivery == "snapshot" else ""))
     return messages
@@ -119,15 +119,15 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
     if system_text:
         unchanged = recorded is not None and recorded.get("content") == system_text
         if system_update == "head":
-            out.append(_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
+            out.append(request_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
                                 status="native" if unchanged else "appended", tokenizer=tokenizer, step=step,
                                 message_id=recorded["id"] if unchanged and recorded else None))
         elif recorded is None:
-            out.append(_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
+            out.append(request_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
                                 status="appended", tokenizer=tokenizer, step=step))
         elif not unchanged:
             # in-history hosts keep the old surface where it stands and record the change before this step's input
-            pending_update = _message(system_nodes, role="system", content=system_text, delivery="system",
+            pending_update = request_message(system_nodes, role="system", content=system_text, delivery="system",
                                       region="history", status="appended", tokenizer=tokenizer, step=step)
     for node in system_nodes:
         node.request_index = 0 if out and out[0].delivery == "system" else None
@@ -148,10 +148,10 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 return
             for node in context_nodes:
                 node.request_index = len(out)
-            out.append(_message(context_nodes, role="user", content=context_text, delivery="context",
+            out.append(request_message(context_nodes, role="user", content=context_text, delivery="context",
                                 region="after-input", status="appended", tokenizer=tokenizer, step=step))
         elif previous_context is not None and previous_context.get("content") != CONTEXT_INVALIDATION:
-            out.append(_message([], role="user", content=CONTEXT_INVALIDATION, delivery="context",
+            out.append(request_message([], role="user", content=CONTEXT_INVALIDATION, delivery="context",
                                 region="after-input", status="appended", tokenizer=tokenizer, step=step))
 
     for node in nodes:
@@ -162,7 +162,7 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(_message([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
+            out.append(request_message([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
                                 status="native" if node.region == "history" else "appended", tokenizer=tokenizer, step=step,
                                 name=node.message.get("name")))
         elif node.region == "before-input" or (node.region == "after-input" and node.native_delivery == "pre-step"):
@@ -172,7 +172,7 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(_message([node], role="user", content=node.text, delivery="pre-step", region=node.region,
+            out.append(request_message([node], role="user", content=node.text, delivery="pre-step", region=node.region,
                                 status="appended", tokenizer=tokenizer, step=step))
     if pending_update is not None:
         out.append(pending_update)

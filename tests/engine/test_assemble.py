@@ -277,9 +277,10 @@ def test_oversize_text_is_413():
 
 
 def budget_request(apply):
-    prompts = [prompt("main", "system", "HEAD"), marker("worldInfoBefore"), marker("chatHistory")]
+    prompts = [prompt("main", "system", "HEAD"), marker("worldInfoBefore"), marker("worldInfoAfter"),
+               marker("chatHistory")]
     lore = [{"uid": "w1", "content": "LORE", "position": "before", "order": 5},
-            {"uid": "w2", "content": "TAIL", "position": "before", "order": 1}]
+            {"uid": "w2", "content": "TAIL", "position": "after", "order": 1}]
     # o200k_base token counts: HEAD 1, LORE 2, TAIL 1, OLD 1, NOW 1
     return request("builtin-st", prompts, lore=lore, history=("OLD", "HEAD"), inputs=("NOW",),
                    budget={"context_window": 6, "reserve_output": 1, "apply": apply})

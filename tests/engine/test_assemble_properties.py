@@ -113,5 +113,8 @@ def test_valid_shaped_requests_place_every_conversation_message_once(req):
         return
     conversation = req["conversation"]["history"] + req["conversation"]["input"]
     sent = [m for m in result.request.messages if m.delivery in ("history", "input")]
-    assert [m.content for m in sent] == [m["content"] for m in conversation]
+    expected = [m["content"] for m in conversation]
+    if req["strategy"] == "builtin-st":
+        expected = [c.replace("\r", "") for c in expected]  # SillyTavern drops carriage returns from the chat (§3)
+    assert [m.content for m in sent] == expected
     assert result.tokens.total == sum(m.tokens for m in result.request.messages)
