@@ -26,7 +26,7 @@ migrate: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 
 run: migrate
-	$(BIN)/python manage.py ensure_dev_user
+	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
 test: $(DEV_STAMP)

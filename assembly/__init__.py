@@ -3,7 +3,14 @@
 The public API is engine.md §1; everything a caller needs imports from here.
 """
 
-from assembly.api import AssemblyRequest, AssemblyResult, assemble, capabilities, require_available
+from assembly.api import (
+    AssemblyRequest,
+    AssemblyResult,
+    HostSettings,
+    assemble,
+    capabilities,
+    require_available,
+)
 from assembly.budget import BudgetError, select_within_budget
 from assembly.errors import AssemblyError
 from assembly.fragments import FragmentError, define_context_fragments
@@ -16,6 +23,7 @@ __all__ = [
     "AssemblyError",
     "AssemblyRequest",
     "AssemblyResult",
+    "HostSettings",
     "assemble",
     "BudgetError",
     "FragmentError",

@@ -2,11 +2,35 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from preview_app import api_views as preview_api
 from preview_app import views as preview_views
+from strategies_app import api_views as strategies_api
+from strategies_app import views as strategies_views
 
 urlpatterns = [
     path("", preview_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("resources/import/", strategies_views.resource_import, name="resource-import"),
+    # JSON API (web.md "HTTP API")
+    path("api/assemble", preview_api.assemble_request, name="api-assemble"),
+    path("api/strategies", strategies_api.strategies, name="api-strategies"),
+    path("api/strategies/<slug:slug>", strategies_api.strategy_detail, name="api-strategy"),
+    path("api/strategies/<slug:slug>/draft", strategies_api.strategy_draft, name="api-strategy-draft"),
+    path("api/strategies/<slug:slug>/revisions", strategies_api.strategy_revisions, name="api-strategy-revisions"),
+    path("api/strategies/<slug:slug>/copy", strategies_api.strategy_copy, name="api-strategy-copy"),
+    path("api/resources", strategies_api.resources, name="api-resources"),
+    path("api/resources/<str:kind>/import", strategies_api.resource_import, name="api-resource-import"),
+    path("api/resources/<str:kind>/<int:pk>/export", strategies_api.resource_export, name="api-resource-export"),
+    path("api/resources/character/<int:pk>/avatar", strategies_api.character_avatar, name="api-character-avatar"),
+    path("api/sessions", preview_api.sessions, name="api-sessions"),
+    path("api/sessions/<int:pk>", preview_api.session_detail, name="api-session"),
+    path("api/sessions/<int:pk>/events", preview_api.session_events, name="api-session-events"),
+    path("api/sessions/<int:pk>/events/<int:seq>", preview_api.session_event, name="api-session-event"),
+    path("api/sessions/<int:pk>/preview", preview_api.session_preview_api, name="api-session-preview"),
+    path("api/sessions/<int:pk>/selection", preview_api.session_selection, name="api-session-selection"),
+    path("api/sessions/<int:pk>/turns", preview_api.session_turns, name="api-session-turns"),
+    path("api/goldens", preview_api.goldens, name="api-goldens"),
+    path("api/goldens/<int:pk>", preview_api.golden_detail, name="api-golden"),
 ]

@@ -1,1 +1,92 @@
-from django.db import models  # noqa: F401  (models arrive with the Web I issue)
+"""Sessions that strategies are previewed on: the resources and host settings, the current input, the durable
+history (`SessionEvent`), the applied strategy snapshot, and approved golden results.
+
+The applied selection is a copy of a revision's document (`applied_document`), so saving a draft never changes a
+session; null means assembly is off. Rows are written only through `preview_app.services`.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+
+
+def default_host() -> dict:
+    return {"core_available": False, "official_sections": [], "contexts": [], "variables": {},
+            "system_prompt_update": "head"}
+
+
+class Session(models.Model):
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="studio_sessions")
+    preset = models.ForeignKey(Preset, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    character = models.ForeignKey(Character, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    persona = models.ForeignKey(Persona, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    world_books = models.ManyToManyField(WorldBook, blank=True, related_name="+")
+    host = models.JSONField(default=default_host, blank=True,
+                            help_text="engine.md host settings: core_available, official_sections, contexts, "
+                                      "variables, system_prompt_update")
+    current_input = models.TextField(blank=True)
+    applied_strategy = models.ForeignKey(Strategy, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="sessions")
+    applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,
+                                         related_name="sessions")
+    applied_document = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        permissions = [
+            ("edit_session", "Create and edit own sessions, their history and their applied strategy"),
+            ("edit_any_session", "Edit every user's sessions"),
+            ("approve_golden", "Approve golden snapshots"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SessionEvent(models.Model):
+    """One durable history message, in `seq` order: user / assistant / tool messages, system updates, runtime-context
+    snapshots and pre-step messages; `source` says where it came from."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    message_id = models.CharField(max_length=200)
+    role = models.CharField(max_length=10, choices=[(r, r) for r in ("system", "user", "assistant", "tool")])
+    content = models.TextField(blank=True)
+    name = models.CharField(max_length=200, blank=True)
+    source = models.JSONField(default=dict, blank=True)
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="unique_event_seq"),
+            models.UniqueConstraint(fields=["session", "message_id"], name="unique_event_message_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.role}"
+
+
+class GoldenSnapshot(models.Model):
+    """An approved preview result of a session with one strategy revision, checked against later runs."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="goldens")
+    revision = models.ForeignKey(StrategyRevision, on_delete=models.PROTECT, related_name="goldens")
+    result = models.JSONField()
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    approved_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["session", "-approved_at"]
+        constraints = [models.UniqueConstraint(fields=["session", "revision"], name="unique_golden")]
+
+    def __str__(self) -> str:
+        return f"{self.session} @ {self.revision}"

@@ -1,1 +1,203 @@
-from django.db import models  # noqa: F401  (models arrive with the Web I issue)
+"""What designers work on: strategies (a working draft plus immutable revisions), the resource categories of the
+position catalogue, and the SillyTavern resources (presets with ordered prompt entries, characters, personas, world
+books with entries).
+
+Resources keep the fields the studio edits as columns and everything else SillyTavern's file carried in one JSON
+field (`*_fields`, `options`, `settings`), so an export gives back the file that was imported. Rows are written only
+through `strategies_app.services`; models hold no behaviour beyond naming themselves.
+"""
+
+from django.conf import settings
+from django.db import models
+
+ROLE_CHOICES = [("system", "system"), ("user", "user"), ("assistant", "assistant")]
+
+
+class Strategy(models.Model):
+    """An assembly strategy: a working draft (normalized A.2 JSON) with a `version` counter for optimistic
+    concurrency. Built-ins are read-only rows mirroring `assembly.strategy.builtin_strategies()`."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="strategies")
+    builtin = models.BooleanField(default=False)
+    visible = models.BooleanField(default=True, help_text="Built-ins an admin hides are left out of lists.")
+    draft = models.JSONField()
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-builtin", "name", "slug"]
+        verbose_name_plural = "strategies"
+        permissions = [
+            ("edit_strategy", "Create, edit and copy own strategies, save revisions"),
+            ("edit_any_strategy", "Edit every user's strategies"),
+            ("manage_resources", "Import, edit and delete resources"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+
+class StrategyRevision(models.Model):
+    """An immutable saved strategy document; `revision` is its sha256 (assembly.strategy.strategy_revision)."""
+
+    strategy = models.ForeignKey(Strategy, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.CharField(max_length=64)
+    document = models.JSONField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="+")
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["strategy", "revision"], name="unique_revision_per_strategy")]
+
+    def __str__(self) -> str:
+        return f"{self.strategy.slug}@{self.revision[:12]}"
+
+
+class ResourceCategory(models.Model):
+    """A draggable category of the position catalogue (`module#position`), seeded from POSITION_CATALOGUE."""
+
+    key = models.CharField(max_length=160, unique=True)
+    module = models.CharField(max_length=80)
+    position = models.CharField(max_length=80)
+    name_en = models.CharField(max_length=200)
+    name_zh = models.CharField(max_length=200)
+    help_en = models.TextField(blank=True)
+    help_zh = models.TextField(blank=True)
+    sort_order = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["sort_order"]
+        verbose_name_plural = "resource categories"
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.name_en} / {self.name_zh}"
+
+
+class Preset(models.Model):
+    """A SillyTavern chat-completion preset. `options` is the preset file without its prompt definitions and without
+    the prompt order of the global strategy (character 100001), which the entries hold."""
+
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    options = models.JSONField(default=dict, blank=True)
+    has_prompt_order = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PromptEntry(models.Model):
+    """One prompt of a preset. `position` is its place in the prompt order (the assembly order); `in_order` false
+    means the preset defines the prompt but does not send it. `definition_index` keeps the file's definition order."""
+
+    preset = models.ForeignKey(Preset, on_delete=models.CASCADE, related_name="entries")
+    position = models.PositiveIntegerField(default=0)
+    definition_index = models.PositiveIntegerField(default=0)
+    identifier = models.TextField()
+    name = models.TextField(blank=True)
+    role = models.CharField(max_length=10, choices=ROLE_CHOICES, default="system")
+    content = models.TextField(blank=True)
+    marker = models.BooleanField(default=False)
+    enabled = models.BooleanField(default=True, help_text="Sent when in the order (the order's flag).")
+    in_order = models.BooleanField(default=True)
+    prompt_fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["preset", "position", "id"]
+        verbose_name_plural = "prompt entries"
+        constraints = [models.UniqueConstraint(fields=["preset", "identifier"], name="unique_prompt_identifier")]
+
+    def __str__(self) -> str:
+        return self.name or self.identifier
+
+
+class Character(models.Model):
+    """A character card (V2/V3). `card_fields` holds the card's other data (tags, extensions, character book, ...);
+    `avatar` the PNG image the card came in, if any."""
+
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    description = models.TextField(blank=True)
+    personality = models.TextField(blank=True)
+    scenario = models.TextField(blank=True)
+    first_mes = models.TextField(blank=True)
+    mes_example = models.TextField(blank=True)
+    system_prompt = models.TextField(blank=True)
+    post_history_instructions = models.TextField(blank=True)
+    creator_notes = models.TextField(blank=True)
+    card_fields = models.JSONField(default=dict, blank=True)
+    avatar = models.BinaryField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Persona(models.Model):
+    """The user's persona (SillyTavern's persona description and its placement)."""
+
+    name = models.CharField(max_length=200, default="User")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    description = models.TextField(blank=True)
+    position = models.CharField(max_length=20, default="in_prompt")
+    depth = models.PositiveIntegerField(default=2)
+    role = models.CharField(max_length=10, choices=ROLE_CHOICES, default="system")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class WorldBook(models.Model):
+    """A world book; `settings` holds the book's scan settings and other top-level keys."""
+
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class WorldBookEntry(models.Model):
+    """One world book entry in SillyTavern's native form; `entry_fields` holds everything but the edited columns
+    (uid, keys, position number, depth, role, order, ...)."""
+
+    book = models.ForeignKey(WorldBook, on_delete=models.CASCADE, related_name="entries")
+    sort_order = models.PositiveIntegerField(default=0)
+    comment = models.TextField(blank=True)
+    content = models.TextField(blank=True)
+    enabled = models.BooleanField(default=True)
+    entry_fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["book", "sort_order", "id"]
+        verbose_name_plural = "world book entries"
+
+    def __str__(self) -> str:
+        return self.comment or f"entry {self.entry_fields.get('uid', self.pk)}"

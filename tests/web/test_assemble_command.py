@@ -98,7 +98,11 @@ def test_json_output_is_the_assembly_result_of_the_reference_case(tmp_path):
     assert [(n["module"], n["text"]) for n in result["nodes"]] == [
         ("preset", "HEAD"), ("worldbook", "LORE"), ("history", "OLD"), ("input", "NOW"), ("preset", "TAIL")]
     # Only the new input is recorded in durable history.
-    assert [(e["id"], e["content"]) for e in result["durable_events"]] == [("now", "NOW")]
+    # core records the input and a log-only request record (never sent; it carries the revision, reference A.7)
+    events = result["durable_events"]
+    assert [(e["id"], e["content"]) for e in events[:-1]] == [("now", "NOW")]
+    assert events[-1]["source"] == {"kind": "request-assembly", "strategy_id": "builtin-st",
+                                    "revision": result["strategy"]["revision"]}
 
 
 def test_json_output_reads_stdin_with_a_dash(monkeypatch):

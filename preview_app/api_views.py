@@ -1,0 +1,189 @@
+"""JSON API for assembly, sessions and golden snapshots (web.md "HTTP API"): thin views over access checks,
+the preview reads and the services."""
+
+from __future__ import annotations
+
+from assembly import assemble
+from preview_app import services
+from preview_app.access import APPROVE_GOLDEN, EDIT_SESSION, golden_for_read, session_for_edit, session_for_read
+from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from preview_app.previews import golden_diff, session_preview
+from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
+from strategies_app.api import api_route, json_body, json_object, ok
+from strategies_app.errors import ServiceError, invalid, not_found
+
+
+@api_route("POST")
+def assemble_request(request):
+    """A stateless AssemblyRequest -> AssemblyResult (every logged-in role: it stores nothing)."""
+    return ok(assemble(json_body(request)).model_dump(mode="json"))
+
+
+def _applied(session: Session) -> dict | None:
+    if session.applied_document is None:
+        return None
+    return {"strategy": session.applied_strategy.slug, "revision": session.applied_revision.revision}
+
+
+def _resource_id(value):
+    return None if value is None else value.pk
+
+
+def _session_json(session: Session) -> dict:
+    return {
+        "id": session.pk, "name": session.name, "owner": session.owner.get_username() if session.owner else None,
+        "preset": _resource_id(session.preset), "character": _resource_id(session.character),
+        "persona": _resource_id(session.persona), "world_books": [b.pk for b in session.world_books.all()],
+        "host": session.host, "current_input": session.current_input, "applied": _applied(session),
+        "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
+                     "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
+                    for e in session.events.all()],
+    }
+
+
+def _resources_from(body: dict) -> dict:
+    """The resource fields a session body names, as rows (a missing id is a 404 naming it)."""
+    found: dict = {}
+    for field in ("preset", "character", "persona"):
+        if field in body:
+            value = body[field]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise invalid(field, "a resource id (integer) or null")
+            found[field] = None if value is None else resource_for_read(field, value)
+    if "world_books" in body:
+        books = body["world_books"]
+        if not isinstance(books, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in books):
+            raise invalid("world_books", "a list of world book ids")
+        found["world_books"] = [resource_for_read("worldbook", pk) for pk in books]
+    return found
+
+
+@api_route("GET", "POST")
+def sessions(request):
+    if request.method == "POST":
+        require(request.user, EDIT_SESSION, "create sessions")
+        body = json_object(request)
+        session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
+                                          current_input=body.get("current_input", ""), **_resources_from(body))
+        return ok({"ok": True, "id": session.pk}, status=201)
+    rows = Session.objects.select_related("applied_strategy", "applied_revision")
+    return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in rows])
+
+
+@api_route("GET", "PATCH")
+def session_detail(request, pk):
+    if request.method == "PATCH":
+        session = session_for_edit(request.user, pk)
+        body = json_object(request)
+        unknown = set(body) - {"name", "host", "current_input", "preset", "character", "persona", "world_books"}
+        if unknown:
+            raise invalid(sorted(unknown)[0], "one of name, host, current_input, preset, character, persona, "
+                          "world_books")
+        fields = {k: body[k] for k in ("name", "host", "current_input") if k in body}
+        services.session_update(session=session, **fields, **_resources_from(body))
+    return ok(_session_json(session_for_read(pk)))
+
+
+@api_route("POST")
+def session_events(request, pk):
+    session = session_for_edit(request.user, pk)
+    body = json_object(request)
+    event = services.event_append(session=session, role=body.get("role"), content=body.get("content", ""),
+                                  name=body.get("name", ""), source=body.get("source"),
+                                  tool_calls=body.get("tool_calls"), tool_call_id=body.get("tool_call_id", ""))
+    return ok({"ok": True, "seq": event.seq, "id": event.message_id}, status=201)
+
+
+@api_route("PUT", "DELETE")
+def session_event(request, pk, seq):
+    session = session_for_edit(request.user, pk)
+    event = SessionEvent.objects.filter(session=session, seq=seq).first()
+    if event is None:
+        raise not_found(f"event of session {pk}", seq)
+    if request.method == "DELETE":
+        services.event_delete(event=event)
+        return ok({"ok": True})
+    body = json_object(request)
+    event = services.event_update(event=event, role=body.get("role", event.role),
+                                  content=body.get("content", event.content), name=body.get("name", event.name),
+                                  tool_calls=body.get("tool_calls", event.tool_calls),
+                                  tool_call_id=body.get("tool_call_id", event.tool_call_id))
+    return ok({"ok": True, "seq": event.seq, "id": event.message_id})
+
+
+@api_route("GET")
+def session_preview_api(request, pk):
+    """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one."""
+    session = session_for_read(pk)
+    result = session_preview(session, strategy=request.GET.get("strategy"), revision=request.GET.get("revision"))
+    return ok(result.model_dump(mode="json"))
+
+
+@api_route("PUT")
+def session_selection(request, pk):
+    """{"strategy": "<id>", "revision": "<sha or null for the latest>"} applies; {"strategy": null} turns off."""
+    session = session_for_edit(request.user, pk)
+    body = json_object(request)
+    if "strategy" not in body:
+        raise invalid("strategy", "a strategy id, or null to turn assembly off")
+    slug, revision = body["strategy"], body.get("revision")
+    if slug is not None and not isinstance(slug, str):
+        raise invalid("strategy", "a strategy id (string) or null")
+    if revision is not None and not isinstance(revision, str):
+        raise invalid("revision", "a revision sha (string) or null for the latest")
+    strategy = strategy_for_read(slug) if slug is not None else None
+    session = services.strategy_apply(session=session, strategy=strategy, revision=revision)
+    return ok({"ok": True, "applied": _applied(session)})
+
+
+@api_route("POST")
+def session_turns(request, pk):
+    """{"reply": "<the assistant's reply>", "expected_seq": <last seq seen, optional>} -> the appended events."""
+    session = session_for_edit(request.user, pk)
+    body = json_object(request)
+    expected = body.get("expected_seq")
+    if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int)):
+        raise invalid("expected_seq", "the integer seq of the last event seen, or null")
+    created = services.turn_commit(session=session, reply=body.get("reply", ""), expected_seq=expected)
+    return ok({"ok": True, "events": [{"seq": e.seq, "id": e.message_id, "role": e.role} for e in created]},
+              status=201)
+
+
+# ---------------------------------------------------------------------------------------------- goldens
+
+
+def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
+    row = {"id": golden.pk, "session": golden.session_id, "strategy": golden.revision.strategy.slug,
+           "revision": golden.revision.revision, "approved_at": golden.approved_at.isoformat(),
+           "approved_by": golden.approved_by.get_username() if golden.approved_by else None}
+    if with_status:
+        diff = golden_diff(golden)
+        row.update({"status": "differs" if diff else "matches", "diff": diff})
+    return row
+
+
+@api_route("GET", "POST")
+def goldens(request):
+    """GET: every golden with its status (matches / differs) and diff. POST {"session", "strategy"?, "revision"?}:
+    approve the session's current result with that revision (default: the applied one)."""
+    if request.method == "GET":
+        rows = GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
+        return ok([_golden_json(golden, with_status=True) for golden in rows])
+    require(request.user, APPROVE_GOLDEN, "approve golden snapshots")
+    body = json_object(request)
+    session = session_for_read(body.get("session"))
+    if body.get("strategy") is not None:
+        revision = revision_for_read(strategy_for_read(body["strategy"]), body.get("revision"))
+    elif session.applied_revision is not None:
+        revision = session.applied_revision
+    else:
+        raise ServiceError("SESSION_ASSEMBLY_OFF", f"session {session.pk}: no strategy is applied; give strategy",
+                           status=409, detail={"path": "strategy"})
+    golden = services.golden_approve(session=session, revision=revision, user=request.user)
+    return ok({"ok": True, **_golden_json(golden, with_status=False)}, status=201)
+
+
+@api_route("GET")
+def golden_detail(request, pk):
+    golden = golden_for_read(pk)
+    return ok({**_golden_json(golden, with_status=True), "result": golden.result})

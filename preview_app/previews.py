@@ -1,0 +1,110 @@
+"""A session as an engine request, and the reads built on it: the preview of a session with a strategy, and the
+comparison of a golden snapshot with a fresh run.
+
+The request is engine.md §1's AssemblyRequest: the session's resources in SillyTavern's own shapes (the engine reads
+them), its durable history, its current input as one user message, its host settings, and a strategy document with
+the strategy's slug as `id`. The number of queries does not depend on the length of the history.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from assembly import AssemblyResult, assemble
+from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from strategies_app import sillytavern
+from strategies_app.access import revision_for_read, strategy_for_read
+from strategies_app.errors import ServiceError
+from strategies_app.models import Strategy
+
+
+def _message(event: SessionEvent) -> dict[str, Any]:
+    message: dict[str, Any] = {"id": event.message_id, "role": event.role, "content": event.content}
+    if event.name:
+        message["name"] = event.name
+    if event.source:
+        message["source"] = event.source
+    if event.tool_calls is not None:
+        message["tool_calls"] = event.tool_calls
+    if event.tool_call_id:
+        message["tool_call_id"] = event.tool_call_id
+    return message
+
+
+def next_message_id(session: Session, seq: int) -> str:
+    return f"s{session.pk}e{seq}"
+
+
+def session_resources(session: Session) -> dict[str, Any]:
+    resources: dict[str, Any] = {}
+    if session.preset is not None:
+        resources["preset"] = sillytavern.preset_document(session.preset, session.preset.entries.all())
+    if session.character is not None:
+        resources["character"] = sillytavern.character_document(session.character)
+    if session.persona is not None:
+        resources["persona"] = sillytavern.persona_document(session.persona)
+    books = list(session.world_books.prefetch_related("entries"))
+    if len(books) == 1:
+        resources["worldbook"] = sillytavern.worldbook_document(books[0], books[0].entries.all())
+    elif books:
+        # Several books become one: uids are prefixed by the book's id so entries of different books never clash.
+        merged: dict[str, Any] = {}
+        for book in books:
+            for key, entry in sillytavern.worldbook_document(book, book.entries.all())["entries"].items():
+                merged[f"{book.pk}:{key}"] = {**entry, "uid": f"{book.pk}:{key}"}
+        resources["worldbook"] = {**books[0].settings, "entries": merged}
+    return resources
+
+
+def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[str, Any]:
+    events = list(session.events.order_by("seq"))
+    history = [_message(event) for event in events]
+    next_seq = (events[-1].seq if events else 0) + 1
+    inputs = ([{"id": next_message_id(session, next_seq), "role": "user", "content": session.current_input}]
+              if session.current_input else [])
+    user_name = session.persona.name if session.persona is not None else "User"
+    return {"strategy": strategy, "resources": session_resources(session),
+            "conversation": {"history": history, "input": inputs}, "host": session.host,
+            "names": {"user": user_name}}
+
+
+def strategy_document(strategy: Strategy, document: dict[str, Any]) -> dict[str, Any]:
+    return {**document, "id": strategy.slug}
+
+
+def chosen_document(session: Session, strategy_slug: str | None, revision: str | None) -> dict[str, Any]:
+    """The strategy a preview runs: `?strategy=&revision=` (no revision: the working draft), else the applied one."""
+    if strategy_slug:
+        strategy = strategy_for_read(strategy_slug)
+        document = revision_for_read(strategy, revision).document if revision else strategy.draft
+        return strategy_document(strategy, document)
+    if revision:
+        raise ServiceError("INPUT_INVALID", "revision: give strategy=<id> with it", detail={"path": "revision"})
+    if session.applied_document is None:
+        raise ServiceError("SESSION_ASSEMBLY_OFF", f"session {session.pk}: no strategy is applied (assembly is off); "
+                           "choose one with ?strategy=<id>", status=409, detail={"path": "strategy"})
+    return strategy_document(session.applied_strategy, session.applied_document)
+
+
+def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None) -> AssemblyResult:
+    return assemble(session_request(session, chosen_document(session, strategy, revision)))
+
+
+def golden_result(golden: GoldenSnapshot) -> dict[str, Any]:
+    """A fresh run of the golden's session with its revision, as JSON (an engine refusal is its error JSON)."""
+    from assembly import AssemblyError
+
+    document = strategy_document(golden.revision.strategy, golden.revision.document)
+    try:
+        return assemble(session_request(golden.session, document)).model_dump(mode="json")
+    except AssemblyError as error:
+        return error.to_json()
+
+
+def golden_diff(golden: GoldenSnapshot) -> list[str]:
+    """The unified diff of the approved result and a fresh run; empty when they match."""
+    approved = json.dumps(golden.result, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    fresh = json.dumps(golden_result(golden), indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    return list(difflib.unified_diff(approved, fresh, "approved", "now", lineterm=""))

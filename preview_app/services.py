@@ -1,0 +1,189 @@
+"""Every write to sessions, their history and golden snapshots: keyword-only functions, one transaction each.
+
+Refusals (`ServiceError`, the engine's `AssemblyError`) are raised before anything is written or roll the
+transaction back, so a refused apply leaves the stored selection exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from pydantic import ValidationError
+
+from assembly import assemble
+from assembly.api import HostSettings, require_available
+from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from preview_app.previews import next_message_id, session_request, strategy_document
+from strategies_app.access import revision_for_read
+from strategies_app.errors import ServiceError, invalid
+from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+
+EVENT_ROLES = ("system", "user", "assistant", "tool")
+UNSET: Any = object()
+
+
+def host_settings(value: Any) -> dict[str, Any]:
+    """Validated host settings (engine.md §1 `host`) as plain JSON; a bad field is a 400 naming it."""
+    if not isinstance(value, dict):
+        raise invalid("host", "an object of host settings")
+    try:
+        return HostSettings.model_validate(value).model_dump(mode="json")
+    except ValidationError as error:
+        first = error.errors()[0]
+        path = ".".join(["host", *(str(part) for part in first["loc"])])
+        raise ServiceError("INPUT_INVALID", f"{path}: {first['msg']}", detail={"path": path}) from None
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise invalid("name", "a non-blank name of at most 200 characters")
+    return name.strip()
+
+
+def _check_text(value: Any, field: str) -> str:
+    if not isinstance(value, str):
+        raise invalid(field, "a string")
+    return value
+
+
+@transaction.atomic
+def session_create(*, user, name: str, preset: Preset | None = None, character: Character | None = None,
+                   persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
+                   host: dict[str, Any] | None = None, current_input: str = "") -> Session:
+    session = Session.objects.create(
+        name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
+        host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"))
+    session.world_books.set(list(world_books))
+    return session
+
+
+@transaction.atomic
+def session_update(*, session: Session, name: str = UNSET, preset: Preset | None = UNSET,
+                   character: Character | None = UNSET, persona: Persona | None = UNSET,
+                   world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
+                   current_input: str = UNSET) -> Session:
+    """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    if name is not UNSET:
+        locked.name = _check_name(name)
+    if host is not UNSET:
+        locked.host = host_settings(host)
+    if current_input is not UNSET:
+        locked.current_input = _check_text(current_input, "current_input")
+    for field, value in (("preset", preset), ("character", character), ("persona", persona)):
+        if value is not UNSET:
+            setattr(locked, field, value)
+    locked.save()
+    if world_books is not UNSET:
+        locked.world_books.set(list(world_books))
+    return locked
+
+
+def _next_seq(session: Session) -> int:
+    return (session.events.aggregate(last=Max("seq"))["last"] or 0) + 1
+
+
+def _event_fields(role: Any, content: Any, name: Any, tool_calls: Any, tool_call_id: Any) -> dict[str, Any]:
+    if role not in EVENT_ROLES:
+        raise invalid("role", "one of " + ", ".join(EVENT_ROLES))
+    if tool_calls is not None and not (isinstance(tool_calls, list) and all(
+            isinstance(call, dict) and isinstance(call.get("id"), str) for call in tool_calls)):
+        raise invalid("tool_calls", "a list of objects with a string id")
+    return {"role": role, "content": _check_text(content, "content"), "name": _check_text(name, "name"),
+            "tool_calls": tool_calls, "tool_call_id": _check_text(tool_call_id, "tool_call_id")}
+
+
+@transaction.atomic
+def event_append(*, session: Session, role: str, content: str, name: str = "", source: dict[str, Any] | None = None,
+                 tool_calls: list[dict[str, Any]] | None = None, tool_call_id: str = "") -> SessionEvent:
+    """Append one message to the session's durable history (the history editor)."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    fields = _event_fields(role, content, name, tool_calls, tool_call_id)
+    if source is not None and not isinstance(source, dict):
+        raise invalid("source", "an object")
+    seq = _next_seq(locked)
+    return SessionEvent.objects.create(session=locked, seq=seq, message_id=next_message_id(locked, seq),
+                                       source=source or {"kind": role}, **fields)
+
+
+@transaction.atomic
+def event_update(*, event: SessionEvent, role: str, content: str, name: str = "",
+                 tool_calls: list[dict[str, Any]] | None = None, tool_call_id: str = "") -> SessionEvent:
+    fields = _event_fields(role, content, name, tool_calls, tool_call_id)
+    SessionEvent.objects.filter(pk=event.pk).update(**fields)
+    return SessionEvent.objects.get(pk=event.pk)
+
+
+@transaction.atomic
+def event_delete(*, event: SessionEvent) -> None:
+    SessionEvent.objects.filter(pk=event.pk).delete()
+
+
+@transaction.atomic
+def strategy_apply(*, session: Session, strategy: Strategy | None, revision: str | None = None) -> Session:
+    """Apply a revision (the latest when `revision` is None) by copying its document into the session; None turns
+    assembly off. A strategy the session's host cannot run is a 409 (REQUEST_ASSEMBLY_CORE_REQUIRED or
+    ASSEMBLY_NATIVE_UNSUPPORTED) and the stored selection stays as it was."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    if strategy is None:
+        locked.applied_strategy, locked.applied_revision, locked.applied_document = None, None, None
+    else:
+        chosen = revision_for_read(strategy, revision)
+        require_available(chosen.document, HostSettings.model_validate(locked.host))
+        locked.applied_strategy, locked.applied_revision = strategy, chosen
+        locked.applied_document = chosen.document
+    locked.save(update_fields=["applied_strategy", "applied_revision", "applied_document", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None) -> list[SessionEvent]:
+    """Step the session forward: append what sending the current request records (its durable events; with
+    assembly off, the input as a user message) and then the typed assistant reply, and clear the input.
+    `expected_seq` (the last event the caller saw) turns a concurrent commit into a 409 instead of a double turn."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    reply = _check_text(reply, "reply")
+    last_seq = _next_seq(locked) - 1
+    if expected_seq is not None and expected_seq != last_seq:
+        raise ServiceError("SESSION_HISTORY_CONFLICT", f"expected_seq: the history ends at {last_seq}, not "
+                           f"{expected_seq}; reload the session", status=409,
+                           detail={"path": "expected_seq", "seq": last_seq})
+    if not locked.current_input and not reply:
+        raise invalid("reply", "a reply, or a session with a current input to send")
+    if locked.applied_document is None:
+        events = ([{"role": "user", "content": locked.current_input, "source": {"kind": "user"}}]
+                  if locked.current_input else [])
+    else:
+        document = strategy_document(locked.applied_strategy, locked.applied_document)
+        events = assemble(session_request(locked, document)).durable_events
+    if reply:
+        events.append({"role": "assistant", "content": reply, "source": {"kind": "assistant"}})
+    used = set(locked.events.values_list("message_id", flat=True))
+    created = []
+    for seq, event in enumerate(events, start=last_seq + 1):
+        message_id = event.get("id") or next_message_id(locked, seq)
+        if message_id in used:  # an id the history already holds (same content recorded again): keep both
+            message_id = f"{message_id}~{seq}"
+        used.add(message_id)
+        created.append(SessionEvent.objects.create(
+            session=locked, seq=seq, message_id=message_id, role=event["role"], content=event["content"],
+            name=event.get("name") or "", source=event.get("source") or {"kind": event["role"]},
+            tool_calls=event.get("tool_calls"), tool_call_id=event.get("tool_call_id") or ""))
+    locked.current_input = ""
+    locked.save(update_fields=["current_input", "updated_at"])
+    return created
+
+
+@transaction.atomic
+def golden_approve(*, session: Session, revision: StrategyRevision, user) -> GoldenSnapshot:
+    """Record the current result of `session` with `revision` as the golden one (replacing an earlier approval of
+    the same pair). A run the engine refuses cannot be approved: its error is raised."""
+    result = assemble(session_request(session, strategy_document(revision.strategy, revision.document)))
+    golden, _ = GoldenSnapshot.objects.update_or_create(
+        session=session, revision=revision,
+        defaults={"result": result.model_dump(mode="json"), "approved_by": user, "approved_at": timezone.now()})
+    return golden

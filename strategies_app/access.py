@@ -1,0 +1,64 @@
+"""Who may do what (web.md "Users and permissions"), checked on every object lookup so an id in a URL never
+reaches an object its user may not touch.
+
+Reads are open to every logged-in user. Writes need the role permission (`edit_strategy`, `edit_session`,
+`manage_resources`, `approve_golden`); a designer edits their own strategies and sessions, an admin every one
+(`edit_any_*`). Built-ins are never editable.
+"""
+
+from __future__ import annotations
+
+from strategies_app.errors import ServiceError, forbidden, not_found
+from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+
+EDIT_STRATEGY = "strategies_app.edit_strategy"
+EDIT_ANY_STRATEGY = "strategies_app.edit_any_strategy"
+MANAGE_RESOURCES = "strategies_app.manage_resources"
+
+
+def require(user, permission: str, action: str) -> None:
+    if not user.has_perm(permission):
+        raise forbidden(f"{user.get_username()} may not {action} (needs the permission {permission})")
+
+
+def strategy_for_read(slug: str) -> Strategy:
+    strategy = Strategy.objects.filter(slug=slug).first()
+    if strategy is None:
+        raise not_found("strategy", slug)
+    return strategy
+
+
+def strategy_for_edit(user, slug: str) -> Strategy:
+    require(user, EDIT_STRATEGY, "edit strategies")
+    strategy = strategy_for_read(slug)
+    if strategy.builtin:
+        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {slug!r} is a built-in: copy it to edit", status=409,
+                           detail={"id": slug})
+    if strategy.owner_id != user.pk and not user.has_perm(EDIT_ANY_STRATEGY):
+        raise forbidden(f"strategy {slug!r} belongs to another user; copy it to edit")
+    return strategy
+
+
+def revision_for_read(strategy: Strategy, revision: str | None) -> StrategyRevision:
+    """A revision of `strategy` by sha, or its latest when `revision` is None."""
+    revisions = strategy.revisions.all()
+    found = revisions.filter(revision=revision).first() if revision is not None else revisions.first()
+    if found is None:
+        if revision is None:
+            raise ServiceError("REVISION_NOT_FOUND", f"strategy {strategy.slug!r} has no saved revision yet: "
+                               "save one before applying it", status=409, detail={"id": strategy.slug})
+        raise not_found(f"revision of {strategy.slug!r}", revision)
+    return found
+
+
+RESOURCE_MODELS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook}
+
+
+def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook:
+    model = RESOURCE_MODELS.get(kind)
+    if model is None:
+        raise not_found("resource kind", kind)
+    found = model.objects.filter(pk=pk).first() if str(pk).isdecimal() else None
+    if found is None:
+        raise not_found(kind, pk)
+    return found

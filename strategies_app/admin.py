@@ -1,0 +1,129 @@
+"""Django admin for strategies and resources. Strategies and revisions are read-only here (drafts change through
+the editor's services, with their version checks); built-ins can only be hidden. Prompt entries and world book
+entries are ordered by dragging their rows (or by editing the number)."""
+
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    PromptEntry,
+    ResourceCategory,
+    Strategy,
+    StrategyRevision,
+    WorldBook,
+    WorldBookEntry,
+)
+
+
+class DragOrderInline(admin.TabularInline):
+    """A tabular inline whose rows are dragged into order; `order_field` is renumbered on drop."""
+
+    order_field = "position"
+    template = "admin/drag_order_tabular.html"
+    extra = 0
+
+    class Media:
+        js = ["strategies_app/drag_order.js"]
+
+
+class PromptEntryInline(DragOrderInline):
+    model = PromptEntry
+    order_field = "position"
+    fields = ["position", "identifier", "name", "role", "enabled", "in_order", "marker", "content"]
+
+
+@admin.register(Preset)
+class PresetAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "created_at"]
+    search_fields = ["name"]
+    inlines = [PromptEntryInline]
+    readonly_fields = ["created_at"]
+
+
+class WorldBookEntryInline(DragOrderInline):
+    model = WorldBookEntry
+    order_field = "sort_order"
+    fields = ["sort_order", "comment", "enabled", "content"]
+
+
+@admin.register(WorldBook)
+class WorldBookAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "created_at"]
+    search_fields = ["name"]
+    inlines = [WorldBookEntryInline]
+
+
+@admin.register(Character)
+class CharacterAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "created_at"]
+    search_fields = ["name"]
+    readonly_fields = ["avatar_image", "created_at"]
+
+    @admin.display(description="avatar")
+    def avatar_image(self, obj):
+        if not obj.pk or not obj.avatar:
+            return "-"
+        return format_html('<img src="{}" alt="avatar of {}" style="max-height:96px">',
+                           reverse("api-character-avatar", args=[obj.pk]), obj.name)
+
+
+@admin.register(Persona)
+class PersonaAdmin(admin.ModelAdmin):
+    list_display = ["name", "position", "owner"]
+
+
+@admin.register(ResourceCategory)
+class ResourceCategoryAdmin(admin.ModelAdmin):
+    list_display = ["key", "name_en", "name_zh", "sort_order"]
+    readonly_fields = ["key", "module", "position"]
+
+    def has_add_permission(self, request):
+        return False  # the catalogue is the engine's; rows come from the data migration
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class RevisionInline(admin.TabularInline):
+    model = StrategyRevision
+    fields = ["revision", "note", "author", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Strategy)
+class StrategyAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "builtin", "visible", "owner", "version", "updated_at"]
+    list_filter = ["builtin", "visible"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["slug", "name", "owner", "builtin", "draft", "version", "created_at", "updated_at"]
+    inlines = [RevisionInline]
+
+    def has_add_permission(self, request):
+        return False  # created by import or copy, through the services
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and not (obj is not None and obj.builtin)
+
+
+@admin.register(StrategyRevision)
+class StrategyRevisionAdmin(admin.ModelAdmin):
+    list_display = ["strategy", "revision", "note", "author", "created_at"]
+    readonly_fields = ["strategy", "revision", "document", "author", "note", "created_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False  # immutable
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,155 @@
+"""The JSON API's plumbing: one decorator for every route and the readers of request bodies and uploads.
+
+Every answer that is not a success has the engine's error shape {"ok": false, "code", "status", "error", "detail"}:
+401 for anonymous callers (not a redirect to the login page), 403 for a missing permission or a failed CSRF check,
+404, 405, 409 from services, 400 / 413 / 415 for bad bodies. API routes are session-authenticated, so every write
+carries the CSRF token (the `X-CSRFToken` header htmx sends, or the form field).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
+from django.http import JsonResponse
+from django.middleware.csrf import CsrfViewMiddleware
+from django.views.decorators.csrf import csrf_exempt
+
+from assembly import AssemblyError, StrategyError
+from assembly.resources import MAX_IMPORT_BYTES, ImportInvalid
+from strategies_app.errors import ServiceError
+
+REFUSALS = (ServiceError, AssemblyError, StrategyError, ImportInvalid)
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+MAX_BODY_BYTES = MAX_IMPORT_BYTES  # 5 MiB, quality.md "Bad input"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def error_response(error) -> JsonResponse:
+    return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
+
+
+def ok(data: Any, status: int = 200) -> JsonResponse:
+    return JsonResponse(data, status=status, safe=False, json_dumps_params={"ensure_ascii": False})
+
+
+def _csrf_refusal(request) -> ServiceError | None:
+    refused = CsrfViewMiddleware(lambda _request: None).process_view(request, None, (), {})
+    if refused is None:
+        return None
+    return ServiceError("CSRF_FAILED", "CSRF check failed: send the csrftoken cookie's token in the X-CSRFToken "
+                        "header", status=403)
+
+
+def api_route(*methods: str):
+    """Login (401), allowed methods (405), CSRF on writes (403) and refusals -> error JSON, for one API view."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def handler(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return error_response(ServiceError("NOT_AUTHENTICATED", "log in first (/accounts/login/)",
+                                                   status=401))
+            if request.method not in methods:
+                response = error_response(ServiceError(
+                    "METHOD_NOT_ALLOWED", f"{request.method} is not allowed here (use {', '.join(methods)})",
+                    status=405, detail={"allowed": list(methods)}))
+                response["Allow"] = ", ".join(methods)
+                return response
+            if request.method not in SAFE_METHODS:
+                refusal = _csrf_refusal(request)
+                if refusal is not None:
+                    return error_response(refusal)
+            try:
+                return view(request, *args, **kwargs)
+            except REFUSALS as error:
+                return error_response(error)
+
+        # Our own 401 JSON instead of the login redirect; our own CSRF check (above) instead of Django's HTML 403.
+        return login_not_required(csrf_exempt(handler))
+
+    return decorate
+
+
+def _body_bytes(request) -> bytes:
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if length.isdecimal() and int(length) > MAX_BODY_BYTES:
+        raise too_large("body", int(length))
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise too_large("body", None) from None
+    if len(body) > MAX_BODY_BYTES:
+        raise too_large("body", len(body))
+    return body
+
+
+def too_large(field: str, size: int | None) -> ServiceError:
+    got = f", got {size} bytes" if size is not None else ""
+    return ServiceError("PAYLOAD_TOO_LARGE", f"{field}: expected at most 5 MiB ({MAX_BODY_BYTES} bytes){got}",
+                        status=413, detail={"path": field, "limit": MAX_BODY_BYTES})
+
+
+def parse_json(raw: bytes, field: str) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected UTF-8 JSON text", status=415,
+                           detail={"path": field}) from None
+    except json.JSONDecodeError as error:
+        raise ServiceError("INPUT_NOT_JSON", f"{field}: not JSON ({error.msg} at line {error.lineno})",
+                           detail={"path": field}) from None
+    except RecursionError:
+        raise ServiceError("INPUT_NOT_JSON", f"{field}: JSON nested too deeply", detail={"path": field}) from None
+
+
+def json_body(request) -> Any:
+    """The request body as JSON: Content-Type application/json (415), at most 5 MiB (413), valid JSON (400)."""
+    if request.content_type != "application/json":
+        raise ServiceError("UNSUPPORTED_MEDIA_TYPE",
+                           f"Content-Type: expected application/json, got {request.content_type or 'none'}",
+                           status=415, detail={"path": "Content-Type"})
+    return parse_json(_body_bytes(request), "body")
+
+
+def json_object(request) -> dict[str, Any]:
+    body = json_body(request)
+    if not isinstance(body, dict):
+        raise ServiceError("INPUT_INVALID", "body: expected a JSON object", detail={"path": "body"})
+    return body
+
+
+def uploaded_file(request, field: str = "file") -> tuple[bytes, str]:
+    """An upload as (bytes, file name): a multipart `file` field, or the raw body (JSON or PNG)."""
+    if request.content_type == "multipart/form-data":
+        try:
+            upload = request.FILES.get(field)
+        except RequestDataTooBig:
+            raise too_large(field, None) from None
+        if upload is None:
+            raise ServiceError("INPUT_INVALID", f"{field}: expected a file upload", detail={"path": field})
+        if upload.size > MAX_BODY_BYTES:
+            raise too_large(field, upload.size)
+        return upload.read(), upload.name or ""
+    if request.content_type not in ("application/json", "image/png", "application/octet-stream"):
+        raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"Content-Type: expected multipart/form-data, application/json "
+                           f"or image/png, got {request.content_type or 'none'}", status=415,
+                           detail={"path": "Content-Type"})
+    return _body_bytes(request), ""
+
+
+def file_content(raw: bytes, *, kind: str, field: str = "file") -> Any:
+    """File bytes -> what an importer takes: PNG bytes for a card (or a card's world book), JSON otherwise."""
+    if raw.startswith(PNG_SIGNATURE):
+        if kind in ("character", "worldbook"):
+            return raw
+        raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected a JSON {kind} file, got a PNG image",
+                           status=415, detail={"path": field})
+    return parse_json(raw, field)
+
+
+def flag(value: str | None) -> bool:
+    return (value or "").lower() in ("1", "true", "yes", "on")

@@ -1,0 +1,221 @@
+"""Every write to strategies and resources: plain functions with keyword-only arguments, one transaction each.
+
+Views and management commands call these; they decide nothing themselves. Bad input raises before anything is
+written (the engine's `StrategyError` / `ImportInvalid`, or `ServiceError`), and the transaction makes a failure half
+way store nothing. Permission checks happen before a service is called (`strategies_app.access`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.text import slugify
+
+from assembly.strategy import DEFAULT_BUILTIN_ID, get_builtin_strategy, normalize_strategy, strategy_revision
+from strategies_app import sillytavern
+from strategies_app.errors import ServiceError
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    PromptEntry,
+    Strategy,
+    StrategyRevision,
+    WorldBook,
+    WorldBookEntry,
+)
+
+SLUG_MAX = 80
+
+
+@dataclass
+class ImportReport:
+    """What an import created (or, for a dry run, would create)."""
+
+    kind: str
+    name: str
+    dry_run: bool
+    creates: dict[str, int]
+    items: list[str] = field(default_factory=list)
+    id: int | str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ok": True, "kind": self.kind, "dry_run": self.dry_run, "id": self.id, "name": self.name,
+                "creates": self.creates, "items": self.items, "notes": self.notes}
+
+
+# ---------------------------------------------------------------------------------------------- strategies
+
+
+def _free_slug(wanted: str) -> str:
+    base = (slugify(wanted) or "strategy")[:SLUG_MAX - 4].strip("-") or "strategy"
+    slug, number = base, 2
+    while Strategy.objects.filter(slug=slug).exists():
+        slug, number = f"{base}-{number}", number + 1
+    return slug
+
+
+def _named(document: dict[str, Any], name: str | None) -> dict[str, Any]:
+    return normalize_strategy({**document, "name": name} if name is not None else document)
+
+
+def _save_revision(strategy: Strategy, *, user, note: str) -> tuple[StrategyRevision, bool]:
+    revision = strategy_revision(strategy.draft)
+    return StrategyRevision.objects.get_or_create(
+        strategy=strategy, revision=revision,
+        defaults={"document": strategy.draft, "author": user, "note": note[:500]})
+
+
+@transaction.atomic
+def strategy_create(*, user, name: str, document: dict[str, Any] | None = None) -> Strategy:
+    """A new strategy owned by `user`; its draft is `document` (default: the default built-in's rules)."""
+    source = document if document is not None else {k: v for k, v in get_builtin_strategy(DEFAULT_BUILTIN_ID).items()
+                                                    if k != "id"}
+    draft = _named(source, name)
+    return Strategy.objects.create(slug=_free_slug(draft["name"]), name=draft["name"], owner=user, draft=draft)
+
+
+@transaction.atomic
+def strategy_copy(*, user, source: Strategy, name: str | None = None) -> Strategy:
+    """A copy of `source`'s draft owned by `user` (how a built-in becomes editable)."""
+    wanted = name if name is not None else f"{source.name} (copy)"[:200]
+    draft = _named(source.draft, wanted)
+    slug = _free_slug(draft["name"] if name is not None else source.slug + "-copy")
+    return Strategy.objects.create(slug=slug, name=draft["name"], owner=user, draft=draft)
+
+
+@transaction.atomic
+def strategy_import(*, user, document: Any, dry_run: bool = False) -> ImportReport:
+    """An A.2 document -> a new strategy with that draft and a first revision. The document's `id` is used as the
+    slug when it is free; otherwise a free one is made from it (the report says so)."""
+    draft = normalize_strategy(document)
+    wanted = document.get("id") if isinstance(document.get("id"), str) else draft["name"]
+    slug = _free_slug(wanted)
+    notes = [] if slug == wanted else [f"id {wanted!r} is taken or not a slug; the strategy is stored as {slug!r}"]
+    report = ImportReport(kind="strategy", name=draft["name"], dry_run=dry_run, id=slug, notes=notes,
+                          creates={"strategy": 1, "revision": 1},
+                          items=[f"{rule['id']} ({rule['kind']})" for rule in draft["rules"]])
+    if dry_run:
+        return report
+    strategy = Strategy.objects.create(slug=slug, name=draft["name"], owner=user, draft=draft)
+    _save_revision(strategy, user=user, note="imported")
+    return report
+
+
+@transaction.atomic
+def draft_update(*, strategy: Strategy, user, document: Any, expected_version: int) -> Strategy:
+    """Replace the working draft if nobody changed it since `expected_version`; a stale version is a 409 carrying
+    the fresh state, and nothing is written."""
+    locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
+    if locked.builtin:
+        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {locked.slug!r} is a built-in: copy it to edit",
+                           status=409, detail={"id": locked.slug})
+    if not isinstance(expected_version, int) or isinstance(expected_version, bool):
+        raise ServiceError("INPUT_INVALID", "version: expected the integer version the edit started from",
+                           detail={"path": "version"})
+    if locked.version != expected_version:
+        raise _stale(locked, expected_version)
+    draft = normalize_strategy(document)
+    # The conditional update is the real guard: it holds on databases where select_for_update does not lock.
+    changed = Strategy.objects.filter(pk=locked.pk, version=expected_version).update(
+        draft=draft, name=draft["name"], version=F("version") + 1, updated_at=timezone.now())
+    if not changed:
+        raise _stale(Strategy.objects.get(pk=locked.pk), expected_version)
+    return Strategy.objects.get(pk=locked.pk)
+
+
+def _stale(current: Strategy, expected_version: int) -> ServiceError:
+    return ServiceError(
+        "STRATEGY_VERSION_CONFLICT",
+        f"version: the draft of {current.slug!r} is at version {current.version}, the edit started from "
+        f"{expected_version}; reload and edit again", status=409,
+        detail={"path": "version", "id": current.slug, "version": current.version, "draft": current.draft})
+
+
+@transaction.atomic
+def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[StrategyRevision, bool]:
+    """Save the current draft as an immutable revision; saving an unchanged draft again returns the existing one."""
+    locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
+    if locked.builtin:
+        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {locked.slug!r} is a built-in: copy it to edit",
+                           status=409, detail={"id": locked.slug})
+    return _save_revision(locked, user=user, note=note)
+
+
+# ---------------------------------------------------------------------------------------------- resources
+
+
+@transaction.atomic
+def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+    """A preset file (or a settings.json's preset). Preset files carry no name: `name` (the file name) gives it."""
+    preset = sillytavern.read_preset(data)
+    name = sillytavern.check_name(name or "Imported preset", "name")
+    options, has_order, entries = sillytavern.preset_parts(preset)
+    report = ImportReport(kind="preset", name=name, dry_run=dry_run,
+                          creates={"preset": 1, "prompt_entries": len(entries)},
+                          items=[e["name"] or e["identifier"] for e in sorted(entries, key=lambda e: e["position"])])
+    if dry_run:
+        return report
+    row = Preset.objects.create(name=name, owner=user, options=options, has_prompt_order=has_order)
+    PromptEntry.objects.bulk_create(PromptEntry(preset=row, **values) for values in entries)
+    report.id = row.pk
+    return report
+
+
+@transaction.atomic
+def character_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+    """A card (JSON or PNG bytes). A PNG is kept as the avatar; an embedded world book stays part of the card.
+    The card's own name is used; `name` is accepted for a uniform signature and ignored."""
+    character = sillytavern.read_character(data)
+    columns, card_fields = sillytavern.character_parts(character)
+    book = character.character_book
+    report = ImportReport(kind="character", name=columns["name"], dry_run=dry_run,
+                          creates={"character": 1, "avatar": int(isinstance(data, bytes | bytearray))},
+                          items=[c for c in sillytavern.CHARACTER_COLUMNS if columns[c]])
+    if book is not None:
+        report.notes.append(f"the card embeds a world book of {len(book.entries)} entries; import the card as a "
+                            "world book to use it on its own")
+    if dry_run:
+        return report
+    avatar = bytes(data) if isinstance(data, bytes | bytearray) else None
+    row = Character.objects.create(owner=user, card_fields=card_fields, avatar=avatar, **columns)
+    report.id = row.pk
+    return report
+
+
+@transaction.atomic
+def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+    """A native world book, a card book, or a card that embeds one; named by the book, else by `name`."""
+    book = sillytavern.read_worldbook(data)
+    name = sillytavern.check_name(book.name or name or "Imported world book", "name")
+    settings, entries = sillytavern.worldbook_parts(book)
+    report = ImportReport(kind="worldbook", name=name, dry_run=dry_run,
+                          creates={"worldbook": 1, "entries": len(entries)},
+                          items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])
+    if dry_run:
+        return report
+    row = WorldBook.objects.create(name=name, owner=user, settings=settings)
+    WorldBookEntry.objects.bulk_create(WorldBookEntry(book=row, **values) for values in entries)
+    report.id = row.pk
+    return report
+
+
+@transaction.atomic
+def persona_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+    """A persona object or a settings.json; the persona's own name is used (`name` is ignored)."""
+    values = sillytavern.persona_parts(sillytavern.read_persona(data))
+    report = ImportReport(kind="persona", name=values["name"], dry_run=dry_run, creates={"persona": 1},
+                          items=[values["name"]])
+    if dry_run:
+        return report
+    report.id = Persona.objects.create(owner=user, **values).pk
+    return report
+
+
+IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,
+             "persona": persona_import}

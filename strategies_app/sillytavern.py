@@ -1,0 +1,259 @@
+"""SillyTavern files <-> the studio's resource rows.
+
+Reading goes through the engine's importers (`assembly.resources.import_*`), which validate strictly and raise
+`ImportInvalid` naming the JSON path; the engine's exporters give the canonical SillyTavern JSON, which is split here
+into the columns the studio edits and the rest (kept verbatim in a JSON field). Writing a file back joins the two and
+runs the engine's importer and exporter again, so what leaves the studio is always a file the engine reads back equal
+(`import(export(x)) == x`).
+
+Functions named `*_parts` turn an engine model into row values (no database access); functions named `*_document`
+turn rows back into SillyTavern JSON; `*_model` gives the engine model of rows (used to compare round trips).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+from typing import Any
+
+from assembly.resources import (
+    PROMPT_ORDER_CHARACTER_ID,
+    Character,
+    ImportInvalid,
+    Persona,
+    Preset,
+    WorldBook,
+    export_character,
+    export_preset,
+    export_worldbook,
+    import_character,
+    import_preset,
+    import_settings,
+    import_worldbook,
+    normalize_resources,
+)
+
+MAX_NAME_CHARS = 200
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# ---------------------------------------------------------------------------------------------- reading files
+
+
+def read_preset(data: Any) -> Preset:
+    """A chat-completion preset, a Prompt Manager export, or a SillyTavern settings.json (its `oai_settings`)."""
+    if isinstance(data, dict) and "oai_settings" in data:
+        preset = import_settings(data).preset
+        assert preset is not None  # import_settings reads oai_settings whenever the key is there
+        return preset
+    return import_preset(data)
+
+
+def read_character(data: Any) -> Character:
+    """A card V2/V3 JSON object or PNG bytes."""
+    return import_character(data)
+
+
+def read_worldbook(data: Any) -> WorldBook:
+    """A native world book, a card's `character_book`, or a card (JSON or PNG) that embeds one."""
+    if isinstance(data, bytes | bytearray) or (isinstance(data, dict) and "entries" not in data
+                                                and ("spec" in data or isinstance(data.get("data"), dict))):
+        book = import_character(data).character_book
+        if book is None:
+            raise ImportInvalid("data.character_book", "a character card that embeds a world book")
+        return book
+    return import_worldbook(data)
+
+
+def read_persona(data: Any) -> Persona:
+    """A persona object {name, description, position, depth, role}, or a SillyTavern settings.json (power_user)."""
+    if isinstance(data, dict) and ("power_user" in data or "oai_settings" in data):
+        persona = import_settings(data).persona
+        if persona is None:
+            raise ImportInvalid("power_user", "the settings' power_user object with the persona description")
+        return persona
+    try:
+        persona = normalize_resources({"persona": data}).persona
+    except ImportInvalid as error:
+        raise ImportInvalid(error.path.removeprefix("persona.").removeprefix("persona"), error.expected,
+                            status=error.status) from None
+    assert persona is not None
+    return persona
+
+
+def check_name(name: str, path: str) -> str:
+    name = name.strip()
+    if not name or len(name) > MAX_NAME_CHARS:
+        raise ImportInvalid(path, f"a non-blank name of at most {MAX_NAME_CHARS} characters")
+    return name
+
+
+# ---------------------------------------------------------------------------------------------- presets
+
+_PROMPT_COLUMNS = ("identifier", "name", "role", "content", "marker")
+
+
+def preset_parts(preset: Preset) -> tuple[dict[str, Any], bool, list[dict[str, Any]]]:
+    """Preset -> (options, has_prompt_order, one dict of PromptEntry values per prompt definition)."""
+    exported = export_preset(preset)
+    options = {k: v for k, v in exported.items() if k not in ("prompts", "prompt_order")}
+    if preset.has_prompt_order:
+        options["prompt_order"] = [order for order in exported["prompt_order"]
+                                   if str(order["character_id"]) != str(PROMPT_ORDER_CHARACTER_ID)]
+    order_index = {entry.identifier: (index, entry.enabled) for index, entry in enumerate(preset.prompt_order)}
+    entries = []
+    for definition_index, prompt in enumerate(exported["prompts"]):
+        in_order = prompt["identifier"] in order_index
+        position, enabled = order_index.get(prompt["identifier"], (len(order_index) + definition_index, False))
+        entries.append({
+            **{column: prompt[column] for column in _PROMPT_COLUMNS},
+            "position": position, "definition_index": definition_index, "in_order": in_order, "enabled": enabled,
+            "prompt_fields": {k: v for k, v in prompt.items() if k not in _PROMPT_COLUMNS},
+        })
+    return options, preset.has_prompt_order, entries
+
+
+def preset_document(preset_row, entries) -> dict[str, Any]:
+    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal)."""
+    entries = list(entries)
+    definitions = sorted(entries, key=lambda e: (e.definition_index, e.pk or 0))
+    prompts = [{**e.prompt_fields, **{column: getattr(e, column) for column in _PROMPT_COLUMNS}} for e in definitions]
+    ordered = sorted((e for e in entries if e.in_order), key=lambda e: (e.position, e.pk or 0))
+    order = [{"identifier": e.identifier, "enabled": e.enabled} for e in ordered]
+    document = {k: v for k, v in preset_row.options.items() if k != "prompt_order"}
+    document["prompts"] = prompts
+    # A bare prompt list (no prompt_order in the file) stays bare while the order still says what the list says.
+    implied = [{"identifier": p["identifier"], "enabled": p.get("enabled", True)} for p in prompts]
+    if preset_row.has_prompt_order or order != implied:
+        document["prompt_order"] = [*preset_row.options.get("prompt_order", []),
+                                    {"character_id": PROMPT_ORDER_CHARACTER_ID, "order": order}]
+    return export_preset(import_preset(document))
+
+
+def preset_model(preset_row, entries) -> Preset:
+    return import_preset(preset_document(preset_row, entries))
+
+
+# ---------------------------------------------------------------------------------------------- characters
+
+CHARACTER_COLUMNS = ("name", "description", "personality", "scenario", "first_mes", "mes_example", "system_prompt",
+                     "post_history_instructions", "creator_notes")
+
+
+def character_parts(character: Character) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Character -> (column values, card_fields)."""
+    data = export_character(character)["data"]
+    columns = {column: data[column] for column in CHARACTER_COLUMNS}
+    columns["name"] = check_name(columns["name"], "data.name")
+    return columns, {k: v for k, v in data.items() if k not in CHARACTER_COLUMNS}
+
+
+def character_document(row) -> dict[str, Any]:
+    """Character row -> a V2 card JSON (`chara_card_v2`)."""
+    data = {**row.card_fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
+    return export_character(import_character({"spec": "chara_card_v2", "spec_version": "2.0", "data": data}))
+
+
+def character_model(row) -> Character:
+    return import_character(character_document(row))
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def solid_png(width: int = 1, height: int = 1, rgb: tuple[int, int, int] = (128, 128, 128)) -> bytes:
+    """A PNG of one colour (for cards that came without an image, and the demo's avatar)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    pixels = zlib.compress((b"\x00" + bytes(rgb) * width) * height)
+    return PNG_SIGNATURE + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", pixels) + _png_chunk(b"IEND", b"")
+
+
+def card_png(card: dict[str, Any], image: bytes | None = None) -> bytes:
+    """`image` (a PNG; default a plain one) with `card` in a `chara` text chunk (base64 JSON), as SillyTavern writes
+    cards. Card chunks already in the image (`chara`, `ccv3`) are dropped so the new card is the one read back."""
+    image = image or solid_png()
+    text = base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8"))
+    out, position = [image[:len(PNG_SIGNATURE)]], len(PNG_SIGNATURE)
+    while position < len(image):
+        length, kind = struct.unpack(">I4s", image[position:position + 8])
+        chunk = image[position:position + 12 + length]
+        position += 12 + length
+        keyword = chunk[8:8 + length].split(b"\x00", 1)[0].lower()
+        if kind in (b"tEXt", b"zTXt", b"iTXt") and keyword in (b"chara", b"ccv3"):
+            continue
+        if kind == b"IEND":
+            out.append(_png_chunk(b"tEXt", b"chara\x00" + text))
+            out.append(chunk)
+            break
+        out.append(chunk)
+    return b"".join(out)
+
+
+def character_png(row) -> bytes:
+    """The character as a PNG card: its avatar (or a plain image) carrying the V2 card."""
+    return card_png(character_document(row), bytes(row.avatar) if row.avatar else None)
+
+
+# ---------------------------------------------------------------------------------------------- world books
+
+_ENTRY_COLUMNS = ("comment", "content")
+
+
+def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """WorldBook -> (settings, one dict of WorldBookEntry values per entry, in book order)."""
+    exported = export_worldbook(book)
+    settings = {k: v for k, v in exported.items() if k != "entries"}
+    entries = []
+    for index, entry in enumerate(exported["entries"].values()):
+        entries.append({
+            "sort_order": index, "comment": entry.get("comment", ""), "content": entry.get("content", ""),
+            "enabled": not entry.get("disable", False),
+            "entry_fields": {k: v for k, v in entry.items() if k not in (*_ENTRY_COLUMNS, "disable")},
+        })
+    return settings, entries
+
+
+def worldbook_document(book_row, entries) -> dict[str, Any]:
+    """WorldBook row and its entries -> SillyTavern's native world book JSON {"entries": {"<uid>": {...}}}."""
+    native = {}
+    for index, entry in enumerate(sorted(entries, key=lambda e: (e.sort_order, e.pk or 0))):
+        uid = entry.entry_fields.get("uid", index)
+        native[str(uid)] = {**entry.entry_fields, "comment": entry.comment, "content": entry.content,
+                            "disable": not entry.enabled}
+    return export_worldbook(import_worldbook({**book_row.settings, "entries": native}))
+
+
+def worldbook_model(book_row, entries) -> WorldBook:
+    return import_worldbook(worldbook_document(book_row, entries))
+
+
+# ---------------------------------------------------------------------------------------------- personas
+
+PERSONA_COLUMNS = ("name", "description", "position", "depth", "role")
+
+
+def persona_parts(persona: Persona) -> dict[str, Any]:
+    values = persona.model_dump()
+    values["name"] = check_name(values["name"], "name")
+    return {column: values[column] for column in PERSONA_COLUMNS}
+
+
+def persona_document(row) -> dict[str, Any]:
+    return read_persona({column: getattr(row, column) for column in PERSONA_COLUMNS}).model_dump()
+
+
+def persona_model(row) -> Persona:
+    return read_persona(persona_document(row))
+
+
+def resource_document(kind: str, row) -> dict[str, Any]:
+    """Any stored resource as its SillyTavern JSON (`kind`: preset, character, worldbook, persona)."""
+    if kind == "preset":
+        return preset_document(row, row.entries.all())
+    if kind == "character":
+        return character_document(row)
+    if kind == "worldbook":
+        return worldbook_document(row, row.entries.all())
+    return persona_document(row)
