@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from preview_app import api_views as preview_api
 from preview_app import views as preview_views
@@ -12,6 +12,9 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("strategies/", include("strategies_app.urls")),
+    path("", include("preview_app.urls")),
     path("resources/import/", strategies_views.resource_import, name="resource-import"),
     # JSON API (web.md "HTTP API")
     path("api/assemble", preview_api.assemble_request, name="api-assemble"),
