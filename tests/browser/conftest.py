@@ -24,3 +24,41 @@ def browser_type_launch_args(browser_type_launch_args):
         "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"],
     }
+
+
+BROWSER_PASSWORD = "a long enough browser password"
+
+
+@pytest.fixture
+def role_users(transactional_db, settings):
+    """One user per role, with the reference rows (groups, categories, built-ins) a flushed database lacks."""
+    from django.apps import apps
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from strategies_app.reference_data import ensure_reference_data
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    ensure_reference_data(apps)
+    users = {}
+    for role in ("qa", "designer", "admin"):
+        user = get_user_model().objects.create_user(f"{role}-browser", password=BROWSER_PASSWORD,
+                                                    is_staff=role == "admin")
+        user.groups.add(Group.objects.get(name=role))
+        users[role] = user
+    return users
+
+
+@pytest.fixture
+def login_as(live_server, page, role_users):
+    """login_as("designer") logs the page in through the real login form and returns the user."""
+
+    def login(role: str):
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.get_by_label("Username").fill(role_users[role].username)
+        page.get_by_label("Password").fill(BROWSER_PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(f"{live_server.url}/")
+        return role_users[role]
+
+    return login

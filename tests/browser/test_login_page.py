@@ -23,3 +23,10 @@ def test_wrong_password_is_reported(live_server, page):
     page.get_by_label("Password").fill("wrong")
     page.get_by_role("button", name="Log in").click()
     assert page.get_by_role("alert").is_visible()
+
+
+def test_each_role_logs_in(live_server, page, login_as):
+    for role in ("qa", "designer", "admin"):
+        user = login_as(role)
+        assert page.locator(".who").inner_text() == user.username
+        page.get_by_role("button", name="Log out").click()
