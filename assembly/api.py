@@ -237,7 +237,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         strategy, resources, history, inputs, names={"user": req.names.user, "char": char_name},
         host_system_text=host_text if backend == "core" else "",
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
-        max_context=_world_info_context(req, resources), tokenizer=req.tokenizer,
+        max_context=_world_info_context(req, resources), tokenizer=req.tokenizer, generation_type=req.generation.type,
     )
     diagnostics = logical.diagnostics
     # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
@@ -263,9 +263,10 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     def build_request(nodes: list[Node]) -> list[RequestMessage]:
         nonlocal ordered_nodes
         if st_rules:
-            messages, ordered_nodes = st_request(nodes, preset=resources.preset, character=resources.character,
-                                                 names={"user": req.names.user, "char": char_name},
-                                                 tokenizer=req.tokenizer)
+            messages, ordered_nodes, st_diagnostics = st_request(
+                nodes, resources=resources, names={"user": req.names.user, "char": char_name},
+                generation=req.generation, tokenizer=req.tokenizer)
+            diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
             return messages
         ordered_nodes = nodes
         if backend == "native":

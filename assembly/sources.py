@@ -59,6 +59,7 @@ class SourceContext:
     max_context: int = 8192
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
+    generation_type: str = "normal"
 
     @property
     def placement(self) -> str:
@@ -106,9 +107,11 @@ def _slot_references(prefix: str, source: str, macro: str, common: dict[str, Any
     ]
 
 
-def ordered_prompts(preset: Any) -> list[Any]:
-    """The preset's enabled prompts in the order the preset decides (prompt_order when present)."""
-    return [p for p in preset.ordered_prompts() if p.enabled]
+def ordered_prompts(preset: Any, generation_type: str = "normal") -> list[Any]:
+    """The preset's enabled prompts in the order the preset decides (prompt_order when present), without those whose
+    injection triggers name other generation types (sillytavern.md §2.6)."""
+    return [p for p in preset.ordered_prompts()
+            if p.enabled and (not p.injection_trigger or generation_type in p.injection_trigger)]
 
 
 def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
@@ -116,7 +119,7 @@ def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     if preset is None:
         return []
     character = ctx.resources.character
-    prompts = ordered_prompts(preset)
+    prompts = ordered_prompts(preset, ctx.generation_type)
     identifiers = {p.identifier for p in prompts}
     blocks: list[Block] = []
     for prompt in prompts:

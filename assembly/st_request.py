@@ -19,15 +19,28 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.host import request_message
+from assembly.macros import MacroContext, expand_text_macros
+from assembly.resources import AuthorNote
 from assembly.results import RequestMessage
 from assembly.st_parity import (
+    MainAttachment,
     StInjection,
     StMessage,
     apply_names_behavior,
+    attach_to_in_chat_main,
+    author_note_placement,
+    bias_message,
+    control_prompts,
+    extension_prompt_placement,
     inject_in_chat,
+    main_slot_messages,
     new_chat_message,
+    normalize_generation_type,
     parse_dialogue_examples,
+    persona_placement,
     squash_system_messages,
+    take_continue_nudge,
+    take_continue_prefill,
 )
 from assembly.worldinfo import format_world_info
 
@@ -61,9 +74,77 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
     return injections
 
 
-def st_request(nodes: list[Node], *, preset: Any, character: Any, names: dict[str, str],
-               tokenizer: str) -> tuple[list[RequestMessage], list[Node]]:
-    """The request messages for placement `st` and the nodes in request order (synthetic separators included)."""
+def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> Node:
+    """A node for text that comes from a resource with no rule of its own (author's note, extension prompts)."""
+    return Node(id=node_id, rule_id=module, module=module, name=name, role=role, original_role=role, text=text,
+                trust="operator", position_decision="source", position_id="content")
+
+
+class _Extras:
+    """What SillyTavern adds around the prompts: extension injections and attachments to Main, each a node."""
+
+    def __init__(self, by_id: dict[str, Node]):
+        self.by_id = by_id
+        self.injections: list[StInjection] = []
+        self.attachments: list[MainAttachment] = []
+        self.diagnostics: list[dict[str, Any]] = []
+
+    def node(self, node: Node) -> None:
+        self.by_id.setdefault(node.id, node)
+
+    def place(self, placed: StInjection | MainAttachment | None) -> None:
+        if isinstance(placed, StInjection):
+            self.injections.append(placed)
+        elif isinstance(placed, MainAttachment):
+            self.attachments.append(placed)
+
+
+def _extensions(ordered: list[Node], chat: list[StMessage], resources: Any, extras: _Extras) -> list[Node]:
+    """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
+    (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
+    persona, note = resources.persona, resources.author_note
+    placement = persona_placement(persona, source_id="persona:persona") if persona is not None else None
+    if placement is not None and placement.where != "marker":
+        ordered = [n for n in ordered if n.module != "persona"]  # the personaDescription slot stays empty
+        if placement.where in ("in_chat", "author_note_top", "author_note_bottom"):
+            extras.node(_text_node("persona:persona", "persona", f"{persona.name} · persona", persona.description,
+                                   persona.role))
+        if placement.injection is not None:
+            extras.place(placement.injection)
+        elif placement.where == "unsupported":
+            extras.diagnostics.append({"code": "ST_PERSONA_POSITION_UNSUPPORTED", "position": persona.position})
+    top = [n for n in ordered if n.module == "worldbook" and n.position_id == "before_author_note"]
+    bottom = [n for n in ordered if n.module == "worldbook" and n.position_id == "after_author_note"]
+    wraps = placement is not None and placement.where in ("author_note_top", "author_note_bottom")
+    if note is not None or top or bottom or wraps:
+        moved = {id(n) for n in top + bottom}
+        ordered = [n for n in ordered if id(n) not in moved]
+        the_note = note if note is not None else AuthorNote()
+        if the_note.content:
+            extras.node(_text_node("author_note", "author_note", "Author's note", the_note.content, the_note.role))
+        placed = author_note_placement(the_note, chat=chat, world_info_top=[(n.id, n.text) for n in top],
+                                       world_info_bottom=[(n.id, n.text) for n in bottom],
+                                       persona=persona if wraps else None, source_id="author_note",
+                                       persona_source_id="persona:persona")
+        extras.place(placed.injection or placed.attachment)
+        if not placed.inserted and placed.not_inserted:
+            extras.diagnostics.append({"code": "AUTHOR_NOTE_NOT_INSERTED", "reason": placed.reason,
+                                       "left_out": list(placed.not_inserted)})
+    for ext in resources.extension_prompts:
+        source = f"extension:{ext.key}"
+        placed_ext = extension_prompt_placement(ext, source_id=source)
+        if placed_ext is not None:
+            extras.node(_text_node(source, "extension", ext.key, ext.content, ext.role))
+            extras.place(placed_ext)
+    return ordered
+
+
+def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
+               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]]]:
+    """The request messages for placement `st`, the nodes in request order (synthetic ones included) and the
+    diagnostics of SillyTavern's own steps."""
+    preset, character = resources.preset, resources.character
+    kind = normalize_generation_type(generation.type)
     by_id = {n.id: n for n in nodes}
     depth_nodes = [n for n in nodes if n.depth is not None and n.message is None]
     for node in depth_nodes:
@@ -71,9 +152,22 @@ def st_request(nodes: list[Node], *, preset: Any, character: Any, names: dict[st
     ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
     utility = bool(preset is not None and preset.has_utility_prompts)
     user, char = names.get("user", "User"), names.get("char", "")
+    chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
+    chat_view = [StMessage(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
+                           kind="chat", sources=(n.id,)) for n in chat_nodes]
+    extras = _Extras(by_id)
+    ordered = _extensions(ordered, chat_view, resources, extras)
+    injections = _injections(depth_nodes) + extras.injections
+    main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
+    in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
+    if extras.attachments and main is None and in_chat_main is not None:
+        injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
 
     plan: list[StMessage] = []
+    tail: list[StMessage] = []
     chat_done = False
+    if extras.attachments and main is None and in_chat_main is None:
+        plan.extend(_claimed(main_slot_messages(None, extras.attachments), by_id))
     index = 0
     while index < len(ordered):
         node = ordered[index]
@@ -83,7 +177,9 @@ def st_request(nodes: list[Node], *, preset: Any, character: Any, names: dict[st
                     ordered[index].module in ("history", "input"):
                 run.append(ordered[index])
                 index += 1
-            plan.extend(_chat_block(run, depth_nodes if not chat_done else [], preset, user, char, utility, by_id))
+            block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
+                                      kind)
+            plan.extend(block)
             chat_done = True
             continue
         if node.module == "worldbook" and node.slot_id is not None:
@@ -107,25 +203,64 @@ def st_request(nodes: list[Node], *, preset: Any, character: Any, names: dict[st
                 plan.append(message.model_copy(update={"sources": (synthetic.id,)}))
             index += 1
             continue
-        plan.append(StMessage(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
-                              name=node.message.get("name") if node.message else None))
+        message = StMessage(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
+                            name=node.message.get("name") if node.message else None)
+        if node is main and extras.attachments:
+            plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
+        else:
+            plan.append(message)
         index += 1
-    if not chat_done and depth_nodes:
-        plan.extend(_chat_block([], depth_nodes, preset, user, char, utility, by_id))
+    if not chat_done and injections:
+        block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind)
+        plan.extend(block)
 
+    plan.extend(tail)
+    def expand(text: str) -> str:
+        return expand_text_macros(text, MacroContext(user=user, char=char)).text
+
+    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
+                                   quiet_prompt=expand(generation.quiet_prompt or "")):
+        plan.extend(_claimed([control], by_id, module="generation"))
+    bias = bias_message(expand(generation.start_reply_with or ""), kind)
+    if bias is not None:
+        plan.extend(_claimed([bias], by_id, module="generation"))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
-    return _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
+    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
+    return messages, order, extras.diagnostics
 
 
-def _chat_block(run: list[Node], depth_nodes: list[Node], preset: Any, user: str, char: str, utility: bool,
-                by_id: dict[str, Node]) -> list[StMessage]:
+def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:
+    """Messages whose sources are not nodes yet (main attachments, control prompts) get a node each."""
+    out = []
+    for message in messages:
+        known = [s for s in message.sources if s in by_id]
+        if not known:
+            node = _text_node(f"{module}:{message.id}", module, message.id, message.content, message.role)
+            by_id[node.id] = node
+            message = message.model_copy(update={"sources": (node.id,)})
+        out.append(message)
+    return out
+
+
+def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
+                by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
+    """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
     chat = [StMessage(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                       speaker=n.message.get("name"), kind="chat", sources=(n.id,)) for n in run]
     mode = preset.names_behavior if preset is not None else 0
     named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
-    history = _outside_tool_transactions(inject_in_chat(named, _injections(depth_nodes)), run, by_id)
+    tail: list[StMessage] = []
+    if kind == "continue" and preset is not None and preset.continue_prefill:
+        named, prefill = take_continue_prefill(named)
+        if prefill is not None:
+            tail.append(prefill)
+    history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)
+    if kind == "continue" and preset is not None and not preset.continue_prefill:
+        nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
+        history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
+        tail.extend(_claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
     if utility and preset.new_chat_prompt:
         separator = new_chat_message(preset.new_chat_prompt)
@@ -133,7 +268,7 @@ def _chat_block(run: list[Node], depth_nodes: list[Node], preset: Any, user: str
         by_id[synthetic.id] = synthetic
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
-    return block
+    return block, tail
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:

@@ -76,3 +76,104 @@ def test_content_names_prefix_chat_messages(default_preset):
     preset = dict(default_preset, names_behavior=2)
     texts = contents(run(preset))
     assert "Alex: Hello there." in texts and "Sera: Hi, traveller." in texts
+
+
+# sillytavern.md §5 worked examples, end to end through assemble() -----------------------------------------------
+
+CHAT = [("M1", "user"), ("M2", "assistant"), ("M3", "user"), ("M4", "assistant"), ("M5", "user")]
+
+
+def in_chat(identifier, role, depth, order=100, content=None):
+    return {"identifier": identifier, "name": identifier, "role": role, "content": content or identifier,
+            "injection_position": 1, "injection_depth": depth, "injection_order": order}
+
+
+def utility_preset(prompts):
+    """A bare preset with SillyTavern's utility prompts (so the new-chat separator is sent)."""
+    return {"prompts": [{"identifier": "chatHistory", "name": "Chat History", "marker": True}, *prompts],
+            "new_chat_prompt": "[Start a new Chat]", "new_example_chat_prompt": "[Example Chat]"}
+
+
+def run_chat(preset, chat=CHAT, generation="normal", **resources):
+    history = [{"id": t, "role": r, "content": t} for t, r in chat[:-1]]
+    last = [{"id": chat[-1][0], "role": chat[-1][1], "content": chat[-1][0]}] if chat else []
+    return assemble({"strategy": "builtin-st", "resources": {"preset": preset, **resources},
+                     "conversation": {"history": history, "input": last}, "host": {"core_available": True},
+                     "generation": {"type": generation}})
+
+
+def pairs(result):
+    return [(m.content, m.role) for m in result.request.messages]
+
+
+def test_section5_depths_0_1_2_and_beyond_the_chat():
+    preset = utility_preset([in_chat("D0", "user", 0), in_chat("D1", "system", 1), in_chat("D2", "assistant", 2),
+                             in_chat("D10", "system", 10)])
+    assert pairs(run_chat(preset)) == [
+        ("[Start a new Chat]", "system"), ("D10", "system"), ("M1", "user"), ("M2", "assistant"), ("M3", "user"),
+        ("D2", "assistant"), ("M4", "assistant"), ("D1", "system"), ("M5", "user"), ("D0", "user")]
+
+
+def test_section5_one_depth_mixed_buckets():
+    preset = utility_preset([in_chat("pm50sys", "system", 1, 50), in_chat("pm100sys", "system", 1),
+                             in_chat("pm100user", "user", 1), in_chat("pm100asst", "assistant", 1),
+                             in_chat("pm200sys", "system", 1, 200)])
+    lore = {"activation": "all", "entries": [{"uid": 1, "content": "WI@1(user)", "position": "at_depth", "depth": 1,
+                                              "role": "user"}]}
+    character = {"name": "C", "description": "", "extensions": {"depth_prompt": {"prompt": "CHARNOTE", "depth": 1,
+                                                                                "role": "system"}}}
+    note = {"content": "AN", "position": "in_chat", "depth": 1, "role": "system"}
+    result = run_chat(preset, worldbook=lore, character=character, author_note=note)
+    texts = pairs(result)
+    start = texts.index(("M4", "assistant"))
+    assert texts[start:start + 7] == [
+        ("M4", "assistant"), ("pm50sys", "system"), ("pm100asst", "assistant"), ("pm100user\nWI@1(user)", "user"),
+        ("pm100sys\nAN\nCHARNOTE", "system"), ("pm200sys", "system"), ("M5", "user")]
+
+
+def test_section5_empty_chat_with_d0_and_d3():
+    preset = utility_preset([in_chat("D0", "system", 0), in_chat("D3", "system", 3)])
+    assert [c for c, _ in pairs(run_chat(preset, chat=[]))] == ["[Start a new Chat]", "D3", "D0"]
+
+
+def test_section5_author_note_defaults_land_between_m1_and_m2():
+    result = run_chat(utility_preset([]), author_note={"content": "NOTE"})
+    texts = [c for c, _ in pairs(result)]
+    assert texts[texts.index("M1") + 1] == "NOTE" and texts[texts.index("NOTE") + 1] == "M2"
+
+
+def test_section5_continue_without_prefill_moves_the_last_message_after_everything():
+    chat = CHAT + [("M6", "assistant")]
+    preset = utility_preset([{"identifier": "jailbreak", "name": "PHI", "role": "system", "content": "PHI"}])
+    history = [{"id": t, "role": r, "content": t} for t, r in chat]
+    result = assemble({"strategy": "builtin-st", "resources": {"preset": preset, "author_note": {
+        "content": "AN@0", "depth": 0}}, "conversation": {"history": history, "input": []},
+        "host": {"core_available": True}, "generation": {"type": "continue"}})
+    assert [c for c, _ in pairs(result)][-5:] == [
+        "M5", "AN@0", "PHI", "M6", "[Continue your last message without repeating its original content.]"]
+
+
+def test_persona_at_depth_and_an_extension_prompt_before_main():
+    preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"}])
+    result = run_chat(preset, persona={"name": "P", "description": "PERSONA", "position": "at_depth", "depth": 2},
+                      extension_prompts=[{"key": "1_memory", "content": "SUMMARY", "position": "before_main"}])
+    texts = [c for c, _ in pairs(result)]
+    assert texts.index("SUMMARY") + 1 == texts.index("MAIN")
+    # depth 2: two chat messages follow it
+    assert texts[texts.index("PERSONA") + 1:texts.index("PERSONA") + 3] == ["M4", "M5"]
+    sources = {n.id: n.module for n in result.nodes}
+    assert sources["persona:persona"] == "persona" and sources["extension:1_memory"] == "extension"
+
+
+def test_generation_triggers_and_the_impersonation_prompt():
+    preset = utility_preset([
+        {"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"},
+        {"identifier": "only-normal", "name": "N", "role": "system", "content": "NORMAL ONLY",
+         "injection_trigger": ["normal"]},
+    ])
+    preset["impersonation_prompt"] = "[Write your next reply from the point of view of {{user}}.]"
+    normal = [c for c, _ in pairs(run_chat(preset))]
+    assert "NORMAL ONLY" in normal
+    impersonate = [c for c, _ in pairs(run_chat(preset, generation="impersonate"))]
+    assert "NORMAL ONLY" not in impersonate  # its trigger names another generation type
+    assert impersonate[-1] == "[Write your next reply from the point of view of User.]"
