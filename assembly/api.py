@@ -259,11 +259,12 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     revision = strategy_revision(strategy)
     step = f"{len(durable)}:{','.join(m['id'] for m in inputs)}"
     ordered_nodes = nodes
+    st_budget_report: dict[str, Any] | None = None
 
     def build_request(nodes: list[Node]) -> list[RequestMessage]:
-        nonlocal ordered_nodes
+        nonlocal ordered_nodes, st_budget_report
         if st_rules:
-            messages, ordered_nodes, st_diagnostics = st_request(
+            messages, ordered_nodes, st_diagnostics, st_budget_report = st_request(
                 nodes, resources=resources, names={"user": req.names.user, "char": char_name},
                 generation=req.generation, tokenizer=req.tokenizer)
             diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
@@ -312,7 +313,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         durable_events=durable_events(messages, nodes, backend=backend, inputs=inputs, strategy_id=strategy_id,
                                       revision=revision),
         tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
-        budget=budget,
+        budget=({**budget, "preset_budget": st_budget_report} if budget is not None and st_budget_report
+                else budget if budget is not None else st_budget_report),
         layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
         world_info=logical.world_info.model_dump(mode="json") if logical.world_info is not None else None,
     )

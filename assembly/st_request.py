@@ -24,6 +24,7 @@ from assembly.resources import AuthorNote
 from assembly.results import RequestMessage
 from assembly.st_parity import (
     MainAttachment,
+    StBudgetGroup,
     StInjection,
     StMessage,
     apply_names_behavior,
@@ -39,6 +40,7 @@ from assembly.st_parity import (
     parse_dialogue_examples,
     persona_placement,
     squash_system_messages,
+    st_budget,
     take_continue_nudge,
     take_continue_prefill,
 )
@@ -140,9 +142,9 @@ def _extensions(ordered: list[Node], chat: list[StMessage], resources: Any, extr
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]]]:
-    """The request messages for placement `st`, the nodes in request order (synthetic ones included) and the
-    diagnostics of SillyTavern's own steps."""
+               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None]:
+    """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
+    diagnostics of SillyTavern's own steps and its budget report."""
     preset, character = resources.preset, resources.character
     kind = normalize_generation_type(generation.type)
     by_id = {n.id: n for n in nodes}
@@ -224,11 +226,51 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     bias = bias_message(expand(generation.start_reply_with or ""), kind)
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
+    report = None
+    if preset is not None:
+        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics)
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
     messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
-    return messages, order, extras.diagnostics
+    return messages, order, extras.diagnostics, report
+
+
+_HISTORY_KINDS = ("chat", "injection")
+_EXAMPLE_KINDS = ("example_header", "example")
+_TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
+
+
+def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]]
+                   ) -> tuple[list[StMessage], dict[str, Any]]:
+    """SillyTavern's own budget (sillytavern.md §6): openai_max_context - openai_max_tokens; history newest first,
+    then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
+    SillyTavern's message and sent as far as they went (it shows the partial prompt)."""
+    history = [m for m in plan if m.kind in _HISTORY_KINDS]
+    separator = next((m for m in plan if m.kind == "new_chat"), None)
+    tail = [m for m in plan if m.kind in _TAIL_KINDS]
+    examples: list[list[StMessage]] = []
+    for m in plan:
+        if m.kind == "example_header" or (m.kind == "example" and not examples):
+            examples.append([])
+        if m.kind in _EXAMPLE_KINDS:
+            examples[-1].append(m)
+    mandatory = [StBudgetGroup(id=f"prompt:{i}", messages=(m,), reserve=m.kind in ("control", "continue_prefill"))
+                 for i, m in enumerate(plan)
+                 if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
+    result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
+                       mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
+                       examples=examples, has_history_slot=bool(history) or separator is not None,
+                       has_examples_slot=bool(examples), encoding=tokenizer)
+    dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
+    if result.failure is not None:
+        diagnostics.append({"code": result.failure.code, "message": result.failure.message,
+                            "item": result.failure.item, "needed": result.failure.needed,
+                            "available": result.failure.available})
+    report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
+              "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
+              "failure": result.failure.model_dump(mode="json") if result.failure else None}
+    return [m for m in plan if m.id not in dropped], report
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:

@@ -177,3 +177,26 @@ def test_generation_triggers_and_the_impersonation_prompt():
     impersonate = [c for c, _ in pairs(run_chat(preset, generation="impersonate"))]
     assert "NORMAL ONLY" not in impersonate  # its trigger names another generation type
     assert impersonate[-1] == "[Write your next reply from the point of view of User.]"
+
+
+def test_the_preset_budget_keeps_the_newest_history_and_lists_what_it_drops():
+    preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"}])
+    preset.update(openai_max_context=80, openai_max_tokens=10)
+    chat = [(f"message number {i} with a few words in it", "user" if i % 2 == 0 else "assistant")
+            for i in range(12)]
+    result = run_chat(preset, chat=chat)
+    sent = [m.content for m in result.request.messages if m.delivery in ("history", "input")]
+    everything = [t for t, _ in chat]
+    assert sent and len(sent) < len(everything)
+    assert sent == everything[-len(sent):]  # newest first: what is kept is the end of the chat
+    dropped = [d for d in result.budget["dropped"] if d["part"] == "history"]
+    assert [d["message_ids"][0] for d in dropped] and {d["reason"] for d in dropped} <= {"over_budget", "after_cut"}
+    assert result.budget["source"] == "preset" and result.budget["limit"] == 70
+
+
+def test_mandatory_prompts_over_the_context_are_reported_with_sillytaverns_message():
+    preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "word " * 200}])
+    preset.update(openai_max_context=50, openai_max_tokens=10)
+    result = run_chat(preset)
+    failure = next(d for d in result.diagnostics if d["code"] == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT")
+    assert failure["message"] == "Mandatory prompts exceed the context size."
