@@ -38,7 +38,15 @@ from assembly.positions import (
     position_rows,
 )
 from assembly.resources import ImportInvalid, Resources, normalize_resources
-from assembly.results import AssemblyResult, NodeView, RequestMessage, RequestView, StrategyRef, TokenSummary
+from assembly.results import (
+    AssemblyResult,
+    NodeView,
+    RequestMessage,
+    RequestView,
+    StrategyRef,
+    TokenSummary,
+    build_trusted,
+)
 from assembly.sources import SLOT_OWNERS
 from assembly.st_request import st_request
 from assembly.strategy import StrategyError, strategy_revision
@@ -361,8 +369,8 @@ def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
-    return NodeView.model_construct(
-        id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
+    return build_trusted(
+        NodeView, id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
         original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
         region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
         position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,

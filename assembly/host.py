@@ -24,7 +24,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import RequestMessage
+from assembly.results import RequestMessage, build_trusted
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -41,8 +41,7 @@ def _kind(message: dict[str, Any]) -> str | None:
 def conversation_history(history: list[dict[str, Any]], *, keep_system_records: bool) -> list[dict[str, Any]]:
     """The history messages that take part in assembly: log-only records never do; recorded system surfaces only
     where the host keeps system updates in history (`system_prompt_update: in-history`)."""
-    return [m for m in history
-            if _kind(m) != LOG_KIND and (keep_system_records or _kind(m) != SYSTEM_KIND)]
+    return [m for m in history if _kind(m) != LOG_KIND and (keep_system_records or _kind(m) != SYSTEM_KIND)]
 
 
 def _last(history: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
@@ -54,8 +53,19 @@ def content_id(*parts: str) -> str:
     return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
-def request_message(nodes: list[Node], *, role: str, content: str, delivery: str, region: str, status: str,
-                    tokenizer: str, message_id: str | None = None, name: str | None = None, step: str = "") -> RequestMessage:
+def request_message(
+    nodes: list[Node],
+    *,
+    role: str,
+    content: str,
+    delivery: str,
+    region: str,
+    status: str,
+    tokenizer: str,
+    message_id: str | None = None,
+    name: str | None = None,
+    step: str = "",
+) -> RequestMessage:
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
@@ -67,10 +77,20 @@ def request_message(nodes: list[Node], *, role: str, content: str, delivery: str
             message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None and first.message is not None else {}
     # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return RequestMessage.model_construct(
-        id=message_id, role=role, content=content, tokens=count_tokens(content, tokenizer), delivery=delivery,
-        region=region, enters_history=status != "request-only", history_status=status,
-        parts=[n.id for n in nodes], trust=_trust(nodes), name=name, tool_calls=native.get("tool_calls"),
+    return build_trusted(
+        RequestMessage,
+        id=message_id,
+        role=role,
+        content=content,
+        tokens=count_tokens(content, tokenizer),
+        delivery=delivery,
+        region=region,
+        enters_history=status != "request-only",
+        history_status=status,
+        parts=[n.id for n in nodes],
+        trust=_trust(nodes),
+        name=name,
+        tool_calls=native.get("tool_calls"),
         tool_call_id=native.get("tool_call_id"),
     )
 
@@ -92,9 +112,19 @@ def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[Requ
     for index, node in enumerate(nodes):
         node.request_index = index
         name = node.message.get("name") if node.message else None
-        messages.append(request_message([node], role=node.role, content=node.text, delivery=node.delivery or "request",
-                                 region="request", status=core_history_status(node), tokenizer=tokenizer, name=name,
-                                 step=step if node.delivery == "snapshot" else ""))
+        messages.append(
+            request_message(
+                [node],
+                role=node.role,
+                content=node.text,
+                delivery=node.delivery or "request",
+                region="request",
+                status=core_history_status(node),
+                tokenizer=tokenizer,
+                name=name,
+                step=step if node.delivery == "snapshot" else "",
+            )
+        )
     return messages
 
 
@@ -107,8 +137,16 @@ def native_system_text(nodes: list[Node], host_text: str, native_system_enabled:
     return "\n\n".join(sections)
 
 
-def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], history: list[dict[str, Any]],
-                   system_update: str, tokenizer: str, step: str = "") -> list[RequestMessage]:
+def native_request(
+    nodes: list[Node],
+    *,
+    system_text: str,
+    contexts: list[str],
+    history: list[dict[str, Any]],
+    system_update: str,
+    tokenizer: str,
+    step: str = "",
+) -> list[RequestMessage]:
     """Reference A.8: the system surface, history, pre-step before the input, the input, the runtime-context
     snapshot, pre-step after the input; each with its history status. `history` is the whole durable history (its
     records say what the host already holds); `step` tells this step's recorded messages apart from earlier ones."""
@@ -119,16 +157,44 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
     if system_text:
         unchanged = recorded is not None and recorded.get("content") == system_text
         if system_update == "head":
-            out.append(request_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
-                                status="native" if unchanged else "appended", tokenizer=tokenizer, step=step,
-                                message_id=recorded["id"] if unchanged and recorded else None))
+            out.append(
+                request_message(
+                    system_nodes,
+                    role="system",
+                    content=system_text,
+                    delivery="system",
+                    region="system",
+                    status="native" if unchanged else "appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                    message_id=recorded["id"] if unchanged and recorded else None,
+                )
+            )
         elif recorded is None:
-            out.append(request_message(system_nodes, role="system", content=system_text, delivery="system", region="system",
-                                status="appended", tokenizer=tokenizer, step=step))
+            out.append(
+                request_message(
+                    system_nodes,
+                    role="system",
+                    content=system_text,
+                    delivery="system",
+                    region="system",
+                    status="appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                )
+            )
         elif not unchanged:
             # in-history hosts keep the old surface where it stands and record the change before this step's input
-            pending_update = request_message(system_nodes, role="system", content=system_text, delivery="system",
-                                      region="history", status="appended", tokenizer=tokenizer, step=step)
+            pending_update = request_message(
+                system_nodes,
+                role="system",
+                content=system_text,
+                delivery="system",
+                region="history",
+                status="appended",
+                tokenizer=tokenizer,
+                step=step,
+            )
     for node in system_nodes:
         node.request_index = 0 if out and out[0].delivery == "system" else None
 
@@ -148,11 +214,31 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 return
             for node in context_nodes:
                 node.request_index = len(out)
-            out.append(request_message(context_nodes, role="user", content=context_text, delivery="context",
-                                region="after-input", status="appended", tokenizer=tokenizer, step=step))
+            out.append(
+                request_message(
+                    context_nodes,
+                    role="user",
+                    content=context_text,
+                    delivery="context",
+                    region="after-input",
+                    status="appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                )
+            )
         elif previous_context is not None and previous_context.get("content") != CONTEXT_INVALIDATION:
-            out.append(request_message([], role="user", content=CONTEXT_INVALIDATION, delivery="context",
-                                region="after-input", status="appended", tokenizer=tokenizer, step=step))
+            out.append(
+                request_message(
+                    [],
+                    role="user",
+                    content=CONTEXT_INVALIDATION,
+                    delivery="context",
+                    region="after-input",
+                    status="appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                )
+            )
 
     for node in nodes:
         if node.region in ("history", "input"):
@@ -162,9 +248,19 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(request_message([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
-                                status="native" if node.region == "history" else "appended", tokenizer=tokenizer, step=step,
-                                name=node.message.get("name")))
+            out.append(
+                request_message(
+                    [node],
+                    role=node.role,
+                    content=node.text,
+                    delivery=node.region,
+                    region=node.region,
+                    status="native" if node.region == "history" else "appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                    name=node.message.get("name"),
+                )
+            )
         elif node.region == "before-input" or (node.region == "after-input" and node.native_delivery == "pre-step"):
             if node.region == "after-input" and not context_done:
                 add_context()  # after the input, context always precedes pre-step
@@ -172,8 +268,18 @@ def native_request(nodes: list[Node], *, system_text: str, contexts: list[str], 
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(request_message([node], role="user", content=node.text, delivery="pre-step", region=node.region,
-                                status="appended", tokenizer=tokenizer, step=step))
+            out.append(
+                request_message(
+                    [node],
+                    role="user",
+                    content=node.text,
+                    delivery="pre-step",
+                    region=node.region,
+                    status="appended",
+                    tokenizer=tokenizer,
+                    step=step,
+                )
+            )
     if pending_update is not None:
         out.append(pending_update)
     if not context_done:
@@ -192,8 +298,15 @@ def _reuse(out: list[RequestMessage], message_id: str, context_nodes: list[Node]
             return
 
 
-def starts_request_series(*, backend: str, history: list[dict[str, Any]], revision: str, system_text: str,
-                          adaptive: bool, native_system_enabled: bool) -> bool:
+def starts_request_series(
+    *,
+    backend: str,
+    history: list[dict[str, Any]],
+    revision: str,
+    system_text: str,
+    adaptive: bool,
+    native_system_enabled: bool,
+) -> bool:
     """Core: the strategy revision differs from the last recorded request's (reference A.7 startsSeries).
     Native: reconcileSystem (reference A.8 step 10): in adaptive modes, or without native-system, a recorded system
     surface that differs from the current one asks the host to rebuild the effective system."""
@@ -209,8 +322,15 @@ def starts_request_series(*, backend: str, history: list[dict[str, Any]], revisi
 # durable history ----------------------------------------------------------------------------------------------------
 
 
-def durable_events(messages: list[RequestMessage], nodes: list[Node], *, backend: str, inputs: list[dict[str, Any]],
-                   strategy_id: str | None, revision: str) -> list[dict[str, Any]]:
+def durable_events(
+    messages: list[RequestMessage],
+    nodes: list[Node],
+    *,
+    backend: str,
+    inputs: list[dict[str, Any]],
+    strategy_id: str | None,
+    revision: str,
+) -> list[dict[str, Any]]:
     """What sending this request appends to durable history, each shaped like a conversation message."""
     by_id = {n.id: n for n in nodes}
     originals = {m["id"]: m for m in inputs}
@@ -218,35 +338,59 @@ def durable_events(messages: list[RequestMessage], nodes: list[Node], *, backend
     for message in messages:
         if message.history_status == "snapshot":
             node = by_id[message.parts[0]]
-            events.append({"id": message.id, "role": message.role, "content": message.content,
-                           "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id,
-                                      "name": node.name, "hash": snapshot_hash(node),
-                                      "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX)}})
+            events.append(
+                {
+                    "id": message.id,
+                    "role": message.role,
+                    "content": message.content,
+                    "source": {
+                        "kind": SNAPSHOT_KIND,
+                        "node_id": node.id,
+                        "rule_id": node.rule_id,
+                        "name": node.name,
+                        "hash": snapshot_hash(node),
+                        "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX),
+                    },
+                }
+            )
             continue
         if message.history_status != "appended":
             continue
         if message.delivery == "input":
-            events.append(dict(originals.get(message.id) or {"id": message.id, "role": message.role,
-                                                             "content": message.content, "source": {"kind": "user"}}))
+            events.append(
+                dict(
+                    originals.get(message.id)
+                    or {"id": message.id, "role": message.role, "content": message.content, "source": {"kind": "user"}}
+                )
+            )
             continue
-        source: dict[str, Any] = {"kind": {"system": SYSTEM_KIND, "context": CONTEXT_KIND,
-                                           "pre-step": PRE_STEP_KIND}[message.delivery]}
+        source: dict[str, Any] = {
+            "kind": {"system": SYSTEM_KIND, "context": CONTEXT_KIND, "pre-step": PRE_STEP_KIND}[message.delivery]
+        }
         if message.delivery == "pre-step":
             node = by_id.get(message.parts[0]) if message.parts else None
-            source.update({"form": "instructions", "delivery": "pre-step",
-                           "rule_id": node.rule_id if node else None})
+            source.update({"form": "instructions", "delivery": "pre-step", "rule_id": node.rule_id if node else None})
         elif message.delivery == "context":
             source["form"] = "snapshot"
         events.append({"id": message.id, "role": message.role, "content": message.content, "source": source})
     if backend != "native":
-        events.append({"id": content_id(LOG_KIND, revision, *(m.id for m in messages)), "role": "system",
-                       "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
+        events.append(
+            {
+                "id": content_id(LOG_KIND, revision, *(m.id for m in messages)),
+                "role": "system",
+                "content": "",
+                "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision},
+            }
+        )
     return events
 
 
 def commit_turn(history: list[dict[str, Any]], result: Any, assistant_reply: str | dict[str, Any]) -> list[dict]:
     """A new durable history: the old one, what the request recorded, then the model's reply. Never mutates."""
-    reply = assistant_reply if isinstance(assistant_reply, dict) else {
-        "role": "assistant", "content": assistant_reply, "source": {"kind": "model"}}
+    reply = (
+        assistant_reply
+        if isinstance(assistant_reply, dict)
+        else {"role": "assistant", "content": assistant_reply, "source": {"kind": "model"}}
+    )
     reply = {"id": reply.get("id") or content_id("reply", str(len(history)), reply.get("content", "")), **reply}
     return [*history, *(dict(e) for e in result.durable_events), reply]

@@ -8,6 +8,25 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+def build_trusted(model: type[BaseModel], **values: Any) -> Any:
+    """An instance of `model` from values the engine produced itself: every field given, no validation.
+
+    pydantic's own `model_construct` costs ~30 µs per object, which made a 500-message preview spend most of its time
+    building result objects; this sets the same instance state directly.
+    """
+    fields = model.model_fields
+    if len(values) < len(fields):  # fill the defaults of fields the caller left out
+        for name, info in fields.items():
+            if name not in values:
+                values[name] = info.get_default(call_default_factory=True)
+    instance = model.__new__(model)
+    object.__setattr__(instance, "__dict__", values)
+    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
+    object.__setattr__(instance, "__pydantic_extra__", {} if model.model_config.get("extra") == "allow" else None)
+    object.__setattr__(instance, "__pydantic_private__", None)
+    return instance
+
+
 class RequestMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str
