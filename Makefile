@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: run test bench lint install install-dev migrate
+.PHONY: run test test-postgres bench lint install install-dev migrate
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,11 @@ run: migrate
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest
+
+# The Django tests against the PostgreSQL named by DATABASE_URL (.ci/run starts a throwaway cluster for it).
+test-postgres: $(DEV_STAMP)
+	@case "$$DATABASE_URL" in postgres*) ;; *) echo "test-postgres needs DATABASE_URL=postgres://..." >&2; exit 2;; esac
+	$(BIN)/python -m pytest tests/web tests/postgres --override-ini="addopts=-ra --strict-markers -p no:cacheprovider"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
