@@ -78,7 +78,8 @@ def read_persona(data: Any) -> Persona:
     except ImportInvalid as error:
         raise ImportInvalid(error.path.removeprefix("persona.").removeprefix("persona"), error.expected,
                             status=error.status) from None
-    assert persona is not None
+    if persona is None:  # `null` normalizes to "no persona", which is not something to import
+        raise ImportInvalid("", "a persona object {name, description, ...}")
     return persona
 
 
