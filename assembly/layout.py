@@ -35,7 +35,9 @@ def _group_key(node: Node, backend: str) -> tuple:
     group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
         block.id if block is not None else node.id)
     depth = node.depth if node.depth is not None else node.requested_depth
-    return (node.rule_id, node.module, group, node.slot_id, depth, node.role, node_region(node, backend))
+    # The conversation is one runtime block whatever its speakers: its roles are not the designer's to move.
+    role = None if node.message is not None else node.role
+    return (node.rule_id, node.module, group, node.slot_id, depth, role, node_region(node, backend))
 
 
 def _binding(node: Node) -> str:

@@ -8,13 +8,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
+_MODEL_SHAPES: dict[type, tuple[dict[str, Any], dict | None]] = {}
+
+
 def build_trusted(model: type[BaseModel], **values: Any) -> Any:
     """An instance of `model` from values the engine produced itself: every field given, no validation.
 
     pydantic's own `model_construct` costs ~30 µs per object, which made a 500-message preview spend most of its time
     building result objects; this sets the same instance state directly.
     """
-    fields = model.model_fields
+    shape = _MODEL_SHAPES.get(model)
+    if shape is None:
+        shape = _MODEL_SHAPES[model] = (dict(model.model_fields),
+                                        {} if model.model_config.get("extra") == "allow" else None)
+    fields, extra = shape
     if len(values) < len(fields):  # fill the defaults of fields the caller left out
         for name, info in fields.items():
             if name not in values:
@@ -22,7 +29,7 @@ def build_trusted(model: type[BaseModel], **values: Any) -> Any:
     instance = model.__new__(model)
     object.__setattr__(instance, "__dict__", values)
     object.__setattr__(instance, "__pydantic_fields_set__", set(values))
-    object.__setattr__(instance, "__pydantic_extra__", {} if model.model_config.get("extra") == "allow" else None)
+    object.__setattr__(instance, "__pydantic_extra__", None if extra is None else {})
     object.__setattr__(instance, "__pydantic_private__", None)
     return instance
 
