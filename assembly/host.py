@@ -109,8 +109,10 @@ def _trust(nodes: list[Node]) -> str:
 def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[RequestMessage]:
     """Core replaces the whole request: one message per node, in the logical order."""
     messages = []
-    for index, node in enumerate(nodes):
-        node.request_index = index
+    for node in nodes:
+        if node.message is None and node.module in ("history", "input"):
+            continue  # an empty conversation's anchor: it orders, it sends nothing
+        node.request_index = len(messages)
         name = node.message.get("name") if node.message else None
         messages.append(
             request_message(

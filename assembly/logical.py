@@ -383,7 +383,8 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, 
     if block.type == "native":
         for message_id in block.message_ids:
             plan[bucket].append(_native_node(state, entry, block, message_id, slot))
-        if not block.message_ids and state.adaptive and block.source in ("history", "input"):
+        if not block.message_ids and (state.adaptive or state.placement == "st") and block.source in (
+                "history", "input"):
             plan[bucket].append(_empty_anchor(entry, block, slot))  # keeps its slot's place (reference A.14.1 N2)
         return
     node = _text_node(state, entry, block, slot)

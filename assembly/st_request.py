@@ -173,11 +173,11 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     index = 0
     while index < len(ordered):
         node = ordered[index]
-        if node.message is not None and node.module in ("history", "input"):
+        if node.module in ("history", "input"):  # conversation messages, or the empty anchors of an empty chat
             run = []
-            while index < len(ordered) and ordered[index].message is not None and \
-                    ordered[index].module in ("history", "input"):
-                run.append(ordered[index])
+            while index < len(ordered) and ordered[index].module in ("history", "input"):
+                if ordered[index].message is not None:
+                    run.append(ordered[index])
                 index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
                                       kind)

@@ -200,3 +200,67 @@ def test_mandatory_prompts_over_the_context_are_reported_with_sillytaverns_messa
     result = run_chat(preset)
     failure = next(d for d in result.diagnostics if d["code"] == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT")
     assert failure["message"] == "Mandatory prompts exceed the context size."
+
+
+# issue 4 "done when": the default preset under each of these conditions ---------------------------------------------
+
+
+def order_of(preset):
+    return next(o for o in preset["prompt_order"] if o["character_id"] == 100001)["order"]
+
+
+def test_card_overrides_main_and_post_history_with_original(default_preset):
+    character = {"name": "Sera", "description": "A forest guardian.",
+                 "system_prompt": "CARD MAIN, then {{original}}", "post_history_instructions": "CARD PHI"}
+    texts = contents(run(default_preset, character=character))
+    main = next(m for m in default_preset["prompts"] if m["identifier"] == "main")["content"]
+    expected_main = "CARD MAIN, then " + main.replace("{{char}}", "Sera").replace("{{user}}", "Alex")
+    assert texts[0] == expected_main
+    # jailbreak is enabled in the default order, so the card's instructions replace it right after the chat
+    assert texts[texts.index("Go on.") + 1] == "CARD PHI"
+
+
+def test_forbid_overrides_keeps_the_preset_main(default_preset):
+    preset = json.loads(json.dumps(default_preset))
+    next(m for m in preset["prompts"] if m["identifier"] == "main")["forbid_overrides"] = True
+    character = {"name": "Sera", "description": "A forest guardian.", "system_prompt": "CARD MAIN"}
+    assert "CARD MAIN" not in contents(run(preset, character=character))
+
+
+def test_disabled_main_still_anchors_what_goes_before_it(default_preset):
+    preset = json.loads(json.dumps(default_preset))
+    next(e for e in order_of(preset) if e["identifier"] == "main")["enabled"] = False
+    result = run(preset, character=None)
+    texts = contents(result)
+    assert not any(t.startswith("Write Sera's next reply") for t in texts)
+    with_note = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                          "resources": {"preset": preset, "character": {"name": "Sera", "description": "D."},
+                                        "author_note": {"content": "NOTE FIRST", "position": "before_main"}},
+                          "conversation": {"input": [{"id": "n", "role": "user", "content": "Hi"}]}})
+    assert [m.content for m in with_note.request.messages][0] == "NOTE FIRST"
+
+
+def test_a_custom_relative_prompt_is_one_message_where_the_order_puts_it(default_preset):
+    preset = json.loads(json.dumps(default_preset))
+    preset["prompts"].append({"identifier": "custom-style", "name": "Style", "role": "system",
+                              "content": "Use short sentences."})
+    order = order_of(preset)
+    order.insert([e["identifier"] for e in order].index("chatHistory"), {"identifier": "custom-style",
+                                                                           "enabled": True})
+    texts = contents(run(preset))
+    assert texts[texts.index("[Start a new Chat]") - 1] == "Use short sentences."
+
+
+def test_completion_names_go_in_the_name_field(default_preset):
+    preset = dict(default_preset, names_behavior=1)
+    result = run(preset)
+    chat = {m.content: m.name for m in result.request.messages if m.delivery in ("history", "input")}
+    assert chat == {"Hello there.": "Alex", "Hi, traveller.": "Sera", "Go on.": "Alex"}
+
+
+def test_an_empty_chat_still_gets_its_separator_and_no_fabricated_messages(default_preset):
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": default_preset, "character": {"name": "Sera", "description": "D."}},
+                       "conversation": {"history": [], "input": []}})
+    texts = contents(result)
+    assert texts[-1] == "[Start a new Chat]" and all(m.delivery == "request" for m in result.request.messages)
