@@ -7,7 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 _MODEL_SHAPES: dict[type, tuple[dict[str, Any], dict | None]] = {}
 
 
