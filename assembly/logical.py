@@ -15,6 +15,7 @@ The steps, each a function below:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -497,8 +498,6 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
 
 
 def _replace_macro(text: str, name: str, replacement: str) -> str:
-    import re
-
     return re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", lambda _m: replacement, text)
 
 

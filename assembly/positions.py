@@ -8,6 +8,7 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from assembly.blocks import Node
@@ -193,8 +194,6 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
 
 
 def _outlet_names(text: str) -> list[str]:
-    import re
-
     return list(dict.fromkeys(m.group(1) for m in re.finditer(r"\{\{outlet::([^{}]+?)\}\}", text)))
 
 

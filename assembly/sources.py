@@ -7,7 +7,7 @@ which other blocks it refers to (slots), and what depth or group a piece asks fo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assembly.blocks import Block
@@ -120,7 +120,6 @@ def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         return []
     character = ctx.resources.character
     prompts = ordered_prompts(preset, ctx.generation_type)
-    identifiers = {p.identifier for p in prompts}
     blocks: list[Block] = []
     for prompt in prompts:
         role = prompt.role or "system"
@@ -159,13 +158,10 @@ def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         if claims or redirect:
             pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
         blocks.extend(pieces)
-    del identifiers
     return blocks
 
 
 def _with(block: Block, **changes: Any) -> Block:
-    from dataclasses import replace
-
     return replace(block, **changes)
 
 
