@@ -83,12 +83,19 @@ class _State:
     targets_cache: dict[tuple[str, str], list[Block]] = field(default_factory=dict)
 
     def beats(self, candidate: str, other: str) -> bool:
-        order = self.priority
-        ci = order.index(candidate) if candidate in order else -1
-        oi = order.index(other) if other in order else -1
-        return ci < oi
+        rank = self.rank
+        return rank.get(candidate, -1) < rank.get(other, -1)
+
+    @property
+    def rank(self) -> dict[str, int]:
+        cached = self.__dict__.get("_rank")
+        if cached is None:
+            cached = self.__dict__["_rank"] = {stage: i for i, stage in enumerate(self.priority)}
+        return cached
 
     def setting(self, block: Block) -> dict[str, Any] | None:
+        if not self.settings:  # most strategies place nothing by hand
+            return None
         return self.settings.get(f"{block.source}#{block.position_id}")
 
     def position_enabled(self, block: Block) -> bool:

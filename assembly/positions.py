@@ -257,6 +257,13 @@ def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: d
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]) -> list[dict]:
     """Reference A.9 placementControls: per rule, how much of its output a slot owns and how much moves freely."""
+    by_rule: dict[str, list[Node]] = {}
+    slotted_by_source: dict[str, list[Node]] = {}
+    for node in nodes:
+        if node.message is None and node.text.strip():
+            by_rule.setdefault(node.rule_id, []).append(node)
+            if node.slot_owner_rule_id is not None:
+                slotted_by_source.setdefault(node.source_id, []).append(node)
     controls = []
     for rule in rules:
         kind = rule["kind"]
@@ -265,8 +272,9 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         if kind in ("history", "input"):
             controls.append({"rule_id": rule["id"], "control": "native", "owned": 0, "independent": 0})
             continue
-        mine = [n for n in nodes if n.message is None and n.text.strip() and
-                (n.rule_id == rule["id"] or (n.source_id == kind and n.slot_owner_rule_id is not None))]
+        own = by_rule.get(rule["id"], [])
+        seen = {id(n) for n in own}
+        mine = own + [n for n in slotted_by_source.get(kind, []) if id(n) not in seen]
         if kind in slot_owners:
             owned = sum(1 for n in mine if n.source_id == kind)
             controls.append({"rule_id": rule["id"], "control": "preset" if owned else "empty", "owned": owned,
