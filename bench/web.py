@@ -44,13 +44,12 @@ def _world(sizes: tuple[int, ...]) -> dict:
     from django.apps import apps
     from django.contrib.auth import get_user_model
 
+    from bench.fixtures import DEFAULT_PRESET_PROMPTS, default_preset
     from preview_app import services as session_services
     from preview_app.models import SessionEvent
     from strategies_app import services as strategy_services
     from strategies_app.models import Preset, Strategy
     from strategies_app.reference_data import ensure_reference_data
-
-    from bench.fixtures import DEFAULT_PRESET_PROMPTS, default_preset
 
     ensure_reference_data(apps)
     user = get_user_model().objects.create_superuser("bench", "", PASSWORD)
@@ -74,18 +73,14 @@ def _world(sizes: tuple[int, ...]) -> dict:
 
 def _server_time(world: dict) -> Table:
     from django.test import Client
-    from django.urls import NoReverseMatch, reverse
+    from django.urls import reverse
 
     table = Table("preview server time (in-process, SQLite, builtin-st, default-shaped preset)",
                   ["what", "messages", "runs", "median ms", "target", "verdict"])
     client = Client()
     client.force_login(world["user"])
     for size, pk in world["sessions"].items():
-        urls = [("preview API", f"/api/sessions/{pk}/preview")]
-        try:
-            urls.append(("preview page", reverse("preview:preview", args=[pk])))
-        except NoReverseMatch:
-            pass
+        urls = [("preview API", f"/api/sessions/{pk}/preview"), ("preview page", reverse("preview:preview", args=[pk]))]
         for label, url in urls:
             status = client.get(url).status_code
             if status != 200:

@@ -187,3 +187,41 @@ def golden_approve(*, session: Session, revision: StrategyRevision, user) -> Gol
         session=session, revision=revision,
         defaults={"result": result.model_dump(mode="json"), "approved_by": user, "approved_at": timezone.now()})
     return golden
+
+
+@transaction.atomic
+def event_move(*, event: SessionEvent, offset: int) -> SessionEvent:
+    """Move one history message `offset` places (-1: one up, +1: one down) by renumbering the session's events;
+    a move past either end stops at it. Ids stay with their messages, so references (tool_call_id) keep working."""
+    if isinstance(offset, bool) or not isinstance(offset, int):
+        raise invalid("offset", "an integer number of places (-1 up, +1 down)")
+    Session.objects.select_for_update().get(pk=event.session_id)
+    events = list(SessionEvent.objects.filter(session_id=event.session_id).order_by("seq"))
+    index = next((i for i, e in enumerate(events) if e.pk == event.pk), None)
+    if index is None:
+        raise ServiceError("NOT_FOUND", f"event {event.seq} of session {event.session_id} does not exist",
+                           status=404, detail={"id": str(event.seq)})
+    target = min(max(index + offset, 0), len(events) - 1)
+    if target == index:
+        return events[index]
+    moved = events.pop(index)
+    events.insert(target, moved)
+    seqs = sorted(e.seq for e in events)
+    changed = [(e, seq) for e, seq in zip(events, seqs, strict=True) if e.seq != seq]
+    # Two passes: park the changed rows above every used seq first, so the unique (session, seq) never clashes.
+    parking = seqs[-1] + 1
+    for number, (row, _) in enumerate(changed):
+        SessionEvent.objects.filter(pk=row.pk).update(seq=parking + number)
+    for row, seq in changed:
+        SessionEvent.objects.filter(pk=row.pk).update(seq=seq)
+    return SessionEvent.objects.get(pk=moved.pk)
+
+
+@transaction.atomic
+def golden_pin(*, session: Session, revision: StrategyRevision, user) -> GoldenSnapshot:
+    """Approve the current result of `session` with `revision` and drop the session's older goldens of the same
+    strategy: a golden stands for "what this session sends with this strategy", so one per pair is kept."""
+    golden = golden_approve(session=session, revision=revision, user=user)
+    GoldenSnapshot.objects.filter(session=session, revision__strategy_id=revision.strategy_id).exclude(
+        pk=golden.pk).delete()
+    return golden

@@ -1,6 +1,24 @@
-"""Pages of sessions, previews, comparisons and goldens (web.md screens 1, 3–6). The JSON API is in config/urls.py."""
+"""Pages of sessions, previews, comparisons and goldens (web.md screens 3, 4, 5, 7). The JSON API is in config/urls.py."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from preview_app import views
 
 app_name = "preview"
-urlpatterns: list = []
+urlpatterns = [
+    path("sessions/", views.sessions, name="sessions"),
+    path("sessions/new/", views.session_create, name="session-create"),
+    path("sessions/<int:pk>/", views.session_detail, name="session"),
+    path("sessions/<int:pk>/edit/", views.session_edit, name="session-edit"),
+    path("sessions/<int:pk>/events/", views.event_add, name="event-add"),
+    path("sessions/<int:pk>/events/<int:seq>/", views.event_edit, name="event-edit"),
+    path("sessions/<int:pk>/events/<int:seq>/delete/", views.event_delete, name="event-delete"),
+    path("sessions/<int:pk>/events/<int:seq>/move/", views.event_move, name="event-move"),
+    path("sessions/<int:pk>/apply/", views.session_apply, name="session-apply"),
+    path("sessions/<int:pk>/commit/", views.turn_commit, name="turn-commit"),
+    path("sessions/<int:pk>/preview/", views.preview, name="preview"),
+    path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
+    path("sessions/<int:pk>/compare/", views.compare, name="compare"),
+    path("goldens/", views.goldens, name="goldens"),
+    path("goldens/pin/", views.golden_pin, name="golden-pin"),
+]

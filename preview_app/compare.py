@@ -1,0 +1,200 @@
+"""Two requests side by side, message by message (web.md screen 4, and the goldens' diff).
+
+Messages are matched by what they are made of, not by their index: a request message lists the node ids of its
+parts (`preset:main`, `history:s1e4`, ...), and those ids are the same whichever strategy built the request. Pairs
+are found in three passes: the same parts, then overlapping parts (a message that was split or merged), then the
+same role and content (host-made text such as the runtime-context framing has no parts). What is left over on the
+left was removed, on the right added.
+
+A matched pair is "moved" when it is not part of the longest run of pairs that kept their relative order, so a
+message that only shifted because something was inserted before it is not called moved. Each pair is also checked
+for role, delivery, history status and content changes.
+
+Rows come out in the right-hand order; a removed message comes before the next message that kept its place, so
+removals are listed where they happened and before what replaced them.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+# The kinds of change, in the order a row lists them.
+CHANGE_KINDS = ("added", "removed", "moved", "role", "delivery", "history_status", "content")
+
+
+@dataclass
+class AlignedRow:
+    a_index: int | None
+    b_index: int | None
+    a: dict[str, Any] | None
+    b: dict[str, Any] | None
+    changes: list[str] = field(default_factory=list)
+    # A removed message whose parts are now (partly) inside another message: that message's index on the right;
+    # an added message made (partly) of parts that were in a left message: that message's index on the left.
+    parts_with: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """One word for the row's look: added, removed, moved, changed or same."""
+        if not self.changes:
+            return "same"
+        return self.changes[0] if self.changes[0] in ("added", "removed", "moved") else "changed"
+
+
+@dataclass
+class Alignment:
+    rows: list[AlignedRow]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        found = dict.fromkeys(CHANGE_KINDS, 0)
+        for row in self.rows:
+            for change in row.changes:
+                found[change] += 1
+        return found
+
+    @property
+    def unchanged(self) -> int:
+        return sum(1 for row in self.rows if not row.changes)
+
+    @property
+    def identical(self) -> bool:
+        return all(not row.changes for row in self.rows)
+
+
+def _parts_key(message: dict[str, Any]) -> tuple:
+    parts = message.get("parts") or []
+    if parts:
+        return ("parts", *parts)
+    return ("text", message.get("role"), message.get("content"))
+
+
+def _pair(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[int, int]:
+    """Left index -> right index for every matched message."""
+    pairs: dict[int, int] = {}
+    # 1. the same parts (or, without parts, the same role and text)
+    waiting: dict[tuple, deque[int]] = defaultdict(deque)
+    for j, message in enumerate(b):
+        waiting[_parts_key(message)].append(j)
+    taken: set[int] = set()
+    for i, message in enumerate(a):
+        queue = waiting.get(_parts_key(message))
+        if queue:
+            j = queue.popleft()
+            pairs[i] = j
+            taken.add(j)
+    # 2. overlapping parts: split or merged messages pair with the one sharing the most parts
+    for i, message in enumerate(a):
+        if i in pairs or not message.get("parts"):
+            continue
+        mine = set(message["parts"])
+        best, best_overlap = None, 0
+        for j, other in enumerate(b):
+            if j in taken:
+                continue
+            overlap = len(mine & set(other.get("parts") or []))
+            if overlap > best_overlap:
+                best, best_overlap = j, overlap
+        if best is not None:
+            pairs[i] = best
+            taken.add(best)
+    # 3. the same role and content, whatever their parts
+    for i, message in enumerate(a):
+        if i in pairs:
+            continue
+        for j, other in enumerate(b):
+            if j not in taken and other.get("role") == message.get("role") and \
+                    other.get("content") == message.get("content"):
+                pairs[i] = j
+                taken.add(j)
+                break
+    return pairs
+
+
+def _in_order(pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The longest run of pairs (sorted by left index) whose right indices increase: those did not move."""
+    tails: list[int] = []  # smallest right index ending a run of each length
+    tail_at: list[int] = []  # index into pairs of that run's last pair
+    previous: list[int | None] = []
+    for k, (_, j) in enumerate(pairs):
+        length = bisect.bisect_left(tails, j)
+        if length == len(tails):
+            tails.append(j)
+            tail_at.append(k)
+        else:
+            tails[length] = j
+            tail_at[length] = k
+        previous.append(tail_at[length - 1] if length else None)
+    kept: set[tuple[int, int]] = set()
+    k = tail_at[-1] if tail_at else None
+    while k is not None:
+        kept.add(pairs[k])
+        k = previous[k]
+    return kept
+
+
+def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    found = []
+    if a.get("role") != b.get("role"):
+        found.append("role")
+    if a.get("delivery") != b.get("delivery"):
+        found.append("delivery")
+    if a.get("history_status") != b.get("history_status"):
+        found.append("history_status")
+    if a.get("content") != b.get("content"):
+        found.append("content")
+    return found
+
+
+def align_messages(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> Alignment:
+    """Align two lists of request messages (AssemblyResult JSON `request.messages`)."""
+    pairs = sorted(_pair(a, b).items())
+    kept = _in_order(pairs)
+    left_of = {j: i for i, j in pairs}
+    removed = [i for i in range(len(a)) if i not in dict(pairs)]
+    rows: list[AlignedRow] = []
+    flushed = 0  # removed messages already emitted, in left order
+
+    def flush_removed(before: int) -> None:
+        nonlocal flushed
+        while flushed < len(removed) and removed[flushed] < before:
+            i = removed[flushed]
+            rows.append(AlignedRow(i, None, a[i], None, ["removed"]))
+            flushed += 1
+
+    # For each right index, the left index of the next pair that kept its order: removed messages before it are
+    # shown first, so a removal comes before the additions that replace it.
+    next_anchor = [len(a)] * (len(b) + 1)
+    for j in range(len(b) - 1, -1, -1):
+        i = left_of.get(j)
+        next_anchor[j] = i if i is not None and (i, j) in kept else next_anchor[j + 1]
+    for j, message in enumerate(b):
+        flush_removed(next_anchor[j])
+        i = left_of.get(j)
+        if i is None:
+            rows.append(AlignedRow(None, j, None, message, ["added"]))
+        elif (i, j) in kept:
+            rows.append(AlignedRow(i, j, a[i], message, _changes(a[i], message)))
+        else:
+            rows.append(AlignedRow(i, j, a[i], message, ["moved", *_changes(a[i], message)]))
+    flush_removed(len(a))
+    for row in rows:
+        if row.changes == ["removed"]:
+            row.parts_with = _sharing(row.a, b)
+        elif row.changes == ["added"]:
+            row.parts_with = _sharing(row.b, a)
+    return Alignment(rows)
+
+
+def _sharing(message: dict[str, Any], others: list[dict[str, Any]]) -> int | None:
+    """The index of the message in `others` sharing most parts with `message` (None when none shares any)."""
+    mine = set(message.get("parts") or [])
+    best, best_overlap = None, 0
+    for index, other in enumerate(others):
+        overlap = len(mine & set(other.get("parts") or []))
+        if overlap > best_overlap:
+            best, best_overlap = index, overlap
+    return best

@@ -1,0 +1,178 @@
+"""What every code the engine (and the studio around it) can report means, in words a QA engineer can act on.
+
+Two families: diagnostics are findings listed in a successful result (the request was built, but something was
+adjusted, approximated or left out); refusals are errors (`AssemblyError` and friends, the studio's `ServiceError`)
+that stop a preview. The preview shows a diagnostic's code with its meaning; an error page shows the refusal's.
+`tests/web/test_preview_pages_diagnostics.py` scans `assembly/` so a new code without a meaning here fails a test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+
+DIAGNOSTICS: dict[str, Any] = {
+    # native backend adjustments
+    "NATIVE_ROLE_ADJUSTED": _("In the standard backend an item's place (before or after the history and input "
+                              "slots) decides its role, so this item goes out in another role (see from / to)."),
+    "NATIVE_DELIVERY_ADJUSTED": _("The strategy asked for delivery as runtime context, but this item can only be sent "
+                                  "as a pre-step message, so it was switched to pre-step."),
+    "NATIVE_PLACEMENT_ADJUSTED": _("The standard backend sends messages region by region (system, history, before "
+                                   "input, input, after input), so this item is sent at another place in the order "
+                                   "than the strategy lists it (see placement)."),
+    "NATIVE_DEPTH_APPROXIMATED": _("The item asks to sit a number of messages deep inside the chat; the standard "
+                                   "backend cannot insert into history, so its place is approximated."),
+    "NATIVE_DEPTH_BOUNDARY": _("A depth of 0 or 1 is placed just before or just after the history, the closest the "
+                               "standard backend gets; the item is locked there."),
+    "NATIVE_SLOTS_ABSENT": _("The placement asks for history and input slots, but the strategy has neither, so items "
+                             "are ordered without them."),
+    # sources and references
+    "ASSEMBLY_SOURCE_UNAVAILABLE": _("An enabled rule names a source this engine does not provide; the rule sends "
+                                     "nothing."),
+    "ASSEMBLY_REFERENCE_UNAVAILABLE": _("A slot or macro refers to a source that has no output in this session (for "
+                                        "example no world book), so the reference stays empty."),
+    "UNSUPPORTED_MACRO": _("The text holds a {{macro}} the preview cannot evaluate; it is sent as written."),
+    "UNSUPPORTED_MARKER": _("The preset holds a marker prompt the engine does not know; it sends nothing."),
+    "WORLD_BOOK_SLOT_MISSING": _("A world book entry wants a slot (such as examples or the author's note) that this "
+                                 "preset does not have, so it is placed after the character instead."),
+    "WORLD_BOOK_OUTLET_MISSING": _("A world book entry goes to a named outlet, but no prompt contains the matching "
+                                   "{{outlet::name}} marker, so the entry is not sent."),
+    "OUTLET_MARKER_REPEATED": _("The same {{outlet::name}} marker appears in more than one place; only the first one "
+                                "receives the entries."),
+    # layout and positions
+    "LAYOUT_DUPLICATE_SLOT": _("Two references open the same slot; the second one is ignored."),
+    "LAYOUT_TARGET_MISSING": _("A saved block move names a block or anchor that is not in this request any more; "
+                               "the move is skipped."),
+    "POSITION_ANCHOR_MISSING": _("A manual position is anchored to something with no output in this request, so the "
+                                 "item falls back to its default place (see winner)."),
+    # whole request
+    "ASSEMBLY_EMPTY": _("The request has no messages at all."),
+    "ASSEMBLY_SYSTEM_ONLY": _("Every message of the request is a system message; most models expect at least one "
+                              "user message."),
+    "CONTEXT_BUDGET_EXCEEDED": _("The request is larger than the budget (context window minus reserved output); the "
+                                 "eviction plan lists what would be dropped."),
+    # SillyTavern parity
+    "ST_PERSONA_POSITION_UNSUPPORTED": _("The persona's position setting is not one SillyTavern's chat-completion "
+                                         "request uses, so the persona description is not sent."),
+    "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT": _("The prompts SillyTavern always sends do not fit in the preset's context "
+                                             "size (context minus reply length); like SillyTavern, the request holds "
+                                             "only what fitted, and history and examples are dropped."),
+    "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
+                                  "chat, so it is left out (see reason)."),
+}
+
+REFUSALS: dict[str, Any] = {
+    # availability and strategy
+    "REQUEST_ASSEMBLY_CORE_REQUIRED": _("This strategy needs the advanced (core) backend, and the session's host does "
+                                        "not have it. Turn on \"core available\" in the host settings or pick a "
+                                        "standard-backend strategy."),
+    "ASSEMBLY_NATIVE_UNSUPPORTED": _("The strategy asks the standard backend for something it cannot do (for example "
+                                     "a disabled history rule); the message names the rule."),
+    "ASSEMBLY_NATIVE_UNAVAILABLE": _("The host offers no standard system-prompt assembly, so a standard-backend "
+                                     "strategy cannot run."),
+    "ASSEMBLY_PLACEMENT_INVALID": _("The strategy's placement mode belongs to the other backend."),
+    "STRATEGY_INVALID": _("The strategy document is not valid; the message names the field."),
+    "STRATEGY_NOT_FOUND": _("No built-in strategy has this id."),
+    "ASSEMBLY_REQUEST_INVALID": _("The request the session produced is not valid; the message names the field."),
+    "ASSEMBLY_INVALID": _("A message would be sent twice, or a slot names a message that does not exist."),
+    "IMPORT_INVALID": _("A resource of the session (preset, card, persona, world book) has a field the engine cannot "
+                        "read; the message names it."),
+    "WORLD_INFO_INVALID": _("A world book setting or entry has a value keyword activation cannot use; the message "
+                            "names it."),
+    "TOKENIZER_UNKNOWN": _("The tokenizer is not one of those the engine ships."),
+    # structure
+    "ASSEMBLY_REFERENCE_CYCLE": _("Slots or macros refer to each other in a circle, so no order exists."),
+    "ASSEMBLY_TOOL_TRANSACTION": _("A tool call and its results must stay together, and something would land between "
+                                   "them, or a call has no result yet. Fix the history or move the item."),
+    "ASSEMBLY_TOO_LARGE": _("The text outside the conversation is larger than 2 MiB."),
+    "ASSEMBLY_LAYOUT_UNSUPPORTED": _("A saved block move is not allowed: the block follows a slot or the host, or the "
+                                     "move crosses a role or delivery boundary."),
+    "POSITION_ANCHOR_CYCLE": _("Manual positions are anchored to each other in a circle."),
+    "NATIVE_PREVIEW_VARIABLE_UNAVAILABLE": _("A host section uses a {{variable}} that the host settings do not give; "
+                                             "add it under variables."),
+    "NATIVE_TEXT_VARIABLE_UNAVAILABLE": _("A custom text rule uses a {{variable}} that the host settings do not give; "
+                                          "add it under variables."),
+    # outlets (the placement primitive)
+    "INVALID_BLOCK": _("A world book outlet entry could not be placed; the message says which."),
+    "INVALID_LAYOUT": _("The outlets of this request could not be laid out; the message says why."),
+    "ANCHOR_MISSING": _("An outlet entry names an outlet that no prompt declares."),
+    "NESTED_OUTLET": _("An outlet entry contains an outlet marker itself; outlets do not nest."),
+    "OUTLET_MARKER_COUNT": _("An outlet marker must appear exactly once in its message."),
+    "DUPLICATE_BLOCK_ID": _("Two outlet entries have the same id."),
+    "INVALID_ROLE": _("An outlet entry asks for a role its host message does not have."),
+    # SillyTavern parity steps
+    "ST_INPUT_INVALID": _("A value the SillyTavern steps need is missing or of the wrong kind; the message names it."),
+    "ST_DUPLICATE_ID": _("Two chat messages have the same id."),
+    "ST_DUPLICATE_KEY": _("Two extension prompts have the same key."),
+    "ST_DUPLICATE_SOURCE": _("One source is injected into the chat twice."),
+    "ST_EXTENSION_ORDER": _("Extension prompts always use order 100 in SillyTavern."),
+    "ST_MAIN_NOT_IN_CHAT": _("The main prompt was expected among the in-chat prompts and is not there."),
+    "ST_COMPOSE_UNKNOWN_SLOT": _("The prompt order names a slot the SillyTavern steps do not know."),
+    "ST_COMPOSE_GROUP_UNPLACED": _("A prompt that must be sent has no place in the prompt order."),
+    # budget selection (engine.md §8) and fragments: standalone APIs, listed so no code is left unexplained
+    "BUDGET_INVALID_LIMIT": _("The budget limit must be a whole number of tokens, zero or more."),
+    "BUDGET_INVALID_ITEMS": _("The items to choose from must be a list."),
+    "BUDGET_INVALID_ITEM": _("An item to choose from lacks an id, a cost or a flag it needs."),
+    "BUDGET_INVALID_COST": _("An item's cost must be a whole number of tokens, zero or more."),
+    "BUDGET_INVALID_GOAL": _("The budget goal is not one the selection knows."),
+    "BUDGET_INVALID_GOAL_COST": _("The goal's own cost must be a whole number of tokens, zero or more."),
+    "BUDGET_GOAL_TOO_LARGE": _("The fixed part alone is larger than the budget."),
+    "FRAGMENT_INVALID_CONFIGS": _("Fragment definitions must be a list."),
+    "FRAGMENT_INVALID_CONFIG": _("A fragment definition is not an object."),
+    "FRAGMENT_INVALID_ID": _("A fragment id is missing or not allowed."),
+    "FRAGMENT_DUPLICATE_ID": _("Two fragments have the same id."),
+    "FRAGMENT_UNKNOWN_FIELD": _("A fragment definition has a field the builder does not know."),
+    "FRAGMENT_CONFLICTING_FIELD": _("A fragment definition gives two fields that exclude each other."),
+    "FRAGMENT_MISSING_FIELD": _("A fragment definition lacks a required field."),
+    "FRAGMENT_INVALID_DESCRIPTION": _("A fragment's description is not text."),
+    "FRAGMENT_INVALID_FORMAT": _("A fragment's format is not a function."),
+    "FRAGMENT_INVALID_LIFETIME": _("A fragment's lifetime is not one of the known lifetimes."),
+    "FRAGMENT_INVALID_MAX_CHARS": _("A fragment's size limit is not a positive whole number."),
+    "FRAGMENT_INVALID_MAX_INPUT_CHARS": _("A fragment's input size limit is not a positive whole number."),
+    "FRAGMENT_INVALID_ROLE": _("A fragment's role is not one of the known roles."),
+    "FRAGMENT_INVALID_SOURCE_ID": _("A fragment's source id is not valid."),
+    "FRAGMENT_INVALID_TRUST": _("A fragment's trust label is not one of the known labels."),
+    "FRAGMENT_TRUST_ROLE": _("Untrusted content (user or tool) cannot become a system message."),
+    "FRAGMENT_INVALID_VALUE": _("A fragment's value cannot be turned into text."),
+    "FRAGMENT_ASYNC_FORMAT": _("A fragment's format returned a pending result; formats must answer at once."),
+    "FRAGMENT_FORMAT_FAILED": _("A fragment's format raised an error."),
+    "FRAGMENT_INPUT_TOO_LARGE": _("A fragment's input is larger than its input limit."),
+    "FRAGMENT_TOO_LARGE": _("A fragment's text is larger than its size limit."),
+    # the studio's own refusals
+    "NOT_FOUND": _("The session, strategy, revision or message does not exist (any more)."),
+    "FORBIDDEN": _("Your role may not do this."),
+    "INPUT_INVALID": _("A field of the form is missing or has the wrong kind of value; the message names it."),
+    "SESSION_ASSEMBLY_OFF": _("No strategy is applied to this session (assembly is off). Choose a strategy to "
+                              "preview."),
+    "REVISION_NOT_FOUND": _("The strategy has no saved revision yet; save one in the editor first."),
+    "SESSION_HISTORY_CONFLICT": _("Someone changed the history since you loaded the page; reload and try again."),
+    "STRATEGY_READ_ONLY": _("Built-in strategies are read-only; copy one to edit it."),
+}
+
+MEANINGS: dict[str, Any] = {**REFUSALS, **DIAGNOSTICS}
+
+# Fields of a diagnostic that are worth showing next to its meaning, in this order; the rest follow.
+_DETAIL_ORDER = ("name", "id", "from", "to", "placement", "depth", "macro", "sourceId", "ruleId", "positionId",
+                 "winner", "outlet", "slotId", "missing", "position", "reason", "limit", "total", "over_by")
+
+
+def meaning(code: str) -> str:
+    """The plain-language meaning of `code`; an unknown code says so rather than showing nothing."""
+    found = MEANINGS.get(code)
+    return str(found) if found is not None else str(_("No description for this code yet."))
+
+
+def diagnostic_details(diagnostic: dict[str, Any]) -> list[tuple[str, str]]:
+    """The diagnostic's fields other than `code`, as (name, text) pairs in a stable, readable order."""
+    keys = [k for k in _DETAIL_ORDER if k in diagnostic] + sorted(
+        k for k in diagnostic if k != "code" and k not in _DETAIL_ORDER)
+    return [(key, _text(diagnostic[key])) for key in keys]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_text(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_text(v) for v in value)
+    return "" if value is None else str(value)

@@ -1,0 +1,199 @@
+"""The forms of the session, preview, compare and golden pages. They check shapes and say which field is wrong;
+the services decide everything else (and raise the same error shape when they refuse)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from preview_app.services import EVENT_ROLES, host_settings
+from strategies_app.errors import ServiceError
+from strategies_app.models import Character, Persona, Preset, WorldBook
+
+SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
+                         ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
+
+
+class JSONListField(forms.JSONField):
+    """A JSON textarea that must hold a list (blank is an empty list)."""
+
+    def __init__(self, *, item: str, **kwargs):
+        self.item = item
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if value in (None, "", []):
+            return ""
+        return json.dumps(value, ensure_ascii=False, indent=1) if isinstance(value, list) else super().prepare_value(
+            value)
+
+    def clean(self, value):
+        if value in (None, "") or (isinstance(value, str) and not value.strip()):
+            return []
+        parsed = super().clean(value)
+        if not isinstance(parsed, list):
+            raise forms.ValidationError(_("Expected a JSON list of %(item)s.") % {"item": self.item})
+        return parsed
+
+
+class JSONObjectField(forms.JSONField):
+    """A JSON textarea that must hold an object (blank is an empty object)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if value in (None, "", {}):
+            return ""
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else super().prepare_value(value)
+
+    def clean(self, value):
+        if value in (None, "") or (isinstance(value, str) and not value.strip()):
+            return {}
+        parsed = super().clean(value)
+        if not isinstance(parsed, dict):
+            raise forms.ValidationError(_("Expected a JSON object of names and values."))
+        return parsed
+
+
+class SessionForm(forms.Form):
+    """A session's name, resources, host settings and current input."""
+
+    name = forms.CharField(label=_("Name"), max_length=200)
+    preset = forms.ModelChoiceField(label=_("Preset"), queryset=Preset.objects.all(), required=False,
+                                    empty_label=_("(none)"))
+    character = forms.ModelChoiceField(label=_("Character"), queryset=Character.objects.all(), required=False,
+                                       empty_label=_("(none)"))
+    persona = forms.ModelChoiceField(label=_("Persona"), queryset=Persona.objects.all(), required=False,
+                                     empty_label=_("(none)"))
+    world_books = forms.ModelMultipleChoiceField(label=_("World books"), queryset=WorldBook.objects.all(),
+                                                 required=False, widget=forms.CheckboxSelectMultiple)
+    core_available = forms.BooleanField(label=_("The host has the advanced (core) backend"), required=False)
+    native_available = forms.BooleanField(label=_("The host offers standard (native) system-prompt assembly"),
+                                          required=False, initial=True)
+    system_prompt_update = forms.ChoiceField(label=_("How the host records a changed system prompt"),
+                                             choices=SYSTEM_UPDATE_CHOICES, initial="head")
+    official_sections = JSONListField(
+        label=_("Official sections"), item=_("sections"),
+        help_text=_('The host\'s own system prompt sections, e.g. [{"name": "base", "text": "Work in {{cwd}}"}].'))
+    contexts = JSONListField(
+        label=_("Runtime contexts"), item=_("contexts"),
+        help_text=_('Runtime-context sections, e.g. [{"name": "sandbox:policy", "text": "..."}].'))
+    variables = JSONObjectField(
+        label=_("Variables"),
+        help_text=_('Values for {{variables}} in host sections and custom text, e.g. {"cwd": "/tmp"}.'))
+    current_input = forms.CharField(label=_("Current input (the user message this turn sends)"), required=False,
+                                    strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+
+    HOST_FIELDS = ("core_available", "native_available", "system_prompt_update", "official_sections", "contexts",
+                   "variables")
+
+    @classmethod
+    def initial_for(cls, session) -> dict[str, Any]:
+        host = session.host or {}
+        return {
+            "name": session.name, "preset": session.preset_id, "character": session.character_id,
+            "persona": session.persona_id, "world_books": [b.pk for b in session.world_books.all()],
+            "core_available": host.get("core_available", False),
+            "native_available": host.get("native_available", True),
+            "system_prompt_update": host.get("system_prompt_update", "head"),
+            "official_sections": host.get("official_sections") or [], "contexts": host.get("contexts") or [],
+            "variables": host.get("variables") or {}, "current_input": session.current_input,
+        }
+
+    def clean(self):
+        data = super().clean()
+        if not all(name in data for name in self.HOST_FIELDS):
+            return data  # a host field already has its error
+        try:
+            data["host"] = host_settings({name: data[name] for name in self.HOST_FIELDS})
+        except ServiceError as error:
+            # "host.official_sections.0.text: Field required" -> the official_sections field
+            path = error.detail.get("path", "")
+            field = path.split(".")[1] if path.count(".") >= 1 else None
+            self.add_error(field if field in self.fields else None, error.message)
+        return data
+
+    def service_fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {"name": data["name"], "preset": data["preset"], "character": data["character"],
+                "persona": data["persona"], "world_books": list(data["world_books"]), "host": data["host"],
+                "current_input": data["current_input"]}
+
+
+class EventForm(forms.Form):
+    """One history message; tool calls on assistant messages, a tool call id on tool results."""
+
+    role = forms.ChoiceField(label=_("Role"), choices=[(r, r) for r in EVENT_ROLES])
+    content = forms.CharField(label=_("Content"), required=False, strip=False,
+                              widget=forms.Textarea(attrs={"rows": 3}))
+    name = forms.CharField(label=_("Name (optional)"), required=False, max_length=200)
+    tool_calls = JSONListField(label=_("Tool calls (assistant, JSON)"), item=_("tool calls"),
+                               help_text=_('e.g. [{"id": "call_1", "type": "function", "function": {"name": '
+                                           '"lookup", "arguments": "{}"}}]'))
+    tool_call_id = forms.CharField(label=_("Answers tool call id (tool)"), required=False, max_length=200)
+
+    def clean_tool_calls(self):
+        calls = self.cleaned_data.get("tool_calls") or []
+        if not all(isinstance(call, dict) and isinstance(call.get("id"), str) and call["id"] for call in calls):
+            raise forms.ValidationError(_("Each tool call must be an object with a string id."))
+        return calls or None
+
+    def clean(self):
+        data = super().clean()
+        if data.get("role") == "tool" and not data.get("tool_call_id"):
+            self.add_error("tool_call_id", _("A tool result needs the id of the call it answers."))
+        if data.get("tool_calls") and data.get("role") != "assistant":
+            self.add_error("tool_calls", _("Only assistant messages make tool calls."))
+        return data
+
+    def service_fields(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {"role": data["role"], "content": data["content"], "name": data["name"],
+                "tool_calls": data["tool_calls"], "tool_call_id": data["tool_call_id"]}
+
+
+class MoveForm(forms.Form):
+    direction = forms.ChoiceField(choices=[("up", _("up")), ("down", _("down"))])
+
+    @property
+    def offset(self) -> int:
+        return -1 if self.cleaned_data["direction"] == "up" else 1
+
+
+class ApplyForm(forms.Form):
+    """`off`, `<strategy id>` (its latest saved revision) or `<strategy id>@<sha>`."""
+
+    choice = forms.CharField(label=_("Strategy to apply"), max_length=200)
+
+
+class CommitForm(forms.Form):
+    reply = forms.CharField(label=_("Assistant reply"), required=False, strip=False,
+                            widget=forms.Textarea(attrs={"rows": 3}))
+    expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+
+
+class BudgetForm(forms.Form):
+    """A context budget to check the preview against (engine.md §8); both blank means no budget."""
+
+    context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
+    reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
+
+    def budget(self) -> dict[str, int] | None:
+        window = self.cleaned_data.get("context_window")
+        if not window:
+            return None
+        return {"context_window": window, "reserve_output": self.cleaned_data.get("reserve_output") or 0}
+
+
+class PinForm(forms.Form):
+    session = forms.IntegerField(min_value=1)
+    strategy = forms.SlugField(max_length=80)
+    revision = forms.CharField(max_length=64)

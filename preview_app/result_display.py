@@ -1,0 +1,349 @@
+"""An AssemblyResult (its JSON form) turned into what the preview page shows: one row per request message with its
+parts, the words for every status and reason code, the token bar, the budget bar and the world book entries in and
+out. Pure functions over plain data: no queries, so the page costs the same however long the history is."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from preview_app.diagnostics_text import diagnostic_details, meaning
+
+LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
+LONG_LINES = 12
+EXCERPT_CHARS = 160
+
+HISTORY_STATUS_WORDS = {
+    "native": gettext_lazy("already in history"),
+    "appended": gettext_lazy("recorded by this request"),
+    "reused": gettext_lazy("an identical snapshot already in history is reused"),
+    "request-only": gettext_lazy("sent, never recorded"),
+    "snapshot": gettext_lazy("kept as a snapshot record"),
+}
+DELIVERY_WORDS = {
+    "system": gettext_lazy("the system prompt"),
+    "history": gettext_lazy("a message of the durable history"),
+    "input": gettext_lazy("the user's input of this turn"),
+    "context": gettext_lazy("a runtime-context snapshot after the input"),
+    "pre-step": gettext_lazy("a pre-step message next to the input"),
+    "request": gettext_lazy("part of the request only"),
+    "snapshot": gettext_lazy("a retained snapshot"),
+}
+DECISION_WORDS = {
+    "source": gettext_lazy("its rule's place in the strategy"),
+    "preset": gettext_lazy("a slot of the preset holds it"),
+    "resource": gettext_lazy("anchored to another resource"),
+    "user": gettext_lazy("a manual position set in the strategy"),
+    "runtime": gettext_lazy("a conversation message: the host fixes its place"),
+    "resource-depth": gettext_lazy("its own depth setting inside the chat"),
+}
+EVENT_KIND_WORDS = {  # source.kind of a durable history record (assembly.host)
+    "user": gettext_lazy("the user's message"),
+    "assistant": gettext_lazy("the assistant's reply"),
+    "system-prompt": gettext_lazy("a record of the system prompt"),
+    "runtime-context": gettext_lazy("a runtime-context snapshot"),
+    "dsh-prompt-assembler": gettext_lazy("a pre-step message"),
+    "assembly-snapshot": gettext_lazy("a snapshot record"),
+    "request-assembly": gettext_lazy("a log record of the strategy revision"),
+}
+TRUST_WORDS = {
+    "system": gettext_lazy("host"),
+    "operator": gettext_lazy("operator (designer's resources)"),
+    "user": gettext_lazy("end user"),
+    "tool": gettext_lazy("tool output"),
+}
+
+
+def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
+    """Why an item cannot move, in words."""
+    if not lock_reason:
+        return ""
+    if lock_reason.startswith("reference:"):
+        owner = lock_reason.split(":", 1)[1]
+        if slot_id:
+            return _("held by the %(slot)s slot of the %(owner)s") % {"slot": _slot_name(slot_id), "owner": owner}
+        return _("held by a slot of the %(owner)s") % {"owner": owner}
+    if lock_reason == "macro:original":
+        return _("pulled in by {{original}} in a card override")
+    if lock_reason.startswith("macro:outlet::"):
+        return _("placed by the {{outlet::%(name)s}} marker") % {"name": lock_reason.split("::", 1)[1]}
+    if lock_reason.startswith("macro:"):
+        return _("pulled in by the {{%(name)s}} macro") % {"name": lock_reason.split(":", 1)[1]}
+    return str({
+        "depth": gettext_lazy("inserted at its depth inside the chat"),
+        "native-depth-boundary": gettext_lazy("depth 0 or 1: pinned at the edge of the history"),
+        "runtime": gettext_lazy("fixed by the host"),
+    }.get(lock_reason, lock_reason))
+
+
+def _slot_name(slot_id: str) -> str:
+    """`preset:worldInfoBefore:before` -> `{{worldInfoBefore}}`-like marker name for people."""
+    parts = slot_id.split(":")
+    return parts[1] if len(parts) > 1 else slot_id
+
+
+class Words:
+    """The translated words of one page, looked up once each (a thousand rows would otherwise ask gettext for the
+    same strings thousands of times)."""
+
+    def __init__(self):
+        self.history = {k: str(v) for k, v in HISTORY_STATUS_WORDS.items()}
+        self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
+        self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
+        self.trust = {k: str(v) for k, v in TRUST_WORDS.items()}
+        self._locks: dict[tuple[str | None, str | None], str] = {}
+
+    def lock(self, lock_reason: str | None, slot_id: str | None) -> str:
+        key = (lock_reason, slot_id)
+        if key not in self._locks:
+            self._locks[key] = lock_words(lock_reason, slot_id)
+        return self._locks[key]
+
+
+@dataclass
+class Part:
+    id: str
+    node: dict[str, Any] | None
+    words: Words
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return None if self.node is None else self.node.get(name)
+
+    @property
+    def label(self) -> str:
+        """The item's name; conversation messages are all called "history" / "input", so their id says more."""
+        if self.node is None:
+            return self.id
+        if self.node.get("module") in ("history", "input"):
+            return f"{self.node.get('module')} {self.id.split(':', 1)[-1]}"
+        return self.node.get("name") or self.id
+
+    @property
+    def rule_differs(self) -> bool:
+        return self.node is not None and self.node.get("rule_id") != self.node.get("module")
+
+    @property
+    def role_changed(self) -> bool:
+        return self.node is not None and self.node.get("original_role") not in (None, self.node.get("role"))
+
+    @property
+    def lock_words(self) -> str:
+        return self.words.lock(self.lock_reason, self.slot_id) if self.node else ""
+
+    @property
+    def decision_words(self) -> str:
+        return self.words.decision.get(self.position_decision or "", "") if self.node else ""
+
+    @property
+    def trust_words(self) -> str:
+        return self.words.trust.get(self.trust or "", "") if self.node else ""
+
+
+@dataclass
+class Row:
+    index: int
+    message: dict[str, Any]
+    parts: list[Part]
+    words: Words
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self.message.get(name)
+
+    @property
+    def long(self) -> bool:
+        content = self.message.get("content") or ""
+        return len(content) > LONG_CHARS or content.count("\n") >= LONG_LINES
+
+    @property
+    def excerpt(self) -> str:
+        return excerpt(self.message.get("content") or "")
+
+    @property
+    def history_words(self) -> str:
+        return self.words.history.get(self.message.get("history_status"), "")
+
+    @property
+    def delivery_words(self) -> str:
+        return self.words.delivery.get(self.message.get("delivery"), "")
+
+    @property
+    def tool_calls_json(self) -> str:
+        calls = self.message.get("tool_calls")
+        return json.dumps(calls, indent=2, ensure_ascii=False) if calls else ""
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+@dataclass
+class Segment:
+    module: str
+    tokens: int
+    percent: float
+    colour: int  # index into the stylesheet's palette
+
+
+@dataclass
+class BudgetView:
+    limit: int
+    total: int
+    over_by: int
+    fixed_tokens: int
+    applied: bool
+    total_after: int | None
+    plan: list[dict[str, Any]]
+    used_percent: float  # of the limit, at most 100
+
+
+@dataclass
+class PresetBudgetView:
+    """SillyTavern's budget from the preset (context size minus reply length): what it dropped and why."""
+
+    limit: int
+    used: int
+    remaining: int
+    used_percent: float
+    dropped: list[dict[str, Any]]
+    failure: dict[str, Any] | None
+
+
+@dataclass
+class WorldEntry:
+    uid: str
+    name: str
+    reason: str
+    kind: str  # the engine's reason kind (constant, key, no_match, ...), or "host" when the host chose
+
+
+@dataclass
+class WorldBookView:
+    mode: str  # "keywords": the engine scanned; "all": the host chose the entries
+    active: list[WorldEntry]
+    skipped: list[WorldEntry]
+    budget: dict[str, Any] | None
+    notes: list[str]
+
+
+@dataclass
+class PreviewDisplay:
+    result: dict[str, Any]
+    rows: list[Row]
+    diagnostics: list[dict[str, Any]]
+    segments: list[Segment]
+    budget: BudgetView | None
+    preset_budget: PresetBudgetView | None
+    world_book: WorldBookView | None
+    durable_events: list[dict[str, Any]]
+
+    @property
+    def message_count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def diagnostic_count(self) -> int:
+        return sum(len(d["occurrences"]) for d in self.diagnostics)
+
+
+def _rows(result: dict[str, Any]) -> list[Row]:
+    nodes = {node["id"]: node for node in result.get("nodes") or []}
+    words = Words()
+    return [Row(index, message, [Part(part, nodes.get(part), words) for part in message.get("parts") or []], words)
+            for index, message in enumerate(result["request"]["messages"])]
+
+
+def _segments(by_module: dict[str, int]) -> list[Segment]:
+    total = sum(by_module.values())
+    if not total:
+        return []
+    return [Segment(module, tokens, round(100 * tokens / total, 2), index % 10)
+            for index, (module, tokens) in enumerate(by_module.items()) if tokens]
+
+
+def _budget(result: dict[str, Any]) -> tuple[BudgetView | None, PresetBudgetView | None]:
+    """The request's budget report (engine.md §8, when a budget was given) and SillyTavern's own budget from the
+    preset (builtin-st); either may be absent. The engine nests the second in the first when both exist."""
+    budget = result.get("budget") or None
+    if budget is None:
+        return None, None
+    preset_report = budget if budget.get("source") == "preset" else budget.get("preset_budget")
+    preset = None
+    if preset_report:
+        limit = preset_report["limit"]
+        used = max(0, limit - preset_report["remaining"])
+        preset = PresetBudgetView(limit=limit, used=used, remaining=preset_report["remaining"],
+                                  used_percent=_percent(used, limit), dropped=preset_report.get("dropped") or [],
+                                  failure=preset_report.get("failure"))
+    if budget.get("source") == "preset":
+        return None, preset
+    names = {node["id"]: node.get("name") or node["id"] for node in result.get("nodes") or []}
+    limit = budget["limit"]
+    return BudgetView(limit=limit, total=budget["total"], over_by=budget["over_by"],
+                      fixed_tokens=budget.get("fixed_tokens", 0), applied=budget.get("applied", False),
+                      total_after=budget.get("total_after"),
+                      plan=[{**item, "name": names.get(item["id"], item["id"])}
+                            for item in budget.get("eviction_plan") or []],
+                      used_percent=_percent(budget["total"], limit)), preset
+
+
+def _percent(part: int, whole: int) -> float:
+    return 100.0 if not whole else min(100.0, round(100 * part / whole, 2))
+
+
+def _world_book(result: dict[str, Any]) -> WorldBookView | None:
+    info = result.get("world_info")
+    if info:
+        return WorldBookView(
+            mode=info["mode"],
+            active=[WorldEntry(str(e["uid"]), e.get("comment") or str(e["uid"]), e["reason"]["message"],
+                               e["reason"]["kind"]) for e in info.get("active") or []],
+            skipped=[WorldEntry(str(e["uid"]), e.get("comment") or str(e["uid"]), e["reason"]["message"],
+                                e["reason"]["kind"]) for e in info.get("skipped") or []],
+            budget=info.get("budget"), notes=list(info.get("notes") or []))
+    entries = [n for n in result.get("nodes") or [] if n.get("module") == "worldbook"]
+    if not entries:
+        return None
+    return WorldBookView(mode="all", active=[WorldEntry(n["id"].split(":", 1)[-1], n.get("name") or n["id"],
+                                                        n.get("activation") or "", "host") for n in entries],
+                         skipped=[], budget=None, notes=[])
+
+
+def display(result: dict[str, Any]) -> PreviewDisplay:
+    """Everything the preview page shows, from an AssemblyResult's JSON."""
+    # One entry per code, in order of first appearance, with every occurrence's details.
+    diagnostics: dict[str, dict[str, Any]] = {}
+    for found in result.get("diagnostics") or []:
+        code = found.get("code", "")
+        entry = diagnostics.setdefault(code, {"code": code, "meaning": meaning(code), "occurrences": []})
+        entry["occurrences"].append(diagnostic_details(found))
+    events = []
+    for event in result.get("durable_events") or []:
+        kind = (event.get("source") or {}).get("kind") or event.get("role")
+        events.append({**event, "kind": kind, "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)),
+                       "excerpt": excerpt(event.get("content") or "")})
+    budget, preset_budget = _budget(result)
+    return PreviewDisplay(result=result, rows=_rows(result), diagnostics=list(diagnostics.values()),
+                          segments=_segments(result["tokens"]["by_module"]), budget=budget,
+                          preset_budget=preset_budget, world_book=_world_book(result), durable_events=events)
+
+
+def client_messages(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The request messages as a chat-completion client sends them: role, content, and name / tool fields when
+    set; none of the studio's annotations."""
+    out = []
+    for message in result["request"]["messages"]:
+        plain = {"role": message["role"], "content": message["content"]}
+        for key in ("name", "tool_calls", "tool_call_id"):
+            if message.get(key):
+                plain[key] = message[key]
+        out.append(plain)
+    return out

@@ -1,0 +1,127 @@
+"""Goldens (web.md screen 5): QA pins a preview; the goldens page says matches or differs, checked against the
+session run with the strategy's latest saved revision, and shows what changed message by message and as a JSON
+diff; approving again replaces the golden of that session and strategy."""
+
+import re
+
+from preview_app import services
+from preview_app.goldens import golden_status
+from preview_app.models import GoldenSnapshot
+from strategies_app import services as strategy_services
+from tests.web.conftest import client_for
+
+
+def _statuses(html):
+    return dict(re.findall(r'data-golden-id="(\d+)" data-status="(matches|differs)"', html))
+
+
+def _new_revision(world, users, change):
+    strategy = world["own"]
+    strategy.refresh_from_db()
+    document = change(dict(strategy.draft))
+    strategy_services.draft_update(strategy=strategy, user=users["designer"], document=document,
+                                   expected_version=strategy.version)
+    revision, created = strategy_services.revision_save(strategy=strategy, user=users["designer"], note="changed")
+    assert created
+    return revision
+
+
+def _without_world_book(document):
+    return {**document, "rules": [{**rule, "enabled": False} if rule["kind"] == "worldbook" else rule
+                                  for rule in document["rules"]]}
+
+
+def test_a_fresh_golden_matches(world, users):
+    golden = world["golden"]
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert _statuses(html) == {str(golden.pk): "matches"}
+    assert 'data-differing="0"' in html and "Every golden matches." in html
+
+
+def test_a_new_revision_that_changes_the_request_makes_it_differ(world, users):
+    """Disabling the world book removes "The gate is shut at night." from the system message: the golden differs,
+    the message-level diff marks that message's content, and the JSON diff shows the removed line."""
+    golden = world["golden"]
+    newer = _new_revision(world, users, _without_world_book)
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert _statuses(html) == {str(golden.pk): "differs"}
+    assert 'data-differing="1"' in html
+    assert f"<code>{newer.revision[:12]}</code> <span class=\"chip warn\">newer revision</span>" in html
+    changed = re.findall(r'data-change="([^"]+)" data-changes="([^"]*)"', html)
+    assert ("changed", "content") in changed
+    assert re.search(r'<span class="del">-.*The gate is shut at night\.', html)
+    status = golden_status(GoldenSnapshot.objects.get(pk=golden.pk))
+    assert (status.status, status.checked_revision, status.revision_moved) == ("differs", newer, True)
+
+
+def test_a_change_of_the_session_makes_it_differ(world, users):
+    services.event_append(session=world["session"], role="assistant", content="A new reply.", name="")
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert _statuses(html) == {str(world["golden"].pk): "differs"}
+    assert ("added", "added") in re.findall(r'data-change="([^"]+)" data-changes="([^"]*)"', html)
+    assert "A new reply." in html
+
+
+def test_a_revision_that_only_renames_differs_in_the_json_but_not_in_the_messages(world, users):
+    _new_revision(world, users, lambda document: {**document, "name": "Renamed strategy"})
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert _statuses(html) == {str(world["golden"].pk): "differs"}
+    assert "The messages are the same; other fields of the result changed" in html
+    assert re.search(r'<span class="add">\+.*Renamed strategy', html)
+
+
+def test_approving_again_makes_it_match_and_keeps_one_golden_per_session_and_strategy(world, users):
+    newer = _new_revision(world, users, _without_world_book)
+    client = client_for(users["qa"])
+    response = client.post("/goldens/pin/", {"session": world["session"].pk, "strategy": world["own"].slug,
+                                             "revision": newer.revision})
+    assert response.status_code == 302 and response["Location"].startswith("/goldens/#golden-")
+    goldens = GoldenSnapshot.objects.filter(session=world["session"])
+    assert list(goldens.values_list("revision", flat=True)) == [newer.pk]
+    assert goldens.get().approved_by == users["qa"]
+    html = client.get("/goldens/").content.decode()
+    assert _statuses(html) == {str(goldens.get().pk): "matches"}
+
+
+def test_pin_from_the_preview_of_another_strategy(world, users):
+    session = world["session"]
+    builtin = world["own"].__class__.objects.get(slug="builtin-st")
+    revision = builtin.revisions.first()
+    client = client_for(users["admin"])
+    page = client.get(f"/sessions/{session.pk}/preview/?strategy=builtin-st&revision={revision.revision}")
+    assert b'action="/goldens/pin/"' in page.content
+    assert client.post("/goldens/pin/", {"session": session.pk, "strategy": "builtin-st",
+                                         "revision": revision.revision}).status_code == 302
+    assert GoldenSnapshot.objects.filter(session=session).count() == 2
+    filtered = client.get(f"/goldens/?session={session.pk}").content.decode()
+    assert len(_statuses(filtered)) == 2 and set(_statuses(filtered).values()) == {"matches"}
+
+
+def test_pinning_a_refused_preview_is_an_error_and_stores_nothing(world, users):
+    session = world["session"]
+    services.session_update(session=session, host={"core_available": False})
+    revision = world["own"].__class__.objects.get(slug="builtin-st").revisions.first()
+    response = client_for(users["qa"]).post("/goldens/pin/", {"session": session.pk, "strategy": "builtin-st",
+                                                               "revision": revision.revision})
+    assert response.status_code == 409
+    assert b'data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"' in response.content
+    assert GoldenSnapshot.objects.filter(session=session).count() == 1
+
+
+def test_a_golden_whose_run_is_now_refused_differs_and_shows_the_error(world, users):
+    """The fixture's golden is a standard-backend strategy; turning the host's native assembly off refuses it."""
+    services.session_update(session=world["session"], host={"core_available": True, "native_available": False})
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert _statuses(html) == {str(world["golden"].pk): "differs"}
+    assert 'data-code="ASSEMBLY_NATIVE_UNAVAILABLE"' in html
+    # Every approved message is now missing.
+    assert len(re.findall(r'data-change="removed"', html)) == len(world["golden"].result["request"]["messages"])
+
+
+def test_bad_pin_forms_name_the_field(world, users):
+    client = client_for(users["qa"])
+    response = client.post("/goldens/pin/", {"session": world["session"].pk, "strategy": world["own"].slug})
+    assert response.status_code == 400 and b"revision: expected a revision sha" in response.content
+    response = client.post("/goldens/pin/", {"session": world["session"].pk, "strategy": world["own"].slug,
+                                             "revision": "0" * 64})
+    assert response.status_code == 404

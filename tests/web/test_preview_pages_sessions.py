@@ -1,0 +1,211 @@
+"""The session pages (web.md screen 7): create and edit a session, the history editor (add, edit, delete, reorder;
+tool calls and results), apply a strategy (a refusal is shown inline and changes nothing), commit a turn."""
+
+import json
+import re
+
+import pytest
+
+from preview_app import services
+from preview_app.models import Session, SessionEvent
+from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from tests.web.conftest import client_for
+
+
+def _form(**overrides):
+    data = {"name": "Tavern night", "preset": "", "character": "", "persona": "", "system_prompt_update": "head",
+            "native_available": "on", "official_sections": "", "contexts": "", "variables": "", "current_input": ""}
+    data.update(overrides)
+    return {k: v for k, v in data.items() if v is not None}
+
+
+def _history(session):
+    return list(SessionEvent.objects.filter(session=session).order_by("seq").values_list("role", "content"))
+
+
+def test_create_a_session_with_resources_and_host_settings(world, users):
+    preset, character = Preset.objects.get(pk=world["preset"]), Character.objects.get(pk=world["character"])
+    book, persona = WorldBook.objects.get(), Persona.objects.get()
+    response = client_for(users["designer"]).post("/sessions/new/", _form(
+        preset=preset.pk, character=character.pk, persona=persona.pk, world_books=[book.pk], core_available="on",
+        system_prompt_update="in-history", official_sections='[{"name": "base", "text": "Work in {{cwd}}"}]',
+        contexts='[{"name": "sandbox:policy", "text": "No network."}]', variables='{"cwd": "/srv"}',
+        current_input="Hello there"))
+    session = Session.objects.get(name="Tavern night")
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{session.pk}/"
+    assert (session.preset, session.character, session.persona, list(session.world_books.all())) == \
+        (preset, character, persona, [book])
+    assert session.owner == users["designer"] and session.current_input == "Hello there"
+    assert session.host["core_available"] is True and session.host["system_prompt_update"] == "in-history"
+    assert session.host["official_sections"] == [{"name": "base", "text": "Work in {{cwd}}", "interpolate": True}]
+    assert session.host["contexts"] == [{"name": "sandbox:policy", "text": "No network."}]
+    assert session.host["variables"] == {"cwd": "/srv"}
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("name", "", "This field is required."),
+    ("official_sections", "{not json", "Enter a valid JSON."),
+    ("official_sections", '{"name": "base"}', "Expected a JSON list of sections."),
+    ("official_sections", '[{"name": "base"}]', "host.official_sections.0.text: Field required"),
+    ("contexts", '[{"text": "x"}]', "host.contexts.0.name: Field required"),
+    ("variables", "[1, 2]", "Expected a JSON object of names and values."),
+    ("system_prompt_update", "sometimes", "Select a valid choice."),
+    ("preset", "999999", "Select a valid choice."),
+])
+def test_bad_session_forms_name_the_field_and_store_nothing(world, users, field, value, message):
+    before = Session.objects.count()
+    response = client_for(users["designer"]).post("/sessions/new/", _form(**{field: value}))
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html
+    # The error sits inside the named field's group.
+    group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', html, re.S)
+    assert group is not None and "errorlist" in group.group(0)
+    assert Session.objects.count() == before
+
+
+def test_edit_settings_and_a_bad_edit_changes_nothing(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    response = client.post(f"/sessions/{session.pk}/edit/", _form(name="Renamed", core_available="on",
+                                                                   current_input="Next question"))
+    assert response.status_code == 302
+    session.refresh_from_db()
+    assert (session.name, session.current_input, session.preset, list(session.world_books.all())) == \
+        ("Renamed", "Next question", None, [])
+    bad = client.post(f"/sessions/{session.pk}/edit/", _form(name="Again", variables="[]"))
+    assert bad.status_code == 400 and b"Expected a JSON object" in bad.content
+    assert Session.objects.get(pk=session.pk).name == "Renamed"
+
+
+def test_history_editor_add_edit_reorder_delete(world, users):
+    session = world["session"]
+    url = f"/sessions/{session.pk}"
+    client = client_for(users["designer"])
+    for role, content in (("assistant", "Second"), ("user", "Third")):
+        response = client.post(f"{url}/events/", {"new-role": role, "new-content": content})
+        assert response.status_code == 302
+    assert _history(session) == [("user", "Earlier"), ("assistant", "Second"), ("user", "Third")]
+    ids = list(SessionEvent.objects.filter(session=session).order_by("seq").values_list("message_id", flat=True))
+
+    assert client.post(f"{url}/events/3/move/", {"direction": "up"}).status_code == 302
+    assert _history(session) == [("user", "Earlier"), ("user", "Third"), ("assistant", "Second")]
+    assert client.post(f"{url}/events/1/move/", {"direction": "up"}).status_code == 302  # already first: stays
+    assert client.post(f"{url}/events/1/move/", {"direction": "down"}).status_code == 302
+    assert _history(session) == [("user", "Third"), ("user", "Earlier"), ("assistant", "Second")]
+    # Ids travel with their messages.
+    assert list(SessionEvent.objects.filter(session=session).order_by("seq").values_list("message_id", flat=True)) \
+        == [ids[2], ids[0], ids[1]]
+
+    page = client.get(f"{url}/").content.decode()
+    assert 'name="e2-content"' not in page and 'href="?edit=2#event-2"' in page
+    page = client.get(f"{url}/?edit=2").content.decode()
+    assert re.search(r'<textarea name="e2-content"[^>]*>\s*Earlier</textarea>', page)
+    assert client.post(f"{url}/events/2/", {"e2-role": "system", "e2-content": "Edited"}).status_code == 302
+    assert _history(session) == [("user", "Third"), ("system", "Edited"), ("assistant", "Second")]
+    assert client.post(f"{url}/events/1/delete/").status_code == 302
+    assert _history(session) == [("system", "Edited"), ("assistant", "Second")]
+    # The preview follows the edited history.
+    html = client.get(f"{url}/preview/").content.decode()
+    assert html.index("Edited") < html.index("Second")
+    missing = client.post(f"{url}/events/99/delete/")
+    assert missing.status_code == 404
+
+
+def test_tool_calls_and_results(world, users):
+    session = world["session"]
+    url = f"/sessions/{session.pk}"
+    client = client_for(users["designer"])
+    calls = [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}]
+    assert client.post(f"{url}/events/", {"new-role": "assistant", "new-content": "",
+                                          "new-tool_calls": json.dumps(calls)}).status_code == 302
+    assert client.post(f"{url}/events/", {"new-role": "tool", "new-content": "42",
+                                          "new-tool_call_id": "call_1"}).status_code == 302
+    call, result = SessionEvent.objects.filter(session=session).order_by("seq")[1:]
+    assert (call.tool_calls, result.tool_call_id) == (calls, "call_1")
+    detail = client.get(f"{url}/").content.decode()
+    assert "<code>call_1</code> lookup" in detail
+    # The preview sends the call and its result: the row carries the tool fields.
+    html = client.get(f"{url}/preview/?strategy=builtin-st").content.decode()
+    assert 'data-role="tool"' in html and "<code>call_1</code>" in html
+    exported = client.get(f"{url}/preview/messages.json?strategy=builtin-st").json()["messages"]
+    assert {"role": "tool", "content": "42", "tool_call_id": "call_1"} in exported
+    assert any(m.get("tool_calls") == calls for m in exported)
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"new-role": "tool", "new-content": "42"}, "A tool result needs the id of the call it answers."),
+    ({"new-role": "user", "new-tool_calls": '[{"id": "c"}]'}, "Only assistant messages make tool calls."),
+    ({"new-role": "assistant", "new-tool_calls": '[{"name": "x"}]'}, "Each tool call must be an object with"),
+    ({"new-role": "assistant", "new-tool_calls": "[oops"}, "Enter a valid JSON."),
+    ({"new-role": "narrator", "new-content": "x"}, "Select a valid choice."),
+])
+def test_bad_messages_are_refused_with_the_reason(world, users, data, message):
+    session = world["session"]
+    before = _history(session)
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/events/", data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert _history(session) == before
+
+
+def test_apply_a_strategy_and_a_refused_apply_is_shown_inline(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    builtin = Strategy.objects.get(slug="builtin-st")
+    assert client.post(f"/sessions/{session.pk}/apply/", {"choice": "builtin-st"}).status_code == 302
+    session.refresh_from_db()
+    assert (session.applied_strategy, session.applied_revision) == (builtin, builtin.revisions.first())
+
+    services.session_update(session=session, host={"core_available": False})
+    before = Session.objects.filter(pk=session.pk).values("applied_strategy", "applied_revision",
+                                                          "applied_document").get()
+    response = client.post(f"/sessions/{session.pk}/apply/", {"choice": "builtin-st"})
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert 'data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"' in html and "The applied strategy was not changed." in html
+    assert Session.objects.filter(pk=session.pk).values("applied_strategy", "applied_revision",
+                                                        "applied_document").get() == before
+
+    assert client.post(f"/sessions/{session.pk}/apply/", {"choice": "off"}).status_code == 302
+    assert Session.objects.get(pk=session.pk).applied_document is None
+    named = f"{world['own'].slug}@{world['revision'].revision}"
+    assert client.post(f"/sessions/{session.pk}/apply/", {"choice": named}).status_code == 302
+    assert Session.objects.get(pk=session.pk).applied_revision == world["revision"]
+    unknown = client.post(f"/sessions/{session.pk}/apply/", {"choice": "no-such"})
+    assert unknown.status_code == 404 and b'data-code="NOT_FOUND"' in unknown.content
+
+
+def test_commit_a_turn_appends_the_durable_events_and_the_reply(world, users):
+    """The preview lists what sending records (system prompt record, the input, the pre-step message); committing
+    appends exactly those, then the reply, and clears the input."""
+    session = world["session"]
+    client = client_for(users["designer"])
+    preview = client.get(f"/sessions/{session.pk}/preview/").content.decode()
+    kinds = re.findall(r'data-event-kind="([^"]+)"', preview)
+    last = SessionEvent.objects.filter(session=session).order_by("-seq").first().seq
+    response = client.post(f"/sessions/{session.pk}/commit/", {
+        "reply": "Hello to you.", "expected_seq": last, "next": f"/sessions/{session.pk}/preview/"})
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{session.pk}/preview/"
+    added = list(SessionEvent.objects.filter(session=session, seq__gt=last).order_by("seq"))
+    assert [(e.source or {}).get("kind", e.role) for e in added] == [*kinds, "assistant"]
+    assert [(e.role, e.content) for e in added][-1] == ("assistant", "Hello to you.")
+    assert ("user", "Hello") in [(e.role, e.content) for e in added]
+    assert Session.objects.get(pk=session.pk).current_input == ""
+
+
+def test_a_stale_commit_is_a_conflict_shown_inline(world, users):
+    session = world["session"]
+    before = _history(session)
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/commit/",
+                                                  {"reply": "Late", "expected_seq": 0})
+    assert response.status_code == 409
+    assert b'data-code="SESSION_HISTORY_CONFLICT"' in response.content
+    assert _history(session) == before
+
+
+def test_commit_never_redirects_off_site(world, users):
+    session = world["session"]
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/commit/",
+                                                  {"reply": "Hi", "next": "https://evil.example/"})
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{session.pk}/#history"
