@@ -6,8 +6,9 @@ from __future__ import annotations
 from assembly import assemble
 from preview_app import services
 from preview_app.access import APPROVE_GOLDEN, EDIT_SESSION, golden_for_read, session_for_edit, session_for_read
+from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
-from preview_app.previews import golden_diff, session_preview
+from preview_app.previews import session_preview
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
 from strategies_app.api import api_route, json_body, json_object, ok
 from strategies_app.errors import ServiceError, invalid, not_found
@@ -157,8 +158,9 @@ def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
            "revision": golden.revision.revision, "approved_at": golden.approved_at.isoformat(),
            "approved_by": golden.approved_by.get_username() if golden.approved_by else None}
     if with_status:
-        diff = golden_diff(golden)
-        row.update({"status": "differs" if diff else "matches", "diff": diff})
+        status = golden_status(golden)  # the same check as the goldens page: the strategy's latest revision
+        row.update({"status": status.status, "diff": status.diff,
+                    "checked_revision": status.checked_revision.revision})
     return row
 
 

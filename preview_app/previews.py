@@ -8,12 +8,10 @@ the strategy's slug as `id`. The number of queries does not depend on the length
 
 from __future__ import annotations
 
-import difflib
-import json
 from typing import Any
 
 from assembly import AssemblyResult, assemble
-from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from preview_app.models import Session, SessionEvent
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.errors import ServiceError
@@ -90,21 +88,3 @@ def chosen_document(session: Session, strategy_slug: str | None, revision: str |
 
 def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None) -> AssemblyResult:
     return assemble(session_request(session, chosen_document(session, strategy, revision)))
-
-
-def golden_result(golden: GoldenSnapshot) -> dict[str, Any]:
-    """A fresh run of the golden's session with its revision, as JSON (an engine refusal is its error JSON)."""
-    from assembly import AssemblyError
-
-    document = strategy_document(golden.revision.strategy, golden.revision.document)
-    try:
-        return assemble(session_request(golden.session, document)).model_dump(mode="json")
-    except AssemblyError as error:
-        return error.to_json()
-
-
-def golden_diff(golden: GoldenSnapshot) -> list[str]:
-    """The unified diff of the approved result and a fresh run; empty when they match."""
-    approved = json.dumps(golden.result, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    fresh = json.dumps(golden_result(golden), indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    return list(difflib.unified_diff(approved, fresh, "approved", "now", lineterm=""))

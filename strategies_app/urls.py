@@ -1,6 +1,27 @@
-"""Pages of strategies: the list and the editor (web.md screen 2). The JSON API is in config/urls.py."""
+"""Pages of strategies: the list, the editor and its write actions, revisions (web.md screens 1 and 2). The JSON API
+is in config/urls.py."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from strategies_app import views
 
 app_name = "strategies"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.strategy_list, name="list"),
+    path("new/", views.strategy_create, name="create"),
+    path("<slug:slug>/edit/", views.strategy_edit, name="edit"),
+    path("<slug:slug>/copy/", views.strategy_copy, name="copy"),
+    path("<slug:slug>/settings/", views.settings_update, name="settings"),
+    path("<slug:slug>/rules/order/", views.rules_order, name="rules-order"),
+    path("<slug:slug>/rules/add/", views.rule_add, name="rule-add"),
+    path("<slug:slug>/rules/<str:rule_id>/edit/", views.rule_update, name="rule-update"),
+    path("<slug:slug>/rules/<str:rule_id>/remove/", views.rule_remove, name="rule-remove"),
+    path("<slug:slug>/controls/", views.control_set, name="control"),
+    path("<slug:slug>/positions/order/", views.positions_order, name="positions-order"),
+    path("<slug:slug>/positions/", views.position_update, name="position-update"),
+    path("<slug:slug>/priority/order/", views.priority_order, name="priority-order"),
+    path("<slug:slug>/layout/", views.layout_update, name="layout"),
+    path("<slug:slug>/revisions/", views.revisions, name="revisions"),
+    path("<slug:slug>/revisions/save/", views.revision_save, name="revision-save"),
+    path("<slug:slug>/apply/", views.apply, name="apply"),
+]

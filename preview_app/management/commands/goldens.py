@@ -4,8 +4,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from preview_app.access import session_for_read
+from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot
-from preview_app.previews import golden_diff
 from preview_app.services import golden_approve
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.api import REFUSALS
@@ -39,7 +39,7 @@ class Command(BaseCommand):
         differing = 0
         for golden in goldens:
             label = f"session {golden.session_id} ({golden.session.name}) with {golden.revision}"
-            diff = golden_diff(golden)
+            diff = golden_status(golden).diff
             if diff:
                 differing += 1
                 self.stdout.write(f"DIFFERS  {label}")
