@@ -194,7 +194,10 @@ def require_available(strategy: dict[str, Any], host: HostSettings | dict[str, A
 def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list[dict[str, Any]]:
     out = []
     for index, message in enumerate(messages):
-        data = message.model_dump(exclude_none=True)
+        # The validated fields, read directly: model_dump per message dominated long conversations.
+        data: dict[str, Any] = {k: v for k, v in message.__dict__.items() if v is not None}
+        if message.__pydantic_extra__:
+            data.update(message.__pydantic_extra__)
         data.setdefault("id", f"{prefix}{index + 1}")
         if message.tool_calls is not None:
             data["tool_calls"] = [c.model_dump() for c in message.tool_calls]

@@ -33,6 +33,7 @@ _BPE_FILES = {
 }
 
 _COUNT_CACHE_SIZE = 200_000
+_INLINE_KEY_CHARS = 256
 
 
 class TokenizerError(ValueError):
@@ -41,7 +42,7 @@ class TokenizerError(ValueError):
 
 _lock = threading.Lock()
 _encoders: dict[str, tiktoken.Encoding] = {}
-_counts: OrderedDict[tuple[str, bytes], int] = OrderedDict()
+_counts: OrderedDict[tuple[str, str | bytes], int] = OrderedDict()
 
 
 def _cache_dir() -> Path:
@@ -94,7 +95,10 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     """Number of tokens of `text`; counts are cached by content hash, so unchanged text is never re-tokenized."""
     if not isinstance(text, str):
         raise TypeError(f"count_tokens: text must be a string, got {type(text).__name__}")
-    key = (encoding, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    # Short texts are their own key (Python caches a string's hash); long ones are keyed by a digest so the cache
+    # does not keep large texts alive.
+    key = (encoding, text if len(text) <= _INLINE_KEY_CHARS
+           else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
     cached = _counts.get(key)
     if cached is not None:
         return cached

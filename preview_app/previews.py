@@ -11,23 +11,27 @@ from __future__ import annotations
 from typing import Any
 
 from assembly import AssemblyResult, assemble
-from preview_app.models import Session, SessionEvent
+from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy
 
+_EVENT_FIELDS = ("seq", "message_id", "role", "content", "name", "source", "tool_calls", "tool_call_id")
 
-def _message(event: SessionEvent) -> dict[str, Any]:
-    message: dict[str, Any] = {"id": event.message_id, "role": event.role, "content": event.content}
-    if event.name:
-        message["name"] = event.name
-    if event.source:
-        message["source"] = event.source
-    if event.tool_calls is not None:
-        message["tool_calls"] = event.tool_calls
-    if event.tool_call_id:
-        message["tool_call_id"] = event.tool_call_id
+
+def _message(event: dict[str, Any]) -> dict[str, Any]:
+    """A stored event (a `values()` row: no model instance per message, which dominated long previews) as a
+    conversation message of the engine request."""
+    message: dict[str, Any] = {"id": event["message_id"], "role": event["role"], "content": event["content"]}
+    if event["name"]:
+        message["name"] = event["name"]
+    if event["source"]:
+        message["source"] = event["source"]
+    if event["tool_calls"] is not None:
+        message["tool_calls"] = event["tool_calls"]
+    if event["tool_call_id"]:
+        message["tool_call_id"] = event["tool_call_id"]
     return message
 
 
@@ -57,9 +61,9 @@ def session_resources(session: Session) -> dict[str, Any]:
 
 
 def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[str, Any]:
-    events = list(session.events.order_by("seq"))
+    events = list(session.events.order_by("seq").values(*_EVENT_FIELDS))
     history = [_message(event) for event in events]
-    next_seq = (events[-1].seq if events else 0) + 1
+    next_seq = (events[-1]["seq"] if events else 0) + 1
     inputs = ([{"id": next_message_id(session, next_seq), "role": "user", "content": session.current_input}]
               if session.current_input else [])
     user_name = session.persona.name if session.persona is not None else "User"
