@@ -111,7 +111,7 @@ class AssemblyResult(BaseModel):
     durable_events: list[dict[str, Any]]
     tokens: TokenSummary
     budget: dict[str, Any] | None = None
-    layout: dict[str, Any] = Field(default_factory=dict)
-    world_info: dict[str, Any] | None = None  # keyword activation: every entry, active or skipped, with its reason  # reference A.11: policy, slots and movable blocks
+    layout: dict[str, Any] = Field(default_factory=dict)  # reference A.11: policy, slots and movable blocks
+    world_info: dict[str, Any] | None = None  # keyword activation: every entry, active or skipped, with its reason
 
 

@@ -311,8 +311,13 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         }
         chat = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})}
                 for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+        note = resources.author_note
+        injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
+        injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
-                                             encoding=ctx.tokenizer, global_scan_data=scan_data)
+                                             encoding=ctx.tokenizer, global_scan_data=scan_data,
+                                             scan_injections=injections,
+                                             generation=ctx.generation_type)
     return ctx.world_info
 
 
@@ -345,8 +350,10 @@ def custom_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     kind = rule["kind"]
     common = {"name": rule.get("name") or rule["id"], "field": rule["id"], "position_id": "content"}
     if kind == "dsh.text":
-        return [Block(id="text", source=kind, type="text", text=_fill_variables(text, ctx.variables, rule), **common)]
-    return split_slot_text("text", kind, text, **common)
+        return [Block(id=rule["id"], source=kind, type="text", text=_fill_variables(text, ctx.variables, rule),
+                      **common)]
+    # Several custom rules may exist: the rule id keeps their blocks apart.
+    return split_slot_text(rule["id"], kind, text, **common)
 
 
 def _fill_variables(text: str, variables: dict[str, str], rule: dict[str, Any]) -> str:

@@ -47,6 +47,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.resources import (
     GENERATION_TYPES,
@@ -77,18 +78,8 @@ _MATCHER = "\x01"
 _JOINER = "\n" + _MATCHER
 
 
-class WorldInfoError(ValueError):
+class WorldInfoError(CodedError, ValueError):
     """Bad input to the world info functions: `code` is stable, `detail` names the offending field."""
-
-    def __init__(self, code: str, message: str, *, status: int = 400, detail: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.code = code
-        self.status = status
-        self.message = message
-        self.detail = detail or {}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": False, "code": self.code, "status": self.status, "error": self.message, "detail": self.detail}
 
 
 def _invalid(field_path: str, expected: str, got: Any) -> WorldInfoError:

@@ -8,17 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from assembly.errors import CodedError
 
-class ServiceError(Exception):
-    def __init__(self, code: str, message: str, *, status: int = 400, detail: dict[str, Any] | None = None):
-        super().__init__(message)
-        self.code = code
-        self.status = status
-        self.message = message
-        self.detail = detail or {}
 
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": False, "code": self.code, "status": self.status, "error": self.message, "detail": self.detail}
+class ServiceError(CodedError):
+    """A refused service call or view request."""
 
 
 def not_found(what: str, key: Any) -> ServiceError:

@@ -385,3 +385,23 @@ def test_keyword_activation_explains_every_entry_through_assemble():
     assert active == {1: "key", 3: "constant"} and skipped == {2: "no_match"}
     gate = next(n for n in result.nodes if n.text == "The gate is closed at night.")
     assert gate.activation and "gate" in gate.activation
+
+
+def test_two_custom_rules_both_send_their_text():
+    strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "two customs", "placement": "modules",
+                "rules": [{"id": "intro", "kind": "custom", "role": "system", "text": "FIRST"},
+                          {"id": "history", "kind": "history"}, {"id": "input", "kind": "input"},
+                          {"id": "outro", "kind": "custom", "role": "system", "text": "SECOND"}]}
+    result = assemble({"strategy": strategy, "host": {"core_available": True},
+                       "conversation": {"input": [{"id": "n", "role": "user", "content": "NOW"}]}})
+    assert [m.content for m in result.request.messages] == ["FIRST", "NOW", "SECOND"]
+
+
+def test_an_author_note_that_allows_scanning_activates_world_info():
+    lore = [{"uid": 1, "content": "The moon is red.", "position": "before", "keys": ["moon"]}]
+    req = request("builtin-st", [marker("worldInfoBefore"), marker("chatHistory")], lore=lore, history=(),
+                  inputs=("Hello",))
+    req["resources"]["worldbook"]["activation"] = "keywords"
+    assert "The moon is red." not in [m.content for m in assemble(req).request.messages]
+    req["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True}
+    assert "The moon is red." in [m.content for m in assemble(req).request.messages]
