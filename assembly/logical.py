@@ -27,6 +27,7 @@ from assembly.strategy import CONTEXT_CONTROL_KINDS
 
 DEFAULT_PRIORITY = ("preset", "resource", "default")
 NATIVE_SOURCES = frozenset({"native-system", "history", "input"})
+MULTIPLE_KINDS = frozenset({"custom", "dsh.text"})  # text rules: as many as the designer writes
 MAX_EXTRA_BYTES = 2 * 1024 * 1024
 
 
@@ -209,6 +210,14 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
             continue
         entry = _Entry(rule=rule, index=index, blocks=blocks)
         if rule["enabled"]:
+            owner = state.entries.get(kind)
+            if (owner is not None and owner.rule["enabled"] and kind not in MULTIPLE_KINDS
+                    and rule.get("inputMode") != "text"):
+                # Reference A.10: one source, one rule; a second would silently emit nothing.
+                raise AssemblyError("ASSEMBLY_DUPLICATE_SOURCE_RULE",
+                                    f"rules[{index}] ({rule['id']}): a second enabled rule for the source {kind!r} "
+                                    f"(the first is {owner.rule['id']!r})",
+                                    detail={"ruleId": rule["id"], "sourceId": kind})
             state.rule_entries.append(entry)
         # the first rule of a kind owns the source; text-mode rules only add their own text
         if kind not in state.entries and rule.get("inputMode") != "text":

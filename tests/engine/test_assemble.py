@@ -405,3 +405,12 @@ def test_an_author_note_that_allows_scanning_activates_world_info():
     assert "The moon is red." not in [m.content for m in assemble(req).request.messages]
     req["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True}
     assert "The moon is red." in [m.content for m in assemble(req).request.messages]
+
+
+def test_a_second_rule_for_one_source_is_refused_by_name():
+    strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "twice", "placement": "modules",
+                "rules": [{"id": "p1", "kind": "persona"}, {"id": "p2", "kind": "persona"},
+                          {"id": "history", "kind": "history"}, {"id": "input", "kind": "input"}]}
+    with pytest.raises(AssemblyError) as error:
+        assemble({"strategy": strategy, "host": {"core_available": True}})
+    assert error.value.code == "ASSEMBLY_DUPLICATE_SOURCE_RULE" and "p2" in str(error.value)
