@@ -233,6 +233,7 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue
         if f"character#{name}" in ctx.disabled_keys:
             continue  # a disabled field position blanks the field (reference A.12)
+        text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
                             resource_id=character.name))
@@ -243,6 +244,17 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
     return blocks
+
+
+def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:
+    """The preset's scenario / personality wrappers (sillytavern.md §4.1: `scenario_format`, `personality_format`);
+    other macros in the wrapper ({{char}}) are expanded with the rest of the text."""
+    preset = ctx.resources.preset
+    wrapper = {"scenario": getattr(preset, "scenario_format", ""),
+               "personality": getattr(preset, "personality_format", "")}.get(name) if preset is not None else None
+    if not wrapper:
+        return text
+    return re.sub(r"\{\{\s*" + name + r"\s*\}\}", lambda _m: text, wrapper)
 
 
 def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:

@@ -264,3 +264,13 @@ def test_an_empty_chat_still_gets_its_separator_and_no_fabricated_messages(defau
                        "conversation": {"history": [], "input": []}})
     texts = contents(result)
     assert texts[-1] == "[Start a new Chat]" and all(m.delivery == "request" for m in result.request.messages)
+
+
+def test_old_presets_wrap_scenario_and_personality(shared_fixtures):
+    old = json.loads((shared_fixtures / "sillytavern" / "st_cc_preset_Default.v1.12.6.json").read_text(encoding="utf-8"))
+    # the 1.12.6 file's own wrappers (sillytavern.md §9.1 table): personality and scenario in brackets
+    assert "{{personality}}" in old["personality_format"] and "{{scenario}}" in old["scenario_format"]
+    character = {"name": "Sera", "description": "D.", "personality": "kind", "scenario": "a glade"}
+    texts = contents(run(old, character=character))
+    assert old["personality_format"].replace("{{char}}", "Sera").replace("{{personality}}", "kind") in texts
+    assert old["scenario_format"].replace("{{char}}", "Sera").replace("{{scenario}}", "a glade") in texts
