@@ -278,9 +278,7 @@ def _find_reference_targets(state: _State, ref: Block) -> list[Block]:
     if ref.honor_enabled and not entry.rule["enabled"]:
         return []
     targets = []
-    for block in entry.blocks:
-        if not state.position_enabled(block) or state.user_placed(block) or state.prefer_source(block):
-            continue
+    for block in _referenceable(state, entry):
         if ref.target_fields is not None and block.field not in ref.target_fields:
             continue
         if ref.target_group is not None and block.group != ref.target_group:
@@ -289,6 +287,18 @@ def _find_reference_targets(state: _State, ref: Block) -> list[Block]:
             continue
         targets.append(block)
     return targets
+
+
+def _referenceable(state: _State, entry: _Entry) -> list[Block]:
+    """The blocks of a source a reference may pull: position on, not placed by hand, not kept at its own place.
+    The same for every reference of a request, so it is worked out once per source."""
+    key = ("referenceable", entry.rule["id"])
+    cached = state.targets_cache.get(key)
+    if cached is None:
+        cached = state.targets_cache[key] = [
+            b for b in entry.blocks
+            if state.position_enabled(b) and not state.user_placed(b) and not state.prefer_source(b)]
+    return cached
 
 
 def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
