@@ -75,6 +75,8 @@ REFUSALS: dict[str, Any] = {
     "STRATEGY_INVALID": _("The strategy document is not valid; the message names the field."),
     "STRATEGY_NOT_FOUND": _("No built-in strategy has this id."),
     "ASSEMBLY_REQUEST_INVALID": _("The request the session produced is not valid; the message names the field."),
+    "ASSEMBLY_DUPLICATE_SOURCE_RULE": _("Two enabled rules take the same source; only one rule may own a source. "
+                                        "Disable or delete one of them (the message names both)."),
     "ASSEMBLY_INVALID": _("A message would be sent twice, or a slot names a message that does not exist."),
     "IMPORT_INVALID": _("A resource of the session (preset, card, persona, world book) has a field the engine cannot "
                         "read; the message names it."),
