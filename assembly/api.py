@@ -226,6 +226,17 @@ def render_official_sections(sections: list[Section], variables: dict[str, Any])
     return "\n\n".join(rendered)
 
 
+def _chat_extensions_unused(resources: Resources) -> list[dict[str, Any]]:
+    """The author's note and extension prompts are SillyTavern injections: only the `st` placement (with a preset)
+    places them, so elsewhere each one with text is named rather than silently left out."""
+    unused = []
+    if resources.author_note is not None and resources.author_note.content.strip():
+        unused.append({"code": "CHAT_EXTENSION_UNUSED", "resource": "author_note", "name": "Author's note"})
+    unused += [{"code": "CHAT_EXTENSION_UNUSED", "resource": "extension_prompts", "name": prompt.key}
+               for prompt in resources.extension_prompts if prompt.content.strip()]
+    return unused
+
+
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     req = _parse_request(request)
     strategy_id, strategy = resolve_strategy(req.strategy)
@@ -253,6 +264,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     diagnostics = logical.diagnostics
     # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
     st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
+    if not st_rules:
+        diagnostics.extend(_chat_extensions_unused(resources))
     if backend == "native":
         nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
         nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)

@@ -141,6 +141,24 @@ def _extensions(ordered: list[Node], chat: list[StMessage], resources: Any, extr
     return ordered
 
 
+def _expanded_injections(resources: Any, user: str, char: str) -> Any:
+    """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
+    injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5)."""
+    macros = MacroContext(user=user, char=char)
+
+    def expand(text: str) -> str:
+        return expand_text_macros(text, macros).text if "{{" in text else text
+
+    update: dict[str, Any] = {"extension_prompts": tuple(
+        e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
+    if resources.author_note is not None:
+        update["author_note"] = resources.author_note.model_copy(
+            update={"content": expand(resources.author_note.content)})
+    if resources.persona is not None:
+        update["persona"] = resources.persona.model_copy(update={"description": expand(resources.persona.description)})
+    return resources.model_copy(update=update)
+
+
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
                tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None]:
     """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
@@ -158,7 +176,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     chat_view = [StMessage(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                            kind="chat", sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
-    ordered = _extensions(ordered, chat_view, resources, extras)
+    ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
     injections = _injections(depth_nodes) + extras.injections
     main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
     in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)

@@ -35,7 +35,8 @@ def _session_json(session: Session) -> dict:
         "id": session.pk, "name": session.name, "owner": session.owner.get_username() if session.owner else None,
         "preset": _resource_id(session.preset), "character": _resource_id(session.character),
         "persona": _resource_id(session.persona), "world_books": [b.pk for b in session.world_books.all()],
-        "host": session.host, "current_input": session.current_input, "applied": _applied(session),
+        "host": session.host, "current_input": session.current_input,
+        "author_note": session.author_note, "applied": _applied(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
                     for e in session.events.all()],
@@ -65,7 +66,8 @@ def sessions(request):
         require(request.user, EDIT_SESSION, "create sessions")
         body = json_object(request)
         session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
-                                          current_input=body.get("current_input", ""), **_resources_from(body))
+                                          current_input=body.get("current_input", ""),
+                                          author_note=body.get("author_note"), **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
     rows = Session.objects.select_related("applied_strategy", "applied_revision")
     return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in rows])
@@ -76,11 +78,12 @@ def session_detail(request, pk):
     if request.method == "PATCH":
         session = session_for_edit(request.user, pk)
         body = json_object(request)
-        unknown = set(body) - {"name", "host", "current_input", "preset", "character", "persona", "world_books"}
+        unknown = set(body) - {"name", "host", "current_input", "author_note", "preset", "character", "persona",
+                               "world_books"}
         if unknown:
-            raise invalid(sorted(unknown)[0], "one of name, host, current_input, preset, character, persona, "
-                          "world_books")
-        fields = {k: body[k] for k in ("name", "host", "current_input") if k in body}
+            raise invalid(sorted(unknown)[0], "one of name, host, current_input, author_note, preset, character, "
+                          "persona, world_books")
+        fields = {k: body[k] for k in ("name", "host", "current_input", "author_note") if k in body}
         services.session_update(session=session, **fields, **_resources_from(body))
     return ok(_session_json(session_for_read(pk)))
 

@@ -103,3 +103,6 @@ CORE_TURNS = [
     ("Should we be worried?", "Not in here. Walls are six feet thick. Hand me the oil can."),
 ]
 NEXT_INPUT = "Can I help with the lamp?"
+# The storm session's author's note: SillyTavern inserts it two messages from the end.
+AUTHOR_NOTE = {"content": "[Style: {{char}} answers in at most three sentences and mentions the weather.]",
+               "position": "in_chat", "depth": 2, "role": "system"}

@@ -58,6 +58,9 @@ DIAGNOSTICS: dict[str, Any] = {
     "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT": _("The prompts SillyTavern always sends do not fit in the preset's context "
                                              "size (context minus reply length); like SillyTavern, the request holds "
                                              "only what fitted, and history and examples are dropped."),
+    "CHAT_EXTENSION_UNUSED": _("The author's note and extension prompts are SillyTavern chat injections; only a "
+                               "strategy with SillyTavern placement (builtin-st or a copy of it) and a preset "
+                               "places them, so this one is not sent with this strategy."),
     "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
                                   "chat, so it is left out (see reason)."),
 }

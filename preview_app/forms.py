@@ -9,12 +9,17 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from preview_app.services import EVENT_ROLES, host_settings
+from preview_app.services import EVENT_ROLES, author_note_settings, host_settings
 from strategies_app.errors import ServiceError
 from strategies_app.models import Character, Persona, Preset, WorldBook
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
                          ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
+
+
+NOTE_POSITION_CHOICES = [("in_chat", _("In the chat, at a depth")), ("before_main", _("Before the main prompt")),
+                         ("after_main", _("After the main prompt"))]
+NOTE_ROLE_CHOICES = [("system", "system"), ("user", "user"), ("assistant", "assistant")]
 
 
 class JSONListField(forms.JSONField):
@@ -91,9 +96,22 @@ class SessionForm(forms.Form):
         help_text=_('Values for {{variables}} in host sections and custom text, e.g. {"cwd": "/tmp"}.'))
     current_input = forms.CharField(label=_("Current input (the user message this turn sends)"), required=False,
                                     strip=False, widget=forms.Textarea(attrs={"rows": 3}))
+    note_content = forms.CharField(label=_("Author's note"), required=False, strip=False,
+                                   widget=forms.Textarea(attrs={"rows": 2}),
+                                   help_text=_("Leave blank for no author's note. Macros such as {{char}} work."))
+    note_position = forms.ChoiceField(label=_("Position"), choices=NOTE_POSITION_CHOICES, initial="in_chat",
+                                      required=False)
+    note_depth = forms.IntegerField(label=_("Depth (messages from the end)"), min_value=0, max_value=10000,
+                                    initial=4, required=False)
+    note_role = forms.ChoiceField(label=_("Role"), choices=NOTE_ROLE_CHOICES, initial="system",
+                                  required=False)
+    note_interval = forms.IntegerField(label=_("Insert every N user messages (0 = off)"), min_value=0,
+                                       max_value=10000, initial=1, required=False)
+    note_allow_wi_scan = forms.BooleanField(label=_("World info scans the note for keywords"), required=False)
 
     HOST_FIELDS = ("core_available", "native_available", "system_prompt_update", "official_sections", "contexts",
                    "variables")
+    NOTE_FIELDS = ("content", "position", "depth", "role", "interval", "allow_wi_scan")
 
     @classmethod
     def initial_for(cls, session) -> dict[str, Any]:
@@ -106,6 +124,8 @@ class SessionForm(forms.Form):
             "system_prompt_update": host.get("system_prompt_update", "head"),
             "official_sections": host.get("official_sections") or [], "contexts": host.get("contexts") or [],
             "variables": host.get("variables") or {}, "current_input": session.current_input,
+            **{f"note_{name}": value for name, value in (session.author_note or {}).items()
+               if name in cls.NOTE_FIELDS},
         }
 
     def clean(self):
@@ -119,13 +139,26 @@ class SessionForm(forms.Form):
             path = error.detail.get("path", "")
             field = path.split(".")[1] if path.count(".") >= 1 else None
             self.add_error(field if field in self.fields else None, error.message)
+        self._clean_author_note(data)
         return data
+
+    def _clean_author_note(self, data: dict[str, Any]) -> None:
+        if not all(f"note_{name}" in data for name in self.NOTE_FIELDS):
+            return  # a note field already has its error
+        try:
+            # a blank setting takes SillyTavern's default (the field's initial value)
+            data["author_note"] = author_note_settings({
+                name: self.fields[f"note_{name}"].initial if data[f"note_{name}"] in (None, "") else data[f"note_{name}"]
+                for name in self.NOTE_FIELDS})
+        except ServiceError as error:
+            field = "note_" + error.detail.get("path", "").rpartition(".")[2]
+            self.add_error(field if field in self.fields else "note_content", error.message)
 
     def service_fields(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {"name": data["name"], "preset": data["preset"], "character": data["character"],
                 "persona": data["persona"], "world_books": list(data["world_books"]), "host": data["host"],
-                "current_input": data["current_input"]}
+                "current_input": data["current_input"], "author_note": data["author_note"]}
 
 
 class EventForm(forms.Form):

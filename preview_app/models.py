@@ -28,6 +28,9 @@ class Session(models.Model):
                             help_text="engine.md host settings: core_available, official_sections, contexts, "
                                       "variables, system_prompt_update")
     current_input = models.TextField(blank=True)
+    author_note = models.JSONField(null=True, blank=True,
+                                   help_text="the chat's author's note in the engine's shape (content, position, "
+                                             "depth, role, interval, allow_wi_scan); null = none")
     applied_strategy = models.ForeignKey(Strategy, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="sessions")
     applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,

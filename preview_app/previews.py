@@ -47,6 +47,8 @@ def session_resources(session: Session) -> dict[str, Any]:
         resources["character"] = sillytavern.character_document(session.character)
     if session.persona is not None:
         resources["persona"] = sillytavern.persona_document(session.persona)
+    if session.author_note:
+        resources["author_note"] = session.author_note
     books = list(session.world_books.prefetch_related("entries"))
     if len(books) == 1:
         resources["worldbook"] = sillytavern.worldbook_document(books[0], books[0].entries.all())

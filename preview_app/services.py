@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from assembly import assemble
 from assembly.api import HostSettings, require_available
+from assembly.resources import ImportInvalid, normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
@@ -38,6 +39,19 @@ def host_settings(value: Any) -> dict[str, Any]:
         raise ServiceError("INPUT_INVALID", f"{path}: {first['msg']}", detail={"path": path}) from None
 
 
+def author_note_settings(value: Any) -> dict[str, Any] | None:
+    """A validated author's note (engine.md §1 `resources.author_note`) as plain JSON; None or blank content = none."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid("author_note", "an author's note object or null")
+    try:
+        note = normalize_resources({"author_note": value}).author_note
+    except ImportInvalid as error:
+        raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or "author_note"}) from None
+    return note.model_dump(mode="json") if note is not None and note.content.strip() else None
+
+
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise invalid("name", "a non-blank name of at most 200 characters")
@@ -53,10 +67,12 @@ def _check_text(value: Any, field: str) -> str:
 @transaction.atomic
 def session_create(*, user, name: str, preset: Preset | None = None, character: Character | None = None,
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
-                   host: dict[str, Any] | None = None, current_input: str = "") -> Session:
+                   host: dict[str, Any] | None = None, current_input: str = "",
+                   author_note: dict[str, Any] | None = None) -> Session:
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
-        host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"))
+        host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
+        author_note=author_note_settings(author_note))
     session.world_books.set(list(world_books))
     return session
 
@@ -65,7 +81,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 def session_update(*, session: Session, name: str = UNSET, preset: Preset | None = UNSET,
                    character: Character | None = UNSET, persona: Persona | None = UNSET,
                    world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
-                   current_input: str = UNSET) -> Session:
+                   current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     if name is not UNSET:
@@ -74,6 +90,8 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
         locked.host = host_settings(host)
     if current_input is not UNSET:
         locked.current_input = _check_text(current_input, "current_input")
+    if author_note is not UNSET:
+        locked.author_note = author_note_settings(author_note)
     for field, value in (("preset", preset), ("character", character), ("persona", persona)):
         if value is not UNSET:
             setattr(locked, field, value)

@@ -165,6 +165,44 @@ def test_persona_at_depth_and_an_extension_prompt_before_main():
     assert sources["persona:persona"] == "persona" and sources["extension:1_memory"] == "extension"
 
 
+@pytest.mark.parametrize("resources", [
+    {"author_note": {"content": "Keep {{char}} terse for {{user}}.", "depth": 1}},
+    {"author_note": {"content": "Keep {{char}} terse for {{user}}.", "position": "after_main"}},
+    {"extension_prompts": [{"key": "1_memory", "content": "Keep {{char}} terse for {{user}}.", "position": "in_chat",
+                            "depth": 1}]},
+    {"persona": {"name": "Alex", "description": "Keep {{char}} terse for {{user}}.", "position": "at_depth"}},
+])
+def test_injected_texts_get_their_macros_expanded(resources):
+    # getExtensionPrompt macro-substitutes in-chat values; relative ones go through preparePrompt (§4.1, §4.5).
+    preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"}])
+    result = assemble({"strategy": "builtin-st",
+                       "resources": {"preset": preset, "character": {"name": "Sera"}, **resources},
+                       "conversation": {"history": [{"id": "m1", "role": "user", "content": "M1"}],
+                                        "input": [{"id": "m2", "role": "user", "content": "M2"}]},
+                       "host": {"core_available": True}, "names": {"user": "Alex"}})
+    texts = [c for c, _ in pairs(result)]
+    assert "Keep Sera terse for Alex." in texts
+    assert not any("{{" in t for t in texts)
+
+
+@pytest.mark.parametrize("strategy", ["builtin-native-slots", "builtin-native-roles"])
+def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
+    result = assemble({"strategy": strategy, "resources": {
+        "author_note": {"content": "NOTE"},
+        "extension_prompts": [{"key": "1_memory", "content": "SUMMARY"}, {"key": "3_vectors", "content": " "}]},
+        "conversation": {"input": [{"id": "u", "role": "user", "content": "Hi"}]}})
+    unused = [d for d in result.diagnostics if d["code"] == "CHAT_EXTENSION_UNUSED"]
+    assert [(d["resource"], d["name"]) for d in unused] == [("author_note", "Author's note"),
+                                                           ("extension_prompts", "1_memory")]
+    assert all(m.content not in ("NOTE", "SUMMARY") for m in result.request.messages)
+
+
+def test_builtin_st_places_the_note_and_raises_no_unused_diagnostic():
+    result = run_chat(utility_preset([]), author_note={"content": "NOTE"})
+    assert "NOTE" in [c for c, _ in pairs(result)]
+    assert all(d["code"] != "CHAT_EXTENSION_UNUSED" for d in result.diagnostics)
+
+
 def test_generation_triggers_and_the_impersonation_prompt():
     preset = utility_preset([
         {"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"},

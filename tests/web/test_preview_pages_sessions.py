@@ -209,3 +209,58 @@ def test_commit_never_redirects_off_site(world, users):
     response = client_for(users["designer"]).post(f"/sessions/{session.pk}/commit/",
                                                   {"reply": "Hi", "next": "https://evil.example/"})
     assert response.status_code == 302 and response["Location"] == f"/sessions/{session.pk}/#history"
+
+
+NOTE_FIELDS = {"note_content": "Keep {{char}} terse.", "note_position": "in_chat", "note_depth": "1",
+               "note_role": "system", "note_interval": "1"}
+
+
+def test_an_authors_note_is_stored_and_placed_at_its_depth(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    response = client.post(f"/sessions/{session.pk}/edit/", _form(name=session.name, core_available="on",
+                                                                   preset=world["preset"], character=world["character"],
+                                                                   current_input="Hello",
+                                                                   **NOTE_FIELDS))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    session.refresh_from_db()
+    assert session.author_note == {"content": "Keep {{char}} terse.", "position": "in_chat", "depth": 1,
+                                   "role": "system", "interval": 1, "allow_wi_scan": False}
+    page = client.get(f"/sessions/{session.pk}/")
+    assert "Keep {{char}} terse." in page.content.decode() and "depth 1, system" in page.content.decode()
+    # SillyTavern inserts the note (macros replaced) one message from the end: between the history and the input.
+    result = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st").json()
+    chat = [(m["role"], m["content"]) for m in result["request"]["messages"] if m["role"] != "system"
+            or m["content"] == "Keep Ada terse."]
+    assert chat == [("user", "Earlier"), ("system", "Keep Ada terse."), ("user", "Hello")]
+
+
+def test_a_blank_note_means_none_and_the_native_backend_names_an_unused_note(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    client.post(f"/sessions/{session.pk}/edit/", _form(name=session.name, core_available="on", **NOTE_FIELDS))
+    result = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-native-slots").json()
+    assert {"code": "CHAT_EXTENSION_UNUSED", "resource": "author_note", "name": "Author's note"} in result["diagnostics"]
+    assert all("terse" not in m["content"] for m in result["request"]["messages"])
+    client.post(f"/sessions/{session.pk}/edit/", _form(name=session.name, core_available="on",
+                                                        **{**NOTE_FIELDS, "note_content": "   "}))
+    session.refresh_from_db()
+    assert session.author_note is None
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("note_depth", "-1", "Ensure this value is greater than or equal to 0."),
+    ("note_interval", "often", "Enter a whole number."),
+    ("note_position", "top", "Select a valid choice."),
+    ("note_role", "tool", "Select a valid choice."),
+])
+def test_a_bad_note_setting_names_its_field_and_changes_nothing(world, users, field, value, message):
+    session = world["session"]
+    response = client_for(users["designer"]).post(
+        f"/sessions/{session.pk}/edit/", _form(name="Renamed", **{**NOTE_FIELDS, field: value}))
+    assert response.status_code == 400
+    html = response.content.decode()
+    group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', html, re.S)
+    assert group is not None and message in group.group(0)
+    session.refresh_from_db()
+    assert session.name != "Renamed" and session.author_note is None

@@ -204,3 +204,19 @@ def test_several_world_books_are_sent_together_even_with_the_same_uids(users):
     assert result.status_code == 200, result.content
     lore = [n["text"] for n in result.json()["nodes"] if n["module"] == "worldbook"]
     assert sorted(lore) == ["Sand blows.", "Snow falls."]
+
+
+def test_the_api_sets_and_clears_an_authors_note_and_refuses_a_bad_one(users, native_session):
+    client = client_for(users["designer"])
+    base = f"/api/sessions/{native_session.pk}"
+    note = {"content": "Stay in character.", "position": "before_main", "role": "user"}
+    patched = client.patch(base, {"author_note": note}, content_type="application/json")
+    assert patched.status_code == 200
+    assert patched.json()["author_note"] == {"content": "Stay in character.", "position": "before_main", "depth": 4,
+                                             "role": "user", "interval": 1, "allow_wi_scan": False}
+    bad = client.patch(base, {"author_note": {"content": "x", "depth": "deep"}}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["detail"]["path"] == "author_note.depth"
+    bad = client.patch(base, {"author_note": "x"}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["detail"]["path"] == "author_note"
+    assert Session.objects.get(pk=native_session.pk).author_note["content"] == "Stay in character."
+    assert client.patch(base, {"author_note": None}, content_type="application/json").json()["author_note"] is None
