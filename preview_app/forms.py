@@ -96,7 +96,7 @@ class SessionForm(forms.Form):
         help_text=_('Values for {{variables}} in host sections and custom text, e.g. {"cwd": "/tmp"}.'))
     current_input = forms.CharField(label=_("Current input (the user message this turn sends)"), required=False,
                                     strip=False, widget=forms.Textarea(attrs={"rows": 3}))
-    note_content = forms.CharField(label=_("Author's note"), required=False, strip=False,
+    note_content = forms.CharField(label=_("Note text"), required=False, strip=False,
                                    widget=forms.Textarea(attrs={"rows": 2}),
                                    help_text=_("Leave blank for no author's note. Macros such as {{char}} work."))
     note_position = forms.ChoiceField(label=_("Position"), choices=NOTE_POSITION_CHOICES, initial="in_chat",
