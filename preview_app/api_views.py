@@ -6,6 +6,7 @@ from __future__ import annotations
 from assembly import assemble
 from preview_app import services
 from preview_app.access import APPROVE_GOLDEN, EDIT_SESSION, golden_for_read, session_for_edit, session_for_read
+from preview_app.forms import PreviewOptionsForm
 from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import session_preview
@@ -117,9 +118,14 @@ def session_event(request, pk, seq):
 
 @api_route("GET")
 def session_preview_api(request, pk):
-    """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one."""
+    """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one;
+    `generation`, `quiet_prompt`, `tokenizer`, `context_window` and `reserve_output` as on the preview page."""
     session = session_for_read(pk)
-    result = session_preview(session, strategy=request.GET.get("strategy"), revision=request.GET.get("revision"))
+    options = PreviewOptionsForm(request.GET)
+    if not options.is_valid():
+        raise invalid(*options.first_error())
+    result = session_preview(session, strategy=request.GET.get("strategy"), revision=request.GET.get("revision"),
+                             options=options.request_fields())
     return ok(result.model_dump(mode="json"))
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, host_settings
 from strategies_app.errors import ServiceError
 from strategies_app.models import Character, Persona, Preset, WorldBook
@@ -213,17 +214,71 @@ class CommitForm(forms.Form):
     expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
 
-class BudgetForm(forms.Form):
-    """A context budget to check the preview against (engine.md §8); both blank means no budget."""
+GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
+                      ("continue", _("continue: extend the last reply")),
+                      ("impersonate", _("impersonate: write the user's next message")),
+                      ("quiet", _("quiet: a background prompt"))]
 
+
+class PreviewOptionsForm(forms.Form):
+    """How the preview asks (engine.md §1 `generation`, `tokenizer`) and a context budget to check it against (§8).
+    Blank fields keep the defaults: a normal generation, o200k_base, no budget."""
+
+    generation = forms.ChoiceField(label=_("Generation type"), choices=GENERATION_CHOICES, required=False)
+    quiet_prompt = forms.CharField(label=_("Quiet prompt (quiet generations)"), required=False, max_length=10000)
+    tokenizer = forms.ChoiceField(label=_("Tokenizer"), choices=[(e, e) for e in ENCODINGS], required=False)
     context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
     reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
+
+    EXPECTED = {"generation": "one of normal, continue, impersonate, quiet",
+                "quiet_prompt": "a text of at most 10,000 characters",
+                "tokenizer": "one of " + ", ".join(ENCODINGS),
+                "context_window": "a whole number of tokens, 1 or more",
+                "reserve_output": "a whole number of tokens, 0 or more"}
+    TURN_FIELDS = ("generation", "quiet_prompt", "tokenizer")
+    BUDGET_FIELDS = ("context_window", "reserve_output")
 
     def budget(self) -> dict[str, int] | None:
         window = self.cleaned_data.get("context_window")
         if not window:
             return None
         return {"context_window": window, "reserve_output": self.cleaned_data.get("reserve_output") or 0}
+
+    def request_fields(self) -> dict[str, Any]:
+        """The engine request's fields these options set (none when the form is unbound or invalid)."""
+        if not self.is_bound or not self.is_valid():
+            return {}
+        data, fields = self.cleaned_data, {}
+        if data.get("generation") and data["generation"] != "normal" or data.get("quiet_prompt"):
+            fields["generation"] = {"type": data.get("generation") or "normal",
+                                    **({"quiet_prompt": data["quiet_prompt"]} if data.get("quiet_prompt") else {})}
+        if data.get("tokenizer"):
+            fields["tokenizer"] = data["tokenizer"]
+        if self.budget():
+            fields["budget"] = self.budget()
+        return fields
+
+    def query(self, *, without: tuple[str, ...] = ()) -> dict[str, str]:
+        """The non-default options as query parameters (for links and the hidden fields of the other forms)."""
+        if not self.is_bound or not self.is_valid():
+            return {}
+        data = self.cleaned_data
+        values = {"generation": data.get("generation") if data.get("generation") != "normal" else "",
+                  "quiet_prompt": data.get("quiet_prompt") or "", "tokenizer": data.get("tokenizer") or ""}
+        if self.budget():
+            values.update({k: str(v) for k, v in self.budget().items()})
+        return {k: v for k, v in values.items() if v and k not in without}
+
+    def first_error(self) -> tuple[str, str]:
+        """The first invalid field and what it expects, for answers in the API's error shape."""
+        field = next(iter(self.errors))
+        return field, self.EXPECTED.get(field, "a valid value")
+
+    def hidden_for_turn(self) -> dict[str, str]:
+        return self.query(without=self.TURN_FIELDS)
+
+    def hidden_for_budget(self) -> dict[str, str]:
+        return self.query(without=self.BUDGET_FIELDS)
 
 
 class PinForm(forms.Form):

@@ -92,5 +92,7 @@ def chosen_document(session: Session, strategy_slug: str | None, revision: str |
     return strategy_document(session.applied_strategy, session.applied_document)
 
 
-def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None) -> AssemblyResult:
-    return assemble(session_request(session, chosen_document(session, strategy, revision)))
+def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None,
+                    options: dict[str, Any] | None = None) -> AssemblyResult:
+    """`options`: request fields beside the session's own (generation, tokenizer, budget)."""
+    return assemble({**session_request(session, chosen_document(session, strategy, revision)), **(options or {})})

@@ -29,11 +29,11 @@ from preview_app.compare import align_messages
 from preview_app.diagnostics_text import meaning
 from preview_app.forms import (
     ApplyForm,
-    BudgetForm,
     CommitForm,
     EventForm,
     MoveForm,
     PinForm,
+    PreviewOptionsForm,
     SessionForm,
 )
 from preview_app.goldens import golden_statuses
@@ -314,17 +314,15 @@ def turn_commit(request, pk):
 # ---------------------------------------------------------------------------------------------- preview
 
 
-def _preview_request(session: Session, choice, budget: dict[str, int] | None) -> dict[str, Any]:
+def _preview_request(session: Session, choice, options: PreviewOptionsForm | None = None) -> dict[str, Any]:
     request = session_request(session, choice.document)
-    if budget is not None:
-        request["budget"] = budget
+    if options is not None:
+        request.update(options.request_fields())
     return request
 
 
-def _canonical_preview_url(session: Session, choice, budget_form: BudgetForm | None = None) -> str:
-    query = dict(choice.query)
-    if budget_form is not None and budget_form.is_valid() and budget_form.budget():
-        query.update({k: str(v) for k, v in budget_form.budget().items()})
+def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
+    query = {**choice.query, **options.query()}
     url = reverse("preview:preview", args=[session.pk])
     return url + ("?" + urlencode(query) if query else "")
 
@@ -334,11 +332,11 @@ def _canonical_preview_url(session: Session, choice, budget_form: BudgetForm | N
 def preview(request, pk):
     """The request a session sends with a strategy, read-only (web.md screen 3)."""
     session = session_for_read(pk)
-    budget_form = BudgetForm(request.GET or None)
+    options = PreviewOptionsForm(request.GET or None)
     if "pick" in request.GET:  # the picker's GET form: turn it into the bookmarkable ?strategy=&revision= URL
-        return redirect(_canonical_preview_url(session, resolve_choice(session, request.GET["pick"]), budget_form))
+        return redirect(_canonical_preview_url(session, resolve_choice(session, request.GET["pick"]), options))
     context: dict[str, Any] = {
-        "session": session, "options": choice_options(session), "budget_form": budget_form,
+        "session": session, "options": choice_options(session), "preview_options": options,
         "editable": can_edit(request.user, session), "can_pin": request.user.has_perm(APPROVE_GOLDEN),
         "commit_form": CommitForm(), "query": request.GET.urlencode(),
     }
@@ -346,10 +344,9 @@ def preview(request, pk):
     try:
         choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
         context["choice"] = choice
-        budget = budget_form.budget() if budget_form.is_bound and budget_form.is_valid() else None
-        if budget_form.is_bound and not budget_form.is_valid():
+        if options.is_bound and not options.is_valid():
             status = 400
-        result = assemble(_preview_request(session, choice, budget)).model_dump(mode="json")
+        result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
         context["view"] = display(result)
         context["rows_html"] = render_rows(context["view"].rows)
         context["last_seq"] = session.events.order_by("-seq").values_list("seq", flat=True).first() or 0
@@ -366,9 +363,10 @@ def _export(request, pk, shape: str):
         raise not_found("export", f"{shape}.json")
     session = session_for_read(pk)
     choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
-    budget_form = BudgetForm(request.GET)
-    budget = budget_form.budget() if budget_form.is_valid() else None
-    result = assemble(_preview_request(session, choice, budget)).model_dump(mode="json")
+    options = PreviewOptionsForm(request.GET)
+    if not options.is_valid():
+        raise invalid(*options.first_error())
+    result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
     body = result if shape == "result" else {"messages": client_messages(result)}
     revision = (choice.revision.revision[:12] if choice.revision else "draft")
     response = JsonResponse(body, json_dumps_params={"ensure_ascii": False, "indent": 2})
@@ -390,14 +388,14 @@ def preview_export(request, pk, shape):
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def _side(session: Session, spec: str | None, budget: dict[str, int] | None) -> dict[str, Any]:
+def _side(session: Session, spec: str | None) -> dict[str, Any]:
     """One side of a comparison: its choice and result, or the refusal that stopped it."""
     try:
         choice = resolve_choice(session, spec)
     except REFUSALS as error:
         return {"spec": spec or "", "error": _error_context(error)}
     try:
-        result = assemble(_preview_request(session, choice, budget)).model_dump(mode="json")
+        result = assemble(_preview_request(session, choice)).model_dump(mode="json")
     except REFUSALS as error:
         return {"spec": choice.spec, "choice": choice, "error": _error_context(error)}
     return {"spec": choice.spec, "choice": choice, "result": result}
@@ -414,7 +412,7 @@ def compare(request, pk):
                                "b_spec": b_spec, "only_changes": request.GET.get("only") == "1"}
     status = 200
     if a_spec and b_spec:
-        a, b = _side(session, a_spec, None), _side(session, b_spec, None)
+        a, b = _side(session, a_spec), _side(session, b_spec)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
             context["alignment"] = align_messages(a["result"]["request"]["messages"],

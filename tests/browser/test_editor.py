@@ -137,13 +137,15 @@ def test_keyboard_moves_keep_focus_on_the_moved_row(live_server, page, login_as,
     wait_for_new_version(page, old)
     moved = order(page, "module-list")
     assert moved.index("persona") == start.index("persona") + 1
-    assert page.evaluate("document.activeElement.id") == "rule-down-persona"
+    # focus comes back once htmx has settled the swap (a few ms after the new version is in the page)
+    page.wait_for_function("document.activeElement.id === 'rule-down-persona'", timeout=3000)
 
     old = version(page)
     page.keyboard.press("Enter")  # again, without touching the mouse
     wait_for_new_version(page, old)
     assert order(page, "module-list").index("persona") == start.index("persona") + 2
-    assert page.evaluate("document.activeElement.closest('[data-row-id]').dataset.rowId") == "persona"
+    page.wait_for_function("document.activeElement.closest('[data-row-id]')?.dataset.rowId === 'persona'",
+                           timeout=3000)
 
     old = version(page)
     page.locator("#pos-up-preset\\#jailbreak").focus()

@@ -1,0 +1,75 @@
+"""The preview's request options: the generation type (SillyTavern sends other prompts for continue, impersonate and
+quiet generations), the tokenizer, and how they travel with the strategy picker, the budget form and the exports."""
+
+import re
+
+import pytest
+
+from tests.web.conftest import client_for
+
+IMPERSONATION_START = "[Write your next reply from the point of view of"  # SillyTavern's default impersonation_prompt
+
+
+def preview(client, session, query):
+    return client.get(f"/sessions/{session.pk}/preview/?strategy=builtin-st&{query}")
+
+
+def test_an_impersonation_preview_sends_the_impersonation_prompt(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    normal = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st").json()
+    assert all(IMPERSONATION_START not in m["content"] for m in normal["request"]["messages"])
+    api = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st&generation=impersonate").json()
+    last = api["request"]["messages"][-1]
+    assert last["role"] == "system" and last["content"].startswith(IMPERSONATION_START)
+    html = preview(client, session, "generation=impersonate").content.decode()
+    assert 'data-generation="impersonate"' in html and "impersonate generation" in html
+    assert IMPERSONATION_START in html
+
+
+def test_a_quiet_preview_sends_the_quiet_prompt_last(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    api = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st&generation=quiet"
+                     "&quiet_prompt=Summarize+the+scene.").json()
+    assert api["request"]["messages"][-1]["content"] == "Summarize the scene."
+
+
+def test_the_tokenizer_option_counts_with_the_chosen_encoding(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    default = client.get(f"/api/sessions/{session.pk}/preview").json()
+    cl100k = client.get(f"/api/sessions/{session.pk}/preview?tokenizer=cl100k_base").json()
+    assert (default["tokens"]["tokenizer"], cl100k["tokens"]["tokenizer"]) == ("o200k_base", "cl100k_base")
+    html = client.get(f"/sessions/{session.pk}/preview/?tokenizer=cl100k_base").content.decode()
+    assert f'{cl100k["tokens"]["total"]} tokens (cl100k_base)' in html
+
+
+def test_options_travel_with_the_picker_the_budget_form_and_the_exports(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    html = preview(client, session, "generation=continue&context_window=5000").content.decode()
+    forms = dict(re.findall(r'<form method="get" class="([^"]+)"(.*?)</form>', html, re.S))
+    assert 'type="hidden" name="generation" value="continue"' in forms["budget-form"]
+    assert 'type="hidden" name="context_window" value="5000"' in forms["options-form"]
+    assert 'type="hidden" name="generation" value="continue"' in forms["picker"]
+    assert "generation=continue" in re.search(r'href="([^"]+result\.json[^"]*)"', html).group(1)
+    picked = client.get(f"/sessions/{session.pk}/preview/?pick=builtin-st&generation=continue")
+    assert picked.status_code == 302 and "generation=continue" in picked["Location"]
+    exported = client.get(f"/sessions/{session.pk}/preview/result.json?strategy=builtin-st&tokenizer=cl100k_base")
+    assert exported.json()["tokens"]["tokenizer"] == "cl100k_base"
+
+
+@pytest.mark.parametrize(("query", "field", "expected"), [
+    ("generation=swipe", "generation", "one of normal, continue, impersonate, quiet"),
+    ("tokenizer=gpt2", "tokenizer", "one of o200k_base, cl100k_base"),
+    ("context_window=-3", "context_window", "a whole number of tokens, 1 or more"),
+])
+def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, expected):
+    session, client = world["session"], client_for(users["qa"])
+    api = client.get(f"/api/sessions/{session.pk}/preview?{query}")
+    assert api.status_code == 400
+    assert api.json()["detail"] == {"path": field, "expected": expected}
+    exported = client.get(f"/sessions/{session.pk}/preview/result.json?{query}")
+    assert exported.status_code == 400 and exported.json()["detail"]["path"] == field
+    page = client.get(f"/sessions/{session.pk}/preview/?{query}")
+    assert page.status_code == 400
+    group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', page.content.decode(),
+                      re.S)
+    assert group is not None and "errorlist" in group.group(0)
