@@ -68,7 +68,8 @@ def sessions(request):
         body = json_object(request)
         session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
                                           current_input=body.get("current_input", ""),
-                                          author_note=body.get("author_note"), **_resources_from(body))
+                                          author_note=body.get("author_note"), greeting=body.get("greeting", False),
+                                          **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
     rows = Session.objects.select_related("applied_strategy", "applied_revision")
     return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in rows])

@@ -162,6 +162,24 @@ class SessionForm(forms.Form):
                 "current_input": data["current_input"], "author_note": data["author_note"]}
 
 
+class SessionCreateForm(SessionForm):
+    """A new session may start its history with the character's greeting, as a new SillyTavern chat does."""
+
+    greeting = forms.BooleanField(
+        label=_("Start the history with the character's greeting (its first message)"), required=False,
+        help_text=_("SillyTavern expands its macros, such as {{user}}, when it sends the request."))
+
+    def clean(self):
+        data = super().clean()
+        character = data.get("character")
+        if data.get("greeting") and (character is None or not character.first_mes.strip()):
+            self.add_error("greeting", _("Choose a character whose card has a first message."))
+        return data
+
+    def service_fields(self) -> dict[str, Any]:
+        return {**super().service_fields(), "greeting": self.cleaned_data["greeting"]}
+
+
 class EventForm(forms.Form):
     """One history message; tool calls on assistant messages, a tool call id on tool results."""
 

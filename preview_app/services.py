@@ -68,12 +68,21 @@ def _check_text(value: Any, field: str) -> str:
 def session_create(*, user, name: str, preset: Preset | None = None, character: Character | None = None,
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
                    host: dict[str, Any] | None = None, current_input: str = "",
-                   author_note: dict[str, Any] | None = None) -> Session:
+                   author_note: dict[str, Any] | None = None, greeting: bool = False) -> Session:
+    """`greeting`: start the history with the character's first message, as SillyTavern starts a new chat."""
+    if not isinstance(greeting, bool):
+        raise invalid("greeting", "true or false")
+    if greeting and (character is None or not character.first_mes.strip()):
+        raise invalid("greeting", "a character whose card has a first message (greeting)")
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
         author_note=author_note_settings(author_note))
     session.world_books.set(list(world_books))
+    if greeting:
+        SessionEvent.objects.create(session=session, seq=1, message_id=next_message_id(session, 1), role="assistant",
+                                    content=character.first_mes, name=character.name,
+                                    source={"kind": "greeting", "character": character.pk})
     return session
 
 

@@ -34,6 +34,7 @@ from preview_app.forms import (
     MoveForm,
     PinForm,
     PreviewOptionsForm,
+    SessionCreateForm,
     SessionForm,
 )
 from preview_app.goldens import golden_statuses
@@ -132,7 +133,8 @@ def sessions(request):
 @require_http_methods(["GET", "POST"])
 def session_create(request):
     require(request.user, EDIT_SESSION, "create sessions")
-    form = SessionForm(request.POST or None, initial={"native_available": True, "system_prompt_update": "head"})
+    form = SessionCreateForm(request.POST or None,
+                             initial={"native_available": True, "system_prompt_update": "head"})
     if request.method == "POST" and form.is_valid():
         session = services.session_create(user=request.user, **form.service_fields())
         messages.success(request, _("Session created."))

@@ -185,6 +185,18 @@ def test_injected_texts_get_their_macros_expanded(resources):
     assert not any("{{" in t for t in texts)
 
 
+def test_the_first_chat_message_gets_its_macros_expanded_and_later_ones_do_not():
+    # sillytavern.md §3: chat[0].mes (the greeting) is macro-substituted; other chat messages are sent as written.
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": utility_preset([]), "character": {"name": "Sera"}},
+                       "conversation": {"history": [
+                           {"id": "g", "role": "assistant", "content": "Welcome, {{user}}. I am {{char}}."},
+                           {"id": "u1", "role": "user", "content": "Is {{char}} a macro?"}],
+                           "input": [{"id": "i", "role": "user", "content": "Hi"}]},
+                       "names": {"user": "Alex"}})
+    assert [c for c, _ in pairs(result)][1:] == ["Welcome, Alex. I am Sera.", "Is {{char}} a macro?", "Hi"]
+
+
 @pytest.mark.parametrize("strategy", ["builtin-native-slots", "builtin-native-roles"])
 def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
     result = assemble({"strategy": strategy, "resources": {

@@ -264,3 +264,37 @@ def test_a_bad_note_setting_names_its_field_and_changes_nothing(world, users, fi
     assert group is not None and message in group.group(0)
     session.refresh_from_db()
     assert session.name != "Renamed" and session.author_note is None
+
+
+@pytest.fixture
+def greeter(users):
+    from strategies_app import services as strategy_services
+
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Mira", "first_mes": "Evening, {{user}}. Mind the steps."}}
+    return Character.objects.get(pk=strategy_services.character_import(user=users["admin"], data=card).id)
+
+
+def test_a_new_session_can_start_with_the_characters_greeting(world, users, greeter):
+    response = client_for(users["designer"]).post("/sessions/new/", _form(name="Greeted", character=greeter.pk,
+                                                                          greeting="on"))
+    assert response.status_code == 302
+    session = Session.objects.get(name="Greeted")
+    [event] = SessionEvent.objects.filter(session=session)
+    assert (event.seq, event.role, event.content, event.name, event.source) == (
+        1, "assistant", "Evening, {{user}}. Mind the steps.", "Mira", {"kind": "greeting", "character": greeter.pk})
+    # the edit form has no greeting switch: the greeting belongs to the start of a chat
+    assert 'name="greeting"' not in client_for(users["designer"]).get(f"/sessions/{session.pk}/").content.decode()
+
+
+@pytest.mark.parametrize("character", ["none", "no greeting"])
+def test_a_greeting_without_one_to_use_is_refused_and_nothing_is_stored(world, users, character):
+    before = Session.objects.count()
+    chosen = "" if character == "none" else str(world["character"])  # the world's card has no first message
+    response = client_for(users["designer"]).post("/sessions/new/", _form(name="Greeted", character=chosen,
+                                                                          greeting="on"))
+    assert response.status_code == 400
+    html = response.content.decode()
+    group = re.search(r'<div class="field check"><input[^>]*name="greeting".*?</div>', html, re.S)
+    assert group is not None and "Choose a character whose card has a first message." in group.group(0)
+    assert Session.objects.count() == before

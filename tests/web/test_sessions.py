@@ -220,3 +220,24 @@ def test_the_api_sets_and_clears_an_authors_note_and_refuses_a_bad_one(users, na
     assert bad.status_code == 400 and bad.json()["detail"]["path"] == "author_note"
     assert Session.objects.get(pk=native_session.pk).author_note["content"] == "Stay in character."
     assert client.patch(base, {"author_note": None}, content_type="application/json").json()["author_note"] is None
+
+
+def test_the_api_creates_a_session_with_the_greeting_or_refuses_naming_the_field(users):
+    from strategies_app.models import Character
+
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Mira", "first_mes": "Evening."}}
+    greeter = strategy_services.character_import(user=users["admin"], data=card).id
+    client = client_for(users["designer"])
+    created = client.post("/api/sessions", {"name": "Greeted", "character": greeter, "greeting": True},
+                          content_type="application/json")
+    assert created.status_code == 201
+    history = client.get(f"/api/sessions/{created.json()['id']}").json()["history"]
+    assert [(h["role"], h["content"], h["source"]["kind"]) for h in history] == [("assistant", "Evening.", "greeting")]
+    before = Session.objects.count()
+    for body, expected in (({"name": "No card", "greeting": True},
+                            "a character whose card has a first message (greeting)"),
+                           ({"name": "Odd", "character": greeter, "greeting": "yes"}, "true or false")):
+        refused = client.post("/api/sessions", body, content_type="application/json")
+        assert refused.status_code == 400 and refused.json()["detail"] == {"path": "greeting", "expected": expected}
+    assert Session.objects.count() == before
+    assert Character.objects.get(pk=greeter).first_mes == "Evening."
