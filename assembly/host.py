@@ -100,6 +100,8 @@ _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 
 def _trust(nodes: list[Node]) -> str:
     """A message is as trusted as its least trusted part; host-only text (framing, invalidation) is system."""
+    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
+        return nodes[0].trust
     return max((n.trust for n in nodes), key=_TRUST_RANK.__getitem__, default="system")
 
 

@@ -34,35 +34,51 @@ def _e(value) -> str:
     return escape("" if value is None else str(value))
 
 
-def _part_row(part: Part, labels: dict[str, str]) -> str:
+class _Escaped(dict):
+    """Escaped short values, worked out once per page: roles, statuses, modules and their words repeat on every row.
+    Long or unique values (content, ids) are escaped directly."""
+
+    def __missing__(self, value) -> str:
+        text = escape("" if value is None else str(value))
+        if len(self) < 4096 and not isinstance(value, bool):  # True == 1 as a key: never cache booleans
+            self[value] = text
+        return text
+
+
+def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     node = part.node or {}  # read the node's dict directly: this runs once per part of every message
-    item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{_e(part.id)}</code>"]
-    if node.get("activation"):
+    get = node.get
+    part_id = _e(part.id)
+    item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
+    if get("activation"):
         item.append(f"<div class=\"activation\" data-activation>{labels['activation']}: "
                     f"{_e(node['activation'])}</div>")
-    depth = node.get("depth") if node.get("depth") is not None else node.get("requested_depth")
+    depth = get("depth") if get("depth") is not None else get("requested_depth")
     if depth is not None:
-        item.append(f"<div class=\"muted small\">{labels['depth']} {_e(depth)}</div>")
-    module = _e(node.get("module") or "—")
-    if part.rule_differs:
-        module += f"<br><span class=\"muted small\">{labels['rule']} {_e(node.get('rule_id'))}</span>"
+        item.append(f"<div class=\"muted small\">{labels['depth']} {short[depth]}</div>")
+    module_name = get("module")
+    module = short[module_name or "—"]
+    if node and get("rule_id") != module_name:
+        module += f"<br><span class=\"muted small\">{labels['rule']} {short[get('rule_id')]}</span>"
     decision = "—"
-    if node.get("position_decision"):
-        decision = (f"<code>{_e(node['position_decision'])}</code><br>"
-                    f"<span class=\"muted small\">{_e(part.decision_words)}</span>")
-    if node.get("locked"):
-        lock = (f"<span class=\"lock\" data-lock-reason=\"{_e(node.get('lock_reason'))}\"><span class=\"lock-badge\">"
-                f"{labels['locked']}</span> {_e(part.lock_words)}</span>")
+    if get("position_decision"):
+        decision = (f"<code>{short[node['position_decision']]}</code><br>"
+                    f"<span class=\"muted small\">{short[part.decision_words]}</span>")
+    if get("locked"):
+        lock = (f"<span class=\"lock\" data-lock-reason=\"{short[get('lock_reason')]}\"><span class=\"lock-badge\">"
+                f"{labels['locked']}</span> {short[part.lock_words]}</span>")
     else:
-        lock = f"<span class=\"muted\">{labels['free']}</span>"
-    if part.role_changed:
-        role = f"<span class=\"changed\">{_e(node.get('original_role'))} → {_e(node.get('role'))}</span>"
+        lock = labels["free_span"]
+    original_role = get("original_role")
+    if node and original_role not in (None, get("role")):
+        role = f"<span class=\"changed\">{short[original_role]} → {short[get('role')]}</span>"
     else:
-        role = _e(node.get("original_role") or "—")
-    tokens = "—" if node.get("tokens") is None else _e(node["tokens"])
-    return (f"<tr data-part-id=\"{_e(part.id)}\" data-module=\"{_e(node.get('module'))}\">"
+        role = short[original_role or "—"]
+    tokens = "—" if get("tokens") is None else short[node["tokens"]]
+    trust = get("trust")
+    return (f"<tr data-part-id=\"{part_id}\" data-module=\"{short[module_name]}\">"
             f"<td>{''.join(item)}</td><td class=\"nowrap\">{module}</td>"
-            f"<td class=\"nowrap\" title=\"{_e(part.trust_words)}\">{_e(node.get('trust') or '—')}</td>"
+            f"<td class=\"nowrap\" title=\"{short[part.trust_words]}\">{short[trust or '—']}</td>"
             f"<td>{decision}</td><td>{lock}</td><td class=\"nowrap\">{role}</td><td class=\"num\">{tokens}</td></tr>")
 
 
@@ -73,15 +89,14 @@ def _parts_label(count: int, labels: dict[str, str]) -> str:
     return labels[key]
 
 
-def _parts(row: Row, labels: dict[str, str]) -> str:
+def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     count = len(row.parts)
-    summary = f"{_parts_label(count, labels)} · {_e(row.history_words)} · {labels['trust']}: {_e(row.trust)}"
+    message = row.message
+    summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
+               f"{short[message.get('trust')]}")
     if row.parts:
-        head = "".join(f"<th scope=\"col\"{cls}>{labels[key]}</th>" for key, cls in (
-            ("item", " class=\"w-item\""), ("module", ""), ("trust_col", ""), ("decision", ""),
-            ("lock", " class=\"w-lock\""), ("original_role", ""), ("tokens", " class=\"num\"")))
-        body = "".join(_part_row(part, labels) for part in row.parts)
-        inner = f"<table class=\"parts-table\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        body = "".join(_part_row(part, labels, short) for part in row.parts)
+        inner = f"<table class=\"parts-table\"><thead><tr>{labels['parts_head']}</tr></thead><tbody>{body}</tbody></table>"
     else:
         inner = f"<p class=\"muted small\">{labels['host_text']}</p>"
     return (f"<details class=\"parts\" data-parts-for=\"{row.index}\"><summary>{summary}</summary>{inner}"
@@ -89,7 +104,8 @@ def _parts(row: Row, labels: dict[str, str]) -> str:
 
 
 def _content(row: Row, labels: dict[str, str]) -> str:
-    content = row.content or ""
+    message = row.message
+    content = message.get("content") or ""
     if row.long:
         more = _e(_("show all %(n)s characters") % {"n": len(content)})
         html = (f"<details class=\"content-fold\"><summary><span class=\"excerpt\">{_e(row.excerpt)}</span> "
@@ -98,34 +114,43 @@ def _content(row: Row, labels: dict[str, str]) -> str:
         html = f"<pre class=\"content\">{_e(content)}</pre>"
     else:
         html = f"<p class=\"muted empty\">{labels['no_text']}</p>"
-    if row.tool_calls_json:
+    if message.get("tool_calls"):
         html += (f"<details class=\"tool\"><summary>{labels['tool_calls']}</summary>"
                  f"<pre class=\"content\">{_e(row.tool_calls_json)}</pre></details>")
-    if row.tool_call_id:
+    if message.get("tool_call_id"):
         html += (f"<p class=\"tool small\"><span class=\"muted\">{labels['answers']}:</span> "
-                 f"<code>{_e(row.tool_call_id)}</code></p>")
+                 f"<code>{_e(message['tool_call_id'])}</code></p>")
     return html
 
 
-def _row(row: Row, labels: dict[str, str]) -> str:
-    role, status = _e(row.role), _e(row.history_status)
-    name = f" <span class=\"muted\">{_e(row.name)}</span>" if row.name else ""
-    enters = (f"<span class=\"enters yes\">{labels['enters']}</span>" if row.enters_history
-              else f"<span class=\"enters no\">{labels['not_kept']}</span>")
+def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
+    message = row.message
+    get = message.get
+    role, status, delivery = short[get("role")], short[get("history_status")], short[get("delivery")]
+    name = f" <span class=\"muted\">{_e(get('name'))}</span>" if get("name") else ""
+    enters_history = get("enters_history")
+    enters = labels["enters_span"] if enters_history else labels["not_kept_span"]
     return (
         f"<tbody class=\"msg role-{role}\" id=\"msg-{row.index}\" data-index=\"{row.index}\" data-role=\"{role}\" "
-        f"data-delivery=\"{_e(row.delivery)}\" data-region=\"{_e(row.region)}\" data-history-status=\"{status}\" "
-        f"data-enters-history=\"{'true' if row.enters_history else 'false'}\">"
+        f"data-delivery=\"{delivery}\" data-region=\"{short[get('region')]}\" data-history-status=\"{status}\" "
+        f"data-enters-history=\"{'true' if enters_history else 'false'}\">"
         f"<tr class=\"msg-head\"><td class=\"num\">{row.index}</td>"
         f"<td><span class=\"role-badge role-{role}\">{role}</span>{name}</td>"
-        f"<td title=\"{_e(row.delivery_words)}\">{_e(row.delivery)}</td><td>{_e(row.region)}</td>"
-        f"<td class=\"history-entry\" title=\"{_e(row.history_words)}\">{enters} "
-        f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{_e(row.tokens)}</td></tr>"
-        f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_parts(row, labels)}</td></tr>"
-        f"</tbody>\n")
+        f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[get('region')]}</td>"
+        f"<td class=\"history-entry\" title=\"{short[row.history_words]}\">{enters} "
+        f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{short[get('tokens')]}</td></tr>"
+        f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_parts(row, labels, short)}</td>"
+        f"</tr></tbody>\n")
 
 
 def render_rows(rows: list[Row]) -> SafeString:
     """The `<tbody>` of every request message (every value escaped above)."""
     labels = _labels()
-    return mark_safe("".join(_row(row, labels) for row in rows))  # every value in it went through escape()
+    labels["parts_head"] = "".join(f"<th scope=\"col\"{cls}>{labels[key]}</th>" for key, cls in (
+        ("item", " class=\"w-item\""), ("module", ""), ("trust_col", ""), ("decision", ""),
+        ("lock", " class=\"w-lock\""), ("original_role", ""), ("tokens", " class=\"num\"")))
+    labels["free_span"] = f"<span class=\"muted\">{labels['free']}</span>"
+    labels["enters_span"] = f"<span class=\"enters yes\">{labels['enters']}</span>"
+    labels["not_kept_span"] = f"<span class=\"enters no\">{labels['not_kept']}</span>"
+    short = _Escaped()
+    return mark_safe("".join(_row(row, labels, short) for row in rows))  # every value in it went through escape()
