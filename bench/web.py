@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 from bench.report import Table
@@ -33,6 +34,8 @@ def _setup_django(db_path: Path) -> None:
     os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["DJANGO_DEBUG"] = "0"
+    # static files are served from static/ by the finders here; no collectstatic output is expected
+    warnings.filterwarnings("ignore", message="No directory at", module="django.core.handlers.base")
     import django
     from django.core.management import call_command
 
