@@ -106,7 +106,7 @@ class HostSettings(_Model):
 
 
 class Generation(_Model):
-    type: Literal["normal", "continue", "impersonate", "quiet"] = "normal"
+    type: Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"] = "normal"
     quiet_prompt: str | None = None
     start_reply_with: str | None = None
 
@@ -226,6 +226,16 @@ def render_official_sections(sections: list[Section], variables: dict[str, Any])
     return "\n\n".join(rendered)
 
 
+def _swipe(history: list[dict[str, Any]], inputs: list[dict[str, Any]]
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """A swipe asks again for the chat's last message, so SillyTavern leaves that message out (sillytavern.md §3)."""
+    if inputs:
+        return history, inputs[:-1], inputs[-1]
+    if history:
+        return history[:-1], inputs, history[-1]
+    return history, inputs, None
+
+
 def _chat_extensions_unused(resources: Resources) -> list[dict[str, Any]]:
     """The author's note and extension prompts are SillyTavern injections: only the `st` placement (with a preset)
     places them, so elsewhere each one with text is named rather than silently left out."""
@@ -252,6 +262,11 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     backend = strategy.get("backend", "core")
     in_history = backend == "native" and req.host.system_prompt_update == "in-history"
     history = conversation_history(durable, keep_system_records=in_history)
+    # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
+    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
+    swiped = None
+    if st_rules and req.generation.type == "swipe":
+        history, inputs, swiped = _swipe(history, inputs)
     controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
     char_name = req.names.char or (resources.character.name if resources.character else "")
     host_text = render_official_sections(req.host.official_sections, req.host.variables)
@@ -262,8 +277,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
         max_context=_world_info_context(req, resources), tokenizer=req.tokenizer, generation_type=req.generation.type,
     )
     diagnostics = logical.diagnostics
-    # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
-    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
+    if swiped is not None:
+        diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": swiped["id"], "role": swiped["role"]})
     if not st_rules:
         diagnostics.extend(_chat_extensions_unused(resources))
     if backend == "native":

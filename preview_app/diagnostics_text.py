@@ -61,6 +61,8 @@ DIAGNOSTICS: dict[str, Any] = {
     "CHAT_EXTENSION_UNUSED": _("The author's note and extension prompts are SillyTavern chat injections; only a "
                                "strategy with SillyTavern placement (builtin-st or a copy of it) and a preset "
                                "places them, so this one is not sent with this strategy."),
+    "ST_SWIPE_LEFT_OUT": _("A swipe asks for another version of the chat's last message, so SillyTavern leaves that "
+                           "message (see id) out of the request."),
     "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
                                   "chat, so it is left out (see reason)."),
 }

@@ -235,6 +235,8 @@ class CommitForm(forms.Form):
 GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
                       ("continue", _("continue: extend the last reply")),
                       ("impersonate", _("impersonate: write the user's next message")),
+                      ("swipe", _("swipe: another version of the last message")),
+                      ("regenerate", _("regenerate: the last reply again (delete it from the history first)")),
                       ("quiet", _("quiet: a background prompt"))]
 
 
@@ -248,7 +250,7 @@ class PreviewOptionsForm(forms.Form):
     context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
     reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
 
-    EXPECTED = {"generation": "one of normal, continue, impersonate, quiet",
+    EXPECTED = {"generation": "one of normal, continue, impersonate, swipe, regenerate, quiet",
                 "quiet_prompt": "a text of at most 10,000 characters",
                 "tokenizer": "one of " + ", ".join(ENCODINGS),
                 "context_window": "a whole number of tokens, 1 or more",

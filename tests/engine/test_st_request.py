@@ -197,6 +197,34 @@ def test_the_first_chat_message_gets_its_macros_expanded_and_later_ones_do_not()
     assert [c for c, _ in pairs(result)][1:] == ["Welcome, Alex. I am Sera.", "Is {{char}} a macro?", "Hi"]
 
 
+SWIPE_PRESET = {"prompts": [
+    {"identifier": "main", "role": "system", "content": "MAIN"},
+    {"identifier": "chatHistory", "marker": True},
+    {"identifier": "onSwipe", "role": "system", "content": "SWIPE ONLY", "injection_trigger": ["swipe"]},
+    {"identifier": "onRegenerate", "role": "system", "content": "REGENERATE ONLY", "injection_trigger": ["regenerate"]}],
+    "prompt_order": [{"character_id": 100001, "order": [{"identifier": i, "enabled": True} for i in (
+        "main", "chatHistory", "onSwipe", "onRegenerate")]}]}
+
+
+@pytest.mark.parametrize(("generation", "history", "expected", "left_out"), [
+    ("normal", ["Hi", "Hello!"], ["MAIN", "Hi", "Hello!"], None),
+    # §3: a swipe pops the chat's last message; §2.6: prompts whose trigger names the type join
+    ("swipe", ["Hi", "Hello!"], ["MAIN", "Hi", "SWIPE ONLY"], "h1"),
+    ("swipe", [], ["MAIN", "SWIPE ONLY"], None),  # nothing to leave out; the trigger still applies
+    ("regenerate", ["Hi", "Hello!"], ["MAIN", "Hi", "Hello!", "REGENERATE ONLY"], None),
+])
+def test_swipe_leaves_out_the_last_message_and_triggers_pick_prompts(generation, history, expected, left_out):
+    chat = [{"id": f"h{i}", "role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(history)]
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": SWIPE_PRESET}, "conversation": {"history": chat},
+                       "generation": {"type": generation}})
+    assert [c for c, _ in pairs(result)] == expected
+    swiped = [d for d in result.diagnostics if d["code"] == "ST_SWIPE_LEFT_OUT"]
+    assert swiped == ([{"code": "ST_SWIPE_LEFT_OUT", "id": left_out, "role": "assistant"}] if left_out else [])
+    assert all(n.id != f"history:{left_out}" for n in result.nodes)
+
+
 @pytest.mark.parametrize("strategy", ["builtin-native-slots", "builtin-native-roles"])
 def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
     result = assemble({"strategy": strategy, "resources": {

@@ -57,7 +57,7 @@ def test_options_travel_with_the_picker_the_budget_form_and_the_exports(world, u
 
 
 @pytest.mark.parametrize(("query", "field", "expected"), [
-    ("generation=swipe", "generation", "one of normal, continue, impersonate, quiet"),
+    ("generation=reroll", "generation", "one of normal, continue, impersonate, swipe, regenerate, quiet"),
     ("tokenizer=gpt2", "tokenizer", "one of o200k_base, cl100k_base"),
     ("context_window=-3", "context_window", "a whole number of tokens, 1 or more"),
 ])
