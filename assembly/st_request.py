@@ -249,7 +249,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         plan.extend(_claimed([bias], by_id, module="generation"))
     report = None
     if preset is not None:
-        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics)
+        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
@@ -262,11 +262,12 @@ _EXAMPLE_KINDS = ("example_header", "example")
 _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
 
 
-def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]]
-                   ) -> tuple[list[StMessage], dict[str, Any]]:
+def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],
+                   by_id: dict[str, Node]) -> tuple[list[StMessage], dict[str, Any]]:
     """SillyTavern's own budget (sillytavern.md §6): openai_max_context - openai_max_tokens; history newest first,
     then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
-    SillyTavern's message and sent as far as they went (it shows the partial prompt)."""
+    SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
+    assistant, the preset's `send_if_empty` becomes a user message at the end of the history (§4.3) if it fits."""
     history = [m for m in plan if m.kind in _HISTORY_KINDS]
     separator = next((m for m in plan if m.kind == "new_chat"), None)
     tail = [m for m in plan if m.kind in _TAIL_KINDS]
@@ -281,7 +282,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
                  if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
-                       examples=examples, has_history_slot=bool(history) or separator is not None,
+                       send_if_empty=preset.send_if_empty, examples=examples,
+                       has_history_slot=bool(history) or separator is not None,
                        has_examples_slot=bool(examples), encoding=tokenizer)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:
@@ -291,7 +293,12 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
               "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
               "failure": result.failure.model_dump(mode="json") if result.failure else None}
-    return [m for m in plan if m.id not in dropped], report
+    kept = [m for m in plan if m.id not in dropped]
+    filler = next((m for m in result.history if m.kind == "send_if_empty"), None)
+    if filler is not None:
+        last = max(i for i, m in enumerate(kept) if m.kind in _HISTORY_KINDS)
+        kept.insert(last + 1, _claimed([filler], by_id, module="preset")[0])
+    return kept, report
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:

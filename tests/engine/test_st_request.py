@@ -225,6 +225,24 @@ def test_swipe_leaves_out_the_last_message_and_triggers_pick_prompts(generation,
     assert all(n.id != f"history:{left_out}" for n in result.nodes)
 
 
+@pytest.mark.parametrize(("history", "send_if_empty", "expected_tail"), [
+    # §4.3 / §11.15: only after an assistant message, only when the setting has text
+    ([("Hi", "user"), ("Hello!", "assistant")], "[Continue.]", ["Hello!", "[Continue.]", "PHI"]),
+    ([("Hi", "user"), ("Hello!", "assistant")], "", ["Hello!", "PHI"]),
+    ([("Hello!", "assistant"), ("Hi", "user")], "[Continue.]", ["Hi", "PHI"]),
+])
+def test_send_if_empty_closes_a_chat_that_ends_with_the_assistant(history, send_if_empty, expected_tail):
+    preset = utility_preset([{"identifier": "jailbreak", "name": "PHI", "role": "system", "content": "PHI"}])
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": {**preset, "send_if_empty": send_if_empty}},
+                       "conversation": {"history": [{"id": f"h{i}", "role": r, "content": t}
+                                                    for i, (t, r) in enumerate(history)]}})
+    texts = [c for c, _ in pairs(result)]
+    assert texts[-len(expected_tail):] == expected_tail
+    filler = [m for m in result.request.messages if m.content == "[Continue.]"]
+    assert all(m.role == "user" and m.history_status == "request-only" for m in filler)
+
+
 @pytest.mark.parametrize("strategy", ["builtin-native-slots", "builtin-native-roles"])
 def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
     result = assemble({"strategy": strategy, "resources": {
