@@ -115,6 +115,17 @@ class LayoutForm(VersionedForm):
     fallback = forms.ChoiceField(choices=_choices(LAYOUT_FALLBACKS))
 
 
+class BlockMoveForm(VersionedForm):
+    target = forms.CharField(max_length=2000)
+    anchor = forms.CharField(max_length=2000)
+    side = forms.ChoiceField(choices=_choices(("before", "after")))
+    detach = FlagField(widget=FlagInput)
+
+
+class BlockResetForm(VersionedForm):
+    target = forms.CharField(max_length=2000)
+
+
 class SettingsForm(VersionedForm):
     name = forms.CharField(max_length=200)
     backend = forms.ChoiceField(choices=[("", "")] + _choices(BACKENDS), required=False)

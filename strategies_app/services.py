@@ -16,6 +16,8 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 
+from assembly import assemble
+from assembly.layout import with_block_move
 from assembly.positions import position_rows
 from assembly.strategy import (
     CONTEXT_CONTROL_KINDS,
@@ -497,6 +499,39 @@ def layout_update(*, strategy: Strategy, user, source: str, identity: str, fallb
     placement follows from it (normalization)."""
     current = _draft_for_edit(strategy, expected_version)
     layout = {**layout_or_default(draft=current.draft), "source": source, "identity": identity, "fallback": fallback}
+    return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
+
+
+@transaction.atomic
+def block_move(*, strategy: Strategy, user, request: dict[str, Any], target: str, anchor: str, side: str,
+               detach: bool, expected_version: Any) -> Strategy:
+    """Move one request block before or after another (reference A.11 withBlockMove) and keep the move as a layout
+    override. `request` is the engine request of the preview session (its strategy is replaced): the blocks are that
+    preview's, and the moved draft must assemble on it, so a move the engine would refuse later (a slot's block not
+    detached, the chat, a native role or delivery boundary) is refused now (409) and nothing is saved. A draft without
+    a layout adopts one that keeps its placement."""
+    current = _draft_for_edit(strategy, expected_version)
+    if side not in ("before", "after"):
+        raise ServiceError("INPUT_INVALID", "side: expected before or after", detail={"path": "side"})
+    if target == anchor:
+        raise ServiceError("INPUT_INVALID", "anchor: expected another block than the one that moves",
+                           detail={"path": "anchor"})
+    draft = {**current.draft, "layout": layout_or_default(draft=current.draft)}
+    blocks = assemble({**request, "strategy": {**draft, "id": current.slug}}).layout["blocks"]
+    moved = with_block_move(draft, blocks, target, anchor, side, detach)
+    assemble({**request, "strategy": {**moved, "id": current.slug}})
+    return _commit(current, user, moved, expected_version)
+
+
+@transaction.atomic
+def block_override_remove(*, strategy: Strategy, user, target: str, expected_version: Any) -> Strategy:
+    """Forget the stored move of one block: it goes back to the place its source gives it."""
+    current = _draft_for_edit(strategy, expected_version)
+    layout = current.draft.get("layout") or {}
+    overrides = layout.get("overrides") or []
+    if not any(o["target"] == target for o in overrides):
+        raise _refused(current, "OVERRIDE_NOT_FOUND", f"target: no stored move for block {target!r}", path="target")
+    layout = {**layout, "overrides": [o for o in overrides if o["target"] != target]}
     return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
 
 

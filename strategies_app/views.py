@@ -28,7 +28,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
@@ -133,13 +133,18 @@ def _chinese() -> bool:
 # ---------------------------------------------------------------------------------------------- the preview
 
 
+def _preview_request(strategy: Strategy, document: dict[str, Any], session: Session | None) -> dict[str, Any]:
+    """The engine request the editor previews: the session's, or (without a session) an empty request on which
+    nothing is placed and both backends are available."""
+    if session is not None:
+        return session_request(session, strategy_document(strategy, document))
+    return {"strategy": strategy_document(strategy, document), "host": {"core_available": True}}
+
+
 def _run_preview(strategy: Strategy, document: dict[str, Any], session: Session | None):
-    """(result JSON, refusal JSON): the engine run the editor shows. Without a session the strategy runs on an
-    empty request (nothing to place, both backends available)."""
-    request = (session_request(session, strategy_document(strategy, document)) if session is not None
-               else {"strategy": strategy_document(strategy, document), "host": {"core_available": True}})
+    """(result JSON, refusal JSON): the engine run the editor shows."""
     try:
-        return assemble(request).model_dump(mode="json"), None
+        return assemble(_preview_request(strategy, document, session)).model_dump(mode="json"), None
     except AssemblyError as error:
         return None, error.to_json()
 
@@ -368,14 +373,15 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
     return {
         "strategy": strategy, "draft": draft, "session": session, "can_edit": can_edit, "hidden_fields": hidden_fields,
         "urls": {name.replace("-", "_"): reverse(f"strategies:{name}", args=[strategy.slug]) for name in (
-            "control", "layout", "position-update", "positions-order", "priority-order", "revision-save", "rule-add",
-            "rules-order", "settings")},
+            "block-move", "block-reset", "control", "layout", "position-update", "positions-order", "priority-order",
+            "revision-save", "rule-add", "rules-order", "settings")},
         "can_copy": user.has_perm(EDIT_STRATEGY), "backend": strategy_backend(draft),
         "backend_given": draft.get("backend"), "native": strategy_backend(draft) == "native",
         "rules": rules, "context_rules": context_rules, "has_layout": layout is not None, "policy": policy,
         "priority": [{"id": stage, "label": STAGE_LABELS.get(stage, stage), "first": i == 0,
                       "last": i == len(policy["priority"]) - 1} for i, stage in enumerate(policy["priority"])],
         "positions": _position_rows(draft, result, words),
+        **_block_context(draft, result),
         "preview": _preview_view(result), "preview_error": preview_error,
         "preview_error_meaning": _meaning(preview_error["code"]) if preview_error else "",
         "sessions": Session.objects.order_by("name", "id").only("pk", "name"),
@@ -387,6 +393,46 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
         "text_kinds": services.TEXT_RULE_KINDS,
         **_apply_context(request, strategy),
     }
+
+
+BINDING_WORDS = {
+    "free": gettext_lazy("free: moves anywhere"),
+    "slot": gettext_lazy("follows its preset slot; detach it to move it"),
+    "runtime": gettext_lazy("fixed by the chat or the host"),
+}
+
+
+def _block_context(draft: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+    """The request's layout blocks (reference A.11) in request order, and the stored moves (`layout.overrides`),
+    with a label each; a stored move whose block is not in this preview says so."""
+    if result is None:
+        blocks = []
+    else:
+        names = {node["id"]: node.get("name") or node["id"] for node in result["nodes"]}
+        blocks = []
+        for index, block in enumerate(result["layout"]["blocks"]):
+            rule_id, module, group, _slot, depth, role, _region = block["key"]
+            members = block["node_ids"]
+            if module == "history":
+                label = ngettext("the chat history: %(n)s message", "the chat history: %(n)s messages",
+                                 len(members)) % {"n": len(members)}
+            elif module == "input":
+                label = _("the user's input")
+            else:
+                shown = [names.get(i, i) for i in members[:3]]
+                label = ", ".join(shown) + (f" +{len(members) - 3}" if len(members) > 3 else "")
+            blocks.append({"id": block["id"], "index": index, "label": label, "module": module, "rule": rule_id,
+                           "group": group, "role": role, "depth": depth, "region": block["region"],
+                           "binding": block["binding"], "binding_words": BINDING_WORDS[block["binding"]],
+                           "movable": block["movable"], "overridable": block["overridable"],
+                           "detached": bool(block.get("original_slot_id"))})
+    labels = {b["id"]: f"#{b['index']} {b['label']}" for b in blocks}
+    overrides = [{**o, "target_label": labels.get(o["target"]), "anchor_label": labels.get(o["anchor"])}
+                 for o in (draft.get("layout") or {}).get("overrides") or []]
+    moved = {o["target"]: o for o in overrides}
+    for block in blocks:
+        block["override"] = moved.get(block["id"])
+    return {"blocks": blocks, "overrides": overrides}
 
 
 def _apply_context(request, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -444,6 +490,11 @@ def _refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> st
         return _("That rule is no longer in this draft. Nothing was changed.")
     if code == "RULE_NOT_REMOVABLE":
         return _("Only custom text rules can be removed; switch a module off instead. Nothing was changed.")
+    if code == "ASSEMBLY_LAYOUT_UNSUPPORTED":
+        why = re.sub(r": block:.*$", "", error.get("error") or "")  # the block's id is in the technical detail
+        return _("This block cannot move like that: %(why)s. Nothing was changed.") % {"why": why}
+    if code == "OVERRIDE_NOT_FOUND":
+        return _("That block has no stored move any more. Nothing was changed.")
     if code == "POSITION_NOT_FOUND":
         return _("That position row is no longer in this draft. Nothing was changed.")
     if code == "STRATEGY_READ_ONLY":
@@ -597,6 +648,25 @@ def layout_update(request, strategy, session):
     services.layout_update(strategy=strategy, user=request.user, source=data["source"], identity=data["identity"],
                            fallback=data["fallback"], expected_version=data["version"])
     return _("Layout policy saved.")
+
+
+@editor_write()
+def block_move(request, strategy, session):
+    form = _form(forms.BlockMoveForm, request)
+    data = form.cleaned_data
+    services.block_move(strategy=strategy, user=request.user,
+                        request=_preview_request(strategy, strategy.draft, session), target=data["target"],
+                        anchor=data["anchor"], side=data["side"], detach=data["detach"],
+                        expected_version=data["version"])
+    return _("Block moved; the strategy keeps the move as a layout override.")
+
+
+@editor_write()
+def block_reset(request, strategy, session):
+    form = _form(forms.BlockResetForm, request)
+    services.block_override_remove(strategy=strategy, user=request.user, target=form.cleaned_data["target"],
+                                   expected_version=form.cleaned_data["version"])
+    return _("The block's stored move was removed; it goes back to its source's place.")
 
 
 @editor_write()
