@@ -390,14 +390,14 @@ def preview_export(request, pk, shape):
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def _side(session: Session, spec: str | None) -> dict[str, Any]:
+def _side(session: Session, spec: str | None, options: PreviewOptionsForm) -> dict[str, Any]:
     """One side of a comparison: its choice and result, or the refusal that stopped it."""
     try:
         choice = resolve_choice(session, spec)
     except REFUSALS as error:
         return {"spec": spec or "", "error": _error_context(error)}
     try:
-        result = assemble(_preview_request(session, choice)).model_dump(mode="json")
+        result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
     except REFUSALS as error:
         return {"spec": choice.spec, "choice": choice, "error": _error_context(error)}
     return {"spec": choice.spec, "choice": choice, "result": result}
@@ -410,11 +410,15 @@ def compare(request, pk):
     session = session_for_read(pk)
     a_spec = request.GET.get("a") or (APPLIED if session.applied_document is not None else "")
     b_spec = request.GET.get("b") or ""
+    options = PreviewOptionsForm(request.GET or None)
     context: dict[str, Any] = {"session": session, "options": choice_options(session), "a_spec": a_spec,
-                               "b_spec": b_spec, "only_changes": request.GET.get("only") == "1"}
+                               "b_spec": b_spec, "only_changes": request.GET.get("only") == "1",
+                               "preview_options": options}
     status = 200
-    if a_spec and b_spec:
-        a, b = _side(session, a_spec), _side(session, b_spec)
+    if options.is_bound and not options.is_valid():
+        status = 400  # the form shows which option is wrong; nothing is compared
+    elif a_spec and b_spec:
+        a, b = _side(session, a_spec, options), _side(session, b_spec, options)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
             context["alignment"] = align_messages(a["result"]["request"]["messages"],

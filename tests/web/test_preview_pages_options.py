@@ -73,3 +73,19 @@ def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, ex
     group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', page.content.decode(),
                       re.S)
     assert group is not None and "errorlist" in group.group(0)
+
+
+def test_compare_runs_both_sides_with_the_same_options(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    base = f"/sessions/{session.pk}/compare/?a=builtin-st&b=builtin-st"
+    plain = client.get(base).content.decode()
+    assert "Both send exactly the same messages." in plain and IMPERSONATION_START not in plain
+    html = client.get(base + "&generation=impersonate&tokenizer=cl100k_base").content.decode()
+    assert IMPERSONATION_START in html and "cl100k_base" in html
+    assert re.search(r'<option value="impersonate" selected>', html)
+    bad = client.get(base + "&generation=reroll")
+    assert bad.status_code == 400 and "errorlist" in bad.content.decode()
+    # the preview's compare link carries the options (not the budget: compare has none)
+    page = preview(client, session, "generation=continue&context_window=5000").content.decode()
+    link = re.search(r'href="(/sessions/\d+/compare/[^"]+)"', page).group(1)
+    assert "generation=continue" in link and "context_window" not in link
