@@ -37,7 +37,8 @@ def _session_json(session: Session) -> dict:
         "preset": _resource_id(session.preset), "character": _resource_id(session.character),
         "persona": _resource_id(session.persona), "world_books": [b.pk for b in session.world_books.all()],
         "host": session.host, "current_input": session.current_input,
-        "author_note": session.author_note, "applied": _applied(session),
+        "author_note": session.author_note, "extension_prompts": session.extension_prompts,
+        "applied": _applied(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
                     for e in session.events.all()],
@@ -68,7 +69,9 @@ def sessions(request):
         body = json_object(request)
         session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
                                           current_input=body.get("current_input", ""),
-                                          author_note=body.get("author_note"), greeting=body.get("greeting", False),
+                                          author_note=body.get("author_note"),
+                                          extension_prompts=body.get("extension_prompts"),
+                                          greeting=body.get("greeting", False),
                                           **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
     rows = Session.objects.select_related("applied_strategy", "applied_revision")
@@ -80,12 +83,13 @@ def session_detail(request, pk):
     if request.method == "PATCH":
         session = session_for_edit(request.user, pk)
         body = json_object(request)
-        unknown = set(body) - {"name", "host", "current_input", "author_note", "preset", "character", "persona",
-                               "world_books"}
+        writable = ("name", "host", "current_input", "author_note", "extension_prompts", "preset", "character",
+                    "persona", "world_books")
+        unknown = set(body) - set(writable)
         if unknown:
-            raise invalid(sorted(unknown)[0], "one of name, host, current_input, author_note, preset, character, "
-                          "persona, world_books")
-        fields = {k: body[k] for k in ("name", "host", "current_input", "author_note") if k in body}
+            raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))
+        fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts")
+                  if k in body}
         services.session_update(session=session, **fields, **_resources_from(body))
     return ok(_session_json(session_for_read(pk)))
 

@@ -10,7 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from assembly.tokens import ENCODINGS
-from preview_app.services import EVENT_ROLES, author_note_settings, host_settings
+from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from strategies_app.errors import ServiceError
 from strategies_app.models import Character, Persona, Preset, WorldBook
 
@@ -109,6 +109,10 @@ class SessionForm(forms.Form):
     note_interval = forms.IntegerField(label=_("Insert every N user messages (0 = off)"), min_value=0,
                                        max_value=10000, initial=1, required=False)
     note_allow_wi_scan = forms.BooleanField(label=_("World info scans the note for keywords"), required=False)
+    extension_prompts = JSONListField(
+        label=_("Extension prompts"), item=_("extension prompts"),
+        help_text=_('Other extensions\' prompts, e.g. [{"key": "1_memory", "content": "Summary: ...", "position": '
+                    '"in_chat", "depth": 2}] (position in_chat, before_main or after_main; role; scan).'))
 
     HOST_FIELDS = ("core_available", "native_available", "system_prompt_update", "official_sections", "contexts",
                    "variables")
@@ -127,6 +131,7 @@ class SessionForm(forms.Form):
             "variables": host.get("variables") or {}, "current_input": session.current_input,
             **{f"note_{name}": value for name, value in (session.author_note or {}).items()
                if name in cls.NOTE_FIELDS},
+            "extension_prompts": session.extension_prompts or [],
         }
 
     def clean(self):
@@ -141,6 +146,11 @@ class SessionForm(forms.Form):
             field = path.split(".")[1] if path.count(".") >= 1 else None
             self.add_error(field if field in self.fields else None, error.message)
         self._clean_author_note(data)
+        if "extension_prompts" in data:
+            try:
+                data["extension_prompts"] = extension_prompt_settings(data["extension_prompts"])
+            except ServiceError as error:
+                self.add_error("extension_prompts", error.message)
         return data
 
     def _clean_author_note(self, data: dict[str, Any]) -> None:
@@ -159,7 +169,8 @@ class SessionForm(forms.Form):
         data = self.cleaned_data
         return {"name": data["name"], "preset": data["preset"], "character": data["character"],
                 "persona": data["persona"], "world_books": list(data["world_books"]), "host": data["host"],
-                "current_input": data["current_input"], "author_note": data["author_note"]}
+                "current_input": data["current_input"], "author_note": data["author_note"],
+                "extension_prompts": data["extension_prompts"]}
 
 
 class SessionCreateForm(SessionForm):

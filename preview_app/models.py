@@ -31,6 +31,9 @@ class Session(models.Model):
     author_note = models.JSONField(null=True, blank=True,
                                    help_text="the chat's author's note in the engine's shape (content, position, "
                                              "depth, role, interval, allow_wi_scan); null = none")
+    extension_prompts = models.JSONField(default=list, blank=True,
+                                         help_text="other extensions' prompts (summary, vectors, ...) in the engine's "
+                                                   "shape: [{key, content, position, depth, role, scan}]")
     applied_strategy = models.ForeignKey(Strategy, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="sessions")
     applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,

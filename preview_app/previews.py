@@ -49,6 +49,8 @@ def session_resources(session: Session) -> dict[str, Any]:
         resources["persona"] = sillytavern.persona_document(session.persona)
     if session.author_note:
         resources["author_note"] = session.author_note
+    if session.extension_prompts:
+        resources["extension_prompts"] = session.extension_prompts
     books = list(session.world_books.prefetch_related("entries"))
     if len(books) == 1:
         resources["worldbook"] = sillytavern.worldbook_document(books[0], books[0].entries.all())

@@ -52,6 +52,19 @@ def author_note_settings(value: Any) -> dict[str, Any] | None:
     return note.model_dump(mode="json") if note is not None and note.content.strip() else None
 
 
+def extension_prompt_settings(value: Any) -> list[dict[str, Any]]:
+    """Validated extension prompts (engine.md §1 `resources.extension_prompts`) as a plain JSON list."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise invalid("extension_prompts", "a list of extension prompts")
+    try:
+        prompts = normalize_resources({"extension_prompts": value}).extension_prompts
+    except ImportInvalid as error:
+        raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or "extension_prompts"}) from None
+    return [prompt.model_dump(mode="json") for prompt in prompts]
+
+
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise invalid("name", "a non-blank name of at most 200 characters")
@@ -68,7 +81,8 @@ def _check_text(value: Any, field: str) -> str:
 def session_create(*, user, name: str, preset: Preset | None = None, character: Character | None = None,
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
                    host: dict[str, Any] | None = None, current_input: str = "",
-                   author_note: dict[str, Any] | None = None, greeting: bool = False) -> Session:
+                   author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
+                   greeting: bool = False) -> Session:
     """`greeting`: start the history with the character's first message, as SillyTavern starts a new chat."""
     if not isinstance(greeting, bool):
         raise invalid("greeting", "true or false")
@@ -77,7 +91,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
-        author_note=author_note_settings(author_note))
+        author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts))
     session.world_books.set(list(world_books))
     if greeting:
         SessionEvent.objects.create(session=session, seq=1, message_id=next_message_id(session, 1), role="assistant",
@@ -90,7 +104,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 def session_update(*, session: Session, name: str = UNSET, preset: Preset | None = UNSET,
                    character: Character | None = UNSET, persona: Persona | None = UNSET,
                    world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
-                   current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET) -> Session:
+                   current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET,
+                   extension_prompts: list[dict[str, Any]] | None = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     if name is not UNSET:
@@ -101,6 +116,8 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
         locked.current_input = _check_text(current_input, "current_input")
     if author_note is not UNSET:
         locked.author_note = author_note_settings(author_note)
+    if extension_prompts is not UNSET:
+        locked.extension_prompts = extension_prompt_settings(extension_prompts)
     for field, value in (("preset", preset), ("character", character), ("persona", persona)):
         if value is not UNSET:
             setattr(locked, field, value)

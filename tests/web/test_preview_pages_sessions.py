@@ -298,3 +298,40 @@ def test_a_greeting_without_one_to_use_is_refused_and_nothing_is_stored(world, u
     group = re.search(r'<div class="field check"><input[^>]*name="greeting".*?</div>', html, re.S)
     assert group is not None and "Choose a character whose card has a first message." in group.group(0)
     assert Session.objects.count() == before
+
+
+def test_extension_prompts_are_stored_and_injected_by_builtin_st(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    prompts = '[{"key": "1_memory", "content": "Summary: {{char}} met Sam.", "position": "in_chat", "depth": 0}]'
+    response = client.post(f"/sessions/{session.pk}/edit/", _form(
+        name=session.name, core_available="on", preset=world["preset"], character=world["character"],
+        current_input="Hello", extension_prompts=prompts))
+    assert response.status_code == 302
+    session.refresh_from_db()
+    assert session.extension_prompts == [{"key": "1_memory", "content": "Summary: {{char}} met Sam.",
+                                          "position": "in_chat", "depth": 0, "role": "system", "scan": False}]
+    # depth 0: after the last chat message, macros expanded (sillytavern.md §4.5)
+    result = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st").json()
+    texts = [m["content"] for m in result["request"]["messages"]]
+    assert texts[texts.index("Hello") + 1] == "Summary: Ada met Sam."
+    assert "1_memory" in client.get(f"/sessions/{session.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ('{"key": "x"}', "Expected a JSON list of extension prompts."),
+    ('[{"content": "no key"}]', "extension_prompts[0].key"),
+    ('[{"key": "a", "position": "sideways"}]', "extension_prompts[0].position"),
+    ('[{"key": "a"}, {"key": "a"}]', "a key used once"),
+])
+def test_bad_extension_prompts_name_the_problem_and_change_nothing(world, users, value, message):
+    session = world["session"]
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/edit/",
+                                                  _form(name="Renamed", extension_prompts=value))
+    assert response.status_code == 400
+    html = response.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
+    group = re.search(r'<div class="field[^"]*">(?:(?!<div class="field).)*name="extension_prompts".*?</textarea>',
+                      html, re.S)
+    assert group is not None and message in group.group(0)
+    session.refresh_from_db()
+    assert session.name != "Renamed" and session.extension_prompts == []

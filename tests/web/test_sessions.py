@@ -241,3 +241,23 @@ def test_the_api_creates_a_session_with_the_greeting_or_refuses_naming_the_field
         assert refused.status_code == 400 and refused.json()["detail"] == {"path": "greeting", "expected": expected}
     assert Session.objects.count() == before
     assert Character.objects.get(pk=greeter).first_mes == "Evening."
+
+
+def test_the_api_sets_extension_prompts_and_refuses_bad_ones(users, native_session):
+    client = client_for(users["designer"])
+    base = f"/api/sessions/{native_session.pk}"
+    patched = client.patch(base, {"extension_prompts": [{"key": "3_vectors", "content": "Recalled: a storm."}]},
+                           content_type="application/json")
+    assert patched.status_code == 200
+    assert patched.json()["extension_prompts"] == [{"key": "3_vectors", "content": "Recalled: a storm.",
+                                                    "position": "in_chat", "depth": 0, "role": "system",
+                                                    "scan": False}]
+    bad = client.patch(base, {"extension_prompts": [{"key": "x", "depth": -1}]}, content_type="application/json")
+    assert bad.status_code == 400 and bad.json()["detail"]["path"] == "extension_prompts[0].depth"
+    assert client.patch(base, {"extension_prompts": "x"}, content_type="application/json").json()["detail"][
+        "path"] == "extension_prompts"
+    assert Session.objects.get(pk=native_session.pk).extension_prompts[0]["key"] == "3_vectors"
+    # the standard backend cannot place them and says so
+    preview = client.get(f"{base}/preview").json()
+    assert {"code": "CHAT_EXTENSION_UNUSED", "resource": "extension_prompts", "name": "3_vectors"} in \
+        preview["diagnostics"]
