@@ -155,7 +155,7 @@ def test_a_stored_move_is_listed_and_can_be_removed(users, editor):  # noqa: F81
     move(client, strategy, session, phi["id"], main["id"], "after")
     page = client.get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
     listed = re.search(r'<ul class="overrides" id="override-list">(.*?)</ul>', page, re.S).group(1)
-    assert "Post-History Instructions" in listed and "Main Prompt" in listed
+    assert re.search(r"#\d+ Post-History Instructions goes after #\d+ Main Prompt", listed)
     url = f"/strategies/{strategy.slug}/blocks/reset/"
     version = Strategy.objects.get(pk=strategy.pk).version
     removed = client.post(url, {"version": version, "session": session.pk, "target": phi["id"]})
