@@ -45,10 +45,7 @@ def author_note_settings(value: Any) -> dict[str, Any] | None:
         return None
     if not isinstance(value, dict):
         raise invalid("author_note", "an author's note object or null")
-    try:
-        note = normalize_resources({"author_note": value}).author_note
-    except ImportInvalid as error:
-        raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or "author_note"}) from None
+    note = _read_resource("author_note", value)
     return note.model_dump(mode="json") if note is not None and note.content.strip() else None
 
 
@@ -58,11 +55,16 @@ def extension_prompt_settings(value: Any) -> list[dict[str, Any]]:
         return []
     if not isinstance(value, list):
         raise invalid("extension_prompts", "a list of extension prompts")
+    return [prompt.model_dump(mode="json") for prompt in _read_resource("extension_prompts", value)]
+
+
+def _read_resource(field: str, value: Any) -> Any:
+    """One session resource read by the engine's own importer, so the session stores only what the engine accepts;
+    a refusal names the field's path."""
     try:
-        prompts = normalize_resources({"extension_prompts": value}).extension_prompts
+        return getattr(normalize_resources({field: value}), field)
     except ImportInvalid as error:
-        raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or "extension_prompts"}) from None
-    return [prompt.model_dump(mode="json") for prompt in prompts]
+        raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or field}) from None
 
 
 def _check_name(name: Any) -> str:
