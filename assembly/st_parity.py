@@ -119,6 +119,7 @@ from assembly.resources import (
     Prompt,
     normalize_resources,
 )
+from assembly.results import build_trusted
 from assembly.tokens import ENCODINGS, count_tokens
 
 Role = Literal["system", "user", "assistant"]
@@ -200,6 +201,19 @@ class StMessage(_Frozen):
     sources: tuple[str, ...] = ()
     depth: int | None = None
     order: int | None = None
+
+
+def _with(m: StMessage, **changes: Any) -> StMessage:
+    """`m` with some fields replaced by values computed from its own valid ones: no second validation, since this
+    runs once per chat message of every request."""
+    return build_trusted(StMessage, **{**m.__dict__, **changes})
+
+
+def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None
+                 ) -> StMessage:
+    """A chat message built from conversation data the engine already validated (the request's own messages)."""
+    return build_trusted(StMessage, id=id, role=role, content=content, name=None, speaker=speaker, kind="chat",
+                         sources=sources, depth=None, order=None)
 
 
 class StInjection(_Frozen):
@@ -1041,7 +1055,8 @@ def apply_names_behavior(messages: Sequence[StMessage | Mapping[str, Any]], mode
             content = f"{speaker}: {content}"
         elif behavior == NAMES_BEHAVIOR["completion"] and speaker:
             name = completion_name(speaker)
-        out.append(m.model_copy(update={"content": content.replace("\r", ""), "name": name, "speaker": speaker}))
+        out.append(_with(m, content=content.replace("\r", "") if "\r" in content else content, name=name,
+                         speaker=speaker))
     return out
 
 

@@ -31,6 +31,7 @@ from assembly.st_parity import (
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
+    chat_message,
     control_prompts,
     extension_prompt_placement,
     inject_in_chat,
@@ -176,8 +177,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if chat_nodes and "{{" in chat_nodes[0].text:
         # SillyTavern expands macros in the chat's first message (the card's greeting) at every generation (§3)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
-    chat_view = [StMessage(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
-                           kind="chat", sources=(n.id,)) for n in chat_nodes]
+    chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
+                              sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
     ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
     injections = _injections(depth_nodes) + extras.injections
@@ -317,8 +318,8 @@ def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "e
 def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
                 by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
-    chat = [StMessage(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
-                      speaker=n.message.get("name"), kind="chat", sources=(n.id,)) for n in run]
+    chat = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
+                         speaker=n.message.get("name"), sources=(n.id,)) for n in run]
     mode = preset.names_behavior if preset is not None else 0
     named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
     tail: list[StMessage] = []
