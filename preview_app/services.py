@@ -88,7 +88,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     """`greeting`: start the history with the character's first message, as SillyTavern starts a new chat."""
     if not isinstance(greeting, bool):
         raise invalid("greeting", "true or false")
-    if greeting and (character is None or not character.first_mes.strip()):
+    if greeting and not (card_greetings(character) or [""])[0].strip():
         raise invalid("greeting", "a character whose card has a first message (greeting)")
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
@@ -96,10 +96,41 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts))
     session.world_books.set(list(world_books))
     if greeting:
-        SessionEvent.objects.create(session=session, seq=1, message_id=next_message_id(session, 1), role="assistant",
-                                    content=character.first_mes, name=character.name,
-                                    source={"kind": "greeting", "character": character.pk})
+        _greeting_event(session, character, 0)
     return session
+
+
+def card_greetings(character: Character | None) -> list[str]:
+    """The card's greetings in SillyTavern's swipe order: its first message, then the alternate greetings."""
+    if character is None:
+        return []
+    alternates = character.card_fields.get("alternate_greetings") or []
+    return [character.first_mes, *(g for g in alternates if isinstance(g, str))]
+
+
+def _greeting_event(session: Session, character: Character, index: int) -> SessionEvent:
+    # stored as written: SillyTavern expands the macros of the chat's first message when it builds a request
+    return SessionEvent.objects.create(
+        session=session, seq=1, message_id=next_message_id(session, 1), role="assistant",
+        content=card_greetings(character)[index], name=character.name,
+        source={"kind": "greeting", "character": character.pk, "greeting": index})
+
+
+@transaction.atomic
+def session_greet(*, session: Session, index: Any) -> SessionEvent:
+    """Start an empty history with one of the card's greetings (0: its first message; n: alternate greeting n), as
+    a new SillyTavern chat starts."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    if locked.events.exists():
+        raise ServiceError("SESSION_HISTORY_NOT_EMPTY", "history: a greeting starts an empty history, and this one "
+                           "has messages", status=409, detail={"path": "history"})
+    greetings = card_greetings(locked.character)
+    usable = [i for i, text in enumerate(greetings) if text.strip()]
+    if not usable:
+        raise invalid("greeting", "a session character whose card has a greeting")
+    if isinstance(index, bool) or not isinstance(index, int) or index not in usable:
+        raise invalid("greeting", "the number of one of the card's greetings: " + ", ".join(map(str, usable)))
+    return _greeting_event(locked, locked.character, index)
 
 
 @transaction.atomic

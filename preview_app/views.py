@@ -41,7 +41,7 @@ from preview_app.goldens import golden_statuses
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import session_request
 from preview_app.request_rows import render_rows
-from preview_app.result_display import client_messages, display
+from preview_app.result_display import client_messages, display, excerpt
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.api import REFUSALS
@@ -208,6 +208,8 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
                           if session.applied_revision else "off"),
         "commit_form": CommitForm() if editable else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
+        "greetings": ([(i, excerpt(text)) for i, text in enumerate(services.card_greetings(session.character))
+                       if text.strip()] if editable and not events else []),
     }
     context.update(overrides)
     return render(request, "preview/session.html", context, status=status)
@@ -229,6 +231,20 @@ def session_edit(request, pk):
     services.session_update(session=session, **form.service_fields())
     messages.success(request, _("Session settings saved."))
     return redirect("preview:session", pk=session.pk)
+
+
+@refusals_as_pages
+@require_POST
+def session_greet(request, pk):
+    """Start an empty history with the greeting chosen from the card's first message and alternate greetings."""
+    session = session_for_edit(request.user, pk)
+    raw = request.POST.get("greeting", "")
+    index = int(raw) if raw.isdigit() else raw
+    try:
+        event = services.session_greet(session=session, index=index)
+    except ServiceError as error:
+        return _session_page(request, session, status=error.status, greeting_error=error.message)
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
 
 
 @refusals_as_pages

@@ -64,6 +64,9 @@ PAGES = [
      ("login", 403, "done", "done")),
     ("edit message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/",
      lambda w: _event_form(f"e{w['event'].seq}", role="user", content="Edited"), ("login", 403, "done", "done")),
+    # the world's session already has a message, so a greeting is refused (409) for those who may edit it
+    ("greet", "post", lambda w: f"/sessions/{w['session'].pk}/greet/", lambda w: {"greeting": "0"},
+     ("login", 403, 409, 409)),
     ("move message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/move/",
      lambda w: {"direction": "down"}, ("login", 403, "done", "done")),
     ("delete message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/delete/",

@@ -282,7 +282,8 @@ def test_a_new_session_can_start_with_the_characters_greeting(world, users, gree
     session = Session.objects.get(name="Greeted")
     [event] = SessionEvent.objects.filter(session=session)
     assert (event.seq, event.role, event.content, event.name, event.source) == (
-        1, "assistant", "Evening, {{user}}. Mind the steps.", "Mira", {"kind": "greeting", "character": greeter.pk})
+        1, "assistant", "Evening, {{user}}. Mind the steps.", "Mira",
+        {"kind": "greeting", "character": greeter.pk, "greeting": 0})
     # the edit form has no greeting switch: the greeting belongs to the start of a chat
     assert 'name="greeting"' not in client_for(users["designer"]).get(f"/sessions/{session.pk}/").content.decode()
 
@@ -335,3 +336,52 @@ def test_bad_extension_prompts_name_the_problem_and_change_nothing(world, users,
     assert group is not None and message in group.group(0)
     session.refresh_from_db()
     assert session.name != "Renamed" and session.extension_prompts == []
+
+
+@pytest.fixture
+def greeted_card(users):
+    from strategies_app import services as strategy_services
+
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Mira", "first_mes": "Evening.", "alternate_greetings": ["Storm's coming.", " ", "Tea?"]}}
+    return Character.objects.get(pk=strategy_services.character_import(user=users["admin"], data=card).id)
+
+
+def test_an_empty_session_starts_with_a_chosen_greeting(world, users, greeted_card):
+    session = services.session_create(user=users["designer"], name="Fresh", character=greeted_card)
+    client = client_for(users["designer"])
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    options = re.findall(r'<option value="(\d+)">([^<]*)</option>', re.search(
+        r'<select id="greeting" name="greeting">(.*?)</select>', page, re.S).group(1))
+    # the blank alternate (2) is not offered; the numbers are SillyTavern's swipe positions
+    assert options == [("0", "First message: Evening."), ("1", "Alternate greeting 1: Storm&#x27;s coming."),
+                       ("3", "Alternate greeting 3: Tea?")]
+    response = client.post(f"/sessions/{session.pk}/greet/", {"greeting": "3"})
+    assert response.status_code == 302 and response["Location"].endswith("#event-1")
+    assert _history(session) == [("assistant", "Tea?")]
+    assert 'id="greet-form"' not in client.get(f"/sessions/{session.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(("greeting", "status", "message"), [
+    ("2", 400, "greeting: expected the number of one of the card&#x27;s greetings: 0, 1, 3"),
+    ("x", 400, "greeting: expected the number of one of the card&#x27;s greetings: 0, 1, 3"),
+    ("0", 409, "a greeting starts an empty history, and this one has messages"),
+])
+def test_a_refused_greeting_says_why_and_adds_nothing(world, users, greeted_card, greeting, status, message):
+    session = services.session_create(user=users["designer"], name="Fresh", character=greeted_card)
+    if status == 409:
+        services.event_append(session=session, role="user", content="Already talking")
+    before = _history(session)
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/greet/", {"greeting": greeting})
+    assert response.status_code == status and message in response.content.decode()
+    assert _history(session) == before
+
+
+def test_only_editors_greet(world, users, greeted_card):
+    session = services.session_create(user=users["designer"], name="Fresh", character=greeted_card)
+    assert client_for(users["qa"]).post(f"/sessions/{session.pk}/greet/", {"greeting": "0"}).status_code == 403
+    assert 'id="greet-form"' not in client_for(users["qa"]).get(f"/sessions/{session.pk}/").content.decode()
+    no_card = services.session_create(user=users["designer"], name="No card")
+    refused = client_for(users["designer"]).post(f"/sessions/{no_card.pk}/greet/", {"greeting": "0"})
+    assert refused.status_code == 400 and "a session character whose card has a greeting" in refused.content.decode()
+    assert _history(session) == [] and _history(no_card) == []
