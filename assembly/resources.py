@@ -317,6 +317,8 @@ class WorldBookEntry(_Frozen):
     display_index: int | None = None
     vectorized: bool = False
     automation_id: str = ""
+    # where the entry was loaded from (sillytavern.md §7.2): a selected book, or the character's own lore
+    lore: Literal["global", "character"] = "global"
     other_fields: dict[str, Any] = {}
 
     @property
@@ -345,6 +347,8 @@ class WorldBook(_Frozen):
     min_activations_depth_max: int = 0
     max_recursion_steps: int = 0
     use_group_scoring: bool = False
+    # how character lore and selected books share the candidate order (§7.2; SillyTavern's default character_first)
+    character_strategy: Literal["evenly", "character_first", "global_first"] = "character_first"
     other_fields: dict[str, Any] = {}
 
     def entry(self, uid: int | str) -> WorldBookEntry | None:
@@ -822,6 +826,12 @@ def _book_settings(r: _Reader) -> dict[str, Any]:
             parsed = _integer(value, where, _MISSING, minimum=low, maximum=high)
         if parsed is not _MISSING:
             settings[name] = parsed
+    strategy, where = r.get("character_strategy", "world_info_character_strategy")
+    if strategy is not _MISSING and strategy is not None:
+        settings["character_strategy"] = _named(
+            strategy, where, "character_first", names={n: n for n in CHARACTER_STRATEGY_BY_NUMBER.values()},
+            numbers=CHARACTER_STRATEGY_BY_NUMBER, expected="a character lore strategy: evenly, character_first, "
+            "global_first (or 0, 1, 2)")
     activation, where = r.get("activation")
     if activation is not _MISSING and activation is not None:
         if activation not in ("all", "keywords"):
@@ -831,6 +841,9 @@ def _book_settings(r: _Reader) -> dict[str, Any]:
     if name_value is not None:
         settings["name"] = name_value
     return settings
+
+
+CHARACTER_STRATEGY_BY_NUMBER = {0: "evenly", 1: "character_first", 2: "global_first"}
 
 
 def _uid(value: Any, path: str) -> int | str:
@@ -931,6 +944,8 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
         character_filter=character_filter,
         display_index=_integer(*r.get("display_index"), None, nullable=True),
         automation_id=_text(*r.get("automation_id")),
+        lore=_named(*r.get("lore"), "global", names={"global": "global", "character": "character"}, numbers={},
+                    expected="where the entry comes from: global or character"),
         **flags,
     )
     other = r.leftovers()
@@ -984,7 +999,7 @@ def _book_settings_out(book: WorldBook) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if book.name is not None:
         out["name"] = book.name
-    for name in ("activation", *(n for n, _ in _BOOK_SETTINGS)):
+    for name in ("activation", "character_strategy", *(n for n, _ in _BOOK_SETTINGS)):
         if getattr(book, name) != WorldBook.model_fields[name].default:
             out[name] = getattr(book, name)
     return out
@@ -1011,6 +1026,8 @@ def _entry_fields(entry: WorldBookEntry) -> dict[str, Any]:
         out[_camel(name)] = getattr(entry, name)  # None is written as SillyTavern's null ("not set")
     if entry.character_filter is not None:
         out["characterFilter"] = copy.deepcopy(entry.character_filter)
+    if entry.lore != "global":
+        out["lore"] = entry.lore
     return out
 
 

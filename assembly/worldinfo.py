@@ -897,7 +897,11 @@ def activate_world_info(
         return MacroContext(user=user, char=char, last_user_message=last["user"],
                             last_char_message=last["assistant"])
 
-    ordered = sorted(_js_key_order(book.entries), key=lambda e: -e.order)  # stable: ties keep the book's key order
+    # §7.2: character lore and selected books by order, descending, in the book's strategy; stable, so ties keep
+    # the book's key order
+    lore_rank = {"evenly": {}, "character_first": {"global": 1}, "global_first": {"character": 1}}[
+        book.character_strategy]
+    ordered = sorted(_js_key_order(book.entries), key=lambda e: (lore_rank.get(e.lore, 0), -e.order))
 
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.

@@ -15,7 +15,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembly.resources import WorldBook, WorldBookEntry, import_settings, import_worldbook
+from assembly.resources import (
+    ImportInvalid,
+    WorldBook,
+    WorldBookEntry,
+    export_worldbook,
+    import_settings,
+    import_worldbook,
+)
 from assembly.tokens import count_tokens
 from assembly.worldinfo import (
     WorldInfoActivation,
@@ -820,3 +827,35 @@ def test_every_entry_appears_exactly_once(entries, max_context, recursive):
     placed += [p.uid for group in outputs.outlet_entries.values() for p in group]
     placed += [u.uid for u in outputs.unplaced]
     assert sorted(placed) == sorted(active_uids(result))
+
+
+# ---------------------------------------------------------------------------------------------- character lore
+
+@pytest.mark.parametrize(("strategy", "kept"), [
+    # §7.2: evenly sorts both sources together (order 300 first); character_first (SillyTavern's default) takes the
+    # character's lore first, whatever its order; global_first the selected book first.
+    ("evenly", "g1"),
+    ("character_first", "c1"),
+    ("global_first", "g1"),
+])
+def test_the_character_strategy_decides_who_spends_the_budget_first(strategy, kept):
+    wb = book(entry("g1", order=300, constant=True, content="The selected book's constant entry about mountains."),
+              entry("c1", order=10, constant=True, lore="character",
+                    content="The character's own lore about the lighthouse keeper."),
+              budget_percent=100, character_strategy=strategy)
+    first = count_tokens(wb.entry(kept).content + "\n")
+    result = run(wb, said("hi"), max_context=first + 1)  # room for one entry only
+    assert active_uids(result) == [kept]
+    other = "c1" if kept == "g1" else "g1"
+    assert skip_of(result, other).kind == "over_budget"
+
+
+def test_lore_and_the_strategy_are_read_and_written_back():
+    data = {"world_info_character_strategy": 2, "entries": {
+        "1": {"uid": 1, "key": ["x"], "content": "y", "lore": "character"}}}
+    wb = import_worldbook(data)
+    assert wb.character_strategy == "global_first" and wb.entries[0].lore == "character"
+    again = import_worldbook(export_worldbook(wb))
+    assert again.character_strategy == "global_first" and again.entries[0].lore == "character"
+    with pytest.raises(ImportInvalid, match=r"entries\.1\.lore: expected where the entry comes from"):
+        import_worldbook({"entries": {"1": {"uid": 1, "lore": "chat"}}})
