@@ -38,6 +38,7 @@ def _session_json(session: Session) -> dict:
         "persona": _resource_id(session.persona), "world_books": [b.pk for b in session.world_books.all()],
         "host": session.host, "current_input": session.current_input,
         "author_note": session.author_note, "extension_prompts": session.extension_prompts,
+        "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
         "applied": _applied(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
@@ -71,6 +72,8 @@ def sessions(request):
                                           current_input=body.get("current_input", ""),
                                           author_note=body.get("author_note"),
                                           extension_prompts=body.get("extension_prompts"),
+                                          world_info_activation=body.get("world_info_activation", "book"),
+                                          card_lore=body.get("card_lore", False),
                                           greeting=body.get("greeting", False),
                                           **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
@@ -83,13 +86,13 @@ def session_detail(request, pk):
     if request.method == "PATCH":
         session = session_for_edit(request.user, pk)
         body = json_object(request)
-        writable = ("name", "host", "current_input", "author_note", "extension_prompts", "preset", "character",
-                    "persona", "world_books")
+        writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
+                    "card_lore", "preset", "character", "persona", "world_books")
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))
-        fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts")
-                  if k in body}
+        fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts",
+                                       "world_info_activation", "card_lore") if k in body}
         services.session_update(session=session, **fields, **_resources_from(body))
     return ok(_session_json(session_for_read(pk)))
 

@@ -81,6 +81,15 @@ class SessionForm(forms.Form):
                                      empty_label=_("(none)"))
     world_books = forms.ModelMultipleChoiceField(label=_("World books"), queryset=WorldBook.objects.all(),
                                                  required=False, widget=forms.CheckboxSelectMultiple)
+    world_info_activation = forms.ChoiceField(
+        label=_("World info activation"), initial="book", required=False, choices=[
+            ("book", _("as each book says (a book without a setting: every enabled entry)")),
+            ("keywords", _("keyword scan, as SillyTavern does")),
+            ("all", _("every enabled entry (the host chose them)"))])
+    card_lore = forms.BooleanField(
+        label=_("Use the character card's own world book as character lore"), required=False,
+        help_text=_("As SillyTavern does once the card's book is imported and linked; a selected book with the same "
+                    "name is not loaded twice."))
     core_available = forms.BooleanField(label=_("The host has the advanced (core) backend"), required=False)
     native_available = forms.BooleanField(label=_("The host offers standard (native) system-prompt assembly"),
                                           required=False, initial=True)
@@ -132,6 +141,7 @@ class SessionForm(forms.Form):
             **{f"note_{name}": value for name, value in (session.author_note or {}).items()
                if name in cls.NOTE_FIELDS},
             "extension_prompts": session.extension_prompts or [],
+            "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
         }
 
     def clean(self):
@@ -170,7 +180,8 @@ class SessionForm(forms.Form):
         return {"name": data["name"], "preset": data["preset"], "character": data["character"],
                 "persona": data["persona"], "world_books": list(data["world_books"]), "host": data["host"],
                 "current_input": data["current_input"], "author_note": data["author_note"],
-                "extension_prompts": data["extension_prompts"]}
+                "extension_prompts": data["extension_prompts"],
+                "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"]}
 
 
 class SessionCreateForm(SessionForm):

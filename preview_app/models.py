@@ -31,6 +31,13 @@ class Session(models.Model):
     author_note = models.JSONField(null=True, blank=True,
                                    help_text="the chat's author's note in the engine's shape (content, position, "
                                              "depth, role, interval, allow_wi_scan); null = none")
+    world_info_activation = models.CharField(
+        max_length=10, default="book", choices=[("book", "as each book says"), ("keywords", "keyword scan"),
+                                                ("all", "every enabled entry")],
+        help_text="how the world books' entries activate: each book's own setting, SillyTavern's keyword scan, or "
+                  "every enabled entry")
+    card_lore = models.BooleanField(default=False, help_text="use the character card's embedded world book as "
+                                                             "character lore (as SillyTavern does once it is linked)")
     extension_prompts = models.JSONField(default=list, blank=True,
                                          help_text="other extensions' prompts (summary, vectors, ...) in the engine's "
                                                    "shape: [{key, content, position, depth, role, scan}]")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from assembly import AssemblyResult, assemble
+from assembly.resources import export_worldbook, import_worldbook
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
@@ -51,17 +52,50 @@ def session_resources(session: Session) -> dict[str, Any]:
         resources["author_note"] = session.author_note
     if session.extension_prompts:
         resources["extension_prompts"] = session.extension_prompts
-    books = list(session.world_books.prefetch_related("entries"))
-    if len(books) == 1:
-        resources["worldbook"] = sillytavern.worldbook_document(books[0], books[0].entries.all())
-    elif books:
-        # Several books become one: uids are prefixed by the book's id so entries of different books never clash.
-        merged: dict[str, Any] = {}
-        for book in books:
-            for key, entry in sillytavern.worldbook_document(book, book.entries.all())["entries"].items():
-                merged[f"{book.pk}:{key}"] = {**entry, "uid": f"{book.pk}:{key}"}
-        resources["worldbook"] = {**books[0].settings, "entries": merged}
+    worldbook = _session_worldbook(session)
+    if worldbook is not None:
+        resources["worldbook"] = worldbook
     return resources
+
+
+def _card_lore(session: Session) -> tuple[dict[str, Any], set[str]] | None:
+    """The card's embedded world book as native JSON, and the names it goes by (its own, the card's linked world)."""
+    if not session.card_lore or session.character is None:
+        return None
+    raw = session.character.card_fields.get("character_book")
+    if not isinstance(raw, dict) or not raw.get("entries"):
+        return None
+    names = {raw.get("name"), (session.character.card_fields.get("extensions") or {}).get("world")}
+    return export_worldbook(import_worldbook(raw)), {n for n in names if isinstance(n, str) and n}
+
+
+def _session_worldbook(session: Session) -> dict[str, Any] | None:
+    """The session's selected books and the card's lore as the one world book the engine reads. One selected book
+    alone is sent as it is; otherwise uids are prefixed (`<book id>:`, `card:`) so entries never clash, the card's
+    entries are character lore (sillytavern.md §7.2) and the scan settings are the first selected book's. A card book
+    that is also selected by name is not loaded twice."""
+    books = list(session.world_books.prefetch_related("entries"))
+    documents = [(str(book.pk), sillytavern.worldbook_document(book, book.entries.all())) for book in books]
+    card = _card_lore(session)
+    if card is not None and any(book.name in card[1] for book in books):
+        card = None
+    if card is None and len(documents) == 1:
+        merged = documents[0][1]
+    elif card is None and not documents:
+        return None
+    else:
+        entries: dict[str, Any] = {}
+        if card is not None:
+            for key, entry in card[0]["entries"].items():
+                entries[f"card:{key}"] = {**entry, "uid": f"card:{key}", "lore": "character"}
+        for prefix, document in documents:
+            for key, entry in document["entries"].items():
+                entries[f"{prefix}:{key}"] = {**entry, "uid": f"{prefix}:{key}"}
+        settings = books[0].settings if books else {k: v for k, v in card[0].items() if k != "entries"}
+        merged = {**settings, "entries": entries}
+    if session.world_info_activation != "book":
+        merged = {**merged, "activation": session.world_info_activation}
+    return merged
 
 
 def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[str, Any]:

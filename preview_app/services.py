@@ -67,6 +67,21 @@ def _read_resource(field: str, value: Any) -> Any:
         raise ServiceError("INPUT_INVALID", error.message, detail={"path": error.path or field}) from None
 
 
+WORLD_INFO_ACTIVATIONS = ("book", "keywords", "all")
+
+
+def _check_activation(value: Any) -> str:
+    if value not in WORLD_INFO_ACTIVATIONS:
+        raise invalid("world_info_activation", "one of " + ", ".join(WORLD_INFO_ACTIVATIONS))
+    return value
+
+
+def _check_flag(value: Any, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise invalid(field, "true or false")
+    return value
+
+
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
         raise invalid("name", "a non-blank name of at most 200 characters")
@@ -84,7 +99,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
-                   greeting: bool = False) -> Session:
+                   world_info_activation: str = "book", card_lore: bool = False, greeting: bool = False) -> Session:
     """`greeting`: start the history with the character's first message, as SillyTavern starts a new chat."""
     if not isinstance(greeting, bool):
         raise invalid("greeting", "true or false")
@@ -93,7 +108,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
-        author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts))
+        author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
+        world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"))
     session.world_books.set(list(world_books))
     if greeting:
         _greeting_event(session, character, 0)
@@ -138,7 +154,8 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    character: Character | None = UNSET, persona: Persona | None = UNSET,
                    world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
                    current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET,
-                   extension_prompts: list[dict[str, Any]] | None = UNSET) -> Session:
+                   extension_prompts: list[dict[str, Any]] | None = UNSET, world_info_activation: str = UNSET,
+                   card_lore: bool = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     if name is not UNSET:
@@ -151,6 +168,10 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
         locked.author_note = author_note_settings(author_note)
     if extension_prompts is not UNSET:
         locked.extension_prompts = extension_prompt_settings(extension_prompts)
+    if world_info_activation is not UNSET:
+        locked.world_info_activation = _check_activation(world_info_activation)
+    if card_lore is not UNSET:
+        locked.card_lore = _check_flag(card_lore, "card_lore")
     for field, value in (("preset", preset), ("character", character), ("persona", persona)):
         if value is not UNSET:
             setattr(locked, field, value)

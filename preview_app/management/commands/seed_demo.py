@@ -79,14 +79,15 @@ class Command(BaseCommand):
                      "character": Character.objects.get(name=demo.CHARACTER_NAME),
                      "persona": Persona.objects.get(name=demo.PERSONA_NAME),
                      "world_books": [WorldBook.objects.get(name=demo.WORLDBOOK_NAME)]}
-        for name, applied, host, turns, note in (
-            (demo.NATIVE_SESSION, strategy, {"core_available": False}, demo.NATIVE_TURNS, None),
+        for name, applied, host, turns, extra in (
+            (demo.NATIVE_SESSION, strategy, {"core_available": False}, demo.NATIVE_TURNS, {}),
+            # the SillyTavern session: its author's note, and SillyTavern's keyword scan of the world book
             (demo.CORE_SESSION, Strategy.objects.get(slug="builtin-st"), {"core_available": True}, demo.CORE_TURNS,
-             demo.AUTHOR_NOTE),
+             {"author_note": demo.AUTHOR_NOTE, "world_info_activation": "keywords"}),
         ):
             if Session.objects.filter(name=name).exists():
                 continue
-            session = services.session_create(user=designer, name=name, host=host, author_note=note, **resources)
+            session = services.session_create(user=designer, name=name, host=host, **extra, **resources)
             services.strategy_apply(session=session, strategy=applied)
             for text, reply in turns:
                 services.session_update(session=session, current_input=text)

@@ -1,0 +1,93 @@
+"""A session's world info: SillyTavern's keyword scan or every enabled entry, and the character card's own world
+book used as character lore (sillytavern.md §7.2), with the real Seraphina card, whose embedded book is Eldoria."""
+
+import json
+
+import pytest
+
+from preview_app import services
+from preview_app.models import Session
+from strategies_app import services as strategy_services
+from strategies_app.models import Character, Preset, WorldBook
+from tests.web.conftest import client_for
+
+
+@pytest.fixture
+def seraphina(users, shared_fixtures):
+    folder = shared_fixtures / "sillytavern"
+    admin = users["admin"]
+    card = strategy_services.character_import(user=admin, data=(folder / "st_card_Seraphina.png").read_bytes())
+    preset = strategy_services.preset_import(
+        user=admin, data=json.loads((folder / "st_cc_preset_Default.json").read_text(encoding="utf-8")),
+        name="Default")
+    return {"character": Character.objects.get(pk=card.id), "preset": Preset.objects.get(pk=preset.id),
+            "folder": folder}
+
+
+def session_with(users, seraphina, text, **fields):
+    session = services.session_create(user=users["designer"], name="Glade", host={"core_available": True},
+                                      character=seraphina["character"], preset=seraphina["preset"],
+                                      current_input=text, **fields)
+    return client_for(users["qa"]).get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st").json()
+
+
+def lore(result):
+    return [(n["id"], n["activation"]) for n in result["nodes"] if n["module"] == "worldbook"]
+
+
+def test_the_cards_own_book_is_character_lore_and_keywords_pick_the_entries(users, seraphina):
+    result = session_with(users, seraphina, "Tell me about the Shadowfang beasts.", card_lore=True,
+                          world_info_activation="keywords")
+    found = dict(lore(result))
+    # the input names the Shadowfangs; that entry's text names the forest and the glade (recursion); powers stay out
+    assert found["worldbook:card:1"] == "key 'shadowfang' found in message 0"
+    assert found["worldbook:card:0"].endswith("in the content of entry card:1 (recursion)")
+    assert found["worldbook:card:2"].endswith("in the content of entry card:1 (recursion)")
+    assert "worldbook:card:3" not in found
+    text = "\n".join(m["content"] for m in result["request"]["messages"])
+    assert 'What are Shadowfangs?' in text
+    # the same session without the card's book sends no lore at all
+    assert lore(session_with(users, seraphina, "Tell me about the Shadowfang beasts.",
+                             world_info_activation="keywords")) == []
+
+
+def test_every_enabled_entry_when_the_host_chooses(users, seraphina):
+    found = lore(session_with(users, seraphina, "Hello.", card_lore=True, world_info_activation="all"))
+    assert sorted(node_id for node_id, _ in found) == [f"worldbook:card:{i}" for i in range(4)]
+
+
+def test_a_selected_book_of_the_same_name_is_not_loaded_twice(users, seraphina):
+    book = strategy_services.worldbook_import(
+        user=users["admin"], name="Eldoria",
+        data=json.loads((seraphina["folder"] / "st_worldinfo_Eldoria.json").read_text(encoding="utf-8")))
+    result = session_with(users, seraphina, "Is the glade a safe haven?", card_lore=True,
+                          world_info_activation="keywords", world_books=[WorldBook.objects.get(pk=book.id)])
+    found = dict(lore(result))
+    assert found["worldbook:2"] == "key 'glade' found in message 0"  # the selected book's entry, and only once:
+    assert not any(node_id.startswith("worldbook:card:") for node_id in found)  # the card's copy is not loaded
+
+
+@pytest.mark.parametrize(("body", "path"), [
+    ({"world_info_activation": "sometimes"}, "world_info_activation"),
+    ({"card_lore": "yes"}, "card_lore"),
+])
+def test_bad_world_info_settings_are_refused_and_change_nothing(users, seraphina, body, path):
+    session = services.session_create(user=users["designer"], name="Glade", character=seraphina["character"])
+    response = client_for(users["designer"]).patch(f"/api/sessions/{session.pk}", body,
+                                                   content_type="application/json")
+    assert response.status_code == 400 and response.json()["detail"]["path"] == path
+    stored = Session.objects.get(pk=session.pk)
+    assert (stored.world_info_activation, stored.card_lore) == ("book", False)
+
+
+def test_the_form_sets_both_and_the_page_says_so(users, seraphina, world):
+    session = world["session"]
+    client = client_for(users["designer"])
+    response = client.post(f"/sessions/{session.pk}/edit/", {
+        "name": session.name, "system_prompt_update": "head", "native_available": "on",
+        "character": seraphina["character"].pk, "world_info_activation": "keywords", "card_lore": "on"})
+    assert response.status_code == 302
+    session.refresh_from_db()
+    assert (session.world_info_activation, session.card_lore) == ("keywords", True)
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "keyword scan, as SillyTavern does" in page and "+ the card's own book" in page
