@@ -23,6 +23,14 @@ shaped = st.fixed_dictionaries({}, optional={
     "content": json_values, "reply": json_values, "expected_seq": json_values, "note": json_values,
     "format": st.just("dsh-tavern-request-assembly"), "name": json_values, "rules": json_values,
     "session": json_values, "resources": json_values, "conversation": json_values, "host": json_values,
+    "author_note": json_values | st.fixed_dictionaries({}, optional={
+        "content": json_values, "position": json_values, "depth": json_values, "role": json_values,
+        "interval": json_values}),
+    "extension_prompts": json_values | st.lists(st.dictionaries(
+        st.sampled_from(["key", "content", "position", "depth", "role", "scan"]), json_values, max_size=6),
+        max_size=3),
+    "world_info_activation": json_values | st.sampled_from(["book", "keywords", "all"]),
+    "card_lore": json_values, "greeting": json_values, "character": json_values,
 })
 bodies = shaped | json_values
 
