@@ -115,7 +115,7 @@ class SessionForm(forms.Form):
                                     initial=4, required=False)
     note_role = forms.ChoiceField(label=_("Role"), choices=NOTE_ROLE_CHOICES, initial="system",
                                   required=False)
-    note_interval = forms.IntegerField(label=_("Insert every N user messages (0 = off)"), min_value=0,
+    note_interval = forms.IntegerField(label=_("Insertion frequency (0 = off)"), min_value=0,
                                        max_value=10000, initial=1, required=False)
     note_allow_wi_scan = forms.BooleanField(label=_("World info scans the note for keywords"), required=False)
     extension_prompts = JSONListField(
