@@ -187,6 +187,33 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
 
+    # World info at the example positions becomes example dialogues beside the card's (sillytavern.md §7.5)
+    em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
+                and n.position_id in _EM_POSITIONS] if utility else []
+    card_examples = next((n for n in ordered if n.module == "character" and n.field == "examples"), None)
+    em_ids = {id(n) for n in em_nodes}
+    examples_done = False
+
+    def example_blocks(examples_node: Node | None) -> list[StMessage]:
+        blocks = parse_dialogue_examples(
+            examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
+            new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
+            else "mes_example",
+            world_info=[{"source_id": n.id, "content": n.text, "position": n.position_id}
+                        for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
+        out: list[StMessage] = []
+        for block in blocks:
+            origin = next((m.sources[0] for m in block if m.kind == "example"), None)
+            owner = by_id.get(origin) if origin is not None else examples_node
+            owner = owner if owner is not None else examples_node
+            for message in block:
+                module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
+                synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,
+                                       message.name or "example", message, owner)
+                by_id[synthetic.id] = synthetic
+                out.append(message.model_copy(update={"sources": (synthetic.id,)}))
+        return out
+
     plan: list[StMessage] = []
     tail: list[StMessage] = []
     chat_done = False
@@ -206,6 +233,13 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             plan.extend(block)
             chat_done = True
             continue
+        if id(node) in em_ids:
+            while index < len(ordered) and id(ordered[index]) in em_ids:
+                index += 1
+            if card_examples is None and not examples_done:  # no card examples: the entries' dialogues alone
+                plan.extend(example_blocks(None))
+                examples_done = True
+            continue
         if node.module == "worldbook" and node.slot_id is not None:
             run = []
             while index < len(ordered) and ordered[index].module == "worldbook" and \
@@ -217,14 +251,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                                   sources=tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
-            blocks = parse_dialogue_examples(node.text, user_name=user, char_name=char,
-                                             new_example_chat_prompt=preset.new_example_chat_prompt,
-                                             source_id=node.id)
-            for message in (m for block in blocks for m in block):
-                synthetic = _synthetic(f"{node.id}:{message.id}", "character", message.name or "example",
-                                       message, node)
-                by_id[synthetic.id] = synthetic
-                plan.append(message.model_copy(update={"sources": (synthetic.id,)}))
+            plan.extend(example_blocks(node))
+            examples_done = True
             index += 1
             continue
         message = StMessage(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
@@ -258,6 +286,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     return messages, order, extras.diagnostics, report
 
 
+_EM_POSITIONS = ("before_example_messages", "after_example_messages")
 _HISTORY_KINDS = ("chat", "injection")
 _EXAMPLE_KINDS = ("example_header", "example")
 _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")

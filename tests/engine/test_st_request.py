@@ -72,6 +72,36 @@ def test_dialogue_examples_become_example_chat_blocks(default_preset):
     assert header.content == "[Example Chat]"
 
 
+@pytest.mark.parametrize("card_examples", [True, False])
+def test_world_info_at_the_example_positions_becomes_example_dialogues(default_preset, card_examples):
+    # §7.5: each entry's text is parsed like the card's examples; EMTop entries go in front of the card's blocks
+    # (taken in ascending order, each put first, so they end up descending), EMBottom entries after them.
+    character = {"name": "Sera", "description": "A forest guardian.",
+                 "mes_example": "<START>\n{{user}}: Who are you?\n{{char}}: A guardian." if card_examples else ""}
+    lore = [{"uid": 1, "content": "<START>\n{{user}}: Top low?\n{{char}}: Yes.", "position": "before_example_messages",
+             "order": 10},
+            {"uid": 2, "content": "{{user}}: Top high?\n{{char}}: Also.", "position": "before_example_messages",
+             "order": 20},
+            {"uid": 3, "content": "<START>\n{{user}}: Bottom?\n{{char}}: Last.", "position": "after_example_messages",
+             "order": 5}]
+    result = run(default_preset, character=character, lore=lore)
+    messages = result.request.messages
+    start = next(i for i, m in enumerate(messages) if m.content == "[Example Chat]")
+    shown = [(m.name, m.content) for m in messages[start:] if m.name in ("example_user", "example_assistant")
+             or m.content == "[Example Chat]"]
+    card = [("example_user", "Who are you?"), ("example_assistant", "A guardian.")] if card_examples else []
+    header = [(None, "[Example Chat]")]
+    expected = (header + [("example_user", "Top high?"), ("example_assistant", "Also.")]
+                + header + [("example_user", "Top low?"), ("example_assistant", "Yes.")]
+                + (header + card if card else [])
+                + header + [("example_user", "Bottom?"), ("example_assistant", "Last.")])
+    assert shown == expected
+    assert not any("Top low?" in m.content and m.name is None for m in messages)  # not also sent as a wrapped prompt
+    sources = {n.id: n.module for n in result.nodes}
+    parts = [p for m in messages if m.content == "Top high?" for p in m.parts]
+    assert [sources[p] for p in parts] == ["worldbook"]
+
+
 def test_content_names_prefix_chat_messages(default_preset):
     preset = dict(default_preset, names_behavior=2)
     texts = contents(run(preset))
