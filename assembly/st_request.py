@@ -353,7 +353,11 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
     tail: list[StMessage] = []
     if kind == "continue" and preset is not None and preset.continue_prefill:
-        named, prefill = take_continue_prefill(named)
+        # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
+        claude = preset.other_fields.get("chat_completion_source") == "claude"
+        prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char)).text
+                        if claude and preset.assistant_prefill else "")
+        named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
     history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)

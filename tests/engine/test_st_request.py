@@ -183,6 +183,22 @@ def test_section5_continue_without_prefill_moves_the_last_message_after_everythi
         "M5", "AN@0", "PHI", "M6", "[Continue your last message without repeating its original content.]"]
 
 
+@pytest.mark.parametrize(("source", "expected"), [
+    ("claude", "Sera thinks.\n\nM6"),  # §4.2 step 9: Claude's prefill, macros expanded, then a blank line
+    ("openai", "M6"),
+])
+def test_continue_prefill_puts_claudes_assistant_prefill_first(source, expected):
+    chat = CHAT + [("M6", "assistant")]
+    preset = {**utility_preset([]), "continue_prefill": True, "assistant_prefill": "{{char}} thinks.",
+              "chat_completion_source": source}
+    history = [{"id": t, "role": r, "content": t} for t, r in chat]
+    result = assemble({"strategy": "builtin-st", "resources": {"preset": preset, "character": {"name": "Sera"}},
+                       "conversation": {"history": history, "input": []}, "host": {"core_available": True},
+                       "generation": {"type": "continue"}})
+    last = result.request.messages[-1]
+    assert (last.role, last.content) == ("assistant", expected)
+
+
 def test_persona_at_depth_and_an_extension_prompt_before_main():
     preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "MAIN"}])
     result = run_chat(preset, persona={"name": "P", "description": "PERSONA", "position": "at_depth", "depth": 2},
