@@ -192,6 +192,23 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 # 1. sources -------------------------------------------------------------------------------------------------------
 
 
+HOST_KINDS = ("native-system", "history", "input")
+
+
+def _check_host_rule(rule: dict[str, Any], index: int) -> None:
+    """Reference A.10.1: the host's own messages keep their roles, live for the request and have no depth, so a rule
+    asking otherwise is refused instead of being ignored."""
+    asked = [f"{name} {rule.get(name)!r}" for name, allowed in (("role", "preserve"), ("lifetime", "request"))
+             if rule.get(name) not in (None, allowed)]
+    if rule.get("depth") is not None:
+        asked.append(f"depth {rule['depth']!r}")
+    if asked:
+        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
+                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for {rule['kind']}: "
+                            f"{', '.join(asked)} (the host's messages keep role preserve, lifetime request and no "
+                            "depth)", detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
+
+
 def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
@@ -209,6 +226,8 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
                                           "ruleId": rule["id"]})
             continue
         entry = _Entry(rule=rule, index=index, blocks=blocks)
+        if rule["enabled"] and kind in HOST_KINDS:
+            _check_host_rule(rule, index)
         if rule["enabled"]:
             owner = state.entries.get(kind)
             if (owner is not None and owner.rule["enabled"] and kind not in MULTIPLE_KINDS

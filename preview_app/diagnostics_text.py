@@ -82,6 +82,9 @@ REFUSALS: dict[str, Any] = {
     "ASSEMBLY_REQUEST_INVALID": _("The request the session produced is not valid; the message names the field."),
     "ASSEMBLY_DUPLICATE_SOURCE_RULE": _("Two enabled rules take the same source; only one rule may own a source. "
                                         "Disable or delete one of them (the message names both)."),
+    "ASSEMBLY_RULE_UNSUPPORTED": _("A rule for the host's own messages (system prompt, history, input) asks for a "
+                                   "role, lifetime or depth those messages cannot take; set role preserve, lifetime "
+                                   "request and no depth."),
     "ASSEMBLY_INVALID": _("A message would be sent twice, or a slot names a message that does not exist."),
     "IMPORT_INVALID": _("A resource of the session (preset, card, persona, world book) has a field the engine cannot "
                         "read; the message names it."),

@@ -34,6 +34,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from assembly import AssemblyError, assemble
+from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows
 from assembly.strategy import (
     CONTEXT_CONTROL_KINDS,
@@ -354,6 +355,7 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
                       "label": label, "display": rule["name"] or label, "has_text": rule["kind"] in
                       TEXT_KINDS, "removable": rule["kind"] in services.TEXT_RULE_KINDS, "shown_text": shown_text,
                       "kept": bool(kept and kept.get("rule") == rule["id"]),
+                      "host": rule["kind"] in HOST_KINDS,
                       "control": control, "control_words": CONTROL_WORDS.get((control or {}).get("control"), ""),
                       "first": index == 0, "last": index == len(movable) - 1})
     context_rules = []

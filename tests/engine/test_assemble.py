@@ -414,3 +414,23 @@ def test_a_second_rule_for_one_source_is_refused_by_name():
     with pytest.raises(AssemblyError) as error:
         assemble({"strategy": strategy, "host": {"core_available": True}})
     assert error.value.code == "ASSEMBLY_DUPLICATE_SOURCE_RULE" and "p2" in str(error.value)
+
+
+@pytest.mark.parametrize(("rule", "asked"), [
+    # reference A.10.1: native-system, history and input take role preserve, lifetime request and no depth
+    ({"id": "history", "kind": "history", "role": "system"}, "role 'system'"),
+    ({"id": "history", "kind": "history", "depth": 3}, "depth 3"),
+    ({"id": "history", "kind": "history", "lifetime": "snapshot"}, "lifetime 'snapshot'"),
+    ({"id": "native-system", "kind": "native-system", "role": "user"}, "role 'user'"),
+])
+def test_host_rules_that_ask_for_what_the_host_cannot_do_are_refused(rule, asked):
+    rules = [{"id": "history", "kind": "history"}, {"id": "input", "kind": "input"}]
+    rules = [rule] + [r for r in rules if r["id"] != rule["id"]]
+    strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "host", "rules": rules}
+    with pytest.raises(AssemblyError) as error:
+        assemble({"strategy": strategy, "host": {"core_available": True}})
+    assert error.value.code == "ASSEMBLY_RULE_UNSUPPORTED"
+    assert f"Unsupported rule settings for {rule['kind']}: {asked}" in str(error.value)
+    # the same rule switched off is not checked: it sends nothing
+    assemble({"strategy": {**strategy, "rules": [{**r, "enabled": False} if r is rule else r for r in rules]},
+              "host": {"core_available": True}})

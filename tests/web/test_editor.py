@@ -628,3 +628,15 @@ def test_query_counts_of_the_editor_do_not_grow_with_the_history(users, editor, 
     with django_assert_max_num_queries(30):
         assert client.get(url).status_code == 200
 
+
+
+def test_host_rules_offer_no_role_lifetime_or_depth(users, editor):
+    """The host's own messages (native-system, history, input) cannot take a role, lifetime or depth (reference
+    A.10.1; the engine refuses ASSEMBLY_RULE_UNSUPPORTED), so their rule forms do not offer them."""
+    strategy = editor["strategy"]
+    html = client_for(users["designer"]).get(f"/strategies/{strategy.slug}/edit/").content.decode()
+    for host in ("history", "input", "native-system"):
+        assert f'id="rule-{host}-role"' not in html and f'id="rule-{host}-depth"' not in html
+        assert f'id="rule-{host}-name"' in html
+    assert 'id="rule-preset-role"' in html and 'id="rule-preset-depth"' in html
+    assert "The host&#x27;s own messages keep their roles" in html  # the hoisted label is escaped like any value
