@@ -639,4 +639,4 @@ def test_host_rules_offer_no_role_lifetime_or_depth(users, editor):
         assert f'id="rule-{host}-role"' not in html and f'id="rule-{host}-depth"' not in html
         assert f'id="rule-{host}-name"' in html
     assert 'id="rule-preset-role"' in html and 'id="rule-preset-depth"' in html
-    assert "The host&#x27;s own messages keep their roles" in html  # the hoisted label is escaped like any value
+    assert "The host's own messages keep their roles" in html
