@@ -88,7 +88,8 @@ def _server_time(world: dict) -> Table:
             status = client.get(url).status_code
             if status != 200:
                 raise RuntimeError(f"{url} answered {status}")
-            timing = measure(lambda url=url: client.get(url), min_runs=3, max_runs=10, budget_s=2.0)
+            # 20 runs at most: on a shared 2-core machine a median of 10 moved by a third from one run to the next
+            timing = measure(lambda url=url: client.get(url), min_runs=5, max_runs=20, budget_s=3.0)
             target = "< 100 ms at 1,000" if size == 1000 else "-"
             verdict = ("met" if timing.median_ms < 100 else "NOT MET") if size == 1000 else "-"
             table.add(label, f"{size:,}", timing.runs, f"{timing.median_ms:.1f}", target, verdict)
@@ -122,7 +123,7 @@ def _drag_round_trip(world: dict) -> Table:
             raise RuntimeError(f"drag answered {response.status_code}: {response.content[:200]!r}")
 
     drag()
-    timing = measure(drag, min_runs=5, max_runs=20, budget_s=3.0)
+    timing = measure(drag, min_runs=10, max_runs=30, budget_s=3.0)
     table.add("swap two modules", timing.runs, f"{timing.median_ms:.1f}", "< 50 ms",
               "met" if timing.median_ms < 50 else "NOT MET")
     table.notes.append("the answer is the editor workspace partial: drafts, position rows and the live preview.")
