@@ -15,6 +15,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("strategies/", include("strategies_app.urls")),
     path("", include("preview_app.urls")),
+    path("resources/", strategies_views.resource_list, name="resources"),
     path("resources/import/", strategies_views.resource_import, name="resource-import"),
     # JSON API (web.md "HTTP API")
     path("api/assemble", preview_api.assemble_request, name="api-assemble"),

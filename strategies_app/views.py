@@ -21,7 +21,7 @@ from typing import Any
 
 from django import forms as django_forms
 from django.contrib import messages
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Q, Subquery
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.shortcuts import render
@@ -59,7 +59,15 @@ from strategies_app import forms, services
 from strategies_app.access import EDIT_ANY_STRATEGY, EDIT_STRATEGY, MANAGE_RESOURCES, require, strategy_for_edit
 from strategies_app.api import MAX_BODY_BYTES, REFUSALS, file_content, flag, too_large
 from strategies_app.errors import ServiceError
-from strategies_app.models import PromptEntry, Strategy, StrategyRevision
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    PromptEntry,
+    Strategy,
+    StrategyRevision,
+    WorldBook,
+)
 
 EDITOR = "strategies/editor.html"
 TEXT_KINDS = ("custom", "dsh.text", "phi")  # rules whose own text the editor shows
@@ -857,8 +865,32 @@ def apply(request, slug):
 
 # ---------------------------------------------------------------------------------------------- resource import
 
-KINDS = [("preset", "Chat-completion preset (JSON, or settings.json)"), ("character", "Character card (JSON or PNG)"),
-         ("worldbook", "World book (JSON, or a card that embeds one)"), ("persona", "Persona (JSON, or settings.json)")]
+KINDS = [("preset", gettext_lazy("Chat-completion preset (JSON, or settings.json)")),
+         ("character", gettext_lazy("Character card (JSON or PNG)")),
+         ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
+         ("persona", gettext_lazy("Persona (JSON, or settings.json)"))]
+
+
+@require_GET
+def resource_list(request):
+    """Every imported SillyTavern resource with its export back to the same format (web.md screen 6); admins also
+    find the import page and each resource's admin page."""
+    with_avatar = ExpressionWrapper(Q(avatar__isnull=False), output_field=BooleanField())
+    sections = [
+        ("preset", _("Presets"), Preset.objects.select_related("owner").annotate(items=Count("entries")),
+         _("prompts")),
+        ("character", _("Character cards"),
+         Character.objects.select_related("owner").defer("avatar").annotate(has_avatar=with_avatar), None),
+        ("worldbook", _("World books"), WorldBook.objects.select_related("owner").annotate(items=Count("entries")),
+         _("entries")),
+        ("persona", _("Personas"), Persona.objects.select_related("owner"), None),
+    ]
+    manage = request.user.has_perm(MANAGE_RESOURCES)
+    return render(request, "resources/list.html", {
+        "sections": [{"kind": kind, "title": title, "rows": list(rows), "items_label": items_label,
+                      "admin_change": f"admin:strategies_app_{kind}_change"}
+                     for kind, title, rows, items_label in sections],
+        "manage": manage, "admin": request.user.is_staff})
 
 
 def resource_import(request):

@@ -25,6 +25,7 @@ def _draft(world, key):
 ROUTES = [
     ("home", "get", lambda w: "/", None, (302, 200, 200, 200)),
     ("import page", "get", lambda w: "/resources/import/", None, (302, 403, 403, 200)),
+    ("resource page", "get", lambda w: "/resources/", None, (302, 200, 200, 200)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),
     ("strategy list", "get", lambda w: "/api/strategies", None, (401, 200, 200, 200)),
