@@ -356,6 +356,9 @@ def test_home_links_to_the_session_pages(world, users):
     html = client_for(users["qa"]).get("/").content.decode()
     assert f'href="/sessions/{world["session"].pk}/"' in html
     assert f'href="/sessions/{world["session"].pk}/preview/"' in html
+    # strategies open in the editor (read-only for QA), not as raw JSON; the resources heading opens their page
+    assert f'href="/strategies/{world["own"].slug}/edit/"' in html and "/api/strategies/" not in html
+    assert 'href="/resources/"' in html
 
 
 def test_strategy_list_in_the_pickers_includes_drafts_and_revisions(world, users):
