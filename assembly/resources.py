@@ -412,6 +412,22 @@ class ExtensionPrompt(_Frozen):
     scan: bool = False
 
 
+class ChatLogMessage(_Frozen):
+    role: Literal["user", "assistant", "system"]
+    content: str
+    name: str = ""
+
+
+class ChatLog(_Frozen):
+    """A SillyTavern chat file (`.jsonl`): who talked, the messages a prompt can see, and the chat's author's note."""
+
+    user_name: str = ""
+    character_name: str = ""
+    messages: tuple[ChatLogMessage, ...] = ()
+    hidden: int = 0  # messages hidden from the prompt (`is_system`), left out as SillyTavern leaves them out (§3)
+    author_note: AuthorNote | None = None
+
+
 class Resources(_Frozen):
     preset: Preset | None = None
     character: Character | None = None
@@ -1253,6 +1269,64 @@ def _character(value: Any, path: str) -> Character:
         card, card_path = _card_from_png(raw)
         return _card(card, card_path)
     return _card(value, path)
+
+
+_CHAT_NOTE_KEYS = ("note_prompt", "note_interval", "note_position", "note_depth", "note_role")
+
+
+def _chat_log(data: str | bytes) -> ChatLog:
+    if isinstance(data, bytes):
+        if len(data) > MAX_IMPORT_BYTES:
+            raise ImportInvalid("", f"a chat file of at most {MAX_IMPORT_BYTES} bytes", status=413)
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ImportInvalid("", "a UTF-8 text file of JSON lines (SillyTavern's .jsonl chat)") from None
+    if not isinstance(data, str):
+        raise _invalid("", "the text of a SillyTavern chat file (JSON lines)", data)
+    header: dict[str, Any] = {}
+    messages: list[ChatLogMessage] = []
+    hidden = 0
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise ImportInvalid(where, "one JSON object per line") from None
+        r = _Reader(_object(item, where, "a chat message object"), where)
+        if number == 1 and "mes" not in item:  # the header: names and chat metadata
+            header = item
+            continue
+        text = _text(*r.get("mes"), default=_REQUIRED)
+        is_user = _flag(*r.get("is_user"), False)
+        if _flag(*r.get("is_system"), False):
+            hidden += 1
+            continue
+        extra, extra_where = r.get("extra")
+        narrator = isinstance(extra, dict) and extra.get("type") == "narrator"
+        if extra is not _MISSING and extra is not None and not isinstance(extra, dict):
+            raise _invalid(extra_where, "an object", extra)
+        role = "user" if is_user else "system" if narrator else "assistant"
+        messages.append(ChatLogMessage(role=role, content=text.replace("\r", ""), name=_text(*r.get("name"))))
+    hr = _Reader(header, "line 1")
+    metadata, metadata_where = hr.get("chat_metadata")
+    note = None
+    if metadata is not _MISSING and metadata is not None:
+        metadata = _object(metadata, metadata_where, "an object")
+        fields = {k: metadata[k] for k in _CHAT_NOTE_KEYS if k in metadata}
+        if isinstance(fields.get("note_prompt"), str) and fields["note_prompt"].strip():
+            note = _author_note(fields, metadata_where)
+    return ChatLog(user_name=_text(*hr.get("user_name")), character_name=_text(*hr.get("character_name")),
+                   messages=tuple(messages), hidden=hidden, author_note=note)
+
+
+def import_chat(data: str | bytes) -> ChatLog:
+    """A SillyTavern chat file (`.jsonl`: a header line with the names and `chat_metadata`, then one message per
+    line) -> ChatLog. User messages are `is_user`; narrator messages (`extra.type` "narrator") are system; hidden
+    messages (`is_system`) are counted and left out; the chat's author's note comes from `chat_metadata.note_*`."""
+    return _guarded(lambda: _chat_log(data))
 
 
 def import_character(data: dict[str, Any] | bytes) -> Character:

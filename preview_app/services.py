@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from assembly import assemble
 from assembly.api import HostSettings, require_available
-from assembly.resources import ImportInvalid, normalize_resources
+from assembly.resources import ImportInvalid, import_chat, normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
@@ -206,6 +206,27 @@ def event_append(*, session: Session, role: str, content: str, name: str = "", s
     seq = _next_seq(locked)
     return SessionEvent.objects.create(session=locked, seq=seq, message_id=next_message_id(locked, seq),
                                        source=source or {"kind": role}, **fields)
+
+
+@transaction.atomic
+def chat_import(*, session: Session, data: bytes | str, take_author_note: bool = False) -> tuple[list[SessionEvent], int]:
+    """Append a SillyTavern chat file's messages to the history (hidden messages left out, as SillyTavern leaves them
+    out of prompts) and, when asked, take its author's note. Returns the new events and the number left out; a file
+    the importer refuses stores nothing."""
+    log = import_chat(data)
+    if not log.messages:
+        raise invalid("file", "a chat with at least one message a prompt can see")
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    first = _next_seq(locked)
+    created = SessionEvent.objects.bulk_create(
+        SessionEvent(session=locked, seq=seq, message_id=next_message_id(locked, seq), role=message.role,
+                     content=message.content, name=message.name,
+                     source={"kind": message.role, "imported": "sillytavern-chat"})
+        for seq, message in enumerate(log.messages, start=first))
+    if take_author_note and log.author_note is not None:
+        locked.author_note = log.author_note.model_dump(mode="json")
+        locked.save(update_fields=["author_note", "updated_at"])
+    return created, log.hidden
 
 
 @transaction.atomic

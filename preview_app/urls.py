@@ -12,6 +12,7 @@ urlpatterns = [
     path("sessions/<int:pk>/edit/", views.session_edit, name="session-edit"),
     path("sessions/<int:pk>/events/", views.event_add, name="event-add"),
     path("sessions/<int:pk>/greet/", views.session_greet, name="session-greet"),
+    path("sessions/<int:pk>/chat/import/", views.chat_import, name="chat-import"),
     path("sessions/<int:pk>/events/<int:seq>/", views.event_edit, name="event-edit"),
     path("sessions/<int:pk>/events/<int:seq>/delete/", views.event_delete, name="event-delete"),
     path("sessions/<int:pk>/events/<int:seq>/move/", views.event_move, name="event-move"),

@@ -20,6 +20,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
@@ -245,6 +246,26 @@ def session_greet(request, pk):
     except ServiceError as error:
         return _session_page(request, session, status=error.status, greeting_error=error.message)
     return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def chat_import(request, pk):
+    """Append a SillyTavern chat file (.jsonl) to the history; a refused file stores nothing and says why."""
+    session = session_for_edit(request.user, pk)
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise invalid("file", "a SillyTavern chat file (.jsonl)")
+        created, hidden = services.chat_import(session=session, data=upload.read(),
+                                               take_author_note=request.POST.get("author_note") == "1")
+    except REFUSALS as error:
+        return _session_page(request, session, status=error.status, import_error=error.message)
+    messages.success(request, ngettext("Imported %(count)s message.", "Imported %(count)s messages.", len(created))
+                     % {"count": len(created)} + (" " + ngettext(
+                         "%(hidden)s hidden message was left out.", "%(hidden)s hidden messages were left out.",
+                         hidden) % {"hidden": hidden} if hidden else ""))
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{created[0].seq}")
 
 
 @refusals_as_pages

@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
@@ -67,6 +68,9 @@ PAGES = [
     # the world's session already has a message, so a greeting is refused (409) for those who may edit it
     ("greet", "post", lambda w: f"/sessions/{w['session'].pk}/greet/", lambda w: {"greeting": "0"},
      ("login", 403, 409, 409)),
+    ("import chat", "post", lambda w: f"/sessions/{w['session'].pk}/chat/import/", lambda w: {
+        "file": SimpleUploadedFile("c.jsonl", b'{"name": "A", "is_user": true, "mes": "hi"}')},
+     ("login", 403, "done", "done")),
     ("move message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/move/",
      lambda w: {"direction": "down"}, ("login", 403, "done", "done")),
     ("delete message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/delete/",

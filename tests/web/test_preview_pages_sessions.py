@@ -3,8 +3,10 @@ tool calls and results), apply a strategy (a refusal is shown inline and changes
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from preview_app import services
 from preview_app.models import Session, SessionEvent
@@ -385,3 +387,46 @@ def test_only_editors_greet(world, users, greeted_card):
     refused = client_for(users["designer"]).post(f"/sessions/{no_card.pk}/greet/", {"greeting": "0"})
     assert refused.status_code == 400 and "a session character whose card has a greeting" in refused.content.decode()
     assert _history(session) == [] and _history(no_card) == []
+
+
+CHAT_FILE = Path(__file__).parents[1] / "engine" / "fixtures" / "st_chat_lighthouse.jsonl"
+
+
+def _upload(name="chat.jsonl", data=None):
+    return SimpleUploadedFile(name, CHAT_FILE.read_bytes() if data is None else data, "application/jsonl")
+
+
+def test_a_sillytavern_chat_is_appended_to_the_history(world, users):
+    session = world["session"]
+    before = _history(session)
+    client = client_for(users["designer"])
+    response = client.post(f"/sessions/{session.pk}/chat/import/", {"file": _upload(), "author_note": "1"})
+    assert response.status_code == 302
+    assert _history(session) == before + [
+        ("assistant", "*The door groans open.* Tide caught you, did it?"), ("user", "It did. May I wait here?"),
+        ("system", "The wind rises outside."), ("assistant", "Sit by the stove.\nDon't touch the lamp.")]
+    session.refresh_from_db()
+    assert session.author_note["content"] == "[Mira keeps her answers short.]" and session.author_note["depth"] == 3
+    page = client.get(response["Location"]).content.decode()
+    assert "Imported 4 messages. 1 hidden message was left out." in page
+    # imported narrator messages are history the preview sends, not host records
+    result = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st").json()
+    assert "The wind rises outside." in [m["content"] for m in result["request"]["messages"]]
+
+
+def test_a_refused_chat_file_says_why_and_stores_nothing(world, users):
+    session = world["session"]
+    before, note = _history(session), session.author_note
+    client = client_for(users["designer"])
+    response = client.post(f"/sessions/{session.pk}/chat/import/",
+                           {"file": _upload(data=b'{"user_name": "A"}\n{"is_user": true}')})
+    assert response.status_code == 400
+    assert "line 2.mes: expected a string (required)" in response.content.decode()
+    empty = client.post(f"/sessions/{session.pk}/chat/import/", {"file": _upload(data=b'{"user_name": "A"}')})
+    assert empty.status_code == 400 and "a chat with at least one message" in empty.content.decode()
+    assert client.post(f"/sessions/{session.pk}/chat/import/", {}).status_code == 400
+    session.refresh_from_db()
+    assert _history(session) == before and session.author_note == note
+    assert client_for(users["qa"]).post(f"/sessions/{session.pk}/chat/import/",
+                                        {"file": _upload()}).status_code == 403
+    assert _history(session) == before

@@ -1,0 +1,51 @@
+"""SillyTavern chat files (.jsonl) read into a chat log: header names and author's note, user / character / narrator
+messages, hidden messages counted and left out (sillytavern.md §3, §8.1), and bad lines named."""
+
+from pathlib import Path
+
+import pytest
+
+from assembly.resources import ImportInvalid, import_chat
+
+FIXTURE = Path(__file__).parent / "fixtures" / "st_chat_lighthouse.jsonl"
+
+
+def test_a_chat_file_becomes_messages_names_and_its_authors_note():
+    log = import_chat(FIXTURE.read_bytes())
+    assert (log.user_name, log.character_name, log.hidden) == ("Traveller", "Mira Vell", 1)
+    assert [(m.role, m.name, m.content) for m in log.messages] == [
+        ("assistant", "Mira Vell", "*The door groans open.* Tide caught you, did it?"),
+        ("user", "Traveller", "It did. May I wait here?"),
+        ("system", "System", "The wind rises outside."),  # a narrator message
+        ("assistant", "Mira Vell", "Sit by the stove.\nDon't touch the lamp."),  # carriage returns go, as in §3
+    ]
+    note = log.author_note
+    assert (note.content, note.interval, note.position, note.depth, note.role) == (
+        "[Mira keeps her answers short.]", 2, "in_chat", 3, "system")
+
+
+def test_a_chat_without_a_header_or_a_note():
+    log = import_chat('{"name": "A", "is_user": true, "mes": "hi"}\n\n')
+    assert [(m.role, m.content) for m in log.messages] == [("user", "hi")] and log.author_note is None
+
+
+@pytest.mark.parametrize(("data", "path", "expected"), [
+    (b"\xff\xfe", "", "a UTF-8 text file of JSON lines"),
+    ('{"user_name": "A"}\n{not json', "line 2", "one JSON object per line"),
+    ('{"user_name": "A"}\n[1, 2]', "line 2", "a chat message object"),
+    ('{"user_name": "A"}\n{"is_user": true}', "line 2.mes", "a string (required)"),
+    ('{"user_name": "A"}\n{"mes": "x", "is_user": "yes"}', "line 2.is_user", "true or false"),
+    ('{"user_name": "A", "chat_metadata": {"note_prompt": "n", "note_depth": -1}}\n{"mes": "x"}',
+     "line 1.chat_metadata.note_depth", "an integer"),
+])
+def test_bad_chat_files_name_the_line_and_field(data, path, expected):
+    with pytest.raises(ImportInvalid) as error:
+        import_chat(data)
+    assert error.value.path == path and expected in error.value.expected
+
+
+def test_an_oversized_chat_is_refused_with_413():
+    with pytest.raises(ImportInvalid) as error:
+        import_chat(b"x" * (5 * 1024 * 1024 + 1))
+    assert error.value.status == 413
+
