@@ -1329,6 +1329,24 @@ def import_chat(data: str | bytes) -> ChatLog:
     return _guarded(lambda: _chat_log(data))
 
 
+def export_chat(log: ChatLog) -> str:
+    """ChatLog -> a SillyTavern chat file (`.jsonl`); `import_chat` reads it back (hidden messages are not kept)."""
+    metadata: dict[str, Any] = {}
+    note = log.author_note
+    if note is not None:
+        position = {v: k for k, v in EXTENSION_POSITION_BY_NUMBER.items()}[note.position]
+        metadata = {"note_prompt": note.content, "note_interval": note.interval, "note_position": position,
+                    "note_depth": note.depth, "note_role": ROLES.index(note.role)}
+    lines = [{"user_name": log.user_name, "character_name": log.character_name, "chat_metadata": metadata}]
+    for m in log.messages:
+        line: dict[str, Any] = {"name": m.name or (log.user_name if m.role == "user" else log.character_name),
+                                "is_user": m.role == "user", "is_system": False, "mes": m.content, "extra": {}}
+        if m.role == "system":
+            line["extra"] = {"type": "narrator"}
+        lines.append(line)
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
 def import_character(data: dict[str, Any] | bytes) -> Character:
     """A card V2 (`chara_card_v2`) or V3 (`chara_card_v3`) JSON object, a flat V1 / simplified card, or PNG bytes
     with a `ccv3` (preferred) or `chara` text chunk -> Character."""

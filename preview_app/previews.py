@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from assembly import AssemblyResult, assemble
-from assembly.resources import export_worldbook, import_worldbook
+from assembly.host import LOG_KIND, SYSTEM_KIND
+from assembly.resources import AuthorNote, ChatLog, ChatLogMessage, export_worldbook, import_worldbook
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
@@ -108,6 +109,20 @@ def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[st
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,
             "names": {"user": user_name}}
+
+
+def session_chat_log(session: Session) -> ChatLog:
+    """The session as a SillyTavern chat: its user, assistant and system (narrator) messages in history order, and
+    its author's note. Host records (system prompt records, assembly logs) and tool messages have no place in a
+    SillyTavern chat and are left out."""
+    events = session.events.order_by("seq").values("role", "content", "name", "source")
+    messages = [ChatLogMessage(role=e["role"], content=e["content"], name=e["name"]) for e in events
+                if e["role"] in ("user", "assistant", "system")
+                and (e["source"] or {}).get("kind") not in (LOG_KIND, SYSTEM_KIND)]
+    return ChatLog(user_name=session.persona.name if session.persona is not None else "User",
+                   character_name=session.character.name if session.character is not None else "",
+                   messages=tuple(messages),
+                   author_note=AuthorNote(**session.author_note) if session.author_note else None)
 
 
 def strategy_document(strategy: Strategy, document: dict[str, Any]) -> dict[str, Any]:

@@ -116,6 +116,25 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     return session
 
 
+_COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
+                  "world_info_activation", "card_lore", "applied_strategy", "applied_revision", "applied_document")
+
+
+@transaction.atomic
+def session_copy(*, session: Session, user) -> Session:
+    """A new session of `user` with the same resources, settings, history and applied strategy, to try a variation
+    without touching the original; golden snapshots stay with the original."""
+    source = Session.objects.get(pk=session.pk)
+    copy = Session.objects.create(name=_check_name(f"{source.name} (copy)"[:200]), owner=user,
+                                  **{field: getattr(source, field) for field in _COPIED_FIELDS})
+    copy.world_books.set(source.world_books.all())
+    SessionEvent.objects.bulk_create(
+        SessionEvent(session=copy, seq=e.seq, message_id=e.message_id, role=e.role, content=e.content, name=e.name,
+                     source=e.source, tool_calls=e.tool_calls, tool_call_id=e.tool_call_id)
+        for e in source.events.order_by("seq"))
+    return copy
+
+
 def card_greetings(character: Character | None) -> list[str]:
     """The card's greetings in SillyTavern's swipe order: its first message, then the alternate greetings."""
     if character is None:

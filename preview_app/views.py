@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.db.models import Count
-from django.http import HttpResponseRedirect, JsonResponse
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -24,6 +24,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
+from assembly.resources import export_chat
 from preview_app import services
 from preview_app.access import APPROVE_GOLDEN, EDIT_ANY_SESSION, EDIT_SESSION, session_for_edit, session_for_read
 from preview_app.compare import align_messages
@@ -40,7 +41,7 @@ from preview_app.forms import (
 )
 from preview_app.goldens import golden_statuses
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
-from preview_app.previews import session_request
+from preview_app.previews import session_chat_log, session_request
 from preview_app.request_rows import render_rows
 from preview_app.result_display import client_messages, display, excerpt
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
@@ -246,6 +247,26 @@ def session_greet(request, pk):
     except ServiceError as error:
         return _session_page(request, session, status=error.status, greeting_error=error.message)
     return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def session_copy(request, pk):
+    """A copy of the session (resources, settings, history, applied strategy) owned by whoever copies it."""
+    require(request.user, EDIT_SESSION, "create sessions")
+    copy = services.session_copy(session=session_for_read(pk), user=request.user)
+    messages.success(request, _("This is a copy; the original is unchanged."))
+    return redirect("preview:session", pk=copy.pk)
+
+
+@refusals_as_pages
+@require_GET
+def chat_export(request, pk):
+    """The session as a SillyTavern chat file (.jsonl), to open in SillyTavern or import elsewhere."""
+    session = session_for_read(pk)
+    response = HttpResponse(export_chat(session_chat_log(session)), content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="session-{session.pk}.jsonl"'
+    return response
 
 
 @refusals_as_pages

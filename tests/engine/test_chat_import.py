@@ -1,11 +1,12 @@
 """SillyTavern chat files (.jsonl) read into a chat log: header names and author's note, user / character / narrator
 messages, hidden messages counted and left out (sillytavern.md §3, §8.1), and bad lines named."""
 
+import json
 from pathlib import Path
 
 import pytest
 
-from assembly.resources import ImportInvalid, import_chat
+from assembly.resources import ImportInvalid, export_chat, import_chat
 
 FIXTURE = Path(__file__).parent / "fixtures" / "st_chat_lighthouse.jsonl"
 
@@ -49,3 +50,15 @@ def test_an_oversized_chat_is_refused_with_413():
         import_chat(b"x" * (5 * 1024 * 1024 + 1))
     assert error.value.status == 413
 
+
+
+def test_a_chat_log_exported_reads_back_the_same():
+    log = import_chat(FIXTURE.read_bytes())
+    text = export_chat(log)
+    again = import_chat(text)
+    assert again.model_copy(update={"hidden": 1}) == log  # hidden messages are not exported
+    header = json.loads(text.splitlines()[0])
+    assert header["chat_metadata"] == {"note_prompt": "[Mira keeps her answers short.]", "note_interval": 2,
+                                       "note_position": 1, "note_depth": 3, "note_role": 0}
+    narrator = json.loads(text.splitlines()[3])
+    assert (narrator["is_user"], narrator["extra"]) == (False, {"type": "narrator"})

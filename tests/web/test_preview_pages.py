@@ -71,6 +71,9 @@ PAGES = [
     ("import chat", "post", lambda w: f"/sessions/{w['session'].pk}/chat/import/", lambda w: {
         "file": SimpleUploadedFile("c.jsonl", b'{"name": "A", "is_user": true, "mes": "hi"}')},
      ("login", 403, "done", "done")),
+    ("copy session", "post", lambda w: f"/sessions/{w['session'].pk}/copy/", lambda w: {},
+     ("login", 403, "done", "done")),
+    ("export chat", "get", lambda w: f"/sessions/{w['session'].pk}/chat.jsonl", None, ("login", 200, 200, 200)),
     ("move message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/move/",
      lambda w: {"direction": "down"}, ("login", 403, "done", "done")),
     ("delete message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/delete/",

@@ -430,3 +430,41 @@ def test_a_refused_chat_file_says_why_and_stores_nothing(world, users):
     assert client_for(users["qa"]).post(f"/sessions/{session.pk}/chat/import/",
                                         {"file": _upload()}).status_code == 403
     assert _history(session) == before
+
+
+def test_export_as_a_sillytavern_chat_reads_back(world, users):
+    from assembly.resources import import_chat
+
+    session = world["session"]
+    client = client_for(users["designer"])
+    client.post(f"/sessions/{session.pk}/chat/import/", {"file": _upload(), "author_note": "1"})
+    # a committed turn also records the host's system prompt and a log record: neither belongs in a chat file
+    services.turn_commit(session=session, reply="Fine.")
+    response = client_for(users["qa"]).get(f"/sessions/{session.pk}/chat.jsonl")
+    assert response.status_code == 200 and response["Content-Disposition"].endswith('.jsonl"')
+    log = import_chat(response.content)
+    assert (log.user_name, log.character_name) == ("Sam", "Ada")
+    assert [(m.role, m.content) for m in log.messages] == [
+        (e.role, e.content) for e in SessionEvent.objects.filter(session=session).order_by("seq")
+        if (e.source or {}).get("kind") not in ("request-assembly", "system-prompt")]
+    assert ("assistant", "Fine.") in [(m.role, m.content) for m in log.messages]
+    assert log.author_note.content == "[Mira keeps her answers short.]"
+
+
+def test_a_copy_keeps_everything_but_the_goldens_and_changes_nothing(world, users):
+    session = world["session"]
+    session = services.session_update(session=session, author_note={"content": "Note."},
+                                      world_info_activation="keywords")
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/copy/")
+    copy = Session.objects.exclude(pk=session.pk).get(name=f"{session.name} (copy)")
+    assert response.status_code == 302 and response["Location"] == f"/sessions/{copy.pk}/"
+    for field in ("preset_id", "character_id", "persona_id", "host", "current_input", "author_note",
+                  "world_info_activation", "applied_strategy_id", "applied_revision_id", "applied_document"):
+        assert getattr(copy, field) == getattr(session, field), field
+    assert list(copy.world_books.all()) == list(session.world_books.all())
+    assert _history(copy) == _history(session) and copy.goldens.count() == 0 and session.goldens.count() == 1
+    assert copy.owner == users["designer"]
+    assert client_for(users["qa"]).post(f"/sessions/{session.pk}/copy/").status_code == 403
+    # the copy is independent: editing it leaves the original alone
+    services.event_append(session=copy, role="user", content="Only in the copy")
+    assert ("user", "Only in the copy") not in _history(session)
