@@ -24,7 +24,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
-from assembly.resources import export_chat
+from assembly.resources import MAX_IMPORT_BYTES, export_chat
 from preview_app import services
 from preview_app.access import APPROVE_GOLDEN, EDIT_ANY_SESSION, EDIT_SESSION, session_for_edit, session_for_read
 from preview_app.compare import align_messages
@@ -46,7 +46,7 @@ from preview_app.request_rows import render_rows
 from preview_app.result_display import client_messages, display, excerpt
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from strategies_app.access import require, revision_for_read, strategy_for_read
-from strategies_app.api import REFUSALS
+from strategies_app.api import REFUSALS, too_large
 from strategies_app.errors import ServiceError, invalid, not_found
 from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
 
@@ -278,6 +278,8 @@ def chat_import(request, pk):
     try:
         if upload is None:
             raise invalid("file", "a SillyTavern chat file (.jsonl)")
+        if upload.size > MAX_IMPORT_BYTES:  # refused before it is read into memory
+            raise too_large("file", upload.size)
         created, hidden = services.chat_import(session=session, data=upload.read(),
                                                take_author_note=request.POST.get("author_note") == "1")
     except REFUSALS as error:

@@ -468,3 +468,12 @@ def test_a_copy_keeps_everything_but_the_goldens_and_changes_nothing(world, user
     # the copy is independent: editing it leaves the original alone
     services.event_append(session=copy, role="user", content="Only in the copy")
     assert ("user", "Only in the copy") not in _history(session)
+
+
+def test_an_oversized_chat_file_is_refused_before_it_is_read(world, users):
+    session = world["session"]
+    before = _history(session)
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/chat/import/",
+                                                  {"file": _upload(data=b" " * (5 * 1024 * 1024 + 1))})
+    assert response.status_code == 413 and "file: expected at most 5 MiB" in response.content.decode()
+    assert _history(session) == before
