@@ -135,8 +135,9 @@ def sessions(request):
 @require_http_methods(["GET", "POST"])
 def session_create(request):
     require(request.user, EDIT_SESSION, "create sessions")
-    form = SessionCreateForm(request.POST or None,
-                             initial={"native_available": True, "system_prompt_update": "head"})
+    # a new session scans world books as SillyTavern does; the API keeps each book's own setting unless told
+    form = SessionCreateForm(request.POST or None, initial={"native_available": True, "system_prompt_update": "head",
+                                                            "world_info_activation": "keywords"})
     if request.method == "POST" and form.is_valid():
         session = services.session_create(user=request.user, **form.service_fields())
         messages.success(request, _("Session created."))

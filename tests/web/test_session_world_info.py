@@ -91,3 +91,8 @@ def test_the_form_sets_both_and_the_page_says_so(users, seraphina, world):
     assert (session.world_info_activation, session.card_lore) == ("keywords", True)
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "keyword scan, as SillyTavern does" in page and "+ the card's own book" in page
+
+
+def test_the_new_session_form_starts_with_sillytaverns_keyword_scan(users):
+    html = client_for(users["designer"]).get("/sessions/new/").content.decode()
+    assert '<option value="keywords" selected>' in html
