@@ -94,6 +94,14 @@ def _check_text(value: Any, field: str) -> str:
     return value
 
 
+# How each session field a caller gives is checked (a refusal names the field); resources are rows already read.
+_FIELD_CHECKS: dict[str, Any] = {
+    "name": _check_name, "host": host_settings, "current_input": lambda value: _check_text(value, "current_input"),
+    "author_note": author_note_settings, "extension_prompts": extension_prompt_settings,
+    "world_info_activation": _check_activation, "card_lore": lambda value: _check_flag(value, "card_lore"),
+}
+
+
 @transaction.atomic
 def session_create(*, user, name: str, preset: Preset | None = None, character: Character | None = None,
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
@@ -177,23 +185,13 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    card_lore: bool = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
-    if name is not UNSET:
-        locked.name = _check_name(name)
-    if host is not UNSET:
-        locked.host = host_settings(host)
-    if current_input is not UNSET:
-        locked.current_input = _check_text(current_input, "current_input")
-    if author_note is not UNSET:
-        locked.author_note = author_note_settings(author_note)
-    if extension_prompts is not UNSET:
-        locked.extension_prompts = extension_prompt_settings(extension_prompts)
-    if world_info_activation is not UNSET:
-        locked.world_info_activation = _check_activation(world_info_activation)
-    if card_lore is not UNSET:
-        locked.card_lore = _check_flag(card_lore, "card_lore")
-    for field, value in (("preset", preset), ("character", character), ("persona", persona)):
+    given = {"name": name, "host": host, "current_input": current_input, "author_note": author_note,
+             "extension_prompts": extension_prompts, "world_info_activation": world_info_activation,
+             "card_lore": card_lore, "preset": preset, "character": character, "persona": persona}
+    for field, value in given.items():
         if value is not UNSET:
-            setattr(locked, field, value)
+            check = _FIELD_CHECKS.get(field)
+            setattr(locked, field, check(value) if check is not None else value)
     locked.save()
     if world_books is not UNSET:
         locked.world_books.set(list(world_books))
