@@ -1,6 +1,7 @@
 // The strategy editor in the browser (web.md screen 2). Everything here enhances plain forms that work without it:
 // - SortableJS on every list with data-sortable-url: a drop posts the new order, the dragged row (`moved`), the draft
 //   version and the preview session; the answer is the re-rendered #workspace (the server decides, the drag does not).
+// - SortableJS on the request blocks (data-block-move-url): a drop posts the block and its new neighbour.
 // - Refusals (400, 403, 409, 413) are swapped in like successes, so their message and the fresh state show.
 // - Focus stays on the control that started a request (or on its row), so keyboard moves can be repeated.
 (function () {
@@ -41,6 +42,37 @@
           htmx.ajax("POST", list.dataset.sortableUrl, {
             source: list, target: "#workspace", swap: "outerHTML",
             values: {order: order, moved: event.item.dataset.rowId, version: workspace.dataset.version,
+                     session: workspace.dataset.session}
+          });
+        }
+      });
+    });
+  }
+
+  // Request blocks (reference A.11): a dropped block moves before the block now below it (or after the one above).
+  function setUpBlockLists(root) {
+    if (typeof Sortable === "undefined" || !root.querySelectorAll) { return; }
+    Array.prototype.forEach.call(root.querySelectorAll("[data-block-move-url]"), function (list) {
+      if (list.dataset.sortableReady === "true") { return; }
+      list.dataset.sortableReady = "true";
+      Sortable.create(list, {
+        handle: ".drag-handle",
+        draggable: "[data-block-id]",
+        filter: "[data-locked='true']",
+        preventOnFilter: false,
+        forceFallback: true,
+        animation: 120,
+        onEnd: function (event) {
+          if (event.oldIndex === event.newIndex) { return; }
+          var item = event.item, next = item.nextElementSibling, previous = item.previousElementSibling;
+          var anchor = next && next.dataset.blockId ? next : previous;
+          if (!anchor || !anchor.dataset.blockId) { return; }
+          var workspace = document.getElementById("workspace");
+          list.setAttribute("aria-busy", "true");
+          htmx.ajax("POST", list.dataset.blockMoveUrl, {
+            source: list, target: "#workspace", swap: "outerHTML",
+            values: {target: item.dataset.blockId, anchor: anchor.dataset.blockId,
+                     side: anchor === next ? "before" : "after", version: workspace.dataset.version,
                      session: workspace.dataset.session}
           });
         }
@@ -90,6 +122,12 @@
   });
 
   document.addEventListener("DOMContentLoaded", function () {
-    if (window.htmx) { htmx.onLoad(setUpLists); } else { setUpLists(document); }
+    if (window.htmx) {
+      htmx.onLoad(setUpLists);
+      htmx.onLoad(setUpBlockLists);
+    } else {
+      setUpLists(document);
+      setUpBlockLists(document);
+    }
   });
 })();

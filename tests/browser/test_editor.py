@@ -301,3 +301,23 @@ def test_the_editor_switches_to_chinese(live_server, page, login_as, studio):
     assert description.get_by_text("角色描述").is_visible()
     assert "预设标记" in description.locator("[data-lock-reason]").inner_text()
     assert Session.objects.count() == 1
+
+
+def test_dragging_a_request_block_keeps_the_move(live_server, page, login_as, studio):
+    login_as("designer")
+    page.goto(editor_url(live_server, studio))
+    blocks = page.locator("#block-list > li")
+    ids = blocks.evaluate_all("items => items.map(item => item.dataset.blockId)")
+    note = next(i for i, b in enumerate(ids) if '"depth_prompt"' in b)
+    storm = next(i for i, b in enumerate(ids) if '"worldbook","worldbook","depth"' in b)
+    assert storm == note + 1  # the card's note, then the storm entry, both at depth in the native request
+    assert page.locator("#block-list > li[data-locked='true'] .drag-handle").count() == 0  # fixed blocks: no handle
+
+    old = version(page)
+    drag(page, blocks.nth(storm).locator(".drag-handle"), blocks.nth(note))
+    wait_for_new_version(page, old)
+    assert "Block moved" in page.locator("#editor-status").inner_text()
+    moved = page.locator("#block-list > li").evaluate_all("items => items.map(item => item.dataset.blockId)")
+    assert moved.index(ids[storm]) == moved.index(ids[note]) - 1
+    [override] = Strategy.objects.get(pk=studio["strategy"].pk).draft["layout"]["overrides"]
+    assert (override["target"], override["anchor"], override["side"]) == (ids[storm], ids[note], "before")
