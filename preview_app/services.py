@@ -107,20 +107,26 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
-                   world_info_activation: str = "book", card_lore: bool = False, greeting: bool = False) -> Session:
-    """`greeting`: start the history with the character's first message, as SillyTavern starts a new chat."""
-    if not isinstance(greeting, bool):
-        raise invalid("greeting", "true or false")
-    if greeting and not (card_greetings(character) or [""])[0].strip():
-        raise invalid("greeting", "a character whose card has a first message (greeting)")
+                   world_info_activation: str = "book", card_lore: bool = False, greeting: bool | int = False
+                   ) -> Session:
+    """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
+    its first message; a number: that greeting, 0 the first message and n alternate greeting n)."""
+    if isinstance(greeting, bool):
+        index = 0 if greeting else None
+    elif isinstance(greeting, int):
+        index = greeting
+    else:
+        raise invalid("greeting", "true, false or the number of one of the card's greetings")
+    if index is not None:
+        _check_greeting(card_greetings(character), index)
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
         world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"))
     session.world_books.set(list(world_books))
-    if greeting:
-        _greeting_event(session, character, 0)
+    if index is not None:
+        _greeting_event(session, character, index)
     return session
 
 
@@ -151,6 +157,14 @@ def card_greetings(character: Character | None) -> list[str]:
     return [character.first_mes, *(g for g in alternates if isinstance(g, str))]
 
 
+def _check_greeting(greetings: list[str], index: Any) -> None:
+    usable = [i for i, text in enumerate(greetings) if text.strip()]
+    if not usable:
+        raise invalid("greeting", "a session character whose card has a greeting")
+    if isinstance(index, bool) or not isinstance(index, int) or index not in usable:
+        raise invalid("greeting", "the number of one of the card's greetings: " + ", ".join(map(str, usable)))
+
+
 def _greeting_event(session: Session, character: Character, index: int) -> SessionEvent:
     # stored as written: SillyTavern expands the macros of the chat's first message when it builds a request
     return SessionEvent.objects.create(
@@ -167,12 +181,7 @@ def session_greet(*, session: Session, index: Any) -> SessionEvent:
     if locked.events.exists():
         raise ServiceError("SESSION_HISTORY_NOT_EMPTY", "history: a greeting starts an empty history, and this one "
                            "has messages", status=409, detail={"path": "history"})
-    greetings = card_greetings(locked.character)
-    usable = [i for i, text in enumerate(greetings) if text.strip()]
-    if not usable:
-        raise invalid("greeting", "a session character whose card has a greeting")
-    if isinstance(index, bool) or not isinstance(index, int) or index not in usable:
-        raise invalid("greeting", "the number of one of the card's greetings: " + ", ".join(map(str, usable)))
+    _check_greeting(card_greetings(locked.character), index)
     return _greeting_event(locked, locked.character, index)
 
 

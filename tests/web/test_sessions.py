@@ -225,7 +225,8 @@ def test_the_api_sets_and_clears_an_authors_note_and_refuses_a_bad_one(users, na
 def test_the_api_creates_a_session_with_the_greeting_or_refuses_naming_the_field(users):
     from strategies_app.models import Character
 
-    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": "Mira", "first_mes": "Evening."}}
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Mira", "first_mes": "Evening.", "alternate_greetings": ["Storm's coming."]}}
     greeter = strategy_services.character_import(user=users["admin"], data=card).id
     client = client_for(users["designer"])
     created = client.post("/api/sessions", {"name": "Greeted", "character": greeter, "greeting": True},
@@ -233,10 +234,16 @@ def test_the_api_creates_a_session_with_the_greeting_or_refuses_naming_the_field
     assert created.status_code == 201
     history = client.get(f"/api/sessions/{created.json()['id']}").json()["history"]
     assert [(h["role"], h["content"], h["source"]["kind"]) for h in history] == [("assistant", "Evening.", "greeting")]
+    alternate = client.post("/api/sessions", {"name": "Alt", "character": greeter, "greeting": 1},
+                            content_type="application/json")
+    history = client.get(f"/api/sessions/{alternate.json()['id']}").json()["history"]
+    assert [(h["content"], h["source"]["greeting"]) for h in history] == [("Storm's coming.", 1)]
     before = Session.objects.count()
-    for body, expected in (({"name": "No card", "greeting": True},
-                            "a character whose card has a first message (greeting)"),
-                           ({"name": "Odd", "character": greeter, "greeting": "yes"}, "true or false")):
+    for body, expected in (({"name": "No card", "greeting": True}, "a session character whose card has a greeting"),
+                           ({"name": "Odd", "character": greeter, "greeting": "yes"},
+                            "true, false or the number of one of the card's greetings"),
+                           ({"name": "Far", "character": greeter, "greeting": 5},
+                            "the number of one of the card's greetings: 0, 1")):
         refused = client.post("/api/sessions", body, content_type="application/json")
         assert refused.status_code == 400 and refused.json()["detail"] == {"path": "greeting", "expected": expected}
     assert Session.objects.count() == before
