@@ -149,6 +149,18 @@ def session_copy(*, session: Session, user) -> Session:
     return copy
 
 
+@transaction.atomic
+def session_delete(*, session: Session) -> None:
+    """Delete a session and its history. One with golden snapshots is refused: the goldens are QA's record, deleted
+    on purpose (in the admin) or not at all."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    goldens = locked.goldens.count()
+    if goldens:
+        raise ServiceError("SESSION_HAS_GOLDENS", f"session {locked.pk}: it has {goldens} golden snapshot(s); QA keeps "
+                           "them, so delete them first (Django admin)", status=409, detail={"goldens": goldens})
+    locked.delete()
+
+
 def card_greetings(character: Character | None) -> list[str]:
     """The card's greetings in SillyTavern's swipe order: its first message, then the alternate greetings."""
     if character is None:

@@ -15,6 +15,7 @@ urlpatterns = [
     path("sessions/<int:pk>/chat/import/", views.chat_import, name="chat-import"),
     path("sessions/<int:pk>/chat.jsonl", views.chat_export, name="chat-export"),
     path("sessions/<int:pk>/copy/", views.session_copy, name="session-copy"),
+    path("sessions/<int:pk>/delete/", views.session_delete, name="session-delete"),
     path("sessions/<int:pk>/events/<int:seq>/", views.event_edit, name="event-edit"),
     path("sessions/<int:pk>/events/<int:seq>/delete/", views.event_delete, name="event-delete"),
     path("sessions/<int:pk>/events/<int:seq>/move/", views.event_move, name="event-move"),

@@ -261,6 +261,18 @@ def session_copy(request, pk):
 
 
 @refusals_as_pages
+@require_POST
+def session_delete(request, pk):
+    session = session_for_edit(request.user, pk)
+    try:
+        services.session_delete(session=session)
+    except ServiceError as error:
+        return _session_page(request, session, status=error.status, delete_error=error.message)
+    messages.success(request, _("Session “%(name)s” deleted.") % {"name": session.name})
+    return redirect("preview:sessions")
+
+
+@refusals_as_pages
 @require_GET
 def chat_export(request, pk):
     """The session as a SillyTavern chat file (.jsonl), to open in SillyTavern or import elsewhere."""

@@ -74,6 +74,9 @@ PAGES = [
     ("copy session", "post", lambda w: f"/sessions/{w['session'].pk}/copy/", lambda w: {},
      ("login", 403, "done", "done")),
     ("export chat", "get", lambda w: f"/sessions/{w['session'].pk}/chat.jsonl", None, ("login", 200, 200, 200)),
+    # the world's session has a golden, so deleting it is refused (409) for those who may edit it
+    ("delete session", "post", lambda w: f"/sessions/{w['session'].pk}/delete/", lambda w: {},
+     ("login", 403, 409, 409)),
     ("move message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/move/",
      lambda w: {"direction": "down"}, ("login", 403, "done", "done")),
     ("delete message", "post", lambda w: f"/sessions/{w['session'].pk}/events/{w['event'].seq}/delete/",

@@ -477,3 +477,20 @@ def test_an_oversized_chat_file_is_refused_before_it_is_read(world, users):
                                                   {"file": _upload(data=b" " * (5 * 1024 * 1024 + 1))})
     assert response.status_code == 413 and "file: expected at most 5 MiB" in response.content.decode()
     assert _history(session) == before
+
+
+def test_a_session_without_goldens_can_be_deleted_and_one_with_goldens_cannot(world, users):
+    session = world["session"]
+    client = client_for(users["designer"])
+    refused = client.post(f"/sessions/{session.pk}/delete/")
+    assert refused.status_code == 409 and "it has 1 golden snapshot(s)" in refused.content.decode()
+    assert Session.objects.filter(pk=session.pk).exists()
+    copy = services.session_copy(session=session, user=users["designer"])
+    events = SessionEvent.objects.filter(session=copy).count()
+    assert events > 0
+    assert client_for(users["qa"]).post(f"/sessions/{copy.pk}/delete/").status_code == 403
+    done = client.post(f"/sessions/{copy.pk}/delete/")
+    assert done.status_code == 302 and done["Location"] == "/sessions/"
+    assert not Session.objects.filter(pk=copy.pk).exists()
+    assert not SessionEvent.objects.filter(session_id=copy.pk).exists()
+    assert Session.objects.filter(pk=session.pk).exists() and _history(session)
