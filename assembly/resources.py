@@ -317,8 +317,9 @@ class WorldBookEntry(_Frozen):
     display_index: int | None = None
     vectorized: bool = False
     automation_id: str = ""
-    # where the entry was loaded from (sillytavern.md §7.2): a selected book, or the character's own lore
-    lore: Literal["global", "character"] = "global"
+    # where the entry was loaded from (sillytavern.md §7.2): a selected book, the character's own lore, the book bound
+    # to the chat, or the persona's
+    lore: Literal["global", "character", "chat", "persona"] = "global"
     other_fields: dict[str, Any] = {}
 
     @property
@@ -426,6 +427,7 @@ class ChatLog(_Frozen):
     messages: tuple[ChatLogMessage, ...] = ()
     hidden: int = 0  # messages hidden from the prompt (`is_system`), left out as SillyTavern leaves them out (§3)
     author_note: AuthorNote | None = None
+    world_info: str = ""  # the name of the world book bound to the chat (chat lore, §7.2)
 
 
 class Resources(_Frozen):
@@ -960,8 +962,8 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
         character_filter=character_filter,
         display_index=_integer(*r.get("display_index"), None, nullable=True),
         automation_id=_text(*r.get("automation_id")),
-        lore=_named(*r.get("lore"), "global", names={"global": "global", "character": "character"}, numbers={},
-                    expected="where the entry comes from: global or character"),
+        lore=_named(*r.get("lore"), "global", names={n: n for n in ("global", "character", "chat", "persona")},
+                    numbers={}, expected="where the entry comes from: global, character, chat or persona"),
         **flags,
     )
     other = r.leftovers()
@@ -1318,8 +1320,11 @@ def _chat_log(data: str | bytes) -> ChatLog:
         fields = {k: metadata[k] for k in _CHAT_NOTE_KEYS if k in metadata}
         if isinstance(fields.get("note_prompt"), str) and fields["note_prompt"].strip():
             note = _author_note(fields, metadata_where)
+        chat_book = _text(metadata.get("world_info"), _join(metadata_where, "world_info"))
+    else:
+        chat_book = ""
     return ChatLog(user_name=_text(*hr.get("user_name")), character_name=_text(*hr.get("character_name")),
-                   messages=tuple(messages), hidden=hidden, author_note=note)
+                   messages=tuple(messages), hidden=hidden, author_note=note, world_info=chat_book)
 
 
 def import_chat(data: str | bytes) -> ChatLog:
@@ -1337,6 +1342,8 @@ def export_chat(log: ChatLog) -> str:
         position = {v: k for k, v in EXTENSION_POSITION_BY_NUMBER.items()}[note.position]
         metadata = {"note_prompt": note.content, "note_interval": note.interval, "note_position": position,
                     "note_depth": note.depth, "note_role": ROLES.index(note.role)}
+    if log.world_info:
+        metadata["world_info"] = log.world_info
     lines = [{"user_name": log.user_name, "character_name": log.character_name, "chat_metadata": metadata}]
     for m in log.messages:
         line: dict[str, Any] = {"name": m.name or (log.user_name if m.role == "user" else log.character_name),

@@ -897,11 +897,12 @@ def activate_world_info(
         return MacroContext(user=user, char=char, last_user_message=last["user"],
                             last_char_message=last["assistant"])
 
-    # §7.2: character lore and selected books by order, descending, in the book's strategy; stable, so ties keep
-    # the book's key order
-    lore_rank = {"evenly": {}, "character_first": {"global": 1}, "global_first": {"character": 1}}[
-        book.character_strategy]
-    ordered = sorted(_js_key_order(book.entries), key=lambda e: (lore_rank.get(e.lore, 0), -e.order))
+    # §7.2: chat lore first, then persona lore, then character lore and selected books in the book's strategy; each
+    # by order, descending; stable, so ties keep the book's key order
+    lore_rank = {"chat": 0, "persona": 1, **{
+        "evenly": {"character": 2, "global": 2}, "character_first": {"character": 2, "global": 3},
+        "global_first": {"global": 2, "character": 3}}[book.character_strategy]}
+    ordered = sorted(_js_key_order(book.entries), key=lambda e: (lore_rank[e.lore], -e.order))
 
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.

@@ -39,6 +39,7 @@ def _session_json(session: Session) -> dict:
         "host": session.host, "current_input": session.current_input,
         "author_note": session.author_note, "extension_prompts": session.extension_prompts,
         "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
+        "chat_lore": _resource_id(session.chat_lore),
         "applied": _applied(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
@@ -55,6 +56,11 @@ def _resources_from(body: dict) -> dict:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise invalid(field, "a resource id (integer) or null")
             found[field] = None if value is None else resource_for_read(field, value)
+    if "chat_lore" in body:
+        value = body["chat_lore"]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise invalid("chat_lore", "a world book id (integer) or null")
+        found["chat_lore"] = None if value is None else resource_for_read("worldbook", value)
     if "world_books" in body:
         books = body["world_books"]
         if not isinstance(books, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in books):
@@ -87,7 +93,7 @@ def session_detail(request, pk):
         session = session_for_edit(request.user, pk)
         body = json_object(request)
         writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
-                    "card_lore", "preset", "character", "persona", "world_books")
+                    "card_lore", "chat_lore", "preset", "character", "persona", "world_books")
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))

@@ -86,6 +86,9 @@ class SessionForm(forms.Form):
             ("book", _("as each book says (a book without a setting: every enabled entry)")),
             ("keywords", _("keyword scan, as SillyTavern does")),
             ("all", _("every enabled entry (the host chose them)"))])
+    chat_lore = forms.ModelChoiceField(
+        label=_("Chat lore: the world book bound to this chat"), queryset=WorldBook.objects.all(), required=False,
+        empty_label=_("(none)"), help_text=_("Read before every other book, as SillyTavern reads a chat's own book."))
     card_lore = forms.BooleanField(
         label=_("Use the character card's own world book as character lore"), required=False,
         help_text=_("As SillyTavern does once the card's book is imported and linked; a selected book with the same "
@@ -142,6 +145,7 @@ class SessionForm(forms.Form):
                if name in cls.NOTE_FIELDS},
             "extension_prompts": session.extension_prompts or [],
             "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
+            "chat_lore": session.chat_lore_id,
         }
 
     def clean(self):
@@ -181,7 +185,8 @@ class SessionForm(forms.Form):
                 "persona": data["persona"], "world_books": list(data["world_books"]), "host": data["host"],
                 "current_input": data["current_input"], "author_note": data["author_note"],
                 "extension_prompts": data["extension_prompts"],
-                "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"]}
+                "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"],
+                "chat_lore": data["chat_lore"]}
 
 
 class SessionCreateForm(SessionForm):

@@ -36,6 +36,8 @@ class Session(models.Model):
                                                 ("all", "every enabled entry")],
         help_text="how the world books' entries activate: each book's own setting, SillyTavern's keyword scan, or "
                   "every enabled entry")
+    chat_lore = models.ForeignKey(WorldBook, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                  help_text="the world book bound to this chat (SillyTavern's chat lore, read first)")
     card_lore = models.BooleanField(default=False, help_text="use the character card's embedded world book as "
                                                              "character lore (as SillyTavern does once it is linked)")
     extension_prompts = models.JSONField(default=list, blank=True,

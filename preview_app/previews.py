@@ -71,28 +71,40 @@ def _card_lore(session: Session) -> tuple[dict[str, Any], set[str]] | None:
 
 
 def _session_worldbook(session: Session) -> dict[str, Any] | None:
-    """The session's selected books and the card's lore as the one world book the engine reads. One selected book
-    alone is sent as it is; otherwise uids are prefixed (`<book id>:`, `card:`) so entries never clash, the card's
-    entries are character lore (sillytavern.md §7.2) and the scan settings are the first selected book's. A card book
-    that is also selected by name is not loaded twice."""
-    books = list(session.world_books.prefetch_related("entries"))
+    """The session's chat lore, selected books and the card's lore as the one world book the engine reads. One
+    selected book alone is sent as it is; otherwise uids are prefixed (`chat:`, `<book id>:`, `card:`) so entries
+    never clash, the chat's entries are chat lore and the card's character lore (sillytavern.md §7.2), and the scan
+    settings are the first selected book's. A book is loaded once: the chat's book is not also a selected one, and a
+    card book whose name is already loaded is left out."""
+    chat_book = session.chat_lore
+    books = [book for book in session.world_books.prefetch_related("entries")
+             if chat_book is None or book.pk != chat_book.pk]  # the chat's book is loaded once, as chat lore
     documents = [(str(book.pk), sillytavern.worldbook_document(book, book.entries.all())) for book in books]
     card = _card_lore(session)
-    if card is not None and any(book.name in card[1] for book in books):
+    loaded = {book.name for book in books} | ({chat_book.name} if chat_book is not None else set())
+    if card is not None and loaded & card[1]:
         card = None
-    if card is None and len(documents) == 1:
+    if card is None and chat_book is None and len(documents) == 1:
         merged = documents[0][1]
-    elif card is None and not documents:
+    elif card is None and chat_book is None and not documents:
         return None
     else:
         entries: dict[str, Any] = {}
+        if chat_book is not None:
+            for key, entry in sillytavern.worldbook_document(chat_book, chat_book.entries.all())["entries"].items():
+                entries[f"chat:{key}"] = {**entry, "uid": f"chat:{key}", "lore": "chat"}
         if card is not None:
             for key, entry in card[0]["entries"].items():
                 entries[f"card:{key}"] = {**entry, "uid": f"card:{key}", "lore": "character"}
         for prefix, document in documents:
             for key, entry in document["entries"].items():
                 entries[f"{prefix}:{key}"] = {**entry, "uid": f"{prefix}:{key}"}
-        settings = books[0].settings if books else {k: v for k, v in card[0].items() if k != "entries"}
+        if books:
+            settings = books[0].settings
+        elif chat_book is not None:
+            settings = chat_book.settings
+        else:
+            settings = {k: v for k, v in card[0].items() if k != "entries"}
         merged = {**settings, "entries": entries}
     if session.world_info_activation != "book":
         merged = {**merged, "activation": session.world_info_activation}

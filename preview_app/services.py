@@ -107,8 +107,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    persona: Persona | None = None, world_books: Iterable[WorldBook] = (),
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
-                   world_info_activation: str = "book", card_lore: bool = False, greeting: bool | int = False
-                   ) -> Session:
+                   world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
+                   greeting: bool | int = False) -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
     its first message; a number: that greeting, 0 the first message and n alternate greeting n)."""
     if isinstance(greeting, bool):
@@ -123,7 +123,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
-        world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"))
+        world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"),
+        chat_lore=chat_lore)
     session.world_books.set(list(world_books))
     if index is not None:
         _greeting_event(session, character, index)
@@ -131,7 +132,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 
 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
-                  "world_info_activation", "card_lore", "applied_strategy", "applied_revision", "applied_document")
+                  "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document")
 
 
 @transaction.atomic
@@ -203,12 +204,13 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
                    current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET,
                    extension_prompts: list[dict[str, Any]] | None = UNSET, world_info_activation: str = UNSET,
-                   card_lore: bool = UNSET) -> Session:
+                   card_lore: bool = UNSET, chat_lore: WorldBook | None = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     given = {"name": name, "host": host, "current_input": current_input, "author_note": author_note,
              "extension_prompts": extension_prompts, "world_info_activation": world_info_activation,
-             "card_lore": card_lore, "preset": preset, "character": character, "persona": persona}
+             "card_lore": card_lore, "chat_lore": chat_lore, "preset": preset, "character": character,
+             "persona": persona}
     for field, value in given.items():
         if value is not UNSET:
             check = _FIELD_CHECKS.get(field)
@@ -249,8 +251,9 @@ def event_append(*, session: Session, role: str, content: str, name: str = "", s
 @transaction.atomic
 def chat_import(*, session: Session, data: bytes | str, take_author_note: bool = False) -> tuple[list[SessionEvent], int]:
     """Append a SillyTavern chat file's messages to the history (hidden messages left out, as SillyTavern leaves them
-    out of prompts) and, when asked, take its author's note. Returns the new events and the number left out; a file
-    the importer refuses stores nothing."""
+    out of prompts) and, when asked, take its author's note; a session without chat lore binds the chat's world book
+    when the studio has one of that name. Returns the new events and the number left out; a file the importer
+    refuses stores nothing."""
     log = import_chat(data)
     if not log.messages:
         raise invalid("file", "a chat with at least one message a prompt can see")
@@ -263,7 +266,9 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
         for seq, message in enumerate(log.messages, start=first))
     if take_author_note and log.author_note is not None:
         locked.author_note = log.author_note.model_dump(mode="json")
-        locked.save(update_fields=["author_note", "updated_at"])
+    if log.world_info and locked.chat_lore is None:
+        locked.chat_lore = WorldBook.objects.filter(name=log.world_info).order_by("pk").first()
+    locked.save(update_fields=["author_note", "chat_lore", "updated_at"])
     return created, log.hidden
 
 

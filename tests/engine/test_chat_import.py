@@ -14,6 +14,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "st_chat_lighthouse.jsonl"
 def test_a_chat_file_becomes_messages_names_and_its_authors_note():
     log = import_chat(FIXTURE.read_bytes())
     assert (log.user_name, log.character_name, log.hidden) == ("Traveller", "Mira Vell", 1)
+    assert log.world_info == "Saltmarsh Coast"  # the chat's own book (chat lore, §7.2)
     assert [(m.role, m.name, m.content) for m in log.messages] == [
         ("assistant", "Mira Vell", "*The door groans open.* Tide caught you, did it?"),
         ("user", "Traveller", "It did. May I wait here?"),
@@ -59,6 +60,7 @@ def test_a_chat_log_exported_reads_back_the_same():
     assert again.model_copy(update={"hidden": 1}) == log  # hidden messages are not exported
     header = json.loads(text.splitlines()[0])
     assert header["chat_metadata"] == {"note_prompt": "[Mira keeps her answers short.]", "note_interval": 2,
-                                       "note_position": 1, "note_depth": 3, "note_role": 0}
+                                       "note_position": 1, "note_depth": 3, "note_role": 0,
+                                       "world_info": "Saltmarsh Coast"}
     narrator = json.loads(text.splitlines()[3])
     assert (narrator["is_user"], narrator["extra"]) == (False, {"type": "narrator"})

@@ -858,4 +858,18 @@ def test_lore_and_the_strategy_are_read_and_written_back():
     again = import_worldbook(export_worldbook(wb))
     assert again.character_strategy == "global_first" and again.entries[0].lore == "character"
     with pytest.raises(ImportInvalid, match=r"entries\.1\.lore: expected where the entry comes from"):
-        import_worldbook({"entries": {"1": {"uid": 1, "lore": "chat"}}})
+        import_worldbook({"entries": {"1": {"uid": 1, "lore": "group"}}})
+
+
+@pytest.mark.parametrize("strategy", ["evenly", "character_first", "global_first"])
+def test_chat_lore_then_persona_lore_come_first_whatever_the_strategy(strategy):
+    # §7.2: entries = [chat lore (sorted), persona lore (sorted), ...the strategy's character and global lore]
+    wb = book(entry("g", order=900, constant=True, content="Global lore with the highest order of all."),
+              entry("c", order=800, constant=True, lore="character", content="Character lore, high order too."),
+              entry("p", order=5, constant=True, lore="persona", content="Persona lore of a low order."),
+              entry("h", order=1, constant=True, lore="chat", content="Chat lore of the lowest order."),
+              budget_percent=100, character_strategy=strategy)
+    room = count_tokens(wb.entry("h").content + "\n" + wb.entry("p").content + "\n") + 1
+    result = run(wb, said("hi"), max_context=room)  # room for the first two candidates only
+    assert sorted(active_uids(result)) == ["h", "p"]
+    assert skip_of(result, "g").kind == skip_of(result, "c").kind == "over_budget"

@@ -30,7 +30,7 @@ shaped = st.fixed_dictionaries({}, optional={
         st.sampled_from(["key", "content", "position", "depth", "role", "scan"]), json_values, max_size=6),
         max_size=3),
     "world_info_activation": json_values | st.sampled_from(["book", "keywords", "all"]),
-    "card_lore": json_values, "greeting": json_values, "character": json_values,
+    "card_lore": json_values, "greeting": json_values, "character": json_values, "chat_lore": json_values,
 })
 bodies = shaped | json_values
 

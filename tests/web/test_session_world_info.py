@@ -96,3 +96,34 @@ def test_the_form_sets_both_and_the_page_says_so(users, seraphina, world):
 def test_the_new_session_form_starts_with_sillytaverns_keyword_scan(users):
     html = client_for(users["designer"]).get("/sessions/new/").content.decode()
     assert '<option value="keywords" selected>' in html
+
+
+def test_chat_lore_is_read_first_and_loaded_once(users, seraphina):
+    eldoria = json.loads((seraphina["folder"] / "st_worldinfo_Eldoria.json").read_text(encoding="utf-8"))
+    book = WorldBook.objects.get(pk=strategy_services.worldbook_import(user=users["admin"], name="Eldoria",
+                                                                      data=eldoria).id)
+    other = WorldBook.objects.get(pk=strategy_services.worldbook_import(user=users["admin"], name="Other", data={
+        "entries": {"1": {"uid": 1, "key": ["glade"], "content": "The other book's glade.", "order": 999}}}).id)
+    result = session_with(users, seraphina, "Is the glade a safe haven?", chat_lore=book, card_lore=True,
+                          world_info_activation="keywords", world_books=[book, other])
+    found = dict(lore(result))
+    # Eldoria once, as chat lore (not again as a selected book, nor as the card's own book of the same name)
+    assert found["worldbook:chat:2"] == "key 'glade' found in message 0"
+    assert not any(node_id.startswith(("worldbook:card:", f"worldbook:{book.pk}:")) for node_id in found)
+    assert f"worldbook:{other.pk}:1" in found  # the other selected book still takes part
+    stored = Session.objects.get(name="Glade")
+    assert client_for(users["qa"]).get(f"/api/sessions/{stored.pk}").json()["chat_lore"] == book.pk
+
+
+def test_a_chat_import_binds_the_chats_book_by_name(users, seraphina, world):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.web.test_preview_pages_sessions import CHAT_FILE
+
+    book = WorldBook.objects.get(pk=strategy_services.worldbook_import(user=users["admin"], name="Saltmarsh Coast",
+                                                                      data={"entries": {}}).id)
+    session = world["session"]
+    client_for(users["designer"]).post(f"/sessions/{session.pk}/chat/import/", {
+        "file": SimpleUploadedFile("c.jsonl", CHAT_FILE.read_bytes())})
+    session.refresh_from_db()
+    assert session.chat_lore == book
