@@ -1055,8 +1055,7 @@ def apply_names_behavior(messages: Sequence[StMessage | Mapping[str, Any]], mode
             content = f"{speaker}: {content}"
         elif behavior == NAMES_BEHAVIOR["completion"] and speaker:
             name = completion_name(speaker)
-        out.append(_with(m, content=content.replace("\r", "") if "\r" in content else content, name=name,
-                         speaker=speaker))
+        out.append(_with(m, content=content.replace("\r", ""), name=name, speaker=speaker))
     return out
 
 

@@ -204,8 +204,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         out: list[StMessage] = []
         for block in blocks:
             origin = next((m.sources[0] for m in block if m.kind == "example"), None)
-            owner = by_id.get(origin) if origin is not None else examples_node
-            owner = owner if owner is not None else examples_node
+            owner = (by_id.get(origin) if origin is not None else None) or examples_node
             for message in block:
                 module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
                 synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,

@@ -89,16 +89,12 @@ def _session_worldbook(session: Session) -> dict[str, Any] | None:
     elif card is None and chat_book is None and not documents:
         return None
     else:
-        entries: dict[str, Any] = {}
-        if chat_book is not None:
-            for key, entry in sillytavern.worldbook_document(chat_book, chat_book.entries.all())["entries"].items():
-                entries[f"chat:{key}"] = {**entry, "uid": f"chat:{key}", "lore": "chat"}
-        if card is not None:
-            for key, entry in card[0]["entries"].items():
-                entries[f"card:{key}"] = {**entry, "uid": f"card:{key}", "lore": "character"}
-        for prefix, document in documents:
-            for key, entry in document["entries"].items():
-                entries[f"{prefix}:{key}"] = {**entry, "uid": f"{prefix}:{key}"}
+        parts = ([("chat", sillytavern.worldbook_document(chat_book, chat_book.entries.all()), {"lore": "chat"})]
+                 if chat_book is not None else [])
+        parts += [("card", card[0], {"lore": "character"})] if card is not None else []
+        parts += [(prefix, document, {}) for prefix, document in documents]
+        entries = {f"{prefix}:{key}": {**entry, "uid": f"{prefix}:{key}", **lore}
+                   for prefix, document, lore in parts for key, entry in document["entries"].items()}
         if books:
             settings = books[0].settings
         elif chat_book is not None:
