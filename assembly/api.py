@@ -37,7 +37,7 @@ from assembly.positions import (
     placement_controls,
     position_rows,
 )
-from assembly.resources import ImportInvalid, Resources, normalize_resources
+from assembly.reading import ImportInvalid
 from assembly.results import (
     AssemblyResult,
     NodeView,
@@ -47,8 +47,10 @@ from assembly.results import (
     TokenSummary,
     build_trusted,
 )
+from assembly.sillytavern.models import Resources
+from assembly.sillytavern.request import st_request
+from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
-from assembly.st_request import st_request
 from assembly.strategy import StrategyError, strategy_revision
 from assembly.strategy import resolve_strategy as resolve_strategy_document
 from assembly.tokens import ENCODINGS, count_tokens

@@ -309,7 +309,7 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
     """SillyTavern's keyword scan over this request's chat, computed once per request."""
     if ctx.world_info is None:
-        from assembly.worldinfo import activate_world_info
+        from assembly.sillytavern.worldinfo import activate_world_info
 
         resources = ctx.resources
         character, persona = resources.character, resources.persona

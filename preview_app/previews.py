@@ -12,7 +12,8 @@ from typing import Any
 
 from assembly import AssemblyResult, assemble
 from assembly.host import LOG_KIND, SYSTEM_KIND
-from assembly.resources import AuthorNote, ChatLog, ChatLogMessage, export_worldbook, import_worldbook
+from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage
+from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read

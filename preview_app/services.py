@@ -16,7 +16,9 @@ from pydantic import ValidationError
 
 from assembly import assemble
 from assembly.api import HostSettings, require_available
-from assembly.resources import ImportInvalid, import_chat, normalize_resources
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.chat import import_chat
+from assembly.sillytavern.resource_set import normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read

@@ -24,7 +24,8 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
-from assembly.resources import MAX_IMPORT_BYTES, export_chat
+from assembly.reading import MAX_IMPORT_BYTES
+from assembly.sillytavern.chat import export_chat
 from preview_app import services
 from preview_app.access import APPROVE_GOLDEN, EDIT_ANY_SESSION, EDIT_SESSION, session_for_edit, session_for_read
 from preview_app.compare import align_messages

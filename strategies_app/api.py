@@ -19,13 +19,13 @@ from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
 from assembly import AssemblyError, StrategyError
-from assembly.resources import MAX_IMPORT_BYTES, ImportInvalid
+from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid
+from assembly.sillytavern.png import PNG_SIGNATURE
 from strategies_app.errors import ServiceError
 
 REFUSALS = (ServiceError, AssemblyError, StrategyError, ImportInvalid)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_BODY_BYTES = MAX_IMPORT_BYTES  # 5 MiB, quality.md "Bad input"
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def error_response(error) -> JsonResponse:

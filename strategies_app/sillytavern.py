@@ -1,6 +1,6 @@
 """SillyTavern files <-> the studio's resource rows.
 
-Reading goes through the engine's importers (`assembly.resources.import_*`), which validate strictly and raise
+Reading goes through the engine's importers (`assembly.sillytavern.*.import_*`), which validate strictly and raise
 `ImportInvalid` naming the JSON path; the engine's exporters give the canonical SillyTavern JSON, which is split here
 into the columns the studio edits and the rest (kept verbatim in a JSON field). Writing a file back joins the two and
 runs the engine's importer and exporter again, so what leaves the studio is always a file the engine reads back equal
@@ -12,31 +12,19 @@ turn rows back into SillyTavern JSON; `*_model` gives the engine model of rows (
 
 from __future__ import annotations
 
-import base64
-import json
-import struct
-import zlib
 from typing import Any
 
-from assembly.resources import (
-    PROMPT_ORDER_CHARACTER_ID,
-    Character,
-    ImportInvalid,
-    Persona,
-    Preset,
-    WorldBook,
-    export_character,
-    export_preset,
-    export_worldbook,
-    import_character,
-    import_preset,
-    import_settings,
-    import_worldbook,
-    normalize_resources,
-)
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.card import export_character, import_character
+from assembly.sillytavern.models import Character, Persona, Preset, WorldBook
+from assembly.sillytavern.png import card_png
+from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.settings import import_settings
+from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
+from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 
 MAX_NAME_CHARS = 200
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 # ---------------------------------------------------------------------------------------------- reading files
 
@@ -158,38 +146,6 @@ def character_document(row) -> dict[str, Any]:
 
 def character_model(row) -> Character:
     return import_character(character_document(row))
-
-
-def _png_chunk(kind: bytes, body: bytes) -> bytes:
-    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
-
-
-def solid_png(width: int = 1, height: int = 1, rgb: tuple[int, int, int] = (128, 128, 128)) -> bytes:
-    """A PNG of one colour (for cards that came without an image, and the demo's avatar)."""
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    pixels = zlib.compress((b"\x00" + bytes(rgb) * width) * height)
-    return PNG_SIGNATURE + _png_chunk(b"IHDR", header) + _png_chunk(b"IDAT", pixels) + _png_chunk(b"IEND", b"")
-
-
-def card_png(card: dict[str, Any], image: bytes | None = None) -> bytes:
-    """`image` (a PNG; default a plain one) with `card` in a `chara` text chunk (base64 JSON), as SillyTavern writes
-    cards. Card chunks already in the image (`chara`, `ccv3`) are dropped so the new card is the one read back."""
-    image = image or solid_png()
-    text = base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8"))
-    out, position = [image[:len(PNG_SIGNATURE)]], len(PNG_SIGNATURE)
-    while position < len(image):
-        length, kind = struct.unpack(">I4s", image[position:position + 8])
-        chunk = image[position:position + 12 + length]
-        position += 12 + length
-        keyword = chunk[8:8 + length].split(b"\x00", 1)[0].lower()
-        if kind in (b"tEXt", b"zTXt", b"iTXt") and keyword in (b"chara", b"ccv3"):
-            continue
-        if kind == b"IEND":
-            out.append(_png_chunk(b"tEXt", b"chara\x00" + text))
-            out.append(chunk)
-            break
-        out.append(chunk)
-    return b"".join(out)
 
 
 def character_png(row) -> bytes:

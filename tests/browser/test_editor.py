@@ -6,12 +6,12 @@ import re
 
 import pytest
 
+from assembly.sillytavern.png import card_png, solid_png
 from preview_app import demo
 from preview_app import services as session_services
 from preview_app.models import Session
 from strategies_app import services
 from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
-from strategies_app.sillytavern import card_png, solid_png
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

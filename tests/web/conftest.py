@@ -57,7 +57,7 @@ def world(users):
     """A designer's strategy with a saved revision, an admin's strategy, a preset, a character with an avatar, a
     persona, a world book, a designer's session using them (core available) with one message and the designer's
     strategy applied, and a golden."""
-    from strategies_app.sillytavern import card_png, solid_png
+    from assembly.sillytavern.png import card_png, solid_png
 
     designer, admin, qa = users["designer"], users["admin"], users["qa"]
     own = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-native-slots"),

@@ -8,7 +8,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from assembly.resources import import_character, import_preset, import_worldbook
+from assembly.sillytavern.card import import_character
+from assembly.sillytavern.preset import import_preset
+from assembly.sillytavern.worldbook import import_worldbook
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.models import Character, Persona, Preset, PromptEntry, Strategy, StrategyRevision, WorldBook
 

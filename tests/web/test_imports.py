@@ -7,7 +7,10 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from assembly.resources import import_character, import_preset, import_settings, import_worldbook
+from assembly.sillytavern.card import import_character
+from assembly.sillytavern.preset import import_preset
+from assembly.sillytavern.settings import import_settings
+from assembly.sillytavern.worldbook import import_worldbook
 from strategies_app import sillytavern
 from strategies_app.models import Character, Persona, Preset, PromptEntry, WorldBook, WorldBookEntry
 from tests.web.conftest import client_for

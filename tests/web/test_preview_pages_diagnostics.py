@@ -19,7 +19,7 @@ CODE_PATTERNS = [
 
 def engine_codes() -> set[str]:
     codes: set[str] = set()
-    for path in ENGINE.glob("*.py"):
+    for path in ENGINE.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         for pattern in CODE_PATTERNS:
             codes.update(pattern.findall(text))

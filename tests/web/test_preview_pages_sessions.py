@@ -433,7 +433,7 @@ def test_a_refused_chat_file_says_why_and_stores_nothing(world, users):
 
 
 def test_export_as_a_sillytavern_chat_reads_back(world, users):
-    from assembly.resources import import_chat
+    from assembly.sillytavern.chat import import_chat
 
     session = world["session"]
     client = client_for(users["designer"])

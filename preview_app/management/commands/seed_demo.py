@@ -7,12 +7,12 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from assembly.sillytavern.png import card_png, solid_png
 from preview_app import demo, services
 from preview_app.models import GoldenSnapshot, Session
 from strategies_app import services as strategy_services
 from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
 from strategies_app.reference_data import ADMIN, DESIGNER, QA, ensure_reference_data
-from strategies_app.sillytavern import card_png, solid_png
 
 DEMO_USERS = ((ADMIN, ADMIN), (DESIGNER, DESIGNER), (QA, QA))  # (username, role)
 

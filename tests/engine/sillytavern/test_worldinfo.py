@@ -15,16 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembly.resources import (
-    ImportInvalid,
-    WorldBook,
-    WorldBookEntry,
-    export_worldbook,
-    import_settings,
-    import_worldbook,
-)
-from assembly.tokens import count_tokens
-from assembly.worldinfo import (
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.settings import import_settings
+from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from assembly.sillytavern.worldinfo import (
     WorldInfoActivation,
     WorldInfoError,
     activate_world_info,
@@ -35,6 +30,7 @@ from assembly.worldinfo import (
     world_info_budget,
     world_info_outputs,
 )
+from assembly.tokens import count_tokens
 
 NAMES = {"user": "Aria", "char": "Seraphina"}
 BIG = 1_000_000  # a context so large that the budget never matters

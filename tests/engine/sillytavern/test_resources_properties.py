@@ -13,24 +13,14 @@ import zlib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembly.resources import (
-    GENERATION_TYPES,
-    WORLD_POSITIONS,
-    Character,
-    ImportInvalid,
-    Preset,
-    Resources,
-    WorldBook,
-    export_character,
-    export_character_book,
-    export_preset,
-    export_worldbook,
-    import_character,
-    import_preset,
-    import_worldbook,
-    normalize_resources,
-)
-from tests.engine.test_resources import OWN_FIXTURES, PNG_SIGNATURE, card_text, make_png, png_chunk
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.card import export_character, import_character
+from assembly.sillytavern.models import Character, Preset, Resources, WorldBook
+from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.vocabulary import GENERATION_TYPES, WORLD_POSITIONS
+from assembly.sillytavern.worldbook import export_character_book, export_worldbook, import_worldbook
+from tests.engine.sillytavern.test_resources import OWN_FIXTURES, PNG_SIGNATURE, card_text, make_png, png_chunk
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

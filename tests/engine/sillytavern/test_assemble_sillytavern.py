@@ -18,7 +18,7 @@ import json
 import pytest
 
 from assembly import AssemblyError, assemble, count_tokens
-from assembly.resources import import_character
+from assembly.sillytavern.card import import_character
 
 USER, CHAR = "Alex", "Seraphina"
 MAIN = "Write Seraphina's next reply in a fictional chat between Seraphina and Alex."  # Default.json main, names filled

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from assembly.resources import (
-    MAX_IMPORT_BYTES,
-    PLACEMENT_POSITION_BY_WORLD_POSITION,
+from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid
+from assembly.sillytavern.card import export_character, import_character
+from assembly.sillytavern.models import (
     AuthorNote,
     Character,
     DepthPrompt,
     ExtensionPrompt,
-    ImportInvalid,
     Persona,
     Preset,
     Prompt,
@@ -30,19 +29,15 @@ from assembly.resources import (
     Resources,
     WorldBook,
     WorldBookEntry,
-    export_character,
-    export_character_book,
-    export_preset,
-    export_worldbook,
-    import_character,
-    import_preset,
-    import_settings,
-    import_worldbook,
-    normalize_resources,
-    world_position,
 )
+from assembly.sillytavern.png import PNG_SIGNATURE
+from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.settings import import_settings
+from assembly.sillytavern.vocabulary import PLACEMENT_POSITION_BY_WORLD_POSITION, world_position
+from assembly.sillytavern.worldbook import export_character_book, export_worldbook, import_worldbook
 
-OWN_FIXTURES = Path(__file__).parent / "fixtures"
+OWN_FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +53,6 @@ def load(folder: Path, name: str):
 
 # ---------------------------------------------------------------------------------------------- PNG writing
 
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def png_chunk(kind: bytes, data: bytes) -> bytes:

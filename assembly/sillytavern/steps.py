@@ -107,19 +107,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import AssemblyError
-from assembly.resources import (
-    GENERATION_TYPES,
-    ROLES,
-    AuthorNote,
-    Character,
-    DepthPrompt,
-    ExtensionPrompt,
-    ImportInvalid,
-    Persona,
-    Prompt,
-    normalize_resources,
-)
+from assembly.reading import ROLES, ImportInvalid, js_trim, utf16_key
 from assembly.results import build_trusted
+from assembly.sillytavern.models import AuthorNote, Character, DepthPrompt, ExtensionPrompt, Persona, Prompt
+from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.tokens import ENCODINGS, count_tokens
 
 Role = Literal["system", "user", "assistant"]
@@ -150,23 +142,11 @@ NAMES_BEHAVIOR: dict[str, int] = {"none": -1, "default": 0, "completion": 1, "co
 _NAMES_BY_NUMBER = {number: name for name, number in NAMES_BEHAVIOR.items()}
 _SQUASH_EXCLUDED_KINDS = {"new_chat", "example_header"}  # SillyTavern's newMainChat / newChat identifiers
 
-# JavaScript's String.prototype.trim() whitespace (Python's str.strip() also strips \x1c-\x1f and \x85).
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029" \
-            "\u202f\u205f\u3000\ufeff"
 _NAME_INVALID = re.compile(r"[^A-Za-z0-9_-]")
 _NAME_VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _START = re.compile("<START>", re.IGNORECASE)
 _LAST_CHAT_MESSAGE = re.compile(r"\{\{lastChatMessage\}\}", re.IGNORECASE)
 _NOTE_EDGE_NEWLINES = re.compile(r"\A\n|\n\Z")
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_SPACE)
-
-
-def _utf16_key(text: str) -> bytes:
-    # JavaScript sorts strings by UTF-16 code units; big-endian UTF-16 bytes compare the same way.
-    return text.encode("utf-16-be", "surrogatepass")
 
 
 # ---------------------------------------------------------------------------------------------------------- errors
@@ -602,11 +582,11 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
             extensions = []
             if order == EXTENSION_ORDER:
                 extensions = sorted((i for i in items if i.key is not None and i.role == role),
-                                    key=lambda i: _utf16_key(i.key or ""))
+                                    key=lambda i: utf16_key(i.key or ""))
             # Prompt Manager texts are joined as written; extension texts are trimmed one by one; then each side
             # is trimmed once more and the two sides joined (SillyTavern's exact treatment of whitespace).
-            sides = ["\n".join(p.content for p in prompts), "\n".join(_js_trim(e.content) for e in extensions)]
-            content = "\n".join(_js_trim(side) for side in sides if side)
+            sides = ["\n".join(p.content for p in prompts), "\n".join(js_trim(e.content) for e in extensions)]
+            content = "\n".join(js_trim(side) for side in sides if side)
             if content:
                 sources = tuple(s for i in (*prompts, *extensions) for s in i.sources)
                 block.append(StMessage(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
@@ -925,11 +905,11 @@ def split_example_blocks(mes_example: str) -> list[str]:
     """The card's example text cut into blocks at each <START> (case-insensitive), each block "<START>\\n" + its
     trimmed text + "\\n" (§3). A text of nothing but <START> markers and whitespace has no blocks."""
     text = _text(mes_example, "mes_example")
-    if not _js_trim(_START.sub("", text)):
+    if not js_trim(_START.sub("", text)):
         return []
     if not text.startswith("<START>"):  # only the upper-case marker counts here, as in SillyTavern
-        text = "<START>\n" + _js_trim(text)
-    return ["<START>\n" + _js_trim(part) + "\n" for part in _START.split(text)[1:]]
+        text = "<START>\n" + js_trim(text)
+    return ["<START>\n" + js_trim(part) + "\n" for part in _START.split(text)[1:]]
 
 
 def _example_turns(block: str, user_name: str, char_name: str) -> list[tuple[str, str]]:
@@ -958,7 +938,7 @@ def _example_turns(block: str, user_name: str, char_name: str) -> list[tuple[str
     for who, turn_lines in turns:
         prefix = (user_name if who == "user" else char_name) + ":"
         out.append(("example_user" if who == "user" else "example_assistant",
-                    _js_trim("\n".join(turn_lines).replace(prefix, "", 1))))
+                    js_trim("\n".join(turn_lines).replace(prefix, "", 1))))
     return out
 
 
@@ -1124,7 +1104,7 @@ def bias_message(text: str | None, generation_type: str | None) -> StMessage | N
     """"Start Reply With": an assistant message after every ordered prompt; none for continue and impersonate, and
     none when the text is blank (§3, §11.16)."""
     text = _text(text, "bias", "")
-    if normalize_generation_type(generation_type) in ("continue", "impersonate") or not _js_trim(text):
+    if normalize_generation_type(generation_type) in ("continue", "impersonate") or not js_trim(text):
         return None
     return StMessage(id="bias", role="assistant", content=text, kind="bias", sources=("start_reply_with",))
 
@@ -1173,7 +1153,7 @@ def take_continue_nudge(history: Sequence[StMessage | Mapping[str, Any]], *, con
     if index is None or not items[index].content:
         return items, []
     continued = items[index]
-    nudge_text = _LAST_CHAT_MESSAGE.sub(lambda _: _js_trim(continued.content),
+    nudge_text = _LAST_CHAT_MESSAGE.sub(lambda _: js_trim(continued.content),
                                         _text(continue_nudge_prompt, "continue_nudge_prompt"))
     collection = [
         continued.model_copy(update={"kind": "continue_message", "name": None}),

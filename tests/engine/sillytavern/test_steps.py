@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembly.resources import AuthorNote, DepthPrompt, ExtensionPrompt, Persona, Prompt, import_preset
-from assembly.st_parity import (
+from assembly.sillytavern.models import AuthorNote, DepthPrompt, ExtensionPrompt, Persona, Prompt
+from assembly.sillytavern.preset import import_preset
+from assembly.sillytavern.steps import (
     MANDATORY_OVERFLOW_MESSAGE,
     StBudgetGroup,
     StInjection,

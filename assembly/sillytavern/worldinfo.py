@@ -49,16 +49,10 @@ from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.resources import (
-    GENERATION_TYPES,
-    WORLD_POSITION_BY_NUMBER,
-    Role,
-    SelectiveLogic,
-    WorldBook,
-    WorldBookEntry,
-    WorldPosition,
-    import_worldbook,
-)
+from assembly.reading import Role
+from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.vocabulary import GENERATION_TYPES, WORLD_POSITION_BY_NUMBER, SelectiveLogic, WorldPosition
+from assembly.sillytavern.worldbook import import_worldbook
 from assembly.tokens import ENCODINGS, count_tokens
 
 DEFAULT_DEPTH = 4  # SillyTavern's DEFAULT_DEPTH: an @D entry without depth joins depth-4 groups (§7.5)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from assembly.resources import ImportInvalid, export_chat, import_chat
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.chat import export_chat, import_chat
 
-FIXTURE = Path(__file__).parent / "fixtures" / "st_chat_lighthouse.jsonl"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "st_chat_lighthouse.jsonl"
 
 
 def test_a_chat_file_becomes_messages_names_and_its_authors_note():

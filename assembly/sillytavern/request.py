@@ -20,9 +20,9 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.resources import AuthorNote
 from assembly.results import RequestMessage
-from assembly.st_parity import (
+from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.steps import (
     MainAttachment,
     StBudgetGroup,
     StInjection,
@@ -45,7 +45,7 @@ from assembly.st_parity import (
     take_continue_nudge,
     take_continue_prefill,
 )
-from assembly.worldinfo import format_world_info
+from assembly.sillytavern.worldinfo import format_world_info
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 

@@ -1,0 +1,248 @@
+"""The one strict reader of untrusted JSON: values read by path, refused loudly with the path and what was expected.
+
+A value of the wrong type is an `ImportInvalid` naming its JSON path, never a silent default. `Reader` reads an
+object field by field in several spellings (snake_case, camelCase, aliases) and keeps what it did not use. The
+JavaScript string helpers are here too: SillyTavern's rules trim and sort like JavaScript, not like Python.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from assembly.errors import CodedError
+
+MAX_IMPORT_BYTES = 5 * 1024 * 1024  # uploads (quality.md "Bad input")
+
+
+class ImportInvalid(CodedError, ValueError):
+    """An importer refused its input: `path` is the JSON path of the offending value ("" for the whole input)."""
+
+    code = "IMPORT_INVALID"
+
+    def __init__(self, path: str, expected: str, *, got: Any = None, has_got: bool = False, status: int = 400):
+        where = path or "the input"
+        message = f"{where}: expected {expected}"
+        if has_got:
+            message += f", got {describe(got)}"
+        super().__init__(self.code, message, status=status, detail={"path": path, "expected": expected})
+        self.path = path
+        self.expected = expected
+
+
+def describe(value: Any) -> str:
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "object"}.get(
+        type(value), type(value).__name__
+    )
+    if value is None:
+        return "null"
+    if isinstance(value, (dict, list)):
+        return f"{kind} of {len(value)} item(s)"
+    text = repr(value)
+    return f"{kind} {text[:60]}{'...' if len(text) > 60 else ''}"
+
+
+def invalid(path: str, expected: str, value: Any, *, status: int = 400) -> ImportInvalid:
+    return ImportInvalid(path, expected, got=value, has_got=True, status=status)
+
+
+# -------------------------------------------------------------------------------------------------- values
+
+Role = Literal["system", "user", "assistant"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant")  # SillyTavern's numbers 0, 1, 2 in this order
+
+
+class Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING: Any = Missing()
+REQUIRED: Any = object()
+
+
+def join_path(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def camel_case(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@functools.lru_cache(maxsize=1024)
+def spellings(name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
+    # Readers ask for the same few dozen fields thousands of times (one world book entry = ~40 lookups).
+    return tuple(dict.fromkeys((name, camel_case(name), *aliases)))
+
+
+class Reader:
+    """A JSON object read field by field. It remembers what it used so the rest can be kept, and it refuses two
+    spellings of one field with different values (nothing is picked silently)."""
+
+    def __init__(self, data: dict[str, Any], path: str, fallback: Reader | None = None):
+        self.data = data
+        self.path = path
+        self.used: set[str] = set()
+        self.fallback = fallback
+
+    def get(self, name: str, *aliases: str) -> tuple[Any, str]:
+        data = self.data
+        found = [(key, data[key]) for key in spellings(name, aliases) if key in data]
+        self.used.update(key for key, _ in found)
+        for key, value in found[1:]:
+            if value is not None and found[0][1] is not None and value != found[0][1]:
+                raise invalid(join_path(self.path, key), f"the same value as '{found[0][0]}' (both are given)", value)
+        present = [(key, value) for key, value in found if value is not None]
+        if present:
+            key, value = present[0]
+            return value, join_path(self.path, key)
+        if self.fallback is not None:
+            value, where = self.fallback.get(name, *aliases)
+            if value is not MISSING:
+                return value, where
+        if found:
+            return None, join_path(self.path, found[0][0])
+        return MISSING, join_path(self.path, name)
+
+    def leftovers(self, *skip: str) -> dict[str, Any]:
+        return {k: copy.deepcopy(v) for k, v in self.data.items() if k not in self.used and k not in skip}
+
+    def reject_leftovers(self, expected: Iterable[str]) -> None:
+        for key in self.data:
+            if key not in self.used:
+                raise ImportInvalid(join_path(self.path, str(key)), f"one of the fields {', '.join(expected)}")
+
+
+def read_object(value: Any, path: str, expected: str = "a JSON object") -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise invalid(path, expected, value)
+    for key in value:
+        if not isinstance(key, str):
+            raise invalid(path, "an object with string keys", key)
+    return value
+
+
+def read_text(value: Any, path: str, default: Any = "") -> Any:
+    if value is MISSING or value is None:
+        if default is REQUIRED:
+            raise ImportInvalid(path, "a string (required)")
+        return default
+    if not isinstance(value, str):
+        raise invalid(path, "a string", value)
+    return value
+
+
+def read_flag(value: Any, path: str, default: Any) -> Any:
+    if value is MISSING or value is None:
+        return default
+    if not isinstance(value, bool):
+        raise invalid(path, "true or false", value)
+    return value
+
+
+def whole_number(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)  # JSON written by JavaScript may say 4.0
+    return None
+
+
+def read_integer(value: Any, path: str, default: Any, *, minimum: int | None = None, maximum: int | None = None,
+             nullable: bool = False) -> Any:
+    if value is MISSING:
+        return default
+    if value is None:
+        return None if nullable else default
+    number = whole_number(value)
+    bounds = ""
+    if minimum is not None and maximum is not None:
+        bounds = f" from {minimum} to {maximum}"
+    elif minimum is not None:
+        bounds = f" >= {minimum}"
+    if number is None or (minimum is not None and number < minimum) or (maximum is not None and number > maximum):
+        raise invalid(path, f"an integer{bounds}", value)
+    return number
+
+
+def read_texts(value: Any, path: str) -> tuple[str, ...]:
+    if value is MISSING or value is None:
+        return ()
+    if not isinstance(value, list):
+        raise invalid(path, "a list of strings", value)
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise invalid(join_path(path, index), "a string", item)
+    return tuple(value)
+
+
+def read_role(value: Any, path: str, default: str = "system") -> str:
+    if value is MISSING or value is None:
+        return default
+    if isinstance(value, str) and value in ROLES:
+        return value
+    number = whole_number(value)
+    if number is not None and 0 <= number < len(ROLES):
+        return ROLES[number]
+    raise invalid(path, "a role: system, user or assistant (or 0, 1, 2)", value)
+
+
+DIGITS = re.compile(r"\s*-?[0-9]{1,6}\s*")
+
+
+def read_named(value: Any, path: str, default: str, *, names: dict[str, str], numbers: dict[int, str],
+           expected: str, digit_strings: bool = False) -> str:
+    if value is MISSING or value is None:
+        return default
+    if isinstance(value, str):
+        if value in names:
+            return names[value]
+        if value.lower() in names:
+            return names[value.lower()]
+        if digit_strings and DIGITS.fullmatch(value) and int(value) in numbers:
+            return numbers[int(value)]
+    number = whole_number(value)
+    if number is not None and number in numbers:
+        return numbers[number]
+    raise invalid(path, expected, value)
+
+
+def guarded(read: Callable[[], Any]) -> Any:
+    """Run an importer so that it can only fail with ImportInvalid (a model refusing a value becomes one too)."""
+    try:
+        return read()
+    except ImportInvalid:
+        raise
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ImportInvalid(where, first["msg"]) from None
+    except RecursionError:
+        raise ImportInvalid("", "JSON nested less deeply") from None
+
+
+# -------------------------------------------------------------------------------------------------- JavaScript strings
+
+# JavaScript's String.prototype.trim() whitespace (Python's str.strip() also strips \x1c-\x1f and \x85).
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+                "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def js_trim(text: str) -> str:
+    return text.strip(JS_WHITESPACE)
+
+
+def utf16_key(text: str) -> bytes:
+    # JavaScript sorts strings by UTF-16 code units; big-endian UTF-16 bytes compare the same way.
+    return text.encode("utf-16-be", "surrogatepass")

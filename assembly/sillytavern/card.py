@@ -1,0 +1,152 @@
+"""SillyTavern character cards V1/V2/V3 (sillytavern.md §9.2): JSON or PNG in, a V2 card out."""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from assembly.reading import (
+    MAX_IMPORT_BYTES,
+    MISSING,
+    REQUIRED,
+    ImportInvalid,
+    Reader,
+    guarded,
+    invalid,
+    join_path,
+    read_integer,
+    read_object,
+    read_role,
+    read_text,
+    read_texts,
+)
+from assembly.sillytavern.models import Character, DepthPrompt
+from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
+from assembly.sillytavern.worldbook import export_character_book, parse_worldbook
+
+_CARD_SPECS = ("chara_card_v2", "chara_card_v3")
+_CARD_TEXTS = (
+    ("name", ()), ("description", ()), ("personality", ()), ("scenario", ()), ("first_mes", ()),
+    ("mes_example", ("messageExample", "mesExample")), ("system_prompt", ()), ("post_history_instructions", ()),
+    ("creator_notes", ("creatorcomment",)), ("creator", ()), ("character_version", ()),
+)
+
+
+def _depth_prompt(value: Any, path: str) -> DepthPrompt:
+    r = Reader(read_object(value, path, "a {prompt, depth, role} object"), path)
+    prompt = DepthPrompt(
+        prompt=read_text(*r.get("prompt")),
+        depth=read_integer(*r.get("depth"), 4, minimum=0),
+        role=read_role(*r.get("role")),
+    )
+    r.reject_leftovers(("prompt", "depth", "role"))
+    return prompt
+
+
+def _talkativeness(value: Any, path: str) -> float:
+    if value is MISSING or value is None or value == "":
+        return 0.5
+    number: float | None = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):  # SillyTavern stores it as a string ("0.5")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or not 0 <= number <= 1:
+        raise invalid(path, "a talkativeness from 0 to 1", value)
+    return number
+
+
+def _character_data(data: dict[str, Any], path: str) -> Character:
+    """The fields of a card's `data` (V2/V3) or of a flat card (V1 / engine.md's simplified shape)."""
+    r = Reader(data, path)
+    fields: dict[str, Any] = {}
+    for name, aliases in _CARD_TEXTS:
+        fields[name] = read_text(*r.get(name, *aliases), default=REQUIRED if name == "name" else "")
+    for name in ("tags", "alternate_greetings", "group_only_greetings"):
+        fields[name] = read_texts(*r.get(name))
+    fields["nickname"] = read_text(*r.get("nickname"), default=None)
+
+    ext_value, ext_path = r.get("extensions")
+    extensions = {} if ext_value is MISSING or ext_value is None else read_object(ext_value, ext_path)
+    ext = Reader(extensions, ext_path)
+    depth_value, depth_path = ext.get("depth_prompt")
+    top_depth, top_depth_path = r.get("depth_prompt")
+    if top_depth is not MISSING and top_depth is not None:
+        if depth_value not in (MISSING, None) and depth_value != top_depth:
+            raise invalid(top_depth_path, f"the same value as {depth_path} (both are given)", top_depth)
+        depth_value, depth_path = top_depth, top_depth_path
+    if depth_value is not MISSING and depth_value is not None:
+        fields["depth_prompt"] = _depth_prompt(depth_value, depth_path)
+    talk_value, talk_path = ext.get("talkativeness")
+    if talk_value is MISSING:
+        talk_value, talk_path = r.get("talkativeness")
+    else:
+        r.get("talkativeness")  # the V1 top-level mirror of the same value
+    fields["talkativeness"] = _talkativeness(talk_value, talk_path)
+
+    book_value, book_path = r.get("character_book")
+    if book_value is not MISSING and book_value is not None:
+        fields["character_book"] = parse_worldbook(book_value, book_path)
+    return Character(**fields, extensions=ext.leftovers(), other_fields=r.leftovers())
+
+
+def _card(value: Any, path: str) -> Character:
+    data = read_object(value, path, "a character card object")
+    if "spec" in data or isinstance(data.get("data"), dict):
+        spec = data.get("spec")
+        if "spec" in data and spec not in _CARD_SPECS:
+            raise invalid(join_path(path, "spec"), "'chara_card_v2' or 'chara_card_v3'", spec)
+        # The top-level keys beside `data` are SillyTavern's V1 mirrors of it; `data` is the card.
+        return _character_data(read_object(data.get("data"), join_path(path, "data"), "the card's data object"),
+                               join_path(path, "data"))
+    return _character_data(data, path)
+
+
+def parse_character(value: Any, path: str) -> Character:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) > MAX_IMPORT_BYTES:
+            raise ImportInvalid(path, f"a file of at most 5 MiB ({MAX_IMPORT_BYTES} bytes), got {len(raw)} bytes",
+                                status=413)
+        if not raw.startswith(PNG_SIGNATURE):
+            raise ImportInvalid(path, "a PNG character card (these bytes are not a PNG)", status=415)
+        card, card_path = card_from_png(raw)
+        return _card(card, card_path)
+    return _card(value, path)
+
+
+def import_character(data: dict[str, Any] | bytes) -> Character:
+    """A card V2 (`chara_card_v2`) or V3 (`chara_card_v3`) JSON object, a flat V1 / simplified card, or PNG bytes
+    with a `ccv3` (preferred) or `chara` text chunk -> Character."""
+    return guarded(lambda: parse_character(data, ""))
+
+
+def export_character(character: Character) -> dict[str, Any]:
+    """Character -> a V2 card JSON (`chara_card_v2`), with SillyTavern's V1 mirrors at the top level."""
+    extensions = copy.deepcopy(character.extensions)
+    extensions["talkativeness"] = str(character.talkativeness)
+    if character.depth_prompt is not None:
+        extensions["depth_prompt"] = character.depth_prompt.model_dump()
+    data: dict[str, Any] = {
+        **copy.deepcopy(character.other_fields),
+        **{name: getattr(character, name) for name, _ in _CARD_TEXTS},
+        "tags": list(character.tags),
+        "alternate_greetings": list(character.alternate_greetings),
+        "group_only_greetings": list(character.group_only_greetings),
+        "extensions": extensions,
+    }
+    if character.nickname is not None:
+        data["nickname"] = character.nickname
+    if character.character_book is not None:
+        data["character_book"] = export_character_book(character.character_book)
+    mirrors = {name: data[name] for name in ("name", "description", "personality", "scenario", "first_mes",
+                                             "mes_example", "tags")}
+    return {
+        **mirrors, "creatorcomment": character.creator_notes, "talkativeness": extensions["talkativeness"],
+        "spec": "chara_card_v2", "spec_version": "2.0", "data": data,
+    }
+

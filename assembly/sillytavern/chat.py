@@ -1,0 +1,105 @@
+"""SillyTavern's chat file (`.jsonl`): a header line with the names and `chat_metadata`, then one message a line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assembly.reading import (
+    MAX_IMPORT_BYTES,
+    MISSING,
+    REQUIRED,
+    ROLES,
+    ImportInvalid,
+    Reader,
+    guarded,
+    invalid,
+    join_path,
+    read_flag,
+    read_object,
+    read_text,
+)
+from assembly.sillytavern.models import ChatLog, ChatLogMessage
+from assembly.sillytavern.notes import parse_author_note
+from assembly.sillytavern.vocabulary import EXTENSION_POSITION_BY_NUMBER
+
+_CHAT_NOTE_KEYS = ("note_prompt", "note_interval", "note_position", "note_depth", "note_role")
+
+
+def _chat_log(data: str | bytes) -> ChatLog:
+    if isinstance(data, bytes):
+        if len(data) > MAX_IMPORT_BYTES:
+            raise ImportInvalid("", f"a chat file of at most {MAX_IMPORT_BYTES} bytes", status=413)
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            raise ImportInvalid("", "a UTF-8 text file of JSON lines (SillyTavern's .jsonl chat)") from None
+    if not isinstance(data, str):
+        raise invalid("", "the text of a SillyTavern chat file (JSON lines)", data)
+    header: dict[str, Any] = {}
+    messages: list[ChatLogMessage] = []
+    hidden = 0
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise ImportInvalid(where, "one JSON object per line") from None
+        r = Reader(read_object(item, where, "a chat message object"), where)
+        if number == 1 and "mes" not in item:  # the header: names and chat metadata
+            header = item
+            continue
+        text = read_text(*r.get("mes"), default=REQUIRED)
+        is_user = read_flag(*r.get("is_user"), False)
+        if read_flag(*r.get("is_system"), False):
+            hidden += 1
+            continue
+        extra, extra_where = r.get("extra")
+        narrator = isinstance(extra, dict) and extra.get("type") == "narrator"
+        if extra is not MISSING and extra is not None and not isinstance(extra, dict):
+            raise invalid(extra_where, "an object", extra)
+        role = "user" if is_user else "system" if narrator else "assistant"
+        messages.append(ChatLogMessage(role=role, content=text.replace("\r", ""), name=read_text(*r.get("name"))))
+    hr = Reader(header, "line 1")
+    metadata, metadata_where = hr.get("chat_metadata")
+    note = None
+    if metadata is not MISSING and metadata is not None:
+        metadata = read_object(metadata, metadata_where, "an object")
+        fields = {k: metadata[k] for k in _CHAT_NOTE_KEYS if k in metadata}
+        if isinstance(fields.get("note_prompt"), str) and fields["note_prompt"].strip():
+            note = parse_author_note(fields, metadata_where)
+        chat_book = read_text(metadata.get("world_info"), join_path(metadata_where, "world_info"))
+    else:
+        chat_book = ""
+    return ChatLog(user_name=read_text(*hr.get("user_name")), character_name=read_text(*hr.get("character_name")),
+                   messages=tuple(messages), hidden=hidden, author_note=note, world_info=chat_book)
+
+
+def import_chat(data: str | bytes) -> ChatLog:
+    """A SillyTavern chat file (`.jsonl`: a header line with the names and `chat_metadata`, then one message per
+    line) -> ChatLog. User messages are `is_user`; narrator messages (`extra.type` "narrator") are system; hidden
+    messages (`is_system`) are counted and left out; the chat's author's note comes from `chat_metadata.note_*`."""
+    return guarded(lambda: _chat_log(data))
+
+
+def export_chat(log: ChatLog) -> str:
+    """ChatLog -> a SillyTavern chat file (`.jsonl`); `import_chat` reads it back (hidden messages are not kept)."""
+    metadata: dict[str, Any] = {}
+    note = log.author_note
+    if note is not None:
+        position = {v: k for k, v in EXTENSION_POSITION_BY_NUMBER.items()}[note.position]
+        metadata = {"note_prompt": note.content, "note_interval": note.interval, "note_position": position,
+                    "note_depth": note.depth, "note_role": ROLES.index(note.role)}
+    if log.world_info:
+        metadata["world_info"] = log.world_info
+    lines = [{"user_name": log.user_name, "character_name": log.character_name, "chat_metadata": metadata}]
+    for m in log.messages:
+        line: dict[str, Any] = {"name": m.name or (log.user_name if m.role == "user" else log.character_name),
+                                "is_user": m.role == "user", "is_system": False, "mes": m.content, "extra": {}}
+        if m.role == "system":
+            line["extra"] = {"type": "narrator"}
+        lines.append(line)
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+

@@ -1,0 +1,127 @@
+"""PNG character cards: the card JSON in a `chara` / `ccv3` text chunk (base64), read and written here."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import struct
+import zlib
+from typing import Any
+
+from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid, read_object
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_CARD_CHUNKS = ("ccv3", "chara")  # preferred first, as SillyTavern reads them
+_MAX_INFLATED = 4 * MAX_IMPORT_BYTES
+
+
+def _inflate(data: bytes, path: str) -> bytes:
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(data, _MAX_INFLATED)
+    except zlib.error as error:
+        raise ImportInvalid(path, f"valid zlib-compressed text ({error})") from None
+    if inflater.unconsumed_tail:
+        raise ImportInvalid(path, f"compressed text of at most {_MAX_INFLATED} bytes", status=413)
+    return out
+
+
+def _png_text_chunks(png: bytes) -> dict[str, tuple[str, str]]:
+    """Card text chunks (tEXt, zTXt, iTXt) by lower-case keyword -> (text, path)."""
+    found: dict[str, tuple[str, str]] = {}
+    position = len(PNG_SIGNATURE)
+    index = 0
+    while position < len(png):
+        where = f"png.chunks[{index}]"
+        if position + 8 > len(png):
+            raise ImportInvalid(where, "a complete chunk header (the PNG is truncated)")
+        length, kind = struct.unpack(">I4s", png[position:position + 8])
+        end = position + 12 + length
+        if end > len(png):
+            raise ImportInvalid(where, f"{length} bytes of chunk data and a CRC (the PNG is truncated)")
+        body = png[position + 8:position + 8 + length]
+        if zlib.crc32(kind + body) != int.from_bytes(png[end - 4:end], "big"):
+            raise ImportInvalid(where, f"a correct CRC for the {kind.decode('latin-1')!r} chunk")
+        position, index = end, index + 1
+        if kind == b"IEND":
+            break
+        if kind not in (b"tEXt", b"zTXt", b"iTXt") or b"\x00" not in body:
+            continue
+        keyword_bytes, rest = body.split(b"\x00", 1)
+        keyword = keyword_bytes.decode("latin-1").lower()
+        if keyword not in _CARD_CHUNKS or keyword in found:
+            continue
+        chunk_path = f"png[{keyword}]"
+        if kind == b"tEXt":
+            text = rest.decode("latin-1")
+        elif kind == b"zTXt":
+            if not rest or rest[0] != 0:
+                raise ImportInvalid(chunk_path, "zTXt compression method 0")
+            text = _inflate(rest[1:], chunk_path).decode("latin-1")
+        else:
+            if len(rest) < 2 or rest[2:].count(b"\x00") < 2:
+                raise ImportInvalid(chunk_path, "an iTXt chunk with language and translated keyword fields")
+            compressed, _method = rest[0], rest[1]
+            _language, _translated, payload = rest[2:].split(b"\x00", 2)
+            raw = _inflate(payload, chunk_path) if compressed else payload
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ImportInvalid(chunk_path, "UTF-8 text in the iTXt chunk") from None
+        found[keyword] = (text, chunk_path)
+    return found
+
+
+def card_from_png(png: bytes) -> tuple[dict[str, Any], str]:
+    chunks = _png_text_chunks(png)
+    for keyword in _CARD_CHUNKS:
+        if keyword in chunks:
+            text, path = chunks[keyword]
+            try:
+                decoded = base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+            except (binascii.Error, ValueError):
+                raise ImportInvalid(path, "base64-encoded UTF-8 JSON") from None
+            try:
+                card = json.loads(decoded)
+            except (ValueError, RecursionError):
+                raise ImportInvalid(path, "base64-encoded JSON (the decoded text is not JSON)") from None
+            return read_object(card, path, "a character card object"), path
+    raise ImportInvalid("png", "a PNG with a 'chara' or 'ccv3' text chunk (a SillyTavern character card)",
+                        status=415)
+
+
+
+# -------------------------------------------------------------------------------------------------- writing
+
+
+def png_chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def solid_png(width: int = 1, height: int = 1, rgb: tuple[int, int, int] = (128, 128, 128)) -> bytes:
+    """A PNG of one colour (for cards that came without an image, and the demo's avatar)."""
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    pixels = zlib.compress((b"\x00" + bytes(rgb) * width) * height)
+    return PNG_SIGNATURE + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", pixels) + png_chunk(b"IEND", b"")
+
+
+def card_png(card: dict[str, Any], image: bytes | None = None) -> bytes:
+    """`image` (a PNG; default a plain one) with `card` in a `chara` text chunk (base64 JSON), as SillyTavern writes
+    cards. Card chunks already in the image (`chara`, `ccv3`) are dropped so the new card is the one read back."""
+    image = image or solid_png()
+    text = base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8"))
+    out, position = [image[:len(PNG_SIGNATURE)]], len(PNG_SIGNATURE)
+    while position < len(image):
+        length, kind = struct.unpack(">I4s", image[position:position + 8])
+        chunk = image[position:position + 12 + length]
+        position += 12 + length
+        keyword = chunk[8:8 + length].split(b"\x00", 1)[0].lower()
+        if kind in (b"tEXt", b"zTXt", b"iTXt") and keyword in (b"chara", b"ccv3"):
+            continue
+        if kind == b"IEND":
+            out.append(png_chunk(b"tEXt", b"chara\x00" + text))
+            out.append(chunk)
+            break
+        out.append(chunk)
+    return b"".join(out)

@@ -1,0 +1,228 @@
+"""SillyTavern's chat-completion preset (sillytavern.md §2): read, with what SillyTavern fills in, and written back.
+
+Where SillyTavern itself fills something in (the prompt order of a preset that has none for character 100001, the
+built-in prompt definitions it re-adds, `role: null` meaning system), we do the same.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from assembly.reading import (
+    MISSING,
+    REQUIRED,
+    ImportInvalid,
+    Reader,
+    camel_case,
+    guarded,
+    invalid,
+    join_path,
+    read_flag,
+    read_integer,
+    read_named,
+    read_object,
+    read_role,
+    read_text,
+    whole_number,
+)
+from assembly.sillytavern.models import Preset, Prompt, PromptOrderEntry, PromptOrderList
+from assembly.sillytavern.vocabulary import (
+    BUILTIN_PROMPTS,
+    DEFAULT_PROMPT_ORDER,
+    PROMPT_ORDER_CHARACTER_ID,
+    UTILITY_PROMPT_DEFAULTS,
+    read_generation_types,
+)
+
+
+def _prompt(value: Any, path: str) -> Prompt:
+    data = read_object(value, path, "a prompt object")
+    st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
+    fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
+    r = Reader(data, path, fallback)
+    identifier = read_text(*r.get("identifier"), default=REQUIRED)
+    if not identifier:
+        raise ImportInvalid(join_path(path, "identifier"), "a non-empty identifier")
+    triggers = read_generation_types(*r.get("injection_trigger"))
+    position = read_named(*r.get("injection_position"), 0, names={"relative": 0, "in_chat": 1, "absolute": 1},
+                      numbers={0: 0, 1: 1}, expected="0 (relative) or 1 (in-chat)")
+    return Prompt(
+        identifier=identifier,
+        name=read_text(*r.get("name")),
+        role=read_role(*r.get("role")),
+        content=read_text(*r.get("content")),
+        enabled=read_flag(*r.get("enabled"), True),
+        marker=read_flag(*r.get("marker"), False),
+        system_prompt=read_flag(*r.get("system_prompt"), False),
+        injection_position=position,
+        injection_depth=read_integer(*r.get("injection_depth"), 4, minimum=0),
+        injection_order=read_integer(*r.get("injection_order"), 100),
+        injection_trigger=triggers,
+        forbid_overrides=read_flag(*r.get("forbid_overrides"), False),
+        other_fields=r.leftovers("st"),
+    )
+
+
+def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
+    if not isinstance(value, list):
+        raise invalid(path, "a list of {identifier, enabled}", value)
+    entries = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        where = join_path(path, index)
+        r = Reader(read_object(item, where, "an {identifier, enabled} object"), where)
+        identifier = read_text(*r.get("identifier"), default=REQUIRED)
+        value_enabled, enabled_path = r.get("enabled")
+        if value_enabled is MISSING or value_enabled is None:
+            raise ImportInvalid(enabled_path, "true or false (required)")
+        enabled = read_flag(value_enabled, enabled_path, False)
+        r.reject_leftovers(("identifier", "enabled"))
+        if identifier in seen:
+            raise invalid(join_path(where, "identifier"), "an identifier listed once in this order", identifier)
+        seen.add(identifier)
+        entries.append(PromptOrderEntry(identifier=identifier, enabled=enabled))
+    return tuple(entries)
+
+
+def _character_id(value: Any, path: str) -> int | str:
+    number = whole_number(value)
+    if number is not None:
+        return number
+    if isinstance(value, str) and value:
+        return value
+    raise invalid(path, "a character id (integer or string)", value)
+
+
+def _prompt_orders(
+    value: Any, path: str
+) -> tuple[tuple[PromptOrderEntry, ...] | None, str, tuple[PromptOrderList, ...]]:
+    """prompt_order -> (the order for character 100001 or None, that order's path, the other characters' orders)."""
+    if not isinstance(value, list):
+        raise invalid(path, "a list of {character_id, order}", value)
+    if value and all(isinstance(item, dict) and "identifier" in item for item in value):
+        return _order_entries(value, path), path, ()  # a prompt export's flat order (sillytavern.md §2.7)
+    chosen: tuple[PromptOrderEntry, ...] | None = None
+    chosen_path = path
+    others: list[PromptOrderList] = []
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        where = join_path(path, index)
+        r = Reader(read_object(item, where, "a {character_id, order} object"), where)
+        raw_id, id_path = r.get("character_id")
+        if raw_id is MISSING or raw_id is None:
+            raise ImportInvalid(id_path, "a character id (required)")
+        character_id = _character_id(raw_id, id_path)
+        order_value, order_path = r.get("order")
+        order = _order_entries([] if order_value is MISSING or order_value is None else order_value, order_path)
+        r.reject_leftovers(("character_id", "order"))
+        if str(character_id) in seen:
+            raise invalid(id_path, "a character id listed once", raw_id)
+        seen.add(str(character_id))
+        if str(character_id) == str(PROMPT_ORDER_CHARACTER_ID):
+            chosen, chosen_path = order, order_path
+        else:
+            others.append(PromptOrderList(character_id=character_id, order=order))
+    return chosen, chosen_path, tuple(others)
+
+
+_PRESET_TEXT_OPTIONS = (*UTILITY_PROMPT_DEFAULTS, "continue_postfix", "assistant_prefill", "assistant_impersonation")
+
+
+def parse_preset(value: Any, path: str) -> Preset:
+    data = read_object(value, path, "a preset object")
+    if "prompts" not in data and "prompt_order" not in data and isinstance(data.get("data"), dict):
+        # A Prompt Manager export {"version", "type", "data": {"prompts", "prompt_order"}} (sillytavern.md §2.7).
+        wrapper = Reader(data, path)
+        wrapper.get("data")
+        wrapper.get("version")
+        wrapper.get("type")
+        wrapper.reject_leftovers(("version", "type", "data"))
+        return parse_preset(data["data"], join_path(path, "data"))
+    r = Reader(data, path)
+    prompts_value, prompts_path = r.get("prompts")
+    order_value, order_path = r.get("prompt_order")
+    if prompts_value is MISSING and order_value is MISSING:
+        raise ImportInvalid(prompts_path, "a list of prompts (a preset has `prompts` or `prompt_order`)")
+    if prompts_value is MISSING or prompts_value is None:
+        prompts_value = []
+    if not isinstance(prompts_value, list):
+        raise invalid(prompts_path, "a list of prompts", prompts_value)
+    prompts = [_prompt(item, join_path(prompts_path, index)) for index, item in enumerate(prompts_value)]
+    seen: set[str] = set()
+    for index, prompt in enumerate(prompts):
+        if prompt.identifier in seen:
+            raise invalid(join_path(join_path(prompts_path, index), "identifier"), "a unique identifier", prompt.identifier)
+        seen.add(prompt.identifier)
+
+    has_order = order_value is not MISSING and order_value is not None
+    others: tuple[PromptOrderList, ...] = ()
+    if has_order:
+        chosen, chosen_path, others = _prompt_orders(order_value, order_path)
+        # SillyTavern re-adds missing built-in definitions and uses its default order when 100001 has none.
+        prompts += [Prompt(**b) for b in BUILTIN_PROMPTS if b["identifier"] not in seen]
+        order = chosen or tuple(PromptOrderEntry(identifier=i, enabled=e) for i, e in DEFAULT_PROMPT_ORDER)
+        known = {p.identifier for p in prompts}
+        for index, entry in enumerate(order):
+            if entry.identifier not in known:
+                raise invalid(join_path(join_path(chosen_path, index), "identifier"),
+                               "the identifier of a prompt defined in `prompts`", entry.identifier)
+    else:
+        order = tuple(PromptOrderEntry(identifier=p.identifier, enabled=p.enabled) for p in prompts)
+
+    options: dict[str, Any] = {}
+    for key in _PRESET_TEXT_OPTIONS:
+        text = read_text(*r.get(key), default=MISSING)
+        if text is not MISSING:
+            options[key] = text
+    has_utility = any(k in data or camel_case(k) in data for k in UTILITY_PROMPT_DEFAULTS)
+    for key in ("squash_system_messages", "continue_prefill"):
+        flag = read_flag(*r.get(key), MISSING)
+        if flag is not MISSING:
+            options[key] = flag
+    for key in ("openai_max_context", "openai_max_tokens"):
+        number = read_integer(*r.get(key), MISSING, minimum=0)
+        if number is not MISSING:
+            options[key] = number
+    names = read_integer(*r.get("names_behavior"), MISSING, minimum=-1, maximum=2)
+    if names is not MISSING:
+        options["names_behavior"] = names
+    return Preset(
+        prompts=tuple(prompts), prompt_order=order, has_prompt_order=has_order, other_prompt_orders=others,
+        has_utility_prompts=has_utility, other_fields=r.leftovers(), **options,
+    )
+
+
+def import_preset(data: dict[str, Any]) -> Preset:
+    """A SillyTavern chat-completion preset (current or 1.12-era), a Prompt Manager export, or engine.md's
+    simplified `{"prompts": [...]}` -> Preset."""
+    return guarded(lambda: parse_preset(data, ""))
+
+
+def _export_prompt(prompt: Prompt) -> dict[str, Any]:
+    return {
+        **copy.deepcopy(prompt.other_fields),
+        "identifier": prompt.identifier, "name": prompt.name, "role": prompt.role, "content": prompt.content,
+        "system_prompt": prompt.system_prompt, "marker": prompt.marker, "enabled": prompt.enabled,
+        "injection_position": prompt.injection_position, "injection_depth": prompt.injection_depth,
+        "injection_order": prompt.injection_order, "injection_trigger": list(prompt.injection_trigger),
+        "forbid_overrides": prompt.forbid_overrides,
+    }
+
+
+def export_preset(preset: Preset) -> dict[str, Any]:
+    """Preset -> SillyTavern preset JSON (the keys it did not model come back as they were)."""
+    out = copy.deepcopy(preset.other_fields)
+    out["prompts"] = [_export_prompt(p) for p in preset.prompts]
+    if preset.has_prompt_order:
+        out["prompt_order"] = [
+            {"character_id": lst.character_id, "order": [e.model_dump() for e in lst.order]}
+            for lst in preset.other_prompt_orders
+        ] + [{"character_id": PROMPT_ORDER_CHARACTER_ID, "order": [e.model_dump() for e in preset.prompt_order]}]
+    if preset.has_utility_prompts:
+        out.update({key: getattr(preset, key) for key in UTILITY_PROMPT_DEFAULTS})
+    for key in ("names_behavior", "squash_system_messages", "continue_prefill", "continue_postfix",
+                "assistant_prefill", "assistant_impersonation", "openai_max_context", "openai_max_tokens"):
+        out[key] = getattr(preset, key)
+    return out
+

@@ -1,0 +1,47 @@
+"""The resource set of an AssemblyRequest (engine.md §1): each resource in simplified JSON or SillyTavern's shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from assembly.reading import MISSING, Reader, guarded, read_object
+from assembly.sillytavern.card import parse_character
+from assembly.sillytavern.models import AuthorNote, Character, ExtensionPrompt, Persona, Preset, Resources, WorldBook
+from assembly.sillytavern.notes import parse_author_note, parse_extension_prompts, parse_persona
+from assembly.sillytavern.preset import parse_preset
+from assembly.sillytavern.worldbook import parse_worldbook
+
+_RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], Any]]] = {
+    "preset": ((), Preset, parse_preset),
+    "character": ((), Character, parse_character),
+    "persona": ((), Persona, parse_persona),
+    "worldbook": (("world_book", "worldBook"), WorldBook, parse_worldbook),
+    "author_note": (("authorNote",), AuthorNote, parse_author_note),
+    "extension_prompts": (("extensionPrompts",), tuple, parse_extension_prompts),
+}
+
+
+def _resources(value: Any, path: str) -> Resources:
+    if isinstance(value, Resources):
+        return value
+    r = Reader(read_object(value, path, "a resources object"), path)
+    fields: dict[str, Any] = {}
+    for name, (aliases, model, read) in _RESOURCE_READERS.items():
+        item, where = r.get(name, *aliases)
+        if item is MISSING or item is None:
+            continue
+        if model is not tuple and isinstance(item, model):
+            fields[name] = item
+        elif model is tuple and isinstance(item, (list, tuple)) and all(isinstance(i, ExtensionPrompt) for i in item):
+            fields[name] = tuple(item)
+        else:
+            fields[name] = read(item, where)
+    r.reject_leftovers(tuple(_RESOURCE_READERS))
+    return Resources(**fields)
+
+
+def normalize_resources(obj: dict[str, Any]) -> Resources:
+    """An AssemblyRequest's `resources` (engine.md §1): simplified JSON or SillyTavern's file shapes, per resource."""
+    return guarded(lambda: _resources(obj, ""))
+

@@ -1,0 +1,315 @@
+"""SillyTavern's world books (sillytavern.md §7, §9.3): the native file, a card's `character_book` and engine.md's
+simplified list, read into one `WorldBook`; written back as the native file or a card's book."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from assembly.reading import (
+    MISSING,
+    ROLES,
+    ImportInvalid,
+    Reader,
+    camel_case,
+    guarded,
+    invalid,
+    join_path,
+    read_flag,
+    read_integer,
+    read_named,
+    read_object,
+    read_role,
+    read_text,
+    read_texts,
+    whole_number,
+)
+from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.vocabulary import (
+    CHARACTER_STRATEGY_BY_NUMBER,
+    SELECTIVE_LOGIC_BY_NUMBER,
+    WORLD_POSITION_NUMBER,
+    read_generation_types,
+    world_position,
+)
+
+BOOK_SETTINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # (our name, other accepted spellings: SillyTavern's world_info_* settings, the V2 character_book's names)
+    ("scan_depth", ("world_info_depth",)),
+    ("include_names", ("world_info_include_names",)),
+    ("recursive", ("world_info_recursive", "recursive_scanning")),
+    ("case_sensitive", ("world_info_case_sensitive",)),
+    ("match_whole_words", ("world_info_match_whole_words",)),
+    ("budget_percent", ("world_info_budget",)),
+    ("budget_cap", ("world_info_budget_cap",)),
+    ("min_activations", ("world_info_min_activations",)),
+    ("min_activations_depth_max", ("world_info_min_activations_depth_max",)),
+    ("max_recursion_steps", ("world_info_max_recursion_steps",)),
+    ("use_group_scoring", ("world_info_use_group_scoring",)),
+)
+_BOOK_SETTING_LIMITS = {"scan_depth": (0, 1000), "budget_percent": (0, 100)}
+
+
+def book_settings(r: Reader) -> dict[str, Any]:
+    settings: dict[str, Any] = {}
+    defaults = WorldBook.model_fields
+    for name, aliases in BOOK_SETTINGS:
+        value, where = r.get(name, *aliases)
+        default = defaults[name].default
+        if isinstance(default, bool):
+            parsed = read_flag(value, where, MISSING)
+        else:
+            low, high = _BOOK_SETTING_LIMITS.get(name, (0, None))
+            parsed = read_integer(value, where, MISSING, minimum=low, maximum=high)
+        if parsed is not MISSING:
+            settings[name] = parsed
+    strategy, where = r.get("character_strategy", "world_info_character_strategy")
+    if strategy is not MISSING and strategy is not None:
+        settings["character_strategy"] = read_named(
+            strategy, where, "character_first", names={n: n for n in CHARACTER_STRATEGY_BY_NUMBER.values()},
+            numbers=CHARACTER_STRATEGY_BY_NUMBER, expected="a character lore strategy: evenly, character_first, "
+            "global_first (or 0, 1, 2)")
+    activation, where = r.get("activation")
+    if activation is not MISSING and activation is not None:
+        if activation not in ("all", "keywords"):
+            raise invalid(where, "the activation mode 'all' or 'keywords'", activation)
+        settings["activation"] = activation
+    name_value = read_text(*r.get("name"), default=None)
+    if name_value is not None:
+        settings["name"] = name_value
+    return settings
+
+
+
+def _uid(value: Any, path: str) -> int | str:
+    number = whole_number(value)
+    if number is not None:
+        return number
+    if isinstance(value, str) and value:
+        return value
+    raise invalid(path, "an entry id (integer or non-empty string)", value)
+
+
+_ENTRY_FLAGS = (
+    ("constant", False), ("selective", True), ("use_probability", True), ("group_override", False),
+    ("prevent_recursion", False), ("exclude_recursion", False), ("ignore_budget", False), ("vectorized", False),
+    ("match_persona_description", False), ("match_character_description", False),
+    ("match_character_personality", False), ("match_character_depth_prompt", False), ("match_scenario", False),
+    ("match_creator_notes", False),
+)
+
+
+def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> WorldBookEntry:
+    """One entry. `book_form`: a list entry (card character_book or the simplified list) whose `extensions`
+    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched."""
+    data = read_object(value, path, "a world book entry object")
+    ext = data.get("extensions") if book_form else None
+    ext_path = join_path(path, "extensions")
+    fallback = Reader(read_object(ext, ext_path), ext_path) if ext is not None else None
+    r = Reader(data, path, fallback)
+    if book_form:
+        r.used.add("extensions")
+
+    uid_value, uid_path = r.get("uid", "id")
+    uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
+
+    enabled_value, enabled_path = r.get("enabled")
+    disable_value, disable_path = r.get("disable")
+    enabled = read_flag(enabled_value, enabled_path, MISSING)
+    disabled = read_flag(disable_value, disable_path, MISSING)
+    if enabled is not MISSING and disabled is not MISSING and enabled == disabled:
+        raise invalid(disable_path, f"the opposite of enabled ({enabled})", disabled)
+    enabled = enabled if enabled is not MISSING else (not disabled if disabled is not MISSING else True)
+
+    # The card book's exact number lives in extensions.position; its own position is only before/after_char.
+    position_value, position_path = (fallback.get("position") if fallback else (MISSING, ""))
+    if position_value is MISSING or position_value is None:
+        position_value, position_path = r.get("position")
+    else:
+        r.used.add("position")
+    default_position = "after" if book_form else "before"
+    position = default_position if position_value is MISSING or position_value is None else world_position(
+        position_value, position_path
+    )
+
+    delay_value, delay_path = r.get("delay_until_recursion")
+    if delay_value is MISSING or delay_value is None:
+        delay_until_recursion: bool | int = False
+    elif isinstance(delay_value, bool):
+        delay_until_recursion = delay_value
+    else:
+        delay_until_recursion = read_integer(delay_value, delay_path, 0, minimum=0)
+
+    filter_value, filter_path = r.get("character_filter")
+    character_filter = None
+    if filter_value is not MISSING and filter_value is not None:
+        character_filter = copy.deepcopy(read_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
+
+    flags = {name: read_flag(*r.get(name), default) for name, default in _ENTRY_FLAGS}
+    logic = read_named(*r.get("selective_logic"), "and_any", names={v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()},
+                   numbers=SELECTIVE_LOGIC_BY_NUMBER, expected="a selective logic: and_any, not_all, not_any, "
+                   "and_all (or 0..3)")
+    triggers = read_generation_types(*r.get("triggers"))
+
+    fields: dict[str, Any] = dict(
+        uid=uid,
+        comment=read_text(*r.get("comment")),
+        content=read_text(*r.get("content")),
+        keys=read_texts(*r.get("keys", "key")),
+        secondary_keys=read_texts(*r.get("secondary_keys", "keysecondary")),
+        selective_logic=logic,
+        enabled=enabled,
+        position=position,
+        depth=read_integer(*r.get("depth"), None, minimum=0, nullable=True),
+        role=read_role(*r.get("role")),
+        order=read_integer(*r.get("order", "insertion_order"), 100),
+        outlet_name=read_text(*r.get("outlet_name")),
+        probability=read_integer(*r.get("probability"), 100, minimum=0, maximum=100),
+        group=read_text(*r.get("group")),
+        group_weight=read_integer(*r.get("group_weight"), 100, minimum=0),
+        use_group_scoring=read_flag(*r.get("use_group_scoring"), None),
+        delay_until_recursion=delay_until_recursion,
+        scan_depth=read_integer(*r.get("scan_depth"), None, minimum=0, maximum=1000, nullable=True),
+        case_sensitive=read_flag(*r.get("case_sensitive"), None),
+        match_whole_words=read_flag(*r.get("match_whole_words"), None),
+        sticky=read_integer(*r.get("sticky"), None, minimum=0, nullable=True),
+        cooldown=read_integer(*r.get("cooldown"), None, minimum=0, nullable=True),
+        delay=read_integer(*r.get("delay"), None, minimum=0, nullable=True),
+        triggers=triggers,
+        character_filter=character_filter,
+        display_index=read_integer(*r.get("display_index"), None, nullable=True),
+        automation_id=read_text(*r.get("automation_id")),
+        lore=read_named(*r.get("lore"), "global", names={n: n for n in ("global", "character", "chat", "persona")},
+                    numbers={}, expected="where the entry comes from: global, character, chat or persona"),
+        **flags,
+    )
+    other = r.leftovers()
+    if fallback is not None:
+        rest = fallback.leftovers()
+        if rest:
+            other["extensions"] = rest
+    elif not book_form and other.get("extensions") == {}:
+        del other["extensions"]  # an empty native `extensions` says nothing; book exports always write one
+    return WorldBookEntry(**fields, other_fields=other)
+
+
+def parse_worldbook(value: Any, path: str) -> WorldBook:
+    data = read_object(value, path, "a world book object with `entries`")
+    r = Reader(data, path)
+    entries_value, entries_path = r.get("entries")
+    if entries_value is MISSING:
+        raise ImportInvalid(entries_path, "the world book's entries (an object keyed by uid, or a list)")
+    entries: list[WorldBookEntry] = []
+    if isinstance(entries_value, dict):
+        for key, item in read_object(entries_value, entries_path).items():
+            default_uid: int | str = int(key) if key.isascii() and key.isdecimal() else key
+            entries.append(_entry(item, join_path(entries_path, key), default_uid, book_form=False))
+    elif isinstance(entries_value, list):
+        for index, item in enumerate(entries_value):
+            entries.append(_entry(item, join_path(entries_path, index), index, book_form=True))
+    else:
+        raise invalid(entries_path, "the world book's entries (an object keyed by uid, or a list)", entries_value)
+    seen: dict[int | str, int] = {}
+    for index, entry in enumerate(entries):
+        if entry.uid in seen:
+            where = join_path(entries_path, index) if isinstance(entries_value, list) else join_path(
+                entries_path, list(entries_value)[index]
+            )
+            raise invalid(join_path(where, "uid"), "a uid used by one entry only", entry.uid)
+        seen[entry.uid] = index
+    settings = book_settings(r)
+    other = r.leftovers()
+    if other.get("extensions") == {}:
+        del other["extensions"]  # the card book's required-but-empty extensions; its export always writes one
+    return WorldBook(entries=tuple(entries), other_fields=other, **settings)
+
+
+def import_worldbook(data: dict[str, Any]) -> WorldBook:
+    """A native world book `{"entries": {"<uid>": {...}}}`, a card's `character_book` (entries list plus
+    extensions), or engine.md's simplified `{"entries": [...]}` -> WorldBook."""
+    return guarded(lambda: parse_worldbook(data, ""))
+
+
+def _book_settings_out(book: WorldBook) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if book.name is not None:
+        out["name"] = book.name
+    for name in ("activation", "character_strategy", *(n for n, _ in BOOK_SETTINGS)):
+        if getattr(book, name) != WorldBook.model_fields[name].default:
+            out[name] = getattr(book, name)
+    return out
+
+
+def _entry_fields(entry: WorldBookEntry) -> dict[str, Any]:
+    """The fields both formats share, in SillyTavern's native (camelCase) spelling."""
+    out: dict[str, Any] = {
+        "comment": entry.comment, "content": entry.content, "constant": entry.constant,
+        "selective": entry.selective,
+        "selectiveLogic": next(n for n, v in SELECTIVE_LOGIC_BY_NUMBER.items() if v == entry.selective_logic),
+        "role": ROLES.index(entry.role), "outletName": entry.outlet_name, "probability": entry.probability,
+        "useProbability": entry.use_probability, "group": entry.group, "groupOverride": entry.group_override,
+        "groupWeight": entry.group_weight, "preventRecursion": entry.prevent_recursion,
+        "excludeRecursion": entry.exclude_recursion, "delayUntilRecursion": entry.delay_until_recursion,
+        "ignoreBudget": entry.ignore_budget, "vectorized": entry.vectorized, "automationId": entry.automation_id,
+        "triggers": list(entry.triggers),
+    }
+    for name, _default in _ENTRY_FLAGS:
+        if name.startswith("match_"):
+            out[camel_case(name)] = getattr(entry, name)
+    for name in ("depth", "use_group_scoring", "scan_depth", "case_sensitive", "match_whole_words", "sticky",
+                 "cooldown", "delay", "display_index"):
+        out[camel_case(name)] = getattr(entry, name)  # None is written as SillyTavern's null ("not set")
+    if entry.character_filter is not None:
+        out["characterFilter"] = copy.deepcopy(entry.character_filter)
+    if entry.lore != "global":
+        out["lore"] = entry.lore
+    return out
+
+
+def _export_native_entry(entry: WorldBookEntry) -> dict[str, Any]:
+    return {
+        **copy.deepcopy(entry.other_fields), "uid": entry.uid, "key": list(entry.keys),
+        "keysecondary": list(entry.secondary_keys), "order": entry.order,
+        "position": WORLD_POSITION_NUMBER[entry.position], "disable": not entry.enabled, **_entry_fields(entry),
+    }
+
+
+def export_worldbook(book: WorldBook) -> dict[str, Any]:
+    """WorldBook -> SillyTavern's native world book JSON `{"entries": {"<uid>": {...}}}`."""
+    out = copy.deepcopy(book.other_fields)
+    out.update(_book_settings_out(book))
+    out["entries"] = {str(e.uid): _export_native_entry(e) for e in book.entries}
+    return out
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name)
+
+
+def _export_book_entry(entry: WorldBookEntry) -> dict[str, Any]:
+    other = copy.deepcopy(entry.other_fields)
+    kept_extensions = other.pop("extensions", {})
+    shared = _entry_fields(entry)
+    comment, content = shared.pop("comment"), shared.pop("content")
+    constant, selective = shared.pop("constant"), shared.pop("selective")
+    extensions = kept_extensions if isinstance(kept_extensions, dict) else {}
+    # The card book's extensions use snake_case except these two, as SillyTavern writes them (§9.3).
+    extensions.update({key if key in ("useProbability", "selectiveLogic") else _snake(key): value
+                       for key, value in shared.items()})
+    extensions["position"] = WORLD_POSITION_NUMBER[entry.position]
+    return {
+        **other, "id": entry.uid, "keys": list(entry.keys), "secondary_keys": list(entry.secondary_keys),
+        "comment": comment, "content": content, "constant": constant, "selective": selective,
+        "insertion_order": entry.order, "enabled": entry.enabled,
+        "position": "before_char" if entry.position == "before" else "after_char", "extensions": extensions,
+    }
+
+
+def export_character_book(book: WorldBook) -> dict[str, Any]:
+    """WorldBook -> a card's V2 `character_book` (entries list; SillyTavern's fields in each entry's extensions)."""
+    out = copy.deepcopy(book.other_fields)
+    out.update(_book_settings_out(book))
+    out.setdefault("extensions", {})
+    out["entries"] = [_export_book_entry(e) for e in book.entries]
+    return out
+
