@@ -2,7 +2,7 @@
 "SillyTavern parity"; sillytavern.md §4).
 
 Logical assembly already put every prompt, card field and world book group where the preset's slots say. What
-SillyTavern does on top, and this module adds, using the pure steps of `assembly.st_parity`:
+SillyTavern does on top, and this module adds, using the pure steps of `assembly.sillytavern.steps`:
 - in-chat prompts, the character's note and world info at depth go into the chat by SillyTavern's buckets (depth,
   then order, then role; one merged message per bucket), not one message each;
 - the chat carries `names_behavior` (completion names or "Name: " prefixes);
@@ -21,27 +21,22 @@ from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage
+from assembly.sillytavern.budget import StBudgetGroup, st_budget
+from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
+from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.steps import (
-    MainAttachment,
-    StBudgetGroup,
-    StInjection,
-    StMessage,
     apply_names_behavior,
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
-    chat_message,
     control_prompts,
     extension_prompt_placement,
     inject_in_chat,
     main_slot_messages,
-    new_chat_message,
     normalize_generation_type,
-    parse_dialogue_examples,
     persona_placement,
     squash_system_messages,
-    st_budget,
     take_continue_nudge,
     take_continue_prefill,
 )
@@ -199,7 +194,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
             new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
             else "mes_example",
-            world_info=[{"source_id": n.id, "content": n.text, "position": n.position_id}
+            world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
                         for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
         out: list[StMessage] = []
         for block in blocks:
@@ -285,7 +280,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     return messages, order, extras.diagnostics, report
 
 
-_EM_POSITIONS = ("before_example_messages", "after_example_messages")
+_EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
+_EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
 _EXAMPLE_KINDS = ("example_header", "example")
 _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")

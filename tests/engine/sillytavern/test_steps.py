@@ -13,65 +13,41 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assembly.sillytavern.models import AuthorNote, DepthPrompt, ExtensionPrompt, Persona, Prompt
+from assembly.sillytavern.budget import MANDATORY_OVERFLOW_MESSAGE, StBudgetGroup, st_budget, st_message_tokens
+from assembly.sillytavern.examples import (
+    ExampleWorldInfo,
+    new_chat_message,
+    parse_dialogue_examples,
+    split_example_blocks,
+)
+from assembly.sillytavern.messages import StInjection, StMessage, StParityError
+from assembly.sillytavern.models import AuthorNote, ExtensionPrompt, Persona
+from assembly.sillytavern.notes import parse_persona
 from assembly.sillytavern.preset import import_preset
 from assembly.sillytavern.steps import (
-    MANDATORY_OVERFLOW_MESSAGE,
-    StBudgetGroup,
-    StInjection,
-    StMessage,
-    StParityError,
+    NAMES_BEHAVIOR,
     apply_names_behavior,
     attach_to_in_chat_main,
     author_note_due,
     author_note_placement,
     bias_message,
-    character_note_injection,
-    chat_for_generation,
     completion_name,
-    compose_chat_completion,
     control_prompts,
-    drop_empty_messages,
     extension_prompt_placement,
     inject_in_chat,
-    main_attachment_messages,
     main_slot_messages,
-    new_chat_message,
-    normalize_generation_type,
-    parse_dialogue_examples,
     persona_placement,
-    prompt_injection,
-    prompt_triggers,
-    split_example_blocks,
     squash_system_messages,
-    st_budget,
-    st_message_tokens,
     take_continue_nudge,
     take_continue_prefill,
-    unplaced_injections,
-    world_info_depth_injection,
 )
 from assembly.tokens import count_tokens
+from tests.engine.sillytavern.factories import attachment, compose, ext, make_chat, message, pm, sent
 
 USER, CHAR = "Alex", "Seraphina"
 NEW_CHAT = "[Start a new Chat]"
 EXAMPLE_CHAT = "[Example Chat]"
 NUDGE = "[Continue your last message without repeating its original content.]"
-ROLES_BY_LETTER = {"u": "user", "a": "assistant", "s": "system"}
-
-
-def make_chat(spec: str) -> list[dict]:
-    """"ua" -> M1 user, M2 assistant; ids m1, m2; content "M1", "M2"."""
-    return [{"id": f"m{i}", "role": ROLES_BY_LETTER[c], "content": f"M{i}"} for i, c in enumerate(spec, 1)]
-
-
-def pm(name: str, role: str, depth: int, order: int = 100) -> dict:
-    """A Prompt Manager in-chat prompt whose content is its name."""
-    return {"source_id": name, "content": name, "role": role, "depth": depth, "order": order}
-
-
-def ext(name: str, key: str, role: str, depth: int, content: str | None = None) -> dict:
-    return {"source_id": name, "key": key, "content": content or name, "role": role, "depth": depth}
 
 
 def pairs(messages) -> list[tuple[str, str]]:
@@ -145,7 +121,7 @@ def continue_request(chat_spec: str, note_depth: int, *, prefill: bool):
     if prefill_message is not None:
         mandatory.append(StBudgetGroup(id="continuePrefill", messages=(prefill_message,), reserve=True))
     budget = big_budget(history, mandatory=mandatory, continue_messages=continue_messages)
-    return compose_chat_completion(["chatHistory", "jailbreak"], budget)
+    return compose(["chatHistory", "jailbreak"], budget)
 
 
 def test_section5_continue_without_prefill():
@@ -190,7 +166,7 @@ def test_section43_default_preset_baseline_order(shared_fixtures):
     texts = {"main": "MAIN", "worldInfoBefore": "WIB", "personaDescription": "PERSONA", "charDescription": "DESC",
              "charPersonality": "PERS", "scenario": "SCEN", "nsfw": "AUX", "worldInfoAfter": "WIA",
              "jailbreak": "PHI", "enhanceDefinitions": "ENHANCE"}
-    collection = [p for p in preset.ordered_prompts() if p.enabled and prompt_triggers(p, "normal")]
+    collection = [p for p in preset.ordered_prompts() if p.enabled and not p.injection_trigger]
     ids = [p.identifier for p in collection]
     chat = make_chat(FIVE)
     note = author_note_placement(AuthorNote(content="AN"), chat=chat)
@@ -204,8 +180,7 @@ def test_section43_default_preset_baseline_order(shared_fixtures):
     budget = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=new_chat_message(preset.new_chat_prompt),
                        examples=examples)
-    sent, _ = drop_empty_messages(compose_chat_completion(ids, budget))
-    assert [m.content for m in sent] == [
+    assert [m.content for m in sent(compose(ids, budget))] == [
         "MAIN", "WIB", "PERSONA", "DESC", "PERS", "SCEN", "AUX", "WIA", "[Example Chat]", "hi", "hello",
         "[Start a new Chat]", "M1", "AN", "M2", "M3", "M4", "M5", "PHI"]
     assert "enhanceDefinitions" not in ids  # disabled in Default's order for 100001
@@ -229,29 +204,17 @@ def test_quirk05_depth_counts_original_messages_only():
 def test_quirk06_depth_is_injected_up_to_10000_only():
     injections = [pm("deepest", "system", 10000), pm("too_deep", "system", 10001), pm("negative", "system", -1)]
     assert [m.content for m in inject_in_chat(make_chat("u"), injections)] == ["deepest", "M1"]
-    assert [(u.sources, u.reason) for u in unplaced_injections(injections)] == [
-        (("too_deep",), "depth_out_of_range"), (("negative",), "depth_out_of_range")]
-
-
-def test_quirk06_depth_must_be_an_integer():
-    # SillyTavern compares with ===, so "4" never injects; the importers already refuse it, and so do we.
-    with pytest.raises(StParityError) as error:
-        inject_in_chat(make_chat("u"), [{"source_id": "p", "content": "x", "role": "system", "depth": "4"}])
-    assert error.value.code == "ST_INPUT_INVALID" and "injections[0].depth" in error.value.message
 
 
 def test_quirk07_world_info_group_without_depth_is_never_injected():
-    group = world_info_depth_injection(None, 0, [("wi1", "lore")])
-    assert group.key == "customDepthWI_undefined_0" and group.depth is None
+    group = ext("wi1", "customDepthWI_undefined_0", "system", None, "lore")
     assert [m.content for m in inject_in_chat(make_chat("ua"), [group])] == ["M1", "M2"]
-    assert [(u.sources, u.reason) for u in unplaced_injections([group])] == [(("wi1",), "no_depth")]
 
 
 def test_quirk08_disabled_main_still_anchors_its_attachments():
     empty_main = StMessage(id="main", role="system", content="", kind="prompt")
     note = author_note_placement(AuthorNote(content="AN", position="before_main"), chat=make_chat("u"))
-    slot, _ = drop_empty_messages(main_slot_messages(empty_main, [note.attachment]))
-    assert pairs(slot) == [("system", "AN")]
+    assert pairs(sent(main_slot_messages(empty_main, [note.attachment]))) == [("system", "AN")]
 
 
 def test_quirk09_no_history_slot_drops_chat_and_injections():
@@ -274,13 +237,8 @@ def test_quirk09_no_examples_slot_drops_examples():
 
 
 def test_quirk10_empty_prompts_produce_no_message():
-    history = inject_in_chat(make_chat("u"), [pm("", "system", 0) | {"source_id": "empty"}])
+    history = inject_in_chat(make_chat("u"), [pm("", "system", 0, source="empty")])
     assert [m.content for m in history] == ["M1"]
-    assert [u.reason for u in unplaced_injections([pm("", "system", 0) | {"source_id": "empty"}])] == [
-        "empty_content"]
-    sent, dropped = drop_empty_messages([StMessage(id="nsfw", role="system", content="", kind="prompt"),
-                                         StMessage(id="main", role="system", content="M", kind="prompt")])
-    assert ([m.id for m in sent], [m.id for m in dropped]) == (["main"], ["nsfw"])
 
 
 def test_quirk11_new_chat_separator_sits_above_every_injection():
@@ -303,12 +261,9 @@ def test_quirk12_mandatory_overflow_keeps_the_partial_prompt_in_processing_order
     assert [(d.id, d.reason) for d in budget.dropped] == [
         ("main", "mandatory_overflow"), ("worldInfoAfter", "not_reached"), ("m1", "not_reached"),
         ("newMainChat", "not_reached")]
-    out = compose_chat_completion(["main", "worldInfoBefore", "worldInfoAfter", "chatHistory"], budget)
+    out = compose(["main", "worldInfoBefore", "worldInfoAfter", "chatHistory"], budget)
     assert [m.id for m in out] == ["worldInfoBefore"]
-    with pytest.raises(StParityError) as error:
-        budget.raise_for_failure()
-    assert error.value.code == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT"
-    assert error.value.message.startswith("Mandatory prompts exceed the context size.")
+    assert budget.failure.code == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT"
 
 
 def test_quirk13_pinned_examples_can_starve_the_history():
@@ -334,7 +289,7 @@ def test_quirk16_bias_after_phi_and_control_prompts_last():
         StBudgetGroup(id="main", messages=(main,)), StBudgetGroup(id="controlPrompts", messages=tuple(control),
                                                                   reserve=True),
         StBudgetGroup(id="jailbreak", messages=(phi,)), StBudgetGroup(id="bias", messages=(bias,))])
-    out = compose_chat_completion(["main", "chatHistory", "jailbreak", "bias"], budget)
+    out = compose(["main", "chatHistory", "jailbreak", "bias"], budget)
     assert pairs(out) == [("system", "MAIN"), ("system", NEW_CHAT), ("user", "M1"), ("system", "PHI"),
                           ("assistant", "Sure,"), ("system", "[Write as Alex]"), ("system", "[quiet]")]
 
@@ -382,10 +337,10 @@ def test_quirk03_world_info_example_entries_before_end_up_descending():
     # EM list in ascending order: before A (order 1), before B (order 2), after C (order 1), after D (order 2).
     blocks = parse_dialogue_examples(
         "Alex: card", user_name=USER, char_name=CHAR, new_example_chat_prompt="",
-        world_info=[{"source_id": "A", "content": "Alex: a", "position": "before"},
-                    {"source_id": "B", "content": "Alex: b", "position": "before"},
-                    {"source_id": "C", "content": "Alex: c", "position": "after"},
-                    {"source_id": "D", "content": "Alex: d", "position": 6}])
+        world_info=[ExampleWorldInfo(source_id="A", content="Alex: a", position="before"),
+                    ExampleWorldInfo(source_id="B", content="Alex: b", position="before"),
+                    ExampleWorldInfo(source_id="C", content="Alex: c", position="after"),
+                    ExampleWorldInfo(source_id="D", content="Alex: d", position="after")])
     assert [(b[0].content, b[0].sources) for b in blocks] == [
         ("b", ("B",)), ("a", ("A",)), ("card", ("mes_example",)), ("c", ("C",)), ("d", ("D",))]
 
@@ -401,7 +356,7 @@ def test_inject_keeps_chat_messages_and_their_ids():
 def test_prompt_manager_texts_are_joined_then_trimmed_as_a_whole():
     # Same bucket: "  A  " and "B" join as "  A  \nB", then one trim: the inner spaces stay. Extension texts are
     # trimmed one by one first.
-    injections = [pm("  A  ", "system", 0) | {"source_id": "a"}, pm("B", "system", 0),
+    injections = [pm("  A  ", "system", 0, source="a"), pm("B", "system", 0),
                   ext("an", "2_floating_prompt", "system", 0, "  N  ")]
     (merged,) = [m for m in inject_in_chat(make_chat("u"), injections) if m.kind == "injection"]
     assert merged.content == "A  \nB\nN"
@@ -418,48 +373,22 @@ def test_several_depths_beyond_the_chat_stack_deepest_first():
     assert [m.content for m in inject_in_chat(make_chat("uu"), injections)] == ["D7", "D3", "D2", "M1", "M2"]
 
 
-def test_prompt_injection_from_a_preset_prompt():
-    prompt = Prompt(identifier="lore", role="user", content="raw", injection_position=1, injection_depth=2,
-                    injection_order=40)
-    assert prompt_injection(prompt, content="expanded") == StInjection(sources=("lore",), content="expanded",
-                                                                       role="user", depth=2, order=40)
-    camel = prompt_injection({"identifier": "x", "content": "c", "injectionPosition": 1, "injectionDepth": 0})
-    assert (camel.depth, camel.order, camel.role) == (0, 100, "system")
-    with pytest.raises(StParityError) as error:
-        prompt_injection(Prompt(identifier="rel", content="x"))
-    assert "injection_position" in error.value.message
-
-
-def test_character_note_injection():
-    note = character_note_injection(DepthPrompt(prompt="Remember the glade.", depth=2, role="user"))
-    assert note == StInjection(sources=("character_note",), content="Remember the glade.", role="user", depth=2,
-                               key="DEPTH_PROMPT")
-    assert character_note_injection(DepthPrompt(prompt="")) is None
-    assert character_note_injection({"prompt": "p"}).depth == 4
-
-
-def test_world_info_depth_group_joins_entries_in_given_order():
-    group = world_info_depth_injection(3, "assistant", [("wi_low", "low"), {"source_id": "wi_high",
-                                                                              "content": "high"}])
-    assert (group.key, group.content, group.sources, group.role) == (
-        "customDepthWI_3_2", "low\nhigh", ("wi_low", "wi_high"), "assistant")
-
-
 def test_extension_prompt_placements():
     in_chat = extension_prompt_placement(ExtensionPrompt(key="1_memory", content="S", depth=3, role="user"))
-    before = extension_prompt_placement({"key": "x", "value": "V", "position": 2})
-    after = extension_prompt_placement({"key": "y", "content": "W", "position": "after_main"})
+    before = extension_prompt_placement(ExtensionPrompt(key="x", content="V", position="before_main"))
+    after = extension_prompt_placement(ExtensionPrompt(key="y", content="W", position="after_main"))
     assert (in_chat.key, in_chat.depth, in_chat.role, in_chat.order) == ("1_memory", 3, "user", 100)
     assert (before.position, after.position) == ("start", "end")
-    assert extension_prompt_placement({"key": "customWIOutlet_a", "content": "O", "position": -1}) is None
-    assert extension_prompt_placement({"key": "z", "content": "", "position": 1}) is None
+    assert extension_prompt_placement(ExtensionPrompt(key="customWIOutlet_a", content="O", position="none")) is None
+    assert extension_prompt_placement(ExtensionPrompt(key="z", content="", position="in_chat")) is None
 
 
 # ------------------------------------------------------------------------------------------ main attachments
 
 
-def attachment(key, position, content=None, role="system"):
-    return {"source_id": key, "key": key, "content": content or key, "position": position, "role": role}
+def test_vectors_attachments_are_always_system():
+    (message_,) = main_slot_messages(None, [attachment("3_vectors", "end", "V", "assistant")])
+    assert (message_.id, message_.role) == ("vectorsMemory", "system")
 
 
 def test_relative_main_slot_with_attachments():
@@ -468,21 +397,15 @@ def test_relative_main_slot_with_attachments():
     main = StMessage(id="main", role="system", content="MAIN", kind="prompt")
     attachments = [attachment("zeta", "end"), attachment("2_floating_prompt", "start", "AN"),
                    attachment("alpha", "end"), attachment("1_memory", "start", "SUM", "user")]
-    assert [m.id for m in main_attachment_messages(attachments)] == ["summary", "authorsNote", "zeta", "alpha"]
     slot = main_slot_messages(main, attachments)
     assert [(m.id, m.content) for m in slot] == [
         ("authorsNote", "AN"), ("summary", "SUM"), ("main", "MAIN"), ("zeta", "zeta"), ("alpha", "alpha")]
     assert slot[1].role == "user"
 
 
-def test_vectors_attachments_are_always_system():
-    (message,) = main_attachment_messages([attachment("3_vectors", "end", "V", "assistant")])
-    assert (message.id, message.role) == ("vectorsMemory", "system")
-
-
 def test_in_chat_main_merges_its_attachments():
     # §4.4: main in-chat -> AN before main is merged into main's message as "AN\nMain...".
-    main = pm("MAIN", "user", 1, 70) | {"source_id": "main"}
+    main = pm("MAIN", "user", 1, 70, source="main")
     injections = attach_to_in_chat_main([main], [attachment("2_floating_prompt", "start", "AN", "system"),
                                                  attachment("other", "end", "AFTER")])
     history = inject_in_chat(make_chat("ua"), injections)
@@ -491,7 +414,7 @@ def test_in_chat_main_merges_its_attachments():
 
 
 def test_in_chat_empty_main_still_places_attachments():
-    main = {"source_id": "main", "content": "", "role": "system", "depth": 0, "order": 100}
+    main = pm("", "system", 0, source="main")
     injections = attach_to_in_chat_main([main], [attachment("2_floating_prompt", "end", "AN")])
     assert [m.content for m in inject_in_chat(make_chat("u"), injections)] == ["M1", "AN"]
 
@@ -524,7 +447,7 @@ def test_author_note_disabled_reasons():
 
 def test_author_note_with_world_info_and_persona():
     note = author_note_placement(
-        {"note_prompt": "N", "note_position": 1, "note_depth": 2, "note_role": 1}, chat=make_chat("u"),
+        AuthorNote(content="N", position="in_chat", depth=2, role="user"), chat=make_chat("u"),
         world_info_top=[("wi1", "T1"), ("wi2", "T2")], world_info_bottom=[("wi3", "B1")],
         persona=Persona(description="I am Alex.", position="top_an"))
     assert note.text == "I am Alex.\nT1\nT2\nN\nB1"
@@ -541,7 +464,7 @@ def test_author_note_wrap_strips_one_edge_newline_only():
 
 def test_author_note_bottom_persona_and_empty_note():
     bottom = author_note_placement(AuthorNote(content="N"), chat=make_chat("u"),
-                                   persona={"description": "P", "position": 3})
+                                   persona=Persona(description="P", position="bottom_an"))
     assert bottom.text == "N\nP"
     empty = author_note_placement(AuthorNote(content=""), chat=make_chat("u"))
     assert (empty.inserted, empty.reason, empty.injection, empty.attachment) == (True, "empty", None, None)
@@ -561,20 +484,6 @@ def test_author_note_before_or_after_main(position, expected):
                                                                                       "user")
 
 
-@pytest.mark.parametrize(("position", "text", "sources"), [
-    ("before", "C\nN", ("character_author_note", "author_note")),
-    ("after", "N\nC", ("author_note", "character_author_note")),
-    (0, "C", ("character_author_note",)),
-])
-def test_character_specific_author_note(position, text, sources):
-    note = author_note_placement(AuthorNote(content="N"), chat=make_chat("u"),
-                                 character_author_note={"prompt": "C", "position": position, "useChara": True})
-    assert (note.text, note.sources) == (text, sources)
-    unused = author_note_placement(AuthorNote(content="N"), chat=make_chat("u"),
-                                   character_author_note={"prompt": "C", "position": position, "use_chara": False})
-    assert unused.text == "N"
-
-
 PERSONA_CASES = [
     (Persona(description="P", position="in_prompt"), "marker", None),
     (Persona(description="P", position="at_depth", depth=3, role="assistant"), "in_chat",
@@ -584,7 +493,7 @@ PERSONA_CASES = [
     (Persona(description="P", position="none"), "none", None),
     (Persona(description="", position="in_prompt"), "none", None),
     (Persona(description="P", position="after_char"), "unsupported", None),
-    ({"persona_description": "P", "persona_description_position": 4}, "in_chat",
+    (parse_persona({"persona_description": "P", "persona_description_position": 4}, "persona"), "in_chat",
      StInjection(sources=("persona",), content="P", role="system", depth=2, key="PERSONA_DESCRIPTION")),
 ]
 
@@ -643,15 +552,14 @@ def test_new_chat_message():
 
 # ------------------------------------------------------------------------------------------ names and squashing
 
-NAMES_CHAT = [{"id": "u1", "role": "user", "content": "hi\r"}, {"id": "a1", "role": "assistant", "content": "yo"},
-              {"id": "s1", "role": "system", "content": "narration"},
-              {"id": "a2", "role": "assistant", "content": "hey", "name": "Mary Jane"}]
+NAMES_CHAT = [message("u1", "user", "hi\r"), message("a1", "assistant", "yo"), message("s1", "system", "narration"),
+              message("a2", "assistant", "hey", speaker="Mary Jane")]
 
 NAMES_CASES = [
     (-1, [("hi", None), ("yo", None), ("narration", None), ("hey", None)]),
-    ("default", [("hi", None), ("yo", None), ("narration", None), ("hey", None)]),
+    (NAMES_BEHAVIOR["default"], [("hi", None), ("yo", None), ("narration", None), ("hey", None)]),
     (2, [("Alex: hi", None), ("Seraphina: yo", None), ("narration", None), ("Mary Jane: hey", None)]),
-    ("completion", [("hi", "Alex"), ("yo", "Seraphina"), ("narration", None), ("hey", "Mary_Jane")]),
+    (NAMES_BEHAVIOR["completion"], [("hi", "Alex"), ("yo", "Seraphina"), ("narration", None), ("hey", "Mary_Jane")]),
 ]
 
 
@@ -664,8 +572,6 @@ def test_apply_names_behavior(mode, expected):
 def test_names_behavior_leaves_other_kinds_alone():
     example = StMessage(id="dialogueExamples 0-0", role="system", content="x", name="example_user", kind="example")
     assert apply_names_behavior([example], 1, user_name=USER, char_name=CHAR) == [example]
-    with pytest.raises(StParityError):
-        apply_names_behavior([], 3, user_name=USER, char_name=CHAR)
 
 
 def test_completion_name():
@@ -698,23 +604,6 @@ def test_squash_system_messages():
 # ------------------------------------------------------------------------------------------ generation types
 
 
-def test_prompt_triggers():
-    always = Prompt(identifier="a")
-    only_continue = Prompt(identifier="c", injection_trigger=("continue",))
-    assert prompt_triggers(always, "quiet") and prompt_triggers(only_continue, " Continue ")
-    assert not prompt_triggers(only_continue, None)
-    assert prompt_triggers({"identifier": "i", "injection_trigger": ["impersonate"]}, "impersonate")
-    assert normalize_generation_type("") == "normal"
-    with pytest.raises(StParityError):
-        normalize_generation_type("dream")
-
-
-def test_swipe_leaves_out_the_last_message():
-    chat, removed = chat_for_generation(make_chat("ua"), "swipe")
-    assert ([m.id for m in chat], removed.id) == (["m1"], "m2")
-    assert chat_for_generation(make_chat("ua"), "regenerate")[1] is None
-
-
 def test_bias_message():
     assert bias_message("Sure,", "normal").role == "assistant"
     assert bias_message("Sure,", "continue") is None and bias_message("Sure,", "impersonate") is None
@@ -728,7 +617,7 @@ def test_control_prompts():
 
 
 def test_continue_prefill_with_claude_prefill_and_name():
-    chat = apply_names_behavior(make_chat("ua"), "completion", user_name=USER, char_name=CHAR)
+    chat = apply_names_behavior(make_chat("ua"), NAMES_BEHAVIOR["completion"], user_name=USER, char_name=CHAR)
     rest, message = take_continue_prefill(chat, assistant_prefill="Sure!")
     assert [m.id for m in rest] == ["m1"]
     assert (message.id, message.role, message.content, message.name) == ("continuePrefill", "assistant",
@@ -754,14 +643,14 @@ def test_token_facts():
 
 
 def test_message_tokens():
-    assert st_message_tokens({"id": "a", "role": "user", "content": "hello world"}) == 1 + 2 + 3
+    assert st_message_tokens(message("a", "user", "hello world")) == 1 + 2 + 3
     assert st_message_tokens(StMessage(id="a", role="user", content="hello world", name="Alex")) == 6 + 1 + 1
     assert st_message_tokens(StMessage(id="a", role="system", content="")) == 0
     assert st_message_tokens(StMessage(id="a", role="user", content="hello world"), "cl100k_base") == 6
 
 
-def x_chat(n: int) -> list[dict]:
-    return [{"id": f"h{i}", "role": "user" if i % 2 else "assistant", "content": "x"} for i in range(1, n + 1)]
+def x_chat(n: int) -> list[StMessage]:
+    return [message(f"h{i}", "user" if i % 2 else "assistant", "x") for i in range(1, n + 1)]
 
 
 def budget_case(*, max_context: int, pin_examples: bool = False, **kwargs):
@@ -835,7 +724,7 @@ def test_budget_reserved_control_prompts_shrink_the_history():
         history=x_chat(4), new_chat=new_chat_message(NEW_CHAT))
     assert len(budget.history) == 4 and [m.id for m in reserved.history] == ["newMainChat", "h3", "h4"]
     assert [m.id for m in reserved.tail] == ["impersonate"]
-    assert compose_chat_completion(["main", "chatHistory"], reserved)[-1].id == "impersonate"
+    assert compose(["main", "chatHistory"], reserved)[-1].id == "impersonate"
 
 
 def test_budget_reservation_that_overdraws_is_a_failure():
@@ -847,7 +736,7 @@ def test_budget_reservation_that_overdraws_is_a_failure():
 
 
 def test_budget_injections_are_trimmed_like_messages():
-    history = inject_in_chat(x_chat(2), [pm("D1", "system", 1) | {"content": "x"}])
+    history = inject_in_chat(x_chat(2), [pm("D1", "system", 1, content="x")])
     # 18 - 3 = 15; separator "" costs 0; h2 -> 10; injection -> 5; h1 -> 0.
     budget = st_budget(max_context=18, max_tokens=0, history=history, new_chat=new_chat_message(""))
     assert [m.id for m in budget.history] == ["h1", "injection@1/100/system", "h2"]
@@ -858,37 +747,18 @@ def test_budget_injections_are_trimmed_like_messages():
 
 def test_budget_rejects_bad_input():
     with pytest.raises(StParityError) as error:
-        st_budget(max_context="4096", max_tokens=0)
-    assert error.value.code == "ST_INPUT_INVALID" and "max_context" in error.value.message
-    with pytest.raises(StParityError) as error:
-        st_budget(max_context=10, max_tokens=0, mandatory=[{"id": "a"}, {"id": "a"}])
+        st_budget(max_context=10, max_tokens=0, mandatory=[StBudgetGroup(id="a"), StBudgetGroup(id="a")])
     assert error.value.code == "ST_DUPLICATE_ID"
-
-
-def test_compose_refuses_unknown_and_unplaced_groups():
-    budget = big_budget([], mandatory=[StBudgetGroup(id="main", messages=(StMessage(id="main", role="system",
-                                                                                     content="M"),))])
-    with pytest.raises(StParityError) as error:
-        compose_chat_completion(["main", "nsfw"], budget)
-    assert error.value.code == "ST_COMPOSE_UNKNOWN_SLOT" and "slot_order[1]" in error.value.message
-    with pytest.raises(StParityError) as error:
-        compose_chat_completion(["chatHistory"], budget)
-    assert error.value.code == "ST_COMPOSE_GROUP_UNPLACED"
 
 
 # ------------------------------------------------------------------------------------------ input errors
 
 BAD_INPUTS = [
-    ([{"id": "a", "role": "tool", "content": "x"}], [], "ST_INPUT_INVALID", "chat[0].role"),
-    ([{"id": "a", "role": "user"}, {"id": "a", "role": "user"}], [], "ST_DUPLICATE_ID", "chat[1].id"),
-    ([{"id": "a", "role": "user", "tool_calls": [{"id": "t"}]}], [], "ST_INPUT_INVALID", "chat[0].tool_calls"),
-    ([], [{"source_id": "a", "content": "x", "key": "k", "depth": 0, "order": 50}], "ST_EXTENSION_ORDER",
+    ([message("a", "user"), message("a", "user")], [], "ST_DUPLICATE_ID", "chat[1].id"),
+    ([], [ext("a", "k", "system", 0, "x").model_copy(update={"order": 50})], "ST_EXTENSION_ORDER",
      "injections[0].order"),
     ([], [pm("a", "system", 0), pm("a", "user", 1)], "ST_DUPLICATE_SOURCE", "injections[1].sources"),
-    ([], [{"source_id": "a", "content": "x"}], "ST_INPUT_INVALID", "injections[0].depth"),
-    ([], [{"content": "x", "depth": 0}], "ST_INPUT_INVALID", "injections[0].source_id"),
-    ([], [pm("a", "narrator", 0)], "ST_INPUT_INVALID", "injections[0].role"),
-    ("chat", [], "ST_INPUT_INVALID", "chat"),
+    ([], [ext("a", "k", "system", 0), ext("b", "k", "user", 1)], "ST_DUPLICATE_KEY", "injections[1].key"),
 ]
 
 
@@ -900,21 +770,14 @@ def test_inject_rejects_bad_input(chat, injections, code, path):
     assert error.value.message.startswith(path)
 
 
-def test_camel_case_spellings_are_accepted():
-    history = inject_in_chat([{"id": "a", "role": "user", "content": "M"}],
-                             [{"sourceId": "p", "content": "P", "role": 2, "injectionDepth": 0, "injectionOrder": 7}])
-    assert pairs(history) == [("user", "M"), ("assistant", "P")]
-    assert history[1].order == 7
-
-
 def test_inputs_are_not_mutated():
     chat = make_chat("ua")
     injections = [pm("D0", "system", 0)]
-    before = json.dumps([chat, injections])
+    before = [m.model_dump() for m in (*chat, *injections)]
     inject_in_chat(chat, injections)
     apply_names_behavior(chat, 2, user_name=USER, char_name=CHAR)
     take_continue_nudge(chat, continue_nudge_prompt=NUDGE)
-    assert json.dumps([chat, injections]) == before
+    assert [m.model_dump() for m in (*chat, *injections)] == before
 
 
 # ------------------------------------------------------------------------------------------ properties
@@ -929,36 +792,26 @@ injection_specs = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 8), injection_specs)
 def test_injection_properties(chat_length, specs):
-    chat = [{"id": f"m{i}", "role": "user", "content": f"M{i}"} for i in range(chat_length)]
+    chat = [message(f"m{i}", "user", f"M{i}") for i in range(chat_length)]
     injections = []
     for n, (depth, order, role, is_extension) in enumerate(specs):
-        item = {"source_id": f"s{n}", "content": f"S{n}", "role": role, "depth": depth}
-        injections.append(item | ({"key": f"k{n}"} if is_extension else {"order": order}))
+        injections.append(ext(f"s{n}", f"k{n}", role, depth, f"S{n}") if is_extension
+                          else pm(f"s{n}", role, depth, order, content=f"S{n}"))
     history = inject_in_chat(chat, injections)
     # The chat is kept whole and in order.
-    assert [m.id for m in history if m.kind == "chat"] == [m["id"] for m in chat]
+    assert [m.id for m in history if m.kind == "chat"] == [m.id for m in chat]
     # Every injection lands exactly once.
     held = [s for m in history if m.kind == "injection" for s in m.sources]
-    assert sorted(held) == sorted(i["source_id"] for i in injections)
+    assert sorted(held) == sorted(i.sources[0] for i in injections)
     # An injection of depth d has min(d, chat length) chat messages after it.
-    for index, message in enumerate(history):
-        if message.kind == "injection":
+    for index, item in enumerate(history):
+        if item.kind == "injection":
             after = sum(1 for m in history[index + 1:] if m.kind == "chat")
-            assert after == min(message.depth, chat_length)
+            assert after == min(item.depth, chat_length)
     # Within one depth: ascending order, then assistant, user, system; deeper depths above shallower ones.
     rank = {"assistant": 0, "user": 1, "system": 2}
     keys = [(-m.depth, m.order, rank[m.role]) for m in history if m.kind == "injection"]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
-
-
-def test_positions_of_the_wrong_type_are_refused():
-    with pytest.raises(StParityError) as error:
-        main_slot_messages(None, [{"source_id": "a", "key": "a", "content": "A", "position": ["start"]}])
-    assert error.value.code == "ST_INPUT_INVALID" and error.value.message.startswith("attachments[0].position")
-    with pytest.raises(StParityError) as error:
-        parse_dialogue_examples("", user_name=USER, char_name=CHAR, new_example_chat_prompt="",
-                                world_info=[{"source_id": "w", "content": "Alex: a", "position": "middle"}])
-    assert error.value.message.startswith("world_info[0].position")
 
 
 def test_chat_message_objects_hold_themselves():

@@ -1,0 +1,163 @@
+"""The data of SillyTavern's prompt pipeline: frozen models the steps take and return, and their checks.
+
+StMessage: one message of the assembled request.
+    id        unique in one assembly: a chat message keeps its own id; the others use SillyTavern's identifiers:
+              "newMainChat", "newChat <block>" (example header), "dialogueExamples <block>-<n>",
+              "injection@<depth>/<order>/<role>", "continueNudge", "continuePrefill", "emptyUserMessageReplacement",
+              "impersonate", "quietPrompt", "bias", "summary" / "authorsNote" / ... (main attachments)
+    role      "system" | "user" | "assistant"
+    content   the text sent
+    name      the `name` field sent (example_user / example_assistant, completion names), or None
+    speaker   for chat messages: who said it (the chat log's name)
+    kind      "chat" | "injection" | "prompt" | "new_chat" | "example_header" | "example" | "continue_message" |
+              "continue_nudge" | "continue_prefill" | "send_if_empty" | "bias" | "control"
+    sources   the ids of what the message holds, in text order: a chat message its own id, an injection every
+              prompt / extension prompt merged into it, an example its card field or world book entry, a utility
+              message the preset option it comes from ("new_chat_prompt", ...)
+    depth, order   for injections: the bucket it was placed in (None otherwise)
+
+StInjection: one in-chat prompt before merging (sillytavern.md §4.5).
+    sources   one or more source ids (a world-info-at-depth group holds several entries)
+    content   text; empty content is never injected (§11.10)
+    depth     int, counted in chat messages from the end (0 = after the last one); None, a negative depth or one
+              above 10000 is never injected, as in SillyTavern (§11.6, §11.7)
+    order     injection_order (default 100); lower is higher up. Extension prompts always have 100.
+    key       None for a Prompt Manager prompt; for an extension prompt its SillyTavern key ("2_floating_prompt",
+              "DEPTH_PROMPT", "PERSONA_DESCRIPTION", "customDepthWI_<depth>_<role number>", ...). Extension prompts
+              join the order-100 bucket after the Prompt Manager prompts, sorted by key in UTF-16 code-unit order
+              (JavaScript's default sort, §11.19). Prompt Manager prompts keep their list (collection) order.
+
+MainAttachment: an extension prompt attached to Main (§4.4): sources, key, content, role,
+    position "start" (Before Main) | "end" (After Main).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from assembly.errors import AssemblyError
+from assembly.reading import Role
+from assembly.results import build_trusted
+from assembly.tokens import ENCODINGS
+
+MessageKind = Literal[
+    "chat", "injection", "prompt", "new_chat", "example_header", "example", "continue_message", "continue_nudge",
+    "continue_prefill", "send_if_empty", "bias", "control",
+]
+MESSAGE_KINDS: tuple[str, ...] = MessageKind.__args__  # type: ignore[attr-defined]
+
+EXTENSION_ORDER = 100  # every extension prompt sits in the order-100 bucket
+
+
+# ---------------------------------------------------------------------------------------------------------- errors
+
+
+class StParityError(AssemblyError):
+    """Bad input to a parity function. `code` is stable; the message names the item and what was expected."""
+
+    def __init__(self, code: str, message: str, *, status: int = 400, **detail: Any):
+        super().__init__(code, message, status=status, detail=detail)
+
+
+def step_invalid(path: str, expected: str, value: Any = None, *, code: str = "ST_INPUT_INVALID", has_value: bool = True):
+    got = f", got {type(value).__name__} {value!r}"[:120] if has_value else ""
+    return StParityError(code, f"{path}: expected {expected}{got}", path=path, expected=expected)
+
+
+# ---------------------------------------------------------------------------------------------------------- models
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StMessage(_Frozen):
+    id: str
+    role: Role
+    content: str
+    name: str | None = None
+    speaker: str | None = None
+    kind: MessageKind = "chat"
+    sources: tuple[str, ...] = ()
+    depth: int | None = None
+    order: int | None = None
+
+
+def _with(m: StMessage, **changes: Any) -> StMessage:
+    """`m` with some fields replaced by values computed from its own valid ones: no second validation, since this
+    runs once per chat message of every request."""
+    return build_trusted(StMessage, **{**m.__dict__, **changes})
+
+
+def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None
+                 ) -> StMessage:
+    """A chat message built from conversation data the engine already validated (the request's own messages)."""
+    return build_trusted(StMessage, id=id, role=role, content=content, name=None, speaker=speaker, kind="chat",
+                         sources=sources, depth=None, order=None)
+
+
+class StInjection(_Frozen):
+    sources: tuple[str, ...]
+    content: str
+    role: Role = "system"
+    depth: int | None
+    order: int = EXTENSION_ORDER
+    key: str | None = None
+
+
+class MainAttachment(_Frozen):
+    sources: tuple[str, ...]
+    key: str
+    content: str
+    position: Literal["start", "end"]
+    role: Role = "system"
+
+
+# ---------------------------------------------------------------------------------------------------------- checks
+
+
+def chat_messages(chat: Sequence[StMessage], path: str) -> list[StMessage]:
+    for i, message in enumerate(chat):
+        if message.kind != "chat":
+            raise step_invalid(f"{path}[{i}].kind", "chat (the chat before injection holds chat messages only)",
+                           message.kind)
+    unique_ids(chat, path)
+    # A chat message holds itself: the explanation of the request names it by its id.
+    return [m if m.sources else m.model_copy(update={"sources": (m.id,)}) for m in chat]
+
+
+def unique_ids(messages: Sequence[StMessage], path: str) -> None:
+    seen: set[str] = set()
+    for i, message in enumerate(messages):
+        if message.id in seen:
+            raise step_invalid(f"{path}[{i}].id", "an id used once", message.id, code="ST_DUPLICATE_ID")
+        seen.add(message.id)
+
+
+def checked_injections(injections: Sequence[StInjection], path: str) -> list[StInjection]:
+    items = list(injections)
+    seen_sources: set[str] = set()
+    seen_keys: set[str] = set()
+    for i, item in enumerate(items):
+        if item.key is not None and item.order != EXTENSION_ORDER:
+            raise step_invalid(f"{path}[{i}].order", f"{EXTENSION_ORDER} for an extension prompt", item.order,
+                           code="ST_EXTENSION_ORDER")
+        if item.key is not None:
+            if item.key in seen_keys:
+                raise step_invalid(f"{path}[{i}].key", "an extension key used once", item.key, code="ST_DUPLICATE_KEY")
+            seen_keys.add(item.key)
+        for source in item.sources:
+            if source in seen_sources:
+                raise step_invalid(f"{path}[{i}].sources", "source ids used once across all injections", source,
+                               code="ST_DUPLICATE_SOURCE")
+            seen_sources.add(source)
+    return items
+
+
+def checked_encoding(encoding: Any) -> str:
+    if encoding not in ENCODINGS:
+        raise step_invalid("encoding", "one of " + ", ".join(ENCODINGS), encoding)
+    return encoding
