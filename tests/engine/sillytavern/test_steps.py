@@ -1,4 +1,4 @@
-"""SillyTavern chat-completion parity steps (assembly/st_parity.py; sillytavern.md §3-§8, §11; engine.md §5).
+"""SillyTavern chat-completion parity steps (assembly/sillytavern/steps.py, examples.py, budget.py; sillytavern.md §3-§8, §11; engine.md §5).
 
 Expected values come from sillytavern.md: the verified worked examples of §5 are copied as tables, the §11 quirks
 become one test each, and the other cases are worked out by hand from the algorithms of §3-§8. Token expectations
