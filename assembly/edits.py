@@ -260,7 +260,8 @@ def positions_reordered(draft: Draft, order: Any, *, locked: Container[str], mov
         if key not in kept:
             settings[key]["placement"] = "list"
             settings[key].pop("anchor", None)
-    return normalize_strategy({**draft, "layout": {**layout_or_default(draft=draft), "positions": list(settings.values())}})
+    layout = {**layout_or_default(draft=draft), "positions": list(settings.values())}
+    return normalize_strategy({**draft, "layout": layout})
 
 
 def position_updated(draft: Draft, key: str, *, enabled: bool, placement: str, anchor: str | dict[str, Any] | None,
@@ -280,7 +281,8 @@ def position_updated(draft: Draft, key: str, *, enabled: bool, placement: str, a
     row.pop("anchor", None)
     if anchor is not None:
         row["anchor"] = anchor
-    return normalize_strategy({**draft, "layout": {**layout_or_default(draft=draft), "positions": list(settings.values())}})
+    layout = {**layout_or_default(draft=draft), "positions": list(settings.values())}
+    return normalize_strategy({**draft, "layout": layout})
 
 
 def priority_reordered(draft: Draft, order: Any) -> Draft:
@@ -324,7 +326,8 @@ def block_override_removed(draft: Draft, target: str) -> Draft:
     overrides = layout.get("overrides") or []
     if not any(o["target"] == target for o in overrides):
         raise EditRefused("OVERRIDE_NOT_FOUND", f"target: no stored move for block {target!r}", path="target")
-    return normalize_strategy({**draft, "layout": {**layout, "overrides": [o for o in overrides if o["target"] != target]}})
+    kept = [o for o in overrides if o["target"] != target]
+    return normalize_strategy({**draft, "layout": {**layout, "overrides": kept}})
 
 
 def settings_updated(draft: Draft, *, name: str, backend: str | None, placement: str) -> Draft:
