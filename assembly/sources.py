@@ -45,7 +45,7 @@ class SourceContext:
     """Everything a source may read. Built once per request by logical assembly."""
 
     strategy: dict[str, Any]
-    resources: Any  # assembly.resources.Resources
+    resources: Any  # assembly.sillytavern.models.Resources
     history: list[dict[str, Any]]
     inputs: list[dict[str, Any]]
     host_system_text: str
@@ -298,7 +298,7 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
 
 def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]:
     """The entries that take part, each with why (engine.md §5 world book activation). Activation "all": the host
-    already chose them, in its order. "keywords": SillyTavern's scan (assembly.worldinfo), in SillyTavern's order."""
+    already chose them, in its order. "keywords": SillyTavern's scan (assembly.sillytavern.worldinfo), in SillyTavern's order."""
     if book.activation != "keywords":
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)

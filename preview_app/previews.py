@@ -1,19 +1,21 @@
 """A session as an engine request, and the reads built on it: the preview of a session with a strategy, and the
 comparison of a golden snapshot with a fresh run.
 
-The request is engine.md §1's AssemblyRequest: the session's resources in SillyTavern's own shapes (the engine reads
-them), its durable history, its current input as one user message, its host settings, and a strategy document with
-the strategy's slug as `id`. The number of queries does not depend on the length of the history.
+The request is engine.md §1's AssemblyRequest: the session's resources as the engine's models, built from the rows
+(`strategies_app.sillytavern.*_model`), its durable history, its current input as one user message, its host
+settings, and a strategy document with the strategy's slug as `id`. The number of queries does not depend on the
+length of the history.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from assembly import AssemblyResult, assemble
+from assembly import AssemblyError, AssemblyResult, assemble
 from assembly.host import LOG_KIND, SYSTEM_KIND
-from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage
-from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage, WorldBook, WorldBookEntry
+from assembly.sillytavern.worldbook import import_worldbook
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
@@ -43,13 +45,15 @@ def next_message_id(session: Session, seq: int) -> str:
 
 
 def session_resources(session: Session) -> dict[str, Any]:
+    """The session's resources for the engine request: the engine's models built from the rows (the engine takes a
+    model as it is), the author's note and extension prompts as stored."""
     resources: dict[str, Any] = {}
     if session.preset is not None:
-        resources["preset"] = sillytavern.preset_document(session.preset, session.preset.entries.all())
+        resources["preset"] = sillytavern.preset_model(session.preset, session.preset.entries.all())
     if session.character is not None:
-        resources["character"] = sillytavern.character_document(session.character)
+        resources["character"] = sillytavern.character_model(session.character)
     if session.persona is not None:
-        resources["persona"] = sillytavern.persona_document(session.persona)
+        resources["persona"] = sillytavern.persona_model(session.persona)
     if session.author_note:
         resources["author_note"] = session.author_note
     if session.extension_prompts:
@@ -60,18 +64,25 @@ def session_resources(session: Session) -> dict[str, Any]:
     return resources
 
 
-def _card_lore(session: Session) -> tuple[dict[str, Any], set[str]] | None:
-    """The card's embedded world book as native JSON, and the names it goes by (its own, the card's linked world)."""
+def _card_lore(session: Session) -> tuple[WorldBook, set[str]] | None:
+    """The card's embedded world book, and the names it goes by (its own, the card's linked world)."""
     if not session.card_lore or session.character is None:
         return None
     raw = session.character.card_fields.get("character_book")
     if not isinstance(raw, dict) or not raw.get("entries"):
         return None
     names = {raw.get("name"), (session.character.card_fields.get("extensions") or {}).get("world")}
-    return export_worldbook(import_worldbook(raw)), {n for n in names if isinstance(n, str) and n}
+    return import_worldbook(raw), {n for n in names if isinstance(n, str) and n}
 
 
-def _session_worldbook(session: Session) -> dict[str, Any] | None:
+def _prefixed(book: WorldBook, prefix: str, lore: str | None) -> tuple[WorldBookEntry, ...]:
+    """`book`'s entries with uids `<prefix>:<uid>` (so entries of several books never clash) and, when given, the
+    lore they are (`chat`, `character`)."""
+    return tuple(entry.model_copy(update={"uid": f"{prefix}:{entry.uid}", **({"lore": lore} if lore else {})})
+                 for entry in book.entries)
+
+
+def _session_worldbook(session: Session) -> WorldBook | None:
     """The session's chat lore, selected books and the card's lore as the one world book the engine reads. One
     selected book alone is sent as it is; otherwise uids are prefixed (`chat:`, `<book id>:`, `card:`) so entries
     never clash, the chat's entries are chat lore and the card's character lore (sillytavern.md §7.2), and the scan
@@ -80,31 +91,24 @@ def _session_worldbook(session: Session) -> dict[str, Any] | None:
     chat_book = session.chat_lore
     books = [book for book in session.world_books.prefetch_related("entries")
              if chat_book is None or book.pk != chat_book.pk]  # the chat's book is loaded once, as chat lore
-    documents = [(str(book.pk), sillytavern.worldbook_document(book, book.entries.all())) for book in books]
+    models = [(str(book.pk), sillytavern.worldbook_model(book, book.entries.all())) for book in books]
     card = _card_lore(session)
     loaded = {book.name for book in books} | ({chat_book.name} if chat_book is not None else set())
     if card is not None and loaded & card[1]:
         card = None
-    if card is None and chat_book is None and len(documents) == 1:
-        merged = documents[0][1]
-    elif card is None and chat_book is None and not documents:
+    if card is None and chat_book is None and len(models) == 1:
+        merged = models[0][1]
+    elif card is None and chat_book is None and not models:
         return None
     else:
-        parts = ([("chat", sillytavern.worldbook_document(chat_book, chat_book.entries.all()), {"lore": "chat"})]
-                 if chat_book is not None else [])
-        parts += [("card", card[0], {"lore": "character"})] if card is not None else []
-        parts += [(prefix, document, {}) for prefix, document in documents]
-        entries = {f"{prefix}:{key}": {**entry, "uid": f"{prefix}:{key}", **lore}
-                   for prefix, document, lore in parts for key, entry in document["entries"].items()}
-        if books:
-            settings = books[0].settings
-        elif chat_book is not None:
-            settings = chat_book.settings
-        else:
-            settings = {k: v for k, v in card[0].items() if k != "entries"}
-        merged = {**settings, "entries": entries}
+        chat = sillytavern.worldbook_model(chat_book, chat_book.entries.all()) if chat_book is not None else None
+        entries = (*(_prefixed(chat, "chat", "chat") if chat is not None else ()),
+                   *(_prefixed(card[0], "card", "character") if card is not None else ()),
+                   *(entry for prefix, book in models for entry in _prefixed(book, prefix, None)))
+        settings = models[0][1] if models else chat if chat is not None else card[0]
+        merged = settings.model_copy(update={"entries": entries})
     if session.world_info_activation != "book":
-        merged = {**merged, "activation": session.world_info_activation}
+        merged = merged.model_copy(update={"activation": session.world_info_activation})
     return merged
 
 
@@ -136,6 +140,50 @@ def session_chat_log(session: Session) -> ChatLog:
 
 def strategy_document(strategy: Strategy, document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "id": strategy.slug}
+
+
+class DraftPreviews:
+    """The engine runs of one editor request, one per draft: what the strategy editor previews (the session's
+    request, or without a session an empty one on which nothing is placed and both backends are available). A write
+    checks the stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is
+    shared wherever both look at the same draft (a refused write, the checked block move)."""
+
+    def __init__(self, slug: str, session: Session | None):
+        self._slug, self._session = slug, session
+        self._base: dict[str, Any] | None = None  # the session's request without a strategy, read once
+        self._runs: dict[str, AssemblyResult | AssemblyError] = {}
+        self._shown: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+
+    def request(self, draft: dict[str, Any]) -> dict[str, Any]:
+        strategy = {**draft, "id": self._slug}
+        if self._session is None:
+            return {"strategy": strategy, "host": {"core_available": True}}
+        if self._base is None:
+            self._base = session_request(self._session, strategy)
+        return {**self._base, "strategy": strategy}
+
+    def run(self, draft: dict[str, Any]) -> AssemblyResult:
+        """The result of `draft`; the engine's refusal raises (again, for a draft already refused)."""
+        key = json.dumps(draft, ensure_ascii=False)
+        if key not in self._runs:
+            try:
+                self._runs[key] = assemble(self.request(draft))
+            except AssemblyError as error:
+                self._runs[key] = error
+        found = self._runs[key]
+        if isinstance(found, AssemblyError):
+            raise found
+        return found
+
+    def shown(self, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(result JSON, refusal JSON) of `draft`: what the editor shows."""
+        key = json.dumps(draft, ensure_ascii=False)
+        if key not in self._shown:
+            try:
+                self._shown[key] = self.run(draft).model_dump(mode="json"), None
+            except AssemblyError as error:
+                self._shown[key] = None, error.to_json()
+        return self._shown[key]
 
 
 def chosen_document(session: Session, strategy_slug: str | None, revision: str | None) -> dict[str, Any]:

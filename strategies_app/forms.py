@@ -26,8 +26,8 @@ from assembly.strategy import (
     POSITION_PLACEMENTS,
     ROLES,
     SIDES,
+    TEXT_RULE_KINDS,
 )
-from strategies_app.services import TEXT_RULE_KINDS
 
 
 def _choices(values) -> list[tuple[str, str]]:

@@ -7,7 +7,7 @@ way store nothing. Permission checks happen before a service is called (`strateg
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,18 +16,12 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
 
-from assembly import assemble
-from assembly.layout import with_block_move
-from assembly.positions import position_rows
+from assembly import AssemblyError, AssemblyResult, edits
 from assembly.strategy import (
-    CONTEXT_CONTROL_KINDS,
     DEFAULT_BUILTIN_ID,
-    DEFAULT_PRIORITY,
-    TEXT_RULE_KINDS,
     get_builtin_strategy,
     normalize_strategy,
     strategy_revision,
-    with_context_control_rows,
 )
 from strategies_app import sillytavern
 from strategies_app.errors import ServiceError
@@ -133,7 +127,11 @@ def draft_update(*, strategy: Strategy, user, document: Any, expected_version: i
                            detail={"path": "version"})
     if locked.version != expected_version:
         raise _stale(locked, expected_version)
-    draft = normalize_strategy(document)
+    return _store(locked, normalize_strategy(document), expected_version)
+
+
+def _store(locked: Strategy, draft: dict[str, Any], expected_version: int) -> Strategy:
+    """Write a normalized `draft` over version `expected_version` of the locked row."""
     # The conditional update is the real guard: it holds on databases where select_for_update does not lock.
     changed = Strategy.objects.filter(pk=locked.pk, version=expected_version).update(
         draft=draft, name=draft["name"], version=F("version") + 1, updated_at=timezone.now())
@@ -236,10 +234,12 @@ IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook"
 
 # ---------------------------------------------------------------------------------------------- editor edits
 # The strategy editor's writes (web.md screen 2). Each one locks the row, refuses a built-in or a stale `version`
-# (409 with the fresh draft), computes the new document from the stored draft, and writes it through
-# `draft_update`, all in one transaction. A refused edit raises before anything is written.
+# (409 with the fresh draft), computes the new document from the stored draft with the pure edit of
+# `assembly.edits`, and writes it through `draft_update`, all in one transaction. A refused edit raises before
+# anything is written.
 
-RULE_FIELDS = ("enabled", "role", "delivery", "lifetime", "depth", "name", "text")
+# The engine run of a draft on the preview the user sees (the session's request); raises `AssemblyError`.
+DraftRun = Callable[[dict[str, Any]], AssemblyResult]
 
 
 def _draft_for_edit(strategy: Strategy, expected_version: Any) -> Strategy:
@@ -255,297 +255,144 @@ def _draft_for_edit(strategy: Strategy, expected_version: Any) -> Strategy:
     return locked
 
 
-def _refused(current: Strategy, code: str, message: str, **detail: Any) -> ServiceError:
-    """A 409 that carries the fresh state, like a stale version does."""
-    return ServiceError(code, message, status=409,
-                        detail={"id": current.slug, "version": current.version, "draft": current.draft, **detail})
+def _edited(current: Strategy, edit: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`edit(current.draft, ...)`; a refusal becomes the studio's, a 409 carrying the fresh state like a stale
+    version does."""
+    try:
+        return edit(current.draft, *args, **kwargs)
+    except edits.EditRefused as refusal:
+        raise ServiceError(refusal.code, refusal.message, status=refusal.status,
+                           detail={"id": current.slug, "version": current.version, "draft": current.draft,
+                                   **refusal.detail}) from None
+    except edits.EditInvalid as refusal:
+        raise ServiceError(refusal.code, refusal.message, status=refusal.status, detail=refusal.detail) from None
 
 
-def _commit(locked: Strategy, user, document: dict[str, Any], expected_version: int) -> Strategy:
-    return draft_update(strategy=locked, user=user, document=document, expected_version=expected_version)
+def _commit(locked: Strategy, draft: dict[str, Any], expected_version: int) -> Strategy:
+    """Store an edit's draft (already normalized by the edit) on the row `_draft_for_edit` locked and checked."""
+    return _store(locked, draft, expected_version)
 
 
-def _check_order(current: Strategy, order: Any, ids: list[str], what: str) -> list[str]:
-    """`order` must name every current id exactly once; anything else is refused with what was wrong."""
-    if not isinstance(order, list | tuple) or not all(isinstance(item, str) for item in order):
-        raise ServiceError("INPUT_INVALID", "order: expected a list of ids", detail={"path": "order"})
-    unknown = [item for item in dict.fromkeys(order) if item not in ids]
-    missing = [item for item in ids if item not in order]
-    repeated = sorted({item for item in order if order.count(item) > 1})
-    if unknown or missing or repeated:
-        problems = [f"{label} {', '.join(items)}" for label, items in
-                    (("unknown:", unknown), ("missing:", missing), ("repeated:", repeated)) if items]
-        raise _refused(current, "ORDER_NOT_PERMUTATION",
-                       f"order: expected each of the {len(ids)} current {what} exactly once ({'; '.join(problems)})",
-                       path="order", unknown=unknown, missing=missing, repeated=repeated)
-    return list(order)
+class _PreviewLocks:
+    """The rows the preview of `draft` holds in place, asked for only when an edit needs them (a refused preview
+    holds only the rows that are never configurable)."""
 
+    def __init__(self, draft: dict[str, Any], run: DraftRun):
+        self._draft, self._run, self._rows = draft, run, None
 
-def _kept_in_place(current: list[str], order: list[str], locked: set[str], hint: str | None) -> set[str]:
-    """The largest set of rows whose relative order the new `order` keeps, preferring to keep locked rows (they
-    weigh more than all others together) and to count the `hint` row (the one the user dragged) as the mover.
-    Every other row is one the user moved."""
-    index = {row: position for position, row in enumerate(current)}
-    heavy = len(order) * 2 + 1
-
-    def weight(row: str) -> int:
-        if row in locked:
-            return heavy - 1 if row == hint else heavy  # a refusal then names the row that was moved
-        return 1 if row == hint else 2
-
-    best: list[int] = []
-    previous: list[int] = []
-    for i, row in enumerate(order):
-        best.append(weight(row))
-        previous.append(-1)
-        for j in range(i):
-            if index[order[j]] < index[row] and best[j] + weight(row) > best[i]:
-                best[i], previous[i] = best[j] + weight(row), j
-    kept: set[str] = set()
-    i = max(range(len(order)), key=lambda k: best[k], default=-1)
-    while i != -1:
-        kept.add(order[i])
-        i = previous[i]
-    return kept
+    def __contains__(self, key: object) -> bool:
+        if self._rows is None:
+            try:
+                result = self._run(self._draft)
+            except AssemblyError:
+                result = None
+            self._rows = edits.locked_rows(self._draft, result)
+        return key in self._rows
 
 
 @transaction.atomic
 def rules_reorder(*, strategy: Strategy, user, order: Any, expected_version: Any) -> Strategy:
-    """Put the draggable rules (every rule but the runtime-context controls, which are switches) in `order`; the
-    controls keep their places in the stored list."""
-    locked = _draft_for_edit(strategy, expected_version)
-    rules = locked.draft["rules"]
-    movable = [rule["id"] for rule in rules if rule["kind"] not in CONTEXT_CONTROL_KINDS]
-    order = _check_order(locked, order, movable, "rules")
-    by_id = {rule["id"]: rule for rule in rules}
-    queue = iter(order)
-    reordered = [by_id[next(queue)] if rule["kind"] not in CONTEXT_CONTROL_KINDS else rule for rule in rules]
-    return _commit(locked, user, {**locked.draft, "rules": reordered}, expected_version)
-
-
-def _rule(current: Strategy, rule_id: Any) -> dict[str, Any]:
-    found = next((rule for rule in current.draft["rules"] if rule["id"] == rule_id), None)
-    if found is None:
-        raise _refused(current, "RULE_NOT_FOUND", f"rule: {rule_id!r} is not a rule of this draft (any more)",
-                       path="rule", rule=str(rule_id))
-    return found
+    """Put the draggable rules in `order` (`assembly.edits.rules_reordered`)."""
+    current = _draft_for_edit(strategy, expected_version)
+    return _commit(current, _edited(current, edits.rules_reordered, order), expected_version)
 
 
 @transaction.atomic
 def rule_update(*, strategy: Strategy, user, rule_id: str, changes: dict[str, Any], expected_version: Any) -> Strategy:
-    """Change some fields of one rule (enabled, role, delivery, lifetime, depth, name, text); `delivery: None`
-    removes the delivery. The engine's normalization checks the values (400, 413 for oversize text)."""
-    locked = _draft_for_edit(strategy, expected_version)
-    rule = _rule(locked, rule_id)
-    unknown = sorted(set(changes) - set(RULE_FIELDS))
-    if unknown:
-        raise ServiceError("INPUT_INVALID", f"{unknown[0]}: not a field a rule edit may change (expected one of "
-                           f"{', '.join(RULE_FIELDS)})", detail={"path": unknown[0]})
-    if rule["kind"] in CONTEXT_CONTROL_KINDS and set(changes) - {"enabled"}:
-        raise _refused(locked, "RULE_CONTROL_FIXED", f"rule {rule_id!r}: a runtime-context control is only switched "
-                       "on or off", path="rule", rule=rule_id)
-    updated = {**rule, **changes}
-    if "delivery" in changes and changes["delivery"] is None:
-        updated.pop("delivery")
-    rules = [updated if r["id"] == rule_id else r for r in locked.draft["rules"]]
-    return _commit(locked, user, {**locked.draft, "rules": rules}, expected_version)
-
-
-def _free_rule_id(rules: list[dict[str, Any]], wanted: str) -> str:
-    base = (slugify(wanted) or "custom")[:72].strip("-") or "custom"
-    taken = {rule["id"] for rule in rules}
-    rule_id, number = base, 2
-    while rule_id in taken:
-        rule_id, number = f"{base}-{number}", number + 1
-    return rule_id
+    """Change some fields of one rule (`assembly.edits.rule_updated`). The engine's normalization checks the values
+    (400, 413 for oversize text)."""
+    current = _draft_for_edit(strategy, expected_version)
+    return _commit(current, _edited(current, edits.rule_updated, rule_id, changes), expected_version)
 
 
 @transaction.atomic
 def rule_add(*, strategy: Strategy, user, kind: str, name: str = "", text: str = "", role: str | None = None,
              expected_version: Any) -> tuple[Strategy, str]:
     """Append a custom text rule (kind `custom` or `dsh.text`); returns the strategy and the new rule's id."""
-    locked = _draft_for_edit(strategy, expected_version)
-    if kind not in TEXT_RULE_KINDS:
-        raise ServiceError("INPUT_INVALID", f"kind: expected one of {', '.join(TEXT_RULE_KINDS)}",
-                           detail={"path": "kind"})
-    rules = locked.draft["rules"]
-    rule_id = _free_rule_id(rules, name or kind.replace(".", "-"))
-    rule: dict[str, Any] = {"id": rule_id, "kind": kind, "name": name, "text": text}
-    if role is not None:
-        rule["role"] = role
-    updated = _commit(locked, user, {**locked.draft, "rules": [*rules, rule]}, expected_version)
-    return updated, rule_id
+    current = _draft_for_edit(strategy, expected_version)
+    draft, rule_id = _edited(current, edits.rule_added, kind, name, text, role)
+    return _commit(current, draft, expected_version), rule_id
 
 
 @transaction.atomic
 def rule_remove(*, strategy: Strategy, user, rule_id: str, expected_version: Any) -> Strategy:
     """Remove a custom text rule; the module rules stay (switch them off instead)."""
-    locked = _draft_for_edit(strategy, expected_version)
-    rule = _rule(locked, rule_id)
-    if rule["kind"] not in TEXT_RULE_KINDS:
-        raise _refused(locked, "RULE_NOT_REMOVABLE", f"rule {rule_id!r} ({rule['kind']}) is a module rule: only "
-                       "custom text rules are removed; switch it off instead", path="rule", rule=rule_id)
-    rules = [r for r in locked.draft["rules"] if r["id"] != rule_id]
-    return _commit(locked, user, {**locked.draft, "rules": rules}, expected_version)
+    current = _draft_for_edit(strategy, expected_version)
+    return _commit(current, _edited(current, edits.rule_removed, rule_id), expected_version)
 
 
 @transaction.atomic
 def context_control_set(*, strategy: Strategy, user, kind: str, enabled: bool, expected_version: Any) -> Strategy:
-    """Switch one runtime-context control (reference A.4). A draft without explicit control rows gets all three
-    (enabled, as the absent rows meant) before the switch changes one of them."""
-    locked = _draft_for_edit(strategy, expected_version)
-    if kind not in CONTEXT_CONTROL_KINDS:
-        raise ServiceError("INPUT_INVALID", f"kind: expected one of {', '.join(CONTEXT_CONTROL_KINDS)}",
-                           detail={"path": "kind"})
-    if not isinstance(enabled, bool):
-        raise ServiceError("INPUT_INVALID", "enabled: expected a boolean", detail={"path": "enabled"})
-    rules = with_context_control_rows(locked.draft["rules"])
-    rules = [{**rule, "enabled": enabled} if rule["kind"] == kind else rule for rule in rules]
-    return _commit(locked, user, {**locked.draft, "rules": rules}, expected_version)
-
-
-def layout_or_default(*, draft: dict[str, Any]) -> dict[str, Any]:
-    """The draft's layout, or (when it has none) a new policy that keeps the draft's placement, so storing
-    positions or a priority list never changes how the strategy places things (A.5 defaults otherwise)."""
-    if draft.get("layout"):
-        return dict(draft["layout"])
-    placement = draft.get("placement")
-    source = "manual" if placement == "modules" else "preset-slots"
-    identity = "position" if placement == "native-slots" else "preserve"
-    return {"version": 1, "source": source, "identity": identity, "fallback": "source-order", "overrides": [],
-            "priority": list(DEFAULT_PRIORITY)}
-
-
-def position_keys(*, draft: dict[str, Any]) -> list[str]:
-    """The position rows of a draft in the order the editor shows them (stored rows, then the catalogue by rule
-    order); the same for every session, so it is what an order is checked against."""
-    return [row["key"] for row in position_rows(draft, [], [])]
-
-
-def _settings_in_order(draft: dict[str, Any], keys: list[str]) -> dict[str, dict[str, Any]]:
-    stored = {f"{s['sourceId']}#{s['positionId']}": s for s in (draft.get("layout") or {}).get("positions") or []}
-    settings = {}
-    for key in keys:
-        source_id, position_id = key.split("#", 1)
-        settings[key] = dict(stored.get(key) or {"sourceId": source_id, "positionId": position_id, "enabled": True,
-                                                 "placement": "source"})
-    return settings
+    """Switch one runtime-context control (reference A.4; `assembly.edits.context_control_switched`)."""
+    current = _draft_for_edit(strategy, expected_version)
+    return _commit(current, _edited(current, edits.context_control_switched, kind, enabled), expected_version)
 
 
 @transaction.atomic
-def positions_reorder(*, strategy: Strategy, user, order: Any, locked: Iterable[str], expected_version: Any,
+def positions_reorder(*, strategy: Strategy, user, order: Any, run: DraftRun, expected_version: Any,
                       moved: str | None = None) -> Strategy:
-    """Put the resource position rows in `order`. `locked` are the rows a slot, macro or runtime anchor holds in the
-    preview the user saw: they may not move (their relative order must stay), 409 otherwise. The rows the user
-    moved become `list` placements (their old anchor dropped: the list position is the new intent); every row is
-    stored in the new order so the list reads back as it was left (A.5 configurePosition)."""
+    """Put the resource position rows in `order`. The rows the preview of the stored draft (`run`) holds in place
+    may not move, 409 otherwise (`assembly.edits.positions_reordered`); the unchanged order writes nothing."""
     current = _draft_for_edit(strategy, expected_version)
-    keys = position_keys(draft=current.draft)
-    order = _check_order(current, order, keys, "position rows")
-    held = {key for key in locked if key in keys}
-    kept = _kept_in_place(keys, order, held, moved)
-    forced = [key for key in keys if key in held and key not in kept]
-    if forced:
-        raise _refused(current, "POSITION_LOCKED", f"order: {', '.join(forced)} is held by a slot, a macro or a "
-                       "runtime anchor and cannot move", path="order", rows=forced)
-    if order == keys:
+    locks = _PreviewLocks(current.draft, run)
+    draft = _edited(current, edits.positions_reordered, order, locked=locks, moved=moved)
+    if draft == current.draft:
         return current
-    settings = _settings_in_order(current.draft, order)
-    for key in order:
-        if key not in kept:
-            settings[key]["placement"] = "list"
-            settings[key].pop("anchor", None)
-    layout = {**layout_or_default(draft=current.draft), "positions": list(settings.values())}
-    return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
+    return _commit(current, draft, expected_version)
 
 
 @transaction.atomic
 def position_update(*, strategy: Strategy, user, key: str, enabled: bool, placement: str,
-                    anchor: str | dict[str, Any] | None, locked: Iterable[str], expected_version: Any) -> Strategy:
-    """Set one row's switch, placement (`source` / `list`) and anchor (None, 'end' or {sourceId, positionId,
-    side}). A locked row may only be switched on or off. Every row is stored in the current order."""
+                    anchor: str | dict[str, Any] | None, run: DraftRun, expected_version: Any) -> Strategy:
+    """Set one row's switch, placement and anchor (`assembly.edits.position_updated`); a row the preview of the
+    stored draft (`run`) holds may only be switched on or off."""
     current = _draft_for_edit(strategy, expected_version)
-    keys = position_keys(draft=current.draft)
-    if key not in keys:
-        raise _refused(current, "POSITION_NOT_FOUND", f"key: {key!r} is not a position row of this draft",
-                       path="key", rows=[key])
-    if key in set(locked) and (placement != "source" or anchor is not None):
-        raise _refused(current, "POSITION_LOCKED", f"{key}: the row is held by a slot, a macro or a runtime anchor; "
-                       "it can be switched on or off but not placed", path="placement", rows=[key])
-    settings = _settings_in_order(current.draft, keys)
-    row = settings[key]
-    row.update(enabled=enabled, placement=placement)
-    row.pop("anchor", None)
-    if anchor is not None:
-        row["anchor"] = anchor
-    layout = {**layout_or_default(draft=current.draft), "positions": list(settings.values())}
-    return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
+    draft = _edited(current, edits.position_updated, key, enabled=enabled, placement=placement, anchor=anchor,
+                    locked=_PreviewLocks(current.draft, run))
+    return _commit(current, draft, expected_version)
 
 
 @transaction.atomic
 def priority_reorder(*, strategy: Strategy, user, order: Any, expected_version: Any) -> Strategy:
-    """Reorder the automatic position stages (`preset`, `resource`, `default`, ...); manual positions (`user`)
-    always come first and are not part of the list (A.5)."""
+    """Reorder the automatic position stages (`assembly.edits.priority_reordered`)."""
     current = _draft_for_edit(strategy, expected_version)
-    layout = layout_or_default(draft=current.draft)
-    order = _check_order(current, order, list(layout["priority"]), "priority stages")
-    return _commit(current, user, {**current.draft, "layout": {**layout, "priority": order}}, expected_version)
+    return _commit(current, _edited(current, edits.priority_reordered, order), expected_version)
 
 
 @transaction.atomic
 def layout_update(*, strategy: Strategy, user, source: str, identity: str, fallback: str,
                   expected_version: Any) -> Strategy:
-    """Set the layout policy (A.5: slot source, identity, fallback); a draft without a layout adopts one. The
-    placement follows from it (normalization)."""
+    """Set the layout policy (A.5: slot source, identity, fallback); a draft without a layout adopts one."""
     current = _draft_for_edit(strategy, expected_version)
-    layout = {**layout_or_default(draft=current.draft), "source": source, "identity": identity, "fallback": fallback}
-    return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
+    draft = _edited(current, edits.layout_updated, source=source, identity=identity, fallback=fallback)
+    return _commit(current, draft, expected_version)
 
 
 @transaction.atomic
-def block_move(*, strategy: Strategy, user, request: dict[str, Any], target: str, anchor: str, side: str,
-               detach: bool, expected_version: Any) -> Strategy:
-    """Move one request block before or after another (reference A.11 withBlockMove) and keep the move as a layout
-    override. `request` is the engine request of the preview session (its strategy is replaced): the blocks are that
-    preview's, and the moved draft must assemble on it, so a move the engine would refuse later (a slot's block not
-    detached, the chat, a native role or delivery boundary) is refused now (409) and nothing is saved. A draft without
-    a layout adopts one that keeps its placement."""
+def block_move(*, strategy: Strategy, user, run: DraftRun, target: str, anchor: str, side: str, detach: bool,
+               expected_version: Any) -> Strategy:
+    """Move one request block before or after another and keep the move as a layout override
+    (`assembly.edits.block_moved`). `run` assembles a draft on the preview session's request: a move the engine
+    would refuse on it is refused now (409) and nothing is saved."""
     current = _draft_for_edit(strategy, expected_version)
-    if side not in ("before", "after"):
-        raise ServiceError("INPUT_INVALID", "side: expected before or after", detail={"path": "side"})
-    if target == anchor:
-        raise ServiceError("INPUT_INVALID", "anchor: expected another block than the one that moves",
-                           detail={"path": "anchor"})
-    draft = {**current.draft, "layout": layout_or_default(draft=current.draft)}
-    blocks = assemble({**request, "strategy": {**draft, "id": current.slug}}).layout["blocks"]
-    moved = with_block_move(draft, blocks, target, anchor, side, detach)
-    assemble({**request, "strategy": {**moved, "id": current.slug}})
-    return _commit(current, user, moved, expected_version)
+    draft = _edited(current, edits.block_moved, target=target, anchor=anchor, side=side, detach=detach, run=run)
+    return _commit(current, draft, expected_version)
 
 
 @transaction.atomic
 def block_override_remove(*, strategy: Strategy, user, target: str, expected_version: Any) -> Strategy:
     """Forget the stored move of one block: it goes back to the place its source gives it."""
     current = _draft_for_edit(strategy, expected_version)
-    layout = current.draft.get("layout") or {}
-    overrides = layout.get("overrides") or []
-    if not any(o["target"] == target for o in overrides):
-        raise _refused(current, "OVERRIDE_NOT_FOUND", f"target: no stored move for block {target!r}", path="target")
-    layout = {**layout, "overrides": [o for o in overrides if o["target"] != target]}
-    return _commit(current, user, {**current.draft, "layout": layout}, expected_version)
+    return _commit(current, _edited(current, edits.block_override_removed, target), expected_version)
 
 
 @transaction.atomic
 def strategy_update(*, strategy: Strategy, user, name: str, backend: str | None, placement: str,
                     expected_version: Any) -> Strategy:
-    """Rename the strategy and choose its backend (None: absent, the legacy reading `core`) and placement (which a
-    layout policy overrides)."""
+    """Rename the strategy and choose its backend and placement (`assembly.edits.settings_updated`)."""
     current = _draft_for_edit(strategy, expected_version)
-    document = {key: value for key, value in current.draft.items() if key != "backend"}
-    if backend is not None:
-        document = {"backend": backend, **document}
-    document.update(name=name, placement=placement)
-    return _commit(current, user, document, expected_version)
+    draft = _edited(current, edits.settings_updated, name=name, backend=backend, placement=placement)
+    return _commit(current, draft, expected_version)
 
 
 @transaction.atomic

@@ -2,12 +2,12 @@
 
 Reading goes through the engine's importers (`assembly.sillytavern.*.import_*`), which validate strictly and raise
 `ImportInvalid` naming the JSON path; the engine's exporters give the canonical SillyTavern JSON, which is split here
-into the columns the studio edits and the rest (kept verbatim in a JSON field). Writing a file back joins the two and
-runs the engine's importer and exporter again, so what leaves the studio is always a file the engine reads back equal
-(`import(export(x)) == x`).
+into the columns the studio edits and the rest (kept verbatim in a JSON field). The rows join back into the file they
+came from, which the engine's importer reads once into its model; the exporter writes that model out, so what leaves
+the studio is always a file the engine reads back equal (`import(export(x)) == x`).
 
-Functions named `*_parts` turn an engine model into row values (no database access); functions named `*_document`
-turn rows back into SillyTavern JSON; `*_model` gives the engine model of rows (used to compare round trips).
+Functions named `*_parts` turn an engine model into row values (no database access); functions named `*_model` give
+the engine model of rows (what a preview assembles with); `*_document` give the SillyTavern JSON of rows (exports).
 """
 
 from __future__ import annotations
@@ -103,8 +103,8 @@ def preset_parts(preset: Preset) -> tuple[dict[str, Any], bool, list[dict[str, A
     return options, preset.has_prompt_order, entries
 
 
-def preset_document(preset_row, entries) -> dict[str, Any]:
-    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal)."""
+def _preset_file(preset_row, entries) -> dict[str, Any]:
+    """Preset row and its PromptEntry rows joined back into the preset file they were split from."""
     entries = list(entries)
     definitions = sorted(entries, key=lambda e: (e.definition_index, e.pk or 0))
     prompts = [{**e.prompt_fields, **{column: getattr(e, column) for column in _PROMPT_COLUMNS}} for e in definitions]
@@ -117,11 +117,17 @@ def preset_document(preset_row, entries) -> dict[str, Any]:
     if preset_row.has_prompt_order or order != implied:
         document["prompt_order"] = [*preset_row.options.get("prompt_order", []),
                                     {"character_id": PROMPT_ORDER_CHARACTER_ID, "order": order}]
-    return export_preset(import_preset(document))
+    return document
 
 
 def preset_model(preset_row, entries) -> Preset:
-    return import_preset(preset_document(preset_row, entries))
+    """Preset row and its PromptEntry rows -> the engine's Preset."""
+    return import_preset(_preset_file(preset_row, entries))
+
+
+def preset_document(preset_row, entries) -> dict[str, Any]:
+    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal)."""
+    return export_preset(preset_model(preset_row, entries))
 
 
 # ---------------------------------------------------------------------------------------------- characters
@@ -138,14 +144,15 @@ def character_parts(character: Character) -> tuple[dict[str, Any], dict[str, Any
     return columns, {k: v for k, v in data.items() if k not in CHARACTER_COLUMNS}
 
 
+def character_model(row) -> Character:
+    """Character row -> the engine's Character."""
+    data = {**row.card_fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
+    return import_character({"spec": "chara_card_v2", "spec_version": "2.0", "data": data})
+
+
 def character_document(row) -> dict[str, Any]:
     """Character row -> a V2 card JSON (`chara_card_v2`)."""
-    data = {**row.card_fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
-    return export_character(import_character({"spec": "chara_card_v2", "spec_version": "2.0", "data": data}))
-
-
-def character_model(row) -> Character:
-    return import_character(character_document(row))
+    return export_character(character_model(row))
 
 
 def character_png(row) -> bytes:
@@ -172,18 +179,19 @@ def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any
     return settings, entries
 
 
-def worldbook_document(book_row, entries) -> dict[str, Any]:
-    """WorldBook row and its entries -> SillyTavern's native world book JSON {"entries": {"<uid>": {...}}}."""
+def worldbook_model(book_row, entries) -> WorldBook:
+    """WorldBook row and its entries -> the engine's WorldBook."""
     native = {}
     for index, entry in enumerate(sorted(entries, key=lambda e: (e.sort_order, e.pk or 0))):
         uid = entry.entry_fields.get("uid", index)
         native[str(uid)] = {**entry.entry_fields, "comment": entry.comment, "content": entry.content,
                             "disable": not entry.enabled}
-    return export_worldbook(import_worldbook({**book_row.settings, "entries": native}))
+    return import_worldbook({**book_row.settings, "entries": native})
 
 
-def worldbook_model(book_row, entries) -> WorldBook:
-    return import_worldbook(worldbook_document(book_row, entries))
+def worldbook_document(book_row, entries) -> dict[str, Any]:
+    """WorldBook row and its entries -> SillyTavern's native world book JSON {"entries": {"<uid>": {...}}}."""
+    return export_worldbook(worldbook_model(book_row, entries))
 
 
 # ---------------------------------------------------------------------------------------------- personas
@@ -197,12 +205,13 @@ def persona_parts(persona: Persona) -> dict[str, Any]:
     return {column: values[column] for column in PERSONA_COLUMNS}
 
 
-def persona_document(row) -> dict[str, Any]:
-    return read_persona({column: getattr(row, column) for column in PERSONA_COLUMNS}).model_dump()
-
-
 def persona_model(row) -> Persona:
-    return read_persona(persona_document(row))
+    """Persona row -> the engine's Persona."""
+    return read_persona({column: getattr(row, column) for column in PERSONA_COLUMNS})
+
+
+def persona_document(row) -> dict[str, Any]:
+    return persona_model(row).model_dump()
 
 
 def resource_document(kind: str, row) -> dict[str, Any]:

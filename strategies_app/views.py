@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import inspect
 import json
 import re
 from collections import defaultdict
@@ -33,7 +34,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
-from assembly import AssemblyError, assemble
+from assembly.edits import layout_or_default, position_keys
 from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows
 from assembly.strategy import (
@@ -47,13 +48,14 @@ from assembly.strategy import (
     PLACEMENTS,
     POSITION_CATALOGUE,
     ROLES,
+    TEXT_RULE_KINDS,
     strategy_backend,
     strategy_revision,
 )
 from preview_app.access import EDIT_ANY_SESSION, EDIT_SESSION, session_for_edit
 from preview_app.diagnostics_text import MEANINGS
 from preview_app.models import Session
-from preview_app.previews import session_request, strategy_document
+from preview_app.previews import DraftPreviews
 from preview_app.services import strategy_apply
 from strategies_app import forms, services
 from strategies_app.access import EDIT_ANY_STRATEGY, EDIT_STRATEGY, MANAGE_RESOURCES, require, strategy_for_edit
@@ -142,20 +144,10 @@ def _chinese() -> bool:
 # ---------------------------------------------------------------------------------------------- the preview
 
 
-def _preview_request(strategy: Strategy, document: dict[str, Any], session: Session | None) -> dict[str, Any]:
-    """The engine request the editor previews: the session's, or (without a session) an empty request on which
-    nothing is placed and both backends are available."""
-    if session is not None:
-        return session_request(session, strategy_document(strategy, document))
-    return {"strategy": strategy_document(strategy, document), "host": {"core_available": True}}
-
-
-def _run_preview(strategy: Strategy, document: dict[str, Any], session: Session | None):
-    """(result JSON, refusal JSON): the engine run the editor shows."""
-    try:
-        return assemble(_preview_request(strategy, document, session)).model_dump(mode="json"), None
-    except AssemblyError as error:
-        return None, error.to_json()
+def _run_preview(strategy: Strategy, document: dict[str, Any], session: Session | None,
+                 previews: DraftPreviews | None = None):
+    """(result JSON, refusal JSON): the engine run the editor shows (`previews`: the runs this request made)."""
+    return (previews or DraftPreviews(strategy.slug, session)).shown(document)
 
 
 class LockWords:
@@ -304,13 +296,6 @@ def _anchor_label(anchor: Any, rows: list[dict[str, Any]], chinese: bool) -> str
     return (_("before “%(row)s”") if anchor["side"] == "before" else _("after “%(row)s”")) % {"row": name}
 
 
-def _locked_keys(draft: dict[str, Any], session: Session | None, strategy: Strategy) -> list[str]:
-    """The rows the preview the user sees holds in place (fully locked); what a move is checked against."""
-    result, _refusal = _run_preview(strategy, draft, session)
-    rows = _position_rows(draft, result, LockWords(draft, session))
-    return [row["key"] for row in rows if row["locked"]]
-
-
 def _meaning(code: str) -> str:
     """The plain-language meaning of an engine or studio code (one list for every page: preview_app's)."""
     found = MEANINGS.get(code)
@@ -343,11 +328,12 @@ def _preview_view(result: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _editor_context(request, strategy: Strategy, session: Session | None, *, notice: str | None = None,
-                    refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None) -> dict[str, Any]:
+                    refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
+                    previews: DraftPreviews | None = None) -> dict[str, Any]:
     user = request.user
     draft = strategy.draft
     can_edit = _can_edit(user, strategy)
-    result, preview_error = _run_preview(strategy, draft, session)
+    result, preview_error = _run_preview(strategy, draft, session, previews)
     words = LockWords(draft, session)
     controls = {c["rule_id"]: c for c in (result or {}).get("placement_controls", [])}
     movable = [rule for rule in draft["rules"] if rule["kind"] not in CONTEXT_CONTROL_KINDS]
@@ -361,7 +347,7 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
         rules.append({**rule, "update_url": reverse("strategies:rule-update", args=[strategy.slug, rule["id"]]),
                       "remove_url": reverse("strategies:rule-remove", args=[strategy.slug, rule["id"]]),
                       "label": label, "display": rule["name"] or label, "has_text": rule["kind"] in
-                      TEXT_KINDS, "removable": rule["kind"] in services.TEXT_RULE_KINDS, "shown_text": shown_text,
+                      TEXT_KINDS, "removable": rule["kind"] in TEXT_RULE_KINDS, "shown_text": shown_text,
                       "kept": bool(kept and kept.get("rule") == rule["id"]),
                       "host": rule["kind"] in HOST_KINDS,
                       "control": control, "control_words": CONTROL_WORDS.get((control or {}).get("control"), ""),
@@ -372,7 +358,7 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
         context_rules.append({"kind": kind, "label": CONTROL_LABELS[kind], "explicit": rule is not None,
                               "enabled": rule is None or rule["enabled"], "sections": CONTEXT_CONTROLS[kind]})
     layout = draft.get("layout")
-    policy = services.layout_or_default(draft=draft)
+    policy = layout_or_default(draft=draft)
     latest = strategy.revisions.select_related("author").first()
     draft_revision = strategy_revision(draft)
     # Every edit form carries these three; built once, not once per form (the page has dozens of forms).
@@ -400,7 +386,7 @@ def _editor_context(request, strategy: Strategy, session: Session | None, *, not
         "notice": notice, "refusal": refusal, "kept": kept,
         "roles": ROLES, "deliveries": DELIVERIES, "lifetimes": LIFETIMES, "placements": PLACEMENTS,
         "layout_sources": LAYOUT_SOURCES, "layout_identities": LAYOUT_IDENTITIES, "layout_fallbacks": LAYOUT_FALLBACKS,
-        "text_kinds": services.TEXT_RULE_KINDS,
+        "text_kinds": TEXT_RULE_KINDS,
         **_apply_context(request, strategy),
     }
 
@@ -518,9 +504,11 @@ def _refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> st
 
 
 def _answer(request, strategy: Strategy, session: Session | None, *, status: int = 200, notice: str | None = None,
-            refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None) -> HttpResponse:
+            refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
+            previews: DraftPreviews | None = None) -> HttpResponse:
     strategy = Strategy.objects.select_related("owner").get(pk=strategy.pk)  # the fresh state
-    context = _editor_context(request, strategy, session, notice=notice, refusal=refusal, kept=kept)
+    context = _editor_context(request, strategy, session, notice=notice, refusal=refusal, kept=kept,
+                              previews=previews)
     if refusal is not None:
         refusal["words"] = _refusal_words(refusal, context["positions"])
     if request.htmx:
@@ -530,20 +518,25 @@ def _answer(request, strategy: Strategy, session: Session | None, *, status: int
 
 def editor_write(keeps_text: bool = False):
     """An editor POST: permission (403 / 409 for a built-in), then the handler, which returns the notice to show.
-    Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect."""
+    Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect. A
+    handler that takes `previews` gets the request's engine runs, which the answer then reuses."""
 
     def decorate(handler):
+        wants_previews = "previews" in inspect.signature(handler).parameters
+
         @require_POST
         @functools.wraps(handler)
         def view(request, slug, **kwargs):
             strategy = _strategy_or_404(slug)
             session = _preview_session(request.POST.get("session"), strategy)
+            previews = DraftPreviews(strategy.slug, session)
             try:
                 strategy_for_edit(request.user, slug)
-                notice = handler(request, strategy, session, **kwargs)
+                notice = handler(request, strategy, session, **kwargs, **({"previews": previews}
+                                                                          if wants_previews else {}))
             except Invalid as error:
                 refusal = ServiceError("INPUT_INVALID", str(error)).to_json()
-                return _answer(request, strategy, session, status=400, refusal=refusal)
+                return _answer(request, strategy, session, status=400, refusal=refusal, previews=previews)
             except REFUSALS as error:
                 refusal = error.to_json()
                 if error.status == 403 and request.htmx:
@@ -553,9 +546,10 @@ def editor_write(keeps_text: bool = False):
                 kept = None
                 if keeps_text and "text" in request.POST:
                     kept = {"rule": kwargs.get("rule_id"), "text": request.POST.get("text")}
-                return _answer(request, strategy, session, status=error.status, refusal=refusal, kept=kept)
+                return _answer(request, strategy, session, status=error.status, refusal=refusal, kept=kept,
+                               previews=previews)
             if request.htmx:
-                return _answer(request, strategy, session, notice=notice)
+                return _answer(request, strategy, session, notice=notice, previews=previews)
             messages.success(request, notice)
             return HttpResponseRedirect(_edit_url(strategy, session), status=303)
 
@@ -613,28 +607,26 @@ def control_set(request, strategy, session):
 
 
 @editor_write()
-def positions_order(request, strategy, session):
+def positions_order(request, strategy, session, previews):
     form = _form(forms.MoveForm, request)
     try:
-        order, moved = form.order_for(services.position_keys(draft=strategy.draft))
+        order, moved = form.order_for(position_keys(draft=strategy.draft))
     except django_forms.ValidationError as error:
         raise Invalid(error.messages[0]) from None
     version = form.cleaned_data["version"]
-    locked = _locked_keys(strategy.draft, session, strategy) if version == strategy.version else []
     had_layout = bool(strategy.draft.get("layout"))
-    services.positions_reorder(strategy=strategy, user=request.user, order=order, locked=locked,
+    services.positions_reorder(strategy=strategy, user=request.user, order=order, run=previews.run,
                                expected_version=version, moved=moved)
     notice = _("Resource position order saved.")
     return notice if had_layout else notice + " " + _("The strategy adopted a layout policy to store it.")
 
 
 @editor_write()
-def position_update(request, strategy, session):
+def position_update(request, strategy, session, previews):
     form = _form(forms.PositionForm, request)
     data = form.cleaned_data
-    locked = _locked_keys(strategy.draft, session, strategy) if data["version"] == strategy.version else []
     services.position_update(strategy=strategy, user=request.user, key=data["key"], enabled=data["enabled"],
-                             placement=data["placement"], anchor=data["anchor"], locked=locked,
+                             placement=data["placement"], anchor=data["anchor"], run=previews.run,
                              expected_version=data["version"])
     return _("Position “%(row)s” saved.") % {"row": data["key"]}
 
@@ -643,7 +635,7 @@ def position_update(request, strategy, session):
 def priority_order(request, strategy, session):
     form = _form(forms.MoveForm, request)
     try:
-        order, _moved = form.order_for(list(services.layout_or_default(draft=strategy.draft)["priority"]))
+        order, _moved = form.order_for(list(layout_or_default(draft=strategy.draft)["priority"]))
     except django_forms.ValidationError as error:
         raise Invalid(error.messages[0]) from None
     services.priority_reorder(strategy=strategy, user=request.user, order=order,
@@ -661,11 +653,10 @@ def layout_update(request, strategy, session):
 
 
 @editor_write()
-def block_move(request, strategy, session):
+def block_move(request, strategy, session, previews):
     form = _form(forms.BlockMoveForm, request)
     data = form.cleaned_data
-    services.block_move(strategy=strategy, user=request.user,
-                        request=_preview_request(strategy, strategy.draft, session), target=data["target"],
+    services.block_move(strategy=strategy, user=request.user, run=previews.run, target=data["target"],
                         anchor=data["anchor"], side=data["side"], detach=data["detach"],
                         expected_version=data["version"])
     return _("Block moved; the strategy keeps the move as a layout override.")

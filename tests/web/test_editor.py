@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from assembly.edits import position_keys
 from preview_app import services as session_services
 from preview_app.models import Session
 from strategies_app import services
@@ -57,7 +58,7 @@ def _post(client, url, data, htmx=False):
 
 
 def _position_keys(strategy):
-    return services.position_keys(draft=_fresh(strategy).draft)
+    return position_keys(draft=_fresh(strategy).draft)
 
 
 def _url(strategy, name):
@@ -89,7 +90,7 @@ def test_an_unknown_strategy_is_404(users):
 def _write_requests(strategy):
     """(label, url, data) of every editor write, each valid for a draft at `strategy.version`."""
     rules = [r["id"] for r in strategy.draft["rules"]]
-    keys = services.position_keys(draft=strategy.draft)
+    keys = position_keys(draft=strategy.draft)
     version = strategy.version
     return [
         ("rules order", "rules/order/", {"version": version, "order": list(reversed(rules))}),
