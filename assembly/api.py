@@ -49,8 +49,7 @@ from assembly.results import (
 )
 from assembly.sources import SLOT_OWNERS
 from assembly.st_request import st_request
-from assembly.strategy import StrategyError, strategy_revision
-from assembly.strategy import resolve_strategy as resolve_strategy_document
+from assembly.strategy import resolve_strategy, strategy_revision
 from assembly.tokens import ENCODINGS, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -155,15 +154,6 @@ def _parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{path}: {first['msg']}",
                             detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
                                                for e in exc.errors()[:20]]}) from None
-
-
-def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """A built-in id or a strategy document -> (id, normalized strategy), as an AssemblyError when refused."""
-    try:
-        return resolve_strategy_document(strategy)
-    except StrategyError as exc:
-        raise AssemblyError(exc.code, str(exc), status=getattr(exc, "status", 400),
-                            detail={"path": getattr(exc, "path", None)}) from None
 
 
 def capabilities(host: HostSettings | dict[str, Any] | None = None) -> dict[str, Any]:

@@ -55,6 +55,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from assembly.errors import AssemblyError
+
 FORMAT = "dsh-tavern-request-assembly"
 FORMAT_VERSION = 1
 
@@ -157,7 +159,7 @@ _JS_TRIM_CHARS = (
 )
 
 
-class StrategyError(Exception):
+class StrategyError(AssemblyError):
     """A strategy failed validation, or an unknown built-in was asked for.
 
     `code` is `STRATEGY_INVALID` for every normalization failure and `STRATEGY_NOT_FOUND` for an unknown built-in;
@@ -167,15 +169,8 @@ class StrategyError(Exception):
 
     def __init__(self, message: str, *, path: str = "", code: str = "STRATEGY_INVALID", status: int = 400,
                  detail: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
+        super().__init__(code, message, status=status, detail={"path": path, **(detail or {})})
         self.path = path
-        self.detail = {"path": path, **(detail or {})}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": False, "code": self.code, "status": self.status, "error": self.message, "detail": self.detail}
 
 
 # --- small readers -------------------------------------------------------------------------------------------------
