@@ -12,11 +12,12 @@ from assembly.api import (
     require_available,
 )
 from assembly.budget import BudgetError, select_within_budget
+from assembly.catalogue import builtin_strategies
 from assembly.errors import AssemblyError
 from assembly.fragments import FragmentError, define_context_fragments
 from assembly.host import commit_turn
 from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
-from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy
+from assembly.strategy import StrategyError, normalize_strategy
 from assembly.tokens import count_tokens
 
 __all__ = [

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
+from assembly.catalogue import resolve_strategy
+from assembly.conversation import check_size, validate_tool_transactions
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -28,7 +30,7 @@ from assembly.host import (
     starts_request_series,
 )
 from assembly.layout import apply_layout_overrides, layout_blocks
-from assembly.logical import assemble_logical, check_size, validate_tool_transactions
+from assembly.logical import assemble_logical
 from assembly.native import native_regions, runtime_context_controls, validate_native
 from assembly.positions import (
     apply_manual_positions,
@@ -49,7 +51,7 @@ from assembly.results import (
 )
 from assembly.sources import SLOT_OWNERS
 from assembly.st_request import st_request
-from assembly.strategy import resolve_strategy, strategy_revision
+from assembly.strategy import normalized_strategy_revision
 from assembly.tokens import ENCODINGS, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -285,7 +287,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     check_size(nodes)
 
     native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
-    revision = strategy_revision(strategy)
+    revision = normalized_strategy_revision(strategy)
     step = f"{len(durable)}:{','.join(m['id'] for m in inputs)}"
     ordered_nodes = nodes
     st_budget_report: dict[str, Any] | None = None

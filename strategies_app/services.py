@@ -17,18 +17,15 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from assembly import assemble
-from assembly.layout import with_block_move
-from assembly.positions import position_rows
-from assembly.strategy import (
+from assembly.catalogue import (
     CONTEXT_CONTROL_KINDS,
     DEFAULT_BUILTIN_ID,
-    DEFAULT_PRIORITY,
-    TEXT_RULE_KINDS,
     get_builtin_strategy,
-    normalize_strategy,
-    strategy_revision,
     with_context_control_rows,
 )
+from assembly.layout import with_block_move
+from assembly.positions import position_rows
+from assembly.strategy import DEFAULT_PRIORITY, TEXT_RULE_KINDS, normalize_strategy, strategy_revision
 from strategies_app import sillytavern
 from strategies_app.errors import ServiceError
 from strategies_app.models import (

@@ -34,18 +34,16 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
 from assembly import AssemblyError, assemble
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, POSITION_CATALOGUE
 from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows
 from assembly.strategy import (
-    CONTEXT_CONTROL_KINDS,
-    CONTEXT_CONTROLS,
     DELIVERIES,
     LAYOUT_FALLBACKS,
     LAYOUT_IDENTITIES,
     LAYOUT_SOURCES,
     LIFETIMES,
     PLACEMENTS,
-    POSITION_CATALOGUE,
     ROLES,
     strategy_backend,
     strategy_revision,
