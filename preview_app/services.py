@@ -15,7 +15,8 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from assembly import assemble
-from assembly.api import HostSettings, require_available
+from assembly.api import require_available
+from assembly.request import HostSettings
 from assembly.resources import ImportInvalid, import_chat, normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
