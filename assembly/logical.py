@@ -22,11 +22,10 @@ from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
-from assembly.strategy import priority_order
+from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
 # The host's own messages (reference A.10.1): they keep their roles and are never placed by hand.
 HOST_KINDS = frozenset({"native-system", "history", "input"})
-MULTIPLE_KINDS = frozenset({"custom", "dsh.text"})  # text rules: as many as the designer writes
 
 
 @dataclass
@@ -223,9 +222,10 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
             _check_host_rule(rule, index)
         if rule["enabled"]:
             owner = state.entries.get(kind)
-            if (owner is not None and owner.rule["enabled"] and kind not in MULTIPLE_KINDS
+            if (owner is not None and owner.rule["enabled"] and kind not in TEXT_RULE_KINDS
                     and rule.get("inputMode") != "text"):
-                # Reference A.10: one source, one rule; a second would silently emit nothing.
+                # Reference A.10: one source, one rule (text rules: as many as the designer writes); a second
+                # would silently emit nothing.
                 raise AssemblyError("ASSEMBLY_DUPLICATE_SOURCE_RULE",
                                     f"rules[{index}] ({rule['id']}): a second enabled rule for the source {kind!r} "
                                     f"(the first is {owner.rule['id']!r})",

@@ -23,7 +23,10 @@ def test_a_strategy_refusal_is_an_assembly_refusal():
     with pytest.raises(AssemblyError) as caught:
         assemble({"strategy": {"format": "dsh-tavern-request-assembly", "version": 1, "name": " ", "rules": []}})
     assert isinstance(caught.value, StrategyError)
-    assert (caught.value.code, caught.value.status, caught.value.detail["path"]) == ("STRATEGY_INVALID", 400, "name")
+    # The refusal is the strategy's own, detail included (assemble() no longer narrows it to the path).
+    assert caught.value.to_json() == {
+        "ok": False, "code": "STRATEGY_INVALID", "status": 400, "error": caught.value.message,
+        "detail": {"path": "name", "expected": "a non-blank string of at most 200 characters"}}
 
 
 def test_strategy_error_json():
