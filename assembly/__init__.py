@@ -3,20 +3,16 @@
 The public API is engine.md §1; everything a caller needs imports from here.
 """
 
-from assembly.api import (
-    AssemblyRequest,
-    AssemblyResult,
-    HostSettings,
-    assemble,
-    capabilities,
-    require_available,
-)
+from assembly.api import assemble, capabilities, require_available
 from assembly.budget import BudgetError, select_within_budget
+from assembly.catalogue import builtin_strategies
 from assembly.errors import AssemblyError
 from assembly.fragments import FragmentError, define_context_fragments
 from assembly.host import commit_turn
 from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
-from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy
+from assembly.request import AssemblyRequest, HostSettings
+from assembly.results import AssemblyResult
+from assembly.strategy import StrategyError, normalize_strategy
 from assembly.tokens import count_tokens
 
 __all__ = [

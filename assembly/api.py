@@ -1,7 +1,9 @@
 """`assemble(request) -> AssemblyResult`: the engine's single entry point (engine.md §0, §1).
 
-validate the request -> resolve the strategy -> check availability -> normalize resources -> logical assembly ->
-backend (core order, or native regions and transports) -> annotate (trust, tokens, budget) -> result.
+`assemble()` runs named stages, each a function below taking and returning typed values:
+parse (assembly.request) -> resolve (strategy, availability, resources, conversation) -> logical (assembly.logical)
+-> order (backend order, positions, outlets, transaction and size checks) -> build (the request messages) -> count
+(tokens) -> budget (report; eviction builds again) -> result.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from dataclasses import dataclass
+from typing import Any
 
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
+from assembly.catalogue import resolve_strategy
+from assembly.conversation import check_size, validate_tool_transactions
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -28,7 +31,7 @@ from assembly.host import (
     starts_request_series,
 )
 from assembly.layout import apply_layout_overrides, layout_blocks
-from assembly.logical import assemble_logical, check_size, validate_tool_transactions
+from assembly.logical import LogicalResult, assemble_logical
 from assembly.native import native_regions, runtime_context_controls, validate_native
 from assembly.positions import (
     apply_manual_positions,
@@ -38,6 +41,7 @@ from assembly.positions import (
     position_rows,
 )
 from assembly.reading import ImportInvalid
+from assembly.request import AssemblyRequest, ConversationMessage, HostSettings, Section, parse_request
 from assembly.results import (
     AssemblyResult,
     NodeView,
@@ -51,146 +55,211 @@ from assembly.sillytavern.models import Resources
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import StrategyError, strategy_revision
-from assembly.strategy import resolve_strategy as resolve_strategy_document
-from assembly.tokens import ENCODINGS, count_tokens
+from assembly.strategy import normalized_strategy_revision
+from assembly.tokens import count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-# request ------------------------------------------------------------------------------------------------------------
+def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
+    req = parse_request(request)
+    run = _resolve(req)
+    logical = _logical(run)
+    nodes = _order(run, logical)
+    built = _build(run, nodes, logical.diagnostics)
+    counted = _count(run, built)
+    counted, budget = _budget(run, built, counted, logical.diagnostics)
+    return _result(run, logical, counted, budget)
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+# stages -------------------------------------------------------------------------------------------------------------
 
 
-class ToolCall(_Model):
-    model_config = ConfigDict(extra="allow")
-    id: str
+@dataclass(frozen=True)
+class _Run:
+    """What every stage after `resolve` reads: the request, its strategy (normalized once) and its conversation."""
+
+    req: AssemblyRequest
+    strategy_id: str | None
+    strategy: dict[str, Any]
+    revision: str
+    backend: str
+    resources: Resources
+    durable: list[dict[str, Any]]  # the whole recorded history, with ids
+    history: list[dict[str, Any]]  # the part of it that takes part in assembly
+    inputs: list[dict[str, Any]]
+    swiped: dict[str, Any] | None  # the message a swipe asks again for, left out
+    st_rules: bool  # SillyTavern's message rules: the `st` placement with a preset to take them from
+    controls: list[dict[str, Any]]
+    contexts: list[dict[str, Any]]
+    names: dict[str, str]
+    host_text: str
+    native_system_enabled: bool
+    step: str
 
 
-class ConversationMessage(_Model):
-    model_config = ConfigDict(extra="allow")
-    id: str | None = None
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str = ""
-    name: str | None = None
-    source: dict[str, Any] | None = None
-    tool_calls: list[ToolCall] | None = None
-    tool_call_id: str | None = None
+@dataclass(frozen=True)
+class _Built:
+    """The request messages and the nodes in request order (st adds synthetic ones), with st's budget report."""
+
+    messages: list[RequestMessage]
+    nodes: list[Node]
+    st_budget: dict[str, Any] | None
 
 
-class Conversation(_Model):
-    history: list[ConversationMessage] = Field(default_factory=list)
-    input: list[ConversationMessage] = Field(default_factory=list)
+@dataclass(frozen=True)
+class _Counted:
+    built: _Built
+    node_tokens: dict[str, int]
+    total: int
 
 
-class Section(_Model):
-    name: str = ""
-    text: str
-    interpolate: bool = True
-
-
-class RuntimeContext(_Model):
-    name: str
-    text: str
-
-
-class HostSettings(_Model):
-    core_available: bool = False
-    native_available: bool = True  # the host exposes its system-prompt assembly (stock DSH does)
-    official_sections: list[Section] = Field(default_factory=list)
-    contexts: list[RuntimeContext] = Field(default_factory=list)
-    variables: dict[str, Any] = Field(default_factory=dict)
-    system_prompt_update: Literal["head", "in-history"] = "head"
-
-
-class Generation(_Model):
-    type: Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"] = "normal"
-    quiet_prompt: str | None = None
-    start_reply_with: str | None = None
-
-
-class Names(_Model):
-    user: str = "User"
-    char: str | None = None
-
-
-class BudgetRequest(_Model):
-    context_window: int = Field(gt=0)
-    reserve_output: int = Field(default=0, ge=0)
-    apply: bool = False
-
-
-class AssemblyRequest(_Model):
-    strategy: str | dict[str, Any] = "builtin-native-slots"
-    resources: dict[str, Any] = Field(default_factory=dict)
-    generation: Generation = Field(default_factory=Generation)
-    conversation: Conversation = Field(default_factory=Conversation)
-    host: HostSettings = Field(default_factory=HostSettings)
-    names: Names = Field(default_factory=Names)
-    budget: BudgetRequest | None = None
-    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"
-
-    @field_validator("tokenizer")
-    @classmethod
-    def _known_tokenizer(cls, value: str) -> str:
-        assert value in ENCODINGS
-        return value
-
-
-# entry point --------------------------------------------------------------------------------------------------------
-
-
-def _parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
-    if isinstance(request, AssemblyRequest):
-        return request
-    if not isinstance(request, dict):
-        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
+def _resolve(req: AssemblyRequest) -> _Run:
+    """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
+    the resources and the conversation with ids."""
+    strategy_id, strategy = resolve_strategy(req.strategy)
+    require_available(strategy, req.host)
     try:
-        return AssemblyRequest.model_validate(request)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        path = ".".join(str(p) for p in first["loc"]) or "request"
-        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{path}: {first['msg']}",
-                            detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
-                                               for e in exc.errors()[:20]]}) from None
+        resources = _normalized_resources(req.resources)
+    except ImportInvalid as exc:  # the path is named within the request
+        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
+                            detail={"path": f"resources.{exc.path}"}) from None
+    durable = _messages_with_ids(req.conversation.history, "h")
+    inputs = _messages_with_ids(req.conversation.input, "i")
+    _check_unique_ids(durable + inputs)
+    backend = strategy.get("backend", "core")
+    in_history = backend == "native" and req.host.system_prompt_update == "in-history"
+    history = conversation_history(durable, keep_system_records=in_history)
+    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
+    swiped = None
+    if st_rules and req.generation.type == "swipe":
+        history, inputs, swiped = _swipe(history, inputs)
+    controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
+    char_name = req.names.char or (resources.character.name if resources.character else "")
+    return _Run(
+        req=req, strategy_id=strategy_id, strategy=strategy, revision=normalized_strategy_revision(strategy),
+        backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
+        st_rules=st_rules, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
+        host_text=render_official_sections(req.host.official_sections, req.host.variables),
+        native_system_enabled=any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]),
+        step=f"{len(durable)}:{','.join(m['id'] for m in inputs)}",
+    )
 
 
-def resolve_strategy(strategy: str | dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
-    """A built-in id or a strategy document -> (id, normalized strategy), as an AssemblyError when refused."""
-    try:
-        return resolve_strategy_document(strategy)
-    except StrategyError as exc:
-        raise AssemblyError(exc.code, str(exc), status=getattr(exc, "status", 400),
-                            detail={"path": getattr(exc, "path", None)}) from None
+def _logical(run: _Run) -> LogicalResult:
+    """Rules -> blocks -> nodes (assembly.logical), and the request-level diagnostics."""
+    req = run.req
+    logical = assemble_logical(
+        run.strategy, run.resources, run.history, run.inputs, names=run.names,
+        host_system_text=run.host_text if run.backend == "core" else "",
+        variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
+        max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
+        generation_type=req.generation.type,
+    )
+    if run.swiped is not None:
+        logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
+    if not run.st_rules:
+        logical.diagnostics.extend(_chat_extensions_unused(run.resources))
+    return logical
 
 
-def capabilities(host: HostSettings | dict[str, Any] | None = None) -> dict[str, Any]:
-    """Reference A.7 `capabilities()`: what this host can run. `available` is legacy and does not authorize core."""
-    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host or {})
-    return {
-        "native": host.native_available, "core": host.core_available, "coreExtensionInstalled": host.core_available,
-        "available": host.native_available or host.core_available, "defaultBackend": "native",
-        "nativeHistoryControl": False, "nativeRoles": ["system", "user"], "nativeUserDelivery": ["context", "pre-step"],
-        "nativeUserEntersHistory": True,
-    }
+def _order(run: _Run, logical: LogicalResult) -> list[Node]:
+    """The backend's order (native regions, or core's with depths), positions and overrides, outlets filled; then
+    the order must keep tool transactions whole and stay within the size bound."""
+    strategy, diagnostics = run.strategy, logical.diagnostics
+    if run.backend == "native":
+        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
+        nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
+        nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
+    else:
+        nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,
+                                                  insert_depths=not run.st_rules),
+                                       strategy, run.backend, diagnostics)
+        nodes = apply_resource_anchors(nodes, strategy, diagnostics)
+        nodes = apply_manual_positions(nodes, strategy, diagnostics)
+    fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    validate_tool_transactions(nodes)
+    check_size(nodes)
+    return nodes
 
 
-def require_available(strategy: dict[str, Any], host: HostSettings | dict[str, Any]) -> None:
-    """Reference A.7 `requireAvailable`: a native strategy needs the host's native assembly and must validate
-    (A.6); a core or legacy strategy needs the advanced backend."""
-    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host)
-    if strategy.get("backend", "core") == "native":
-        if not host.native_available:
-            raise AssemblyError("ASSEMBLY_NATIVE_UNAVAILABLE", "The host offers no native system-prompt assembly "
-                                "(host.native_available is false).", status=409)
-        validate_native(strategy)
-    elif not host.core_available:
-        raise AssemblyError("REQUEST_ASSEMBLY_CORE_REQUIRED", "This strategy requires the optional core assembly "
-                            "extension (host.core_available is false).", status=409, detail={"backend": "core"})
+def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _Built:
+    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request."""
+    req = run.req
+    if run.st_rules:
+        messages, ordered, st_diagnostics, st_budget = st_request(
+            nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer)
+        diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
+        return _Built(messages, ordered, st_budget)
+    if run.backend == "native":
+        messages = native_request(
+            nodes, system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
+            contexts=[c["text"] for c in run.contexts], history=run.durable,
+            system_update=req.host.system_prompt_update, tokenizer=req.tokenizer, step=run.step)
+        return _Built(messages, nodes, None)
+    return _Built(core_request(nodes, req.tokenizer, run.step), nodes, None)
+
+
+def _count(run: _Run, built: _Built) -> _Counted:
+    tokenizer = run.req.tokenizer
+    node_tokens = {n.id: count_tokens(n.text, tokenizer) for n in built.nodes}
+    return _Counted(built, node_tokens, sum(m.tokens for m in built.messages))
+
+
+def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[str, Any]]
+            ) -> tuple[_Counted, dict[str, Any] | None]:
+    """The budget report; when it is applied, the request is built again without the evicted nodes."""
+    budget = _budget_report(run.req, built.nodes, counted.node_tokens, counted.total, diagnostics)
+    if budget is None or not (budget["applied"] and budget["eviction_plan"]):
+        return counted, budget
+    dropped = {d["id"] for d in budget["eviction_plan"]}
+    nodes = [n for n in built.nodes if n.id not in dropped]
+    for node in nodes:
+        node.request_index = None
+    rebuilt = _build(run, nodes, diagnostics)
+    node_tokens = dict(counted.node_tokens)
+    node_tokens.update({n.id: count_tokens(n.text, run.req.tokenizer) for n in rebuilt.nodes
+                        if n.id not in node_tokens})
+    total = budget["total_after"] = sum(m.tokens for m in rebuilt.messages)
+    return _Counted(rebuilt, node_tokens, total), budget
+
+
+def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[str, Any] | None) -> AssemblyResult:
+    messages, nodes, node_tokens = counted.built.messages, counted.built.nodes, counted.node_tokens
+    diagnostics, st_budget = logical.diagnostics, counted.built.st_budget
+    if not messages:
+        diagnostics.append({"code": "ASSEMBLY_EMPTY"})
+    elif all(m.role == "system" for m in messages):
+        diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
+    by_module: dict[str, int] = {}
+    for node in nodes:
+        by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
+    strategy, backend, revision = run.strategy, run.backend, run.revision
+    return AssemblyResult(
+        backend=backend,
+        placement=strategy.get("placement", "modules"),
+        strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
+        request=RequestView(messages=messages, starts_request_series=starts_request_series(
+            backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
+            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
+            native_system_enabled=run.native_system_enabled)),
+        nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
+        diagnostics=diagnostics,
+        runtime_context_controls=run.controls,
+        placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
+        positions=position_rows(strategy, nodes, logical.position_decisions),
+        durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
+                                      strategy_id=run.strategy_id, revision=revision),
+        tokens=TokenSummary(total=counted.total, by_module=by_module, tokenizer=run.req.tokenizer),
+        budget=({**budget, "preset_budget": st_budget} if budget is not None and st_budget
+                else budget if budget is not None else st_budget),
+        layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
+        world_info=logical.world_info.model_dump(mode="json") if logical.world_info is not None else None,
+    )
+
+
+# helpers of the stages ---------------------------------------------------------------------------------------------
 
 
 def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list[dict[str, Any]]:
@@ -205,6 +274,25 @@ def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list
             data["tool_calls"] = [c.model_dump() for c in message.tool_calls]
         out.append(data)
     return out
+
+
+def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
+    seen: set[str] = set()
+    for index, message in enumerate(messages):
+        if message["id"] in seen:
+            raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
+                                f"conversation: message id {message['id']!r} (message {index}) is used twice")
+        seen.add(message["id"])
+
+
+def _swipe(history: list[dict[str, Any]], inputs: list[dict[str, Any]]
+           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
+    """A swipe asks again for the chat's last message, so SillyTavern leaves that message out (sillytavern.md §3)."""
+    if inputs:
+        return history, inputs[:-1], inputs[-1]
+    if history:
+        return history[:-1], inputs, history[-1]
+    return history, inputs, None
 
 
 def render_official_sections(sections: list[Section], variables: dict[str, Any]) -> str:
@@ -228,16 +316,6 @@ def render_official_sections(sections: list[Section], variables: dict[str, Any])
     return "\n\n".join(rendered)
 
 
-def _swipe(history: list[dict[str, Any]], inputs: list[dict[str, Any]]
-           ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any] | None]:
-    """A swipe asks again for the chat's last message, so SillyTavern leaves that message out (sillytavern.md §3)."""
-    if inputs:
-        return history, inputs[:-1], inputs[-1]
-    if history:
-        return history[:-1], inputs, history[-1]
-    return history, inputs, None
-
-
 def _chat_extensions_unused(resources: Resources) -> list[dict[str, Any]]:
     """The author's note and extension prompts are SillyTavern injections: only the `st` placement (with a preset)
     places them, so elsewhere each one with text is named rather than silently left out."""
@@ -247,118 +325,6 @@ def _chat_extensions_unused(resources: Resources) -> list[dict[str, Any]]:
     unused += [{"code": "CHAT_EXTENSION_UNUSED", "resource": "extension_prompts", "name": prompt.key}
                for prompt in resources.extension_prompts if prompt.content.strip()]
     return unused
-
-
-def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
-    req = _parse_request(request)
-    strategy_id, strategy = resolve_strategy(req.strategy)
-    require_available(strategy, req.host)
-    try:
-        resources = _normalized_resources(req.resources)
-    except ImportInvalid as exc:
-        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
-                            detail={"path": f"resources.{exc.path}"}) from None
-    durable = _messages_with_ids(req.conversation.history, "h")
-    inputs = _messages_with_ids(req.conversation.input, "i")
-    _check_unique_ids(durable + inputs)
-    backend = strategy.get("backend", "core")
-    in_history = backend == "native" and req.host.system_prompt_update == "in-history"
-    history = conversation_history(durable, keep_system_records=in_history)
-    # SillyTavern's message rules apply to the `st` placement when there is a preset to take them from.
-    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
-    swiped = None
-    if st_rules and req.generation.type == "swipe":
-        history, inputs, swiped = _swipe(history, inputs)
-    controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
-    char_name = req.names.char or (resources.character.name if resources.character else "")
-    host_text = render_official_sections(req.host.official_sections, req.host.variables)
-    logical = assemble_logical(
-        strategy, resources, history, inputs, names={"user": req.names.user, "char": char_name},
-        host_system_text=host_text if backend == "core" else "",
-        variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
-        max_context=_world_info_context(req, resources), tokenizer=req.tokenizer, generation_type=req.generation.type,
-    )
-    diagnostics = logical.diagnostics
-    if swiped is not None:
-        diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": swiped["id"], "role": swiped["role"]})
-    if not st_rules:
-        diagnostics.extend(_chat_extensions_unused(resources))
-    if backend == "native":
-        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
-        nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
-        nodes = apply_layout_overrides(nodes, strategy, backend, diagnostics)
-    else:
-        nodes = apply_layout_overrides(core_order(logical.nodes, durable, logical.rules, insert_depths=not st_rules),
-                                       strategy, backend, diagnostics)
-        nodes = apply_resource_anchors(nodes, strategy, diagnostics)
-        nodes = apply_manual_positions(nodes, strategy, diagnostics)
-    fill_outlets(nodes, logical.outlet_blocks, diagnostics)
-    validate_tool_transactions(nodes)
-    check_size(nodes)
-
-    native_system_enabled = any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"])
-    revision = strategy_revision(strategy)
-    step = f"{len(durable)}:{','.join(m['id'] for m in inputs)}"
-    ordered_nodes = nodes
-    st_budget_report: dict[str, Any] | None = None
-
-    def build_request(nodes: list[Node]) -> list[RequestMessage]:
-        nonlocal ordered_nodes, st_budget_report
-        if st_rules:
-            messages, ordered_nodes, st_diagnostics, st_budget_report = st_request(
-                nodes, resources=resources, names={"user": req.names.user, "char": char_name},
-                generation=req.generation, tokenizer=req.tokenizer)
-            diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
-            return messages
-        ordered_nodes = nodes
-        if backend == "native":
-            return native_request(nodes, system_text=native_system_text(nodes, host_text, native_system_enabled),
-                                  contexts=[c["text"] for c in contexts], history=durable,
-                                  system_update=req.host.system_prompt_update, tokenizer=req.tokenizer, step=step)
-        return core_request(nodes, req.tokenizer, step)
-
-    messages = build_request(nodes)
-    nodes = ordered_nodes
-    node_tokens = {n.id: count_tokens(n.text, req.tokenizer) for n in nodes}
-    total = sum(m.tokens for m in messages)
-    budget = _budget_report(req, nodes, node_tokens, total, diagnostics)
-    if budget is not None and budget["applied"] and budget["eviction_plan"]:
-        dropped = {d["id"] for d in budget["eviction_plan"]}
-        nodes = [n for n in nodes if n.id not in dropped]
-        for node in nodes:
-            node.request_index = None
-        messages = build_request(nodes)
-        nodes = ordered_nodes
-        node_tokens.update({n.id: count_tokens(n.text, req.tokenizer) for n in nodes if n.id not in node_tokens})
-        total = budget["total_after"] = sum(m.tokens for m in messages)
-    if not messages:
-        diagnostics.append({"code": "ASSEMBLY_EMPTY"})
-    elif all(m.role == "system" for m in messages):
-        diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    by_module: dict[str, int] = {}
-    for node in nodes:
-        by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
-    return AssemblyResult(
-        backend=backend,
-        placement=strategy.get("placement", "modules"),
-        strategy=StrategyRef(id=strategy_id, name=strategy["name"], revision=revision),
-        request=RequestView(messages=messages, starts_request_series=starts_request_series(
-            backend=backend, history=durable, revision=revision, adaptive=logical.adaptive,
-            system_text=native_system_text(nodes, host_text, native_system_enabled),
-            native_system_enabled=native_system_enabled)),
-        nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
-        diagnostics=diagnostics,
-        runtime_context_controls=controls,
-        placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
-        positions=position_rows(strategy, nodes, logical.position_decisions),
-        durable_events=durable_events(messages, nodes, backend=backend, inputs=inputs, strategy_id=strategy_id,
-                                      revision=revision),
-        tokens=TokenSummary(total=total, by_module=by_module, tokenizer=req.tokenizer),
-        budget=({**budget, "preset_budget": st_budget_report} if budget is not None and st_budget_report
-                else budget if budget is not None else st_budget_report),
-        layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
-        world_info=logical.world_info.model_dump(mode="json") if logical.world_info is not None else None,
-    )
 
 
 def _world_info_context(req: AssemblyRequest, resources: Resources) -> int:
@@ -392,27 +358,6 @@ def _normalized_resources(raw: dict[str, Any]) -> Resources:
     return parsed
 
 
-def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
-    seen: set[str] = set()
-    for index, message in enumerate(messages):
-        if message["id"] in seen:
-            raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
-                                f"conversation: message id {message['id']!r} (message {index}) is used twice")
-        seen.add(message["id"])
-
-
-def _node_view(node: Node, tokens: int) -> NodeView:
-    return build_trusted(
-        NodeView, id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
-        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
-        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
-        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
-        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
-        activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
-        original_slot_id=node.original_slot_id,
-    )
-
-
 def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[str, int], total: int,
                    diagnostics: list[dict[str, Any]]) -> dict[str, Any] | None:
     """engine.md §8: the eviction plan (oldest history first, then world book by ascending order)."""
@@ -441,3 +386,43 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
                    for s in sorted(selection.skipped, key=lambda s: s.index)]
     return {"limit": limit, "total": total, "over_by": over_by, "eviction_plan": dropped,
             "applied": bool(req.budget.apply and over_by), "fixed_tokens": keep_cost}
+
+
+def _node_view(node: Node, tokens: int) -> NodeView:
+    return build_trusted(
+        NodeView, id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
+        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
+        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
+        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
+        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
+        activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
+        original_slot_id=node.original_slot_id,
+    )
+
+
+# the host ----------------------------------------------------------------------------------------------------------
+
+
+def capabilities(host: HostSettings | dict[str, Any] | None = None) -> dict[str, Any]:
+    """Reference A.7 `capabilities()`: what this host can run. `available` is legacy and does not authorize core."""
+    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host or {})
+    return {
+        "native": host.native_available, "core": host.core_available, "coreExtensionInstalled": host.core_available,
+        "available": host.native_available or host.core_available, "defaultBackend": "native",
+        "nativeHistoryControl": False, "nativeRoles": ["system", "user"], "nativeUserDelivery": ["context", "pre-step"],
+        "nativeUserEntersHistory": True,
+    }
+
+
+def require_available(strategy: dict[str, Any], host: HostSettings | dict[str, Any]) -> None:
+    """Reference A.7 `requireAvailable`: a native strategy needs the host's native assembly and must validate
+    (A.6); a core or legacy strategy needs the advanced backend."""
+    host = host if isinstance(host, HostSettings) else HostSettings.model_validate(host)
+    if strategy.get("backend", "core") == "native":
+        if not host.native_available:
+            raise AssemblyError("ASSEMBLY_NATIVE_UNAVAILABLE", "The host offers no native system-prompt assembly "
+                                "(host.native_available is false).", status=409)
+        validate_native(strategy)
+    elif not host.core_available:
+        raise AssemblyError("REQUEST_ASSEMBLY_CORE_REQUIRED", "This strategy requires the optional core assembly "
+                            "extension (host.core_available is false).", status=409, detail={"backend": "core"})

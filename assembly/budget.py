@@ -34,21 +34,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from assembly.errors import CodedError
+
 _MISSING = object()
 
 
-class BudgetError(ValueError):
+class BudgetError(CodedError):
     """A budget argument is invalid or the goal does not fit; nothing was selected."""
 
     def __init__(self, code: str, message: str, *, field: str | None = None, index: int | None = None,
                  status: int = 400, **detail: Any):
-        super().__init__(message)
-        self.code = code
-        self.status = status
-        self.message = message
+        super().__init__(code, message, status=status, detail={"field": field, "index": index, **detail})
         self.field = field
         self.index = index
-        self.detail = {"field": field, "index": index, **detail}
 
 
 class BudgetEntry(BaseModel):

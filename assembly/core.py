@@ -10,7 +10,7 @@ import hashlib
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.logical import insert_depth_nodes
+from assembly.conversation import insert_depth_nodes
 
 SNAPSHOT_KIND = "assembly-snapshot"
 

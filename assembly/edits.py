@@ -14,17 +14,12 @@ import unicodedata
 from collections.abc import Callable, Container
 from typing import Any
 
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, with_context_control_rows
 from assembly.errors import CodedError
 from assembly.layout import with_block_move
 from assembly.positions import position_rows
 from assembly.results import AssemblyResult
-from assembly.strategy import (
-    CONTEXT_CONTROL_KINDS,
-    DEFAULT_PRIORITY,
-    TEXT_RULE_KINDS,
-    normalize_strategy,
-    with_context_control_rows,
-)
+from assembly.strategy import DEFAULT_PRIORITY, TEXT_RULE_KINDS, normalize_strategy
 
 Draft = dict[str, Any]
 

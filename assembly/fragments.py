@@ -55,6 +55,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from assembly.errors import CodedError
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 FragmentRole = Literal["system", "user"]
@@ -84,18 +86,14 @@ _REQUIRED_FIELDS = ("id", "role", "source_id", "trust", "lifetime", "max_chars",
 _SPELLING_TO_FIELD = {spelling: field for field, spellings in _FIELD_SPELLINGS.items() for spelling in spellings}
 
 
-class FragmentError(ValueError):
+class FragmentError(CodedError):
     """A fragment declaration, value or size bound is wrong; `code` is stable, the message names the fragment."""
 
     def __init__(self, code: str, message: str, *, fragment_id: str | None = None, field: str | None = None,
                  status: int = 400, **detail: Any):
-        super().__init__(message)
-        self.code = code
-        self.status = status
-        self.message = message
+        super().__init__(code, message, status=status, detail={"fragment_id": fragment_id, "field": field, **detail})
         self.fragment_id = fragment_id
         self.field = field
-        self.detail = {"fragment_id": fragment_id, "field": field, **detail}
 
 
 class FragmentSpec(BaseModel):

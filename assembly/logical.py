@@ -6,37 +6,32 @@ The steps, each a function below:
    the first claimant wins; in slot-first layouts the slot owners claim before everyone else.
 3. `_emit`: walk the roots in rule order; a slot expands its claimed targets in place; text gets its macros; native
    blocks become one node per conversation message. Roles and depths are decided here.
-4. `insert_depth_nodes` (core): nodes with a depth go into the conversation counted from its end, never inside a tool
-   call transaction.
-5. `apply_manual_positions`: rows the designer placed by hand (`placement: list`) move, with anchors and cycle checks.
-6. `describe_*`: locks, placement controls, position rows - everything the editor shows.
+
+Depth insertion into the conversation and the tool-transaction and size checks are in assembly.conversation; manual
+positions, placement controls and position rows in assembly.positions.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.blocks import Block, Node
+from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
-from assembly.strategy import CONTEXT_CONTROL_KINDS
+from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
-DEFAULT_PRIORITY = ("preset", "resource", "default")
-NATIVE_SOURCES = frozenset({"native-system", "history", "input"})
-MULTIPLE_KINDS = frozenset({"custom", "dsh.text"})  # text rules: as many as the designer writes
-MAX_EXTRA_BYTES = 2 * 1024 * 1024
+# The host's own messages (reference A.10.1): they keep their roles and are never placed by hand.
+HOST_KINDS = frozenset({"native-system", "history", "input"})
 
 
 @dataclass
 class LogicalResult:
     nodes: list[Node]
     diagnostics: list[dict[str, Any]]
-    placement_controls: list[dict[str, Any]]
-    positions: list[dict[str, Any]]
     position_decisions: list[dict[str, Any]]
     slots: list[dict[str, Any]]
     adaptive: bool
@@ -108,7 +103,7 @@ class _State:
     def user_placed(self, block: Block) -> bool:
         setting = self.setting(block)
         return (block.type != "reference" and setting is not None and setting.get("placement") == "list"
-                and setting.get("enabled", True) and block.source not in NATIVE_SOURCES)
+                and setting.get("enabled", True) and block.source not in HOST_KINDS)
 
     def prefer_source(self, block: Block) -> bool:
         if block.type == "native" or block.source not in self.entries:
@@ -138,7 +133,7 @@ def assemble_logical(
     if backend != "native" and placement.startswith("native-"):
         raise AssemblyError("ASSEMBLY_PLACEMENT_INVALID", f"placement: {placement} requires the native backend")
     adaptive = backend == "native" and placement in ("native-roles", "native-slots")
-    priority = tuple(layout["priority"]) if layout and layout.get("priority") else DEFAULT_PRIORITY
+    priority = tuple(priority_order(strategy))
     settings = {f"{p['sourceId']}#{p['positionId']}": p for p in (layout or {}).get("positions", [])}
     messages = {m["id"]: m for m in history}
     messages.update({m["id"]: m for m in inputs})
@@ -173,9 +168,8 @@ def assemble_logical(
     nodes = _concatenate(state, plan)
     _check_native_once(state, nodes)
     return LogicalResult(
-        nodes=nodes, diagnostics=diagnostics, placement_controls=[], positions=[],
-        position_decisions=state.decisions, slots=state.slots, adaptive=adaptive,
-        rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
+        nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
+        adaptive=adaptive, rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
         world_info=ctx.world_info,
     )
 
@@ -191,8 +185,6 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 
 # 1. sources -------------------------------------------------------------------------------------------------------
 
-
-HOST_KINDS = ("native-system", "history", "input")
 
 
 def _check_host_rule(rule: dict[str, Any], index: int) -> None:
@@ -230,9 +222,10 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
             _check_host_rule(rule, index)
         if rule["enabled"]:
             owner = state.entries.get(kind)
-            if (owner is not None and owner.rule["enabled"] and kind not in MULTIPLE_KINDS
+            if (owner is not None and owner.rule["enabled"] and kind not in TEXT_RULE_KINDS
                     and rule.get("inputMode") != "text"):
-                # Reference A.10: one source, one rule; a second would silently emit nothing.
+                # Reference A.10: one source, one rule (text rules: as many as the designer writes); a second
+                # would silently emit nothing.
                 raise AssemblyError("ASSEMBLY_DUPLICATE_SOURCE_RULE",
                                     f"rules[{index}] ({rule['id']}): a second enabled rule for the source {kind!r} "
                                     f"(the first is {owner.rule['id']!r})",
@@ -598,103 +591,3 @@ def _check_native_once(state: _State, nodes: list[Node]) -> None:
                 raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
                                     f"once: {node.message['id']} appears twice")
             seen.add(node.message["id"])
-
-
-# 4. depth insertion (core) ----------------------------------------------------------------------------------------
-
-
-def insert_depth_nodes(nodes: list[Node]) -> list[Node]:
-    """Move nodes with a depth into the conversation, counted from its end (reference A.9 "Depth insertion").
-
-    Depth d asks for "before the d-th conversation message from the end" (0: after everything so far). The place
-    then moves forward past an open tool call, so a call and its results stay one transaction.
-    """
-    deferred = [n for n in nodes if n.depth is not None and n.message is None]
-    if not deferred:
-        return nodes
-    flat = [n for n in nodes if not (n.depth is not None and n.message is None)]
-    natives = [n for n in flat if n.message is not None and n.role != "system"]
-    closes_at = _transaction_ends(natives)
-    groups: dict[int, list[Node]] = {}
-    for node in deferred:
-        groups.setdefault(node.depth, []).append(node)  # type: ignore[arg-type]
-    for depth, group in groups.items():
-        for node in sorted(group, key=lambda n: n.order):
-            if depth == 0 or not natives:
-                requested = index = len(flat)
-                if natives and closes_at[-1] is None:
-                    raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
-                                        "Cannot insert into an unfinished tool call transaction")
-            else:
-                k = max(0, len(natives) - depth)
-                requested = index = flat.index(natives[k])  # identity search: nodes compare by identity
-                if k > 0:
-                    close = closes_at[k - 1]
-                    if close is None:
-                        raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
-                                            "Cannot insert into an unfinished tool call transaction")
-                    if close >= k:
-                        index = flat.index(natives[close]) + 1
-            node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
-            node.adjusted_for_tools = index != requested
-            node.slot_id = None
-            flat.insert(index, node)
-    return flat
-
-
-def _transaction_ends(natives: list[Node]) -> list[int | None]:
-    """For each conversation message k: the first message at or after k that leaves no tool call open (k itself
-    when none is open after it), or None when the transaction never closes."""
-    open_after: list[bool] = []
-    pending: set[str] = set()
-    for node in natives:
-        message = node.message or {}
-        if message.get("role") == "assistant" and message.get("tool_calls"):
-            pending = {c["id"] for c in message["tool_calls"]}
-        elif message.get("role") == "tool":
-            pending.discard(message.get("tool_call_id"))
-        open_after.append(bool(pending))
-    ends: list[int | None] = [None] * len(natives)
-    next_closed: int | None = None
-    for k in range(len(natives) - 1, -1, -1):
-        if not open_after[k]:
-            next_closed = k
-        ends[k] = next_closed
-    return ends
-
-
-def validate_tool_transactions(nodes: list[Node]) -> None:
-    """A tool call and its results are one transaction: nothing may come between them."""
-    pending: dict[str, str] = {}
-    for node in nodes:
-        message = node.message
-        if message is None or message.get("role") not in ("assistant", "tool"):
-            if pending:
-                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
-                                    f"Assembly cannot split a tool call and its results: {node.name} lands inside")
-            continue
-        if message["role"] == "assistant":
-            if pending:
-                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION", "Native tool transaction is incomplete")
-            pending = {c["id"]: message["id"] for c in message.get("tool_calls") or []}
-        else:
-            call_id = message.get("tool_call_id")
-            if call_id not in pending:
-                raise AssemblyError("ASSEMBLY_TOOL_TRANSACTION",
-                                    f"Tool result {message['id']} must follow its corresponding call")
-            del pending[call_id]
-
-
-def extra_bytes(nodes: list[Node]) -> int:
-    return sum(len(n.text.encode("utf-8")) for n in nodes if n.message is None)
-
-
-def check_size(nodes: list[Node], limit: int = MAX_EXTRA_BYTES) -> None:
-    size = extra_bytes(nodes)
-    if size > limit:
-        raise AssemblyError("ASSEMBLY_TOO_LARGE", f"assembled text is {size} bytes; at most {limit} bytes are allowed "
-                            "outside the conversation", status=413, detail={"bytes": size, "limit": limit})
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
 CONTEXT_FRAMING = "Current runtime context. This snapshot supersedes earlier runtime-context snapshots."

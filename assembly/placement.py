@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from assembly.errors import CodedError
+
 POSITIONS = (
     "before_character",
     "after_character",
@@ -72,16 +74,11 @@ _BLOCK_CAMEL_FIELDS = {"outletName": "outlet_name"}
 _REGIONS = ("character", "examples")
 
 
-class PlacementError(ValueError):
-    """A block or layout that cannot be placed. `code` is stable; `detail` names the block id or layout field."""
-
-    status = 422
+class PlacementError(CodedError):
+    """A block or layout that cannot be placed (422). `code` is stable; `detail` names the block id or layout field."""
 
     def __init__(self, code: str, message: str, **detail: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.detail = detail
+        super().__init__(code, message, status=422, detail=detail)
 
 
 class ContextBlock(BaseModel):

@@ -12,9 +12,9 @@ import re
 from typing import Any
 
 from assembly.blocks import Node
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.strategy import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 
 TEXT_ONLY_KINDS = frozenset({"custom", "dsh.text"})
 

@@ -1,4 +1,5 @@
-"""Assembly strategies: the stored document, its normalization, its revision and the built-ins (engine.md §4).
+"""Assembly strategies: the stored document, its normalization and its revision (engine.md §4). The built-ins and
+the position catalogue are in assembly.catalogue.
 
 A strategy is a JSON document (reference A.2 format `dsh-tavern-request-assembly`, version 1) holding an ordered list
 of rules (one row per module: which source, enabled, role, delivery, lifetime, depth, custom text), a placement mode,
@@ -47,13 +48,14 @@ attached `id`, defaults written out or left implicit never change it; any change
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from assembly.errors import AssemblyError
 
 FORMAT = "dsh-tavern-request-assembly"
 FORMAT_VERSION = 1
@@ -75,26 +77,12 @@ MODULE_KINDS = (
     "dsh.sandbox-policy",
     "dsh.approval-policy",
 )
-RULE_KINDS = MODULE_KINDS
 # Kinds whose rules carry their own text: their default role is `user` and `preserve` means `system` (A.2).
 TEXT_RULE_KINDS = ("custom", "dsh.text")
-NATIVE_RULE_KINDS = ("native-system", "history", "input")
-# Tavern DEFAULT_RULES (A.3): the rule list of every built-in, each rule's id equal to its kind.
-TAVERN_DEFAULT_RULE_KINDS = ("native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi")
-
-# Runtime-context controls (A.4): control kind -> the exact DSH context section names it switches.
-DSH_CONTEXT_NAMES = ("sandbox:policy", "approval:policy", "subagent:delegation")
-CONTEXT_CONTROLS = {
-    "dsh.runtime-context": DSH_CONTEXT_NAMES,
-    "dsh.sandbox-policy": ("sandbox:policy",),
-    "dsh.approval-policy": ("approval:policy",),
-}
-CONTEXT_CONTROL_KINDS = tuple(CONTEXT_CONTROLS)
 
 BACKENDS = ("native", "core")
 LEGACY_BACKEND = "core"
 PLACEMENTS = ("modules", "st", "native-roles", "native-slots")
-ADAPTIVE_NATIVE_PLACEMENTS = ("native-roles", "native-slots")
 ROLES = ("preserve", "system", "user", "assistant")
 LIFETIMES = ("request", "snapshot")
 DELIVERIES = ("context", "pre-step")
@@ -157,7 +145,7 @@ _JS_TRIM_CHARS = (
 )
 
 
-class StrategyError(Exception):
+class StrategyError(AssemblyError):
     """A strategy failed validation, or an unknown built-in was asked for.
 
     `code` is `STRATEGY_INVALID` for every normalization failure and `STRATEGY_NOT_FOUND` for an unknown built-in;
@@ -167,21 +155,14 @@ class StrategyError(Exception):
 
     def __init__(self, message: str, *, path: str = "", code: str = "STRATEGY_INVALID", status: int = 400,
                  detail: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.status = status
+        super().__init__(code, message, status=status, detail={"path": path, **(detail or {})})
         self.path = path
-        self.detail = {"path": path, **(detail or {})}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"ok": False, "code": self.code, "status": self.status, "error": self.message, "detail": self.detail}
 
 
 # --- small readers -------------------------------------------------------------------------------------------------
 
 
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     """A short JSON-flavoured description of a bad value for error messages (never the whole value)."""
     if value is None:
         return "null"
@@ -205,7 +186,7 @@ def _describe(value: Any) -> str:
 def _fail(headline: str, path: str, expected: str, value: Any = None, *, got: bool = True, status: int = 400,
           **detail: Any) -> StrategyError:
     where = path or "the strategy"
-    tail = f", got {_describe(value)}" if got else ""
+    tail = f", got {describe_value(value)}" if got else ""
     return StrategyError(f"{headline}: {where} must be {expected}{tail}", path=path, status=status,
                          detail={"expected": expected, **detail})
 
@@ -588,29 +569,30 @@ def _normalize_position_anchor(anchor: Any, path: str, own_key: str) -> str | di
 
 def canonical_strategy_json(strategy: Any) -> str:
     """The canonical JSON text of a strategy: normalized, keys sorted, no spaces, non-ASCII kept as is."""
-    return json.dumps(normalize_strategy(strategy), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _canonical_json(normalize_strategy(strategy))
 
 
-def strategy_revision(normalized: Any) -> str:
+def strategy_revision(strategy: Any) -> str:
     """The revision of a strategy: sha256 hex of its canonical JSON (UTF-8).
 
     The document is normalized first, so an attached `id` (built-ins, stores), key order or implicit defaults never
     change the revision; an invalid document raises StrategyError."""
-    return hashlib.sha256(canonical_strategy_json(normalized).encode("utf-8")).hexdigest()
+    return normalized_strategy_revision(normalize_strategy(strategy))
+
+
+def normalized_strategy_revision(normalized: Mapping[str, Any]) -> str:
+    """`strategy_revision` of a document `normalize_strategy` returned, without normalizing it a second time
+    (normalization is idempotent, so the answer is the same)."""
+    return hashlib.sha256(_canonical_json(normalized).encode("utf-8")).hexdigest()
+
+
+def _canonical_json(normalized: Mapping[str, Any]) -> str:
+    return json.dumps(normalized, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def strategy_backend(strategy: Mapping[str, Any]) -> str:
     """The backend a normalized strategy runs on: its `backend`, or `core` when absent (legacy, A.6 `presetBackend`)."""
     return strategy.get("backend") or LEGACY_BACKEND
-
-
-def is_adaptive_native(strategy: Mapping[str, Any]) -> bool:
-    """Native backend with placement native-roles or native-slots (A.6 `adaptiveNativePlacement`)."""
-    return strategy.get("backend") == "native" and strategy.get("placement") in ADAPTIVE_NATIVE_PLACEMENTS
-
-
-def is_context_control(kind: Any) -> bool:
-    return isinstance(kind, str) and kind in CONTEXT_CONTROLS
 
 
 def position_key(source_id: str, position_id: str) -> str:
@@ -624,204 +606,3 @@ def priority_order(strategy: Mapping[str, Any]) -> list[str]:
     return list(priority) if _is_list(priority) else list(DEFAULT_PRIORITY)
 
 
-def position_wins(strategy: Mapping[str, Any], candidate: str, other: str) -> bool:
-    """A.5 `positionWins`: `user` always wins; otherwise the earlier stage in `priority_order` wins.
-
-    As in the reference, a stage that is not in the list has index -1 and therefore beats every listed stage."""
-    if candidate == "user":
-        return True
-    if other == "user":
-        return False
-    order = priority_order(strategy)
-    rank = {stage: index for index, stage in enumerate(order)}
-    return rank.get(candidate, -1) < rank.get(other, -1)
-
-
-# --- editing helpers over normalized rule lists ----------------------------------------------------------------------
-
-
-def move_rule(rules: list[dict[str, Any]], rule_id: str, target_id: str) -> list[dict[str, Any]]:
-    """A.2 `moveRule`: a new list with the rule taken out and put at the target's index (so moving down lands after
-    the target, moving up before it). Unchanged (a copy) when either id is missing or both are equal."""
-    moved = copy.deepcopy(list(rules))
-    ids = [rule.get("id") if isinstance(rule, Mapping) else None for rule in moved]
-    if rule_id == target_id or rule_id not in ids or target_id not in ids:
-        return moved
-    source_index, target_index = ids.index(rule_id), ids.index(target_id)
-    rule = moved.pop(source_index)
-    moved.insert(target_index, rule)
-    return moved
-
-
-def with_context_control_rows(rules: list[dict[str, Any]],
-                              available: Iterable[str] = CONTEXT_CONTROL_KINDS) -> list[dict[str, Any]]:
-    """A.4 `contextControlRows`: a new rule list with one explicit row appended for every available control kind
-    that no rule covers yet (enabled, preserve, request, no depth, no text). The row id is the kind with `.` -> `-`,
-    suffixed with `-control` until no other rule uses it."""
-    result = copy.deepcopy(list(rules))
-    kinds = {rule.get("kind") for rule in result if isinstance(rule, Mapping)}
-    ids = {rule.get("id") for rule in result if isinstance(rule, Mapping)}
-    for kind in available:
-        if kind not in CONTEXT_CONTROLS or kind in kinds:
-            continue
-        rule_id = kind.replace(".", "-")
-        while rule_id in ids:
-            rule_id += "-control"
-        ids.add(rule_id)
-        kinds.add(kind)
-        result.append({"id": rule_id, "kind": kind, "enabled": True, "role": "preserve", "lifetime": "request",
-                       "depth": None, "text": "", "name": ""})
-    return result
-
-
-# --- built-ins -----------------------------------------------------------------------------------------------------
-
-DEFAULT_BUILTIN_ID = "builtin-native-slots"
-
-# Tavern SLOT_LAYOUT (A.3): preset slots decide, positions adapt identity, unknown anchors fall back to source order.
-_SLOT_LAYOUT = {"version": 1, "source": "preset-slots", "identity": "position", "fallback": "source-order",
-                "overrides": [], "priority": list(DEFAULT_PRIORITY)}
-
-_BUILTIN_DOCUMENTS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("builtin-native-slots", {
-        "backend": "native", "format": FORMAT, "version": FORMAT_VERSION,
-        "name": "预设插槽优先（标准） / Preset slots first (standard)",
-        "placement": "native-slots", "layout": _SLOT_LAYOUT,
-        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
-    }),
-    ("builtin-native-roles", {
-        "backend": "native", "format": FORMAT, "version": FORMAT_VERSION,
-        "name": "身份优先（标准） / Roles first (standard)",
-        "placement": "native-roles",
-        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
-    }),
-    ("builtin-st", {  # no backend: core, the advanced backend
-        "format": FORMAT, "version": FORMAT_VERSION,
-        "name": "预设插槽优先（进阶） / Preset slots first (advanced)",
-        "placement": "st", "layout": _SLOT_LAYOUT,
-        "rules": [{"id": kind, "kind": kind} for kind in TAVERN_DEFAULT_RULE_KINDS],
-    }),
-)
-
-# Normalized once at import: a mistake in the data above fails loudly on the first import.
-_BUILTINS: tuple[dict[str, Any], ...] = tuple(
-    {"id": builtin_id, **normalize_strategy(document)} for builtin_id, document in _BUILTIN_DOCUMENTS
-)
-BUILTIN_STRATEGY_IDS = tuple(builtin["id"] for builtin in _BUILTINS)
-
-
-def builtin_strategies() -> list[dict[str, Any]]:
-    """The built-in strategies (A.3), normalized, each with its `id`; the default first. Fresh copies every call."""
-    return copy.deepcopy(list(_BUILTINS))
-
-
-def get_builtin_strategy(strategy_id: Any) -> dict[str, Any]:
-    """One built-in by id (a fresh copy); StrategyError STRATEGY_NOT_FOUND (404) for any other id."""
-    for builtin in _BUILTINS:
-        if builtin["id"] == strategy_id:
-            return copy.deepcopy(builtin)
-    raise StrategyError(
-        f"Unknown built-in strategy: {_describe(strategy_id)} is not one of {', '.join(BUILTIN_STRATEGY_IDS)}",
-        path="id", code="STRATEGY_NOT_FOUND", status=404, detail={"expected": list(BUILTIN_STRATEGY_IDS)})
-
-
-def is_builtin_strategy_id(strategy_id: Any) -> bool:
-    return isinstance(strategy_id, str) and strategy_id in BUILTIN_STRATEGY_IDS
-
-
-def resolve_strategy(value: Any) -> tuple[str | None, dict[str, Any]]:
-    """A request's `strategy` (engine.md §1): a built-in id, or a document. Returns (id, normalized document without
-    id); the id of a document is its string `id` field, else None."""
-    if isinstance(value, str):
-        builtin = get_builtin_strategy(value)
-        return builtin.pop("id"), builtin
-    normalized = normalize_strategy(value)
-    given_id = value.get("id")
-    return (given_id if isinstance(given_id, str) else None), normalized
-
-
-# --- the position catalogue (A.5, A.12) -----------------------------------------------------------------------------
-# One row per stable, draggable resource category, keyed `module#position` as in layout position rows. Names and help
-# texts are ours (the reference lists only the ids). `anchor` is the declared resource anchor of A.12 (where a
-# `resource` stage puts the category), `match` the declared block match, `macros` the text macros that reference it.
-# The world book `outlet` row is configurable here: the reference's loader emits nothing for outlets, our engine fills
-# `{{outlet::name}}` markers (engine.md §5).
-
-
-def _category(module: str, position: str, name_en: str, name_zh: str, help_en: str, help_zh: str, *,
-              anchor: dict[str, Any] | None = None, match: dict[str, Any] | None = None,
-              macros: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {"id": position_key(module, position), "module": module, "position": position, "name_en": name_en,
-            "name_zh": name_zh, "help_en": help_en, "help_zh": help_zh, "configurable": True, "anchor": anchor,
-            "match": match, "macros": macros}
-
-
-def _anchor(source_id: str, fields: tuple[str, ...], side: str) -> dict[str, Any]:
-    return {"source_id": source_id, "fields": fields, "side": side}
-
-
-_CHARACTER_DEFINITION = ("description", "personality", "scenario", "system")
-_AUTHOR_NOTE_PROMPTS = ("authorNote", "authorsNote")
-
-POSITION_CATALOGUE: tuple[dict[str, Any], ...] = (
-    _category("preset", "main", "Main prompt", "主提示词",
-              "The preset's main prompt.", "预设的主提示词。"),
-    _category("preset", "jailbreak", "Post-history prompt (jailbreak)", "历史后提示词（jailbreak）",
-              "The preset prompt sent after the chat history.", "预设中放在聊天历史之后的提示词。"),
-    _category("preset", "depth", "In-chat prompts (at depth)", "聊天内提示词（按深度）",
-              "Preset prompts inserted into the chat at a depth.", "按深度插入聊天记录中的预设提示词。",
-              match={"depth": True}),
-    _category("preset", "body", "Other preset prompts", "其他预设提示词",
-              "Every other enabled preset prompt, in preset order.", "其余启用的预设提示词，按预设顺序。"),
-    _category("character", "description", "Character description", "角色描述",
-              "The card's description field.", "角色卡的描述字段。", macros=("description", "charDescription")),
-    _category("character", "personality", "Character personality", "角色性格",
-              "The card's personality field.", "角色卡的性格字段。", macros=("personality", "charPersonality")),
-    _category("character", "scenario", "Scenario", "场景",
-              "The card's scenario field.", "角色卡的场景字段。", macros=("scenario",)),
-    _category("character", "examples", "Dialogue examples", "对话示例",
-              "The card's example dialogues.", "角色卡的对话示例。", macros=("mesexamples",)),
-    _category("character", "system", "Character system prompt", "角色系统提示词",
-              "The card's system prompt; it may replace the preset's main prompt.", "角色卡的系统提示词，可替换预设主提示词。"),
-    _category("character", "phi", "Character post-history instructions", "角色历史后指令",
-              "The card's post-history instructions; they may replace the preset's jailbreak prompt.",
-              "角色卡的历史后指令，可替换预设的 jailbreak 提示词。"),
-    _category("character", "greeting", "Greeting (first message)", "开场白",
-              "The card's first message, shown as an assistant message.", "角色卡的第一条消息，以 assistant 身份出现。"),
-    _category("character", "depth_prompt", "Character's note (at depth)", "角色注释（按深度）",
-              "The card's depth prompt, inserted into the chat at its depth.", "角色卡的深度提示词，按深度插入聊天记录。"),
-    _category("persona", "persona", "Persona description", "用户设定",
-              "The user's persona description.", "用户角色的设定描述。", macros=("persona",)),
-    _category("worldbook", "before", "World info before the character", "世界书（角色定义前）",
-              "World book entries placed before the character definition.", "放在角色定义之前的世界书条目。",
-              anchor=_anchor("character", _CHARACTER_DEFINITION, "before")),
-    _category("worldbook", "after", "World info after the character", "世界书（角色定义后）",
-              "World book entries placed after the character definition.", "放在角色定义之后的世界书条目。",
-              anchor=_anchor("character", _CHARACTER_DEFINITION, "after")),
-    _category("worldbook", "before_example_messages", "World info before the examples", "世界书（示例前）",
-              "World book entries placed before the dialogue examples.", "放在对话示例之前的世界书条目。",
-              anchor=_anchor("character", ("examples",), "before")),
-    _category("worldbook", "after_example_messages", "World info after the examples", "世界书（示例后）",
-              "World book entries placed after the dialogue examples.", "放在对话示例之后的世界书条目。",
-              anchor=_anchor("character", ("examples",), "after")),
-    _category("worldbook", "before_author_note", "World info before the author's note", "世界书（作者注释前）",
-              "World book entries placed at the top of the author's note.", "放在作者注释之前的世界书条目。",
-              anchor=_anchor("preset", _AUTHOR_NOTE_PROMPTS, "before")),
-    _category("worldbook", "after_author_note", "World info after the author's note", "世界书（作者注释后）",
-              "World book entries placed at the bottom of the author's note.", "放在作者注释之后的世界书条目。",
-              anchor=_anchor("preset", _AUTHOR_NOTE_PROMPTS, "after")),
-    _category("worldbook", "depth", "World info at depth", "世界书（按深度）",
-              "World book entries inserted into the chat at their depth.", "按深度插入聊天记录的世界书条目。"),
-    _category("worldbook", "outlet", "World info outlets", "世界书（出口）",
-              "World book entries that fill {{outlet::name}} markers in preset prompts.",
-              "填入预设提示词中 {{outlet::name}} 标记的世界书条目。"),
-    _category("phi", "content", "Post-history instructions", "历史后指令",
-              "The post-history instructions module: the character's instructions plus the rule's own text.",
-              "历史后指令模块：角色的历史后指令及规则自带的文字。"),
-)
-POSITION_CATEGORY_IDS = tuple(category["id"] for category in POSITION_CATALOGUE)
-
-
-def position_catalogue() -> list[dict[str, Any]]:
-    """A fresh, mutable copy of POSITION_CATALOGUE (the constant itself is shared: do not mutate it)."""
-    return copy.deepcopy(list(POSITION_CATALOGUE))

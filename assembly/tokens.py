@@ -18,6 +18,8 @@ from pathlib import Path
 
 import tiktoken
 
+from assembly.errors import CodedError
+
 ENCODINGS = ("o200k_base", "cl100k_base")
 
 # tiktoken's download URL and the sha256 that tiktoken_ext.openai_public expects for each file.
@@ -36,8 +38,11 @@ _COUNT_CACHE_SIZE = 200_000
 _INLINE_KEY_CHARS = 256
 
 
-class TokenizerError(ValueError):
-    code = "TOKENIZER_UNKNOWN"
+class TokenizerError(CodedError):
+    """An encoding the engine does not ship."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(code="TOKENIZER_UNKNOWN", message=message)
 
 
 _lock = threading.Lock()

@@ -15,8 +15,9 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from assembly import assemble
-from assembly.api import HostSettings, require_available
+from assembly.api import require_available
 from assembly.reading import ImportInvalid
+from assembly.request import HostSettings
 from assembly.sillytavern.chat import import_chat
 from assembly.sillytavern.resource_set import normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent

@@ -13,9 +13,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.strategy import (
     BACKENDS,
-    CONTEXT_CONTROL_KINDS,
     DELIVERIES,
     LAYOUT_FALLBACKS,
     LAYOUT_IDENTITIES,

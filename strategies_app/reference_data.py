@@ -7,7 +7,8 @@ services (and tests, after a flush) with the live ones. All of them are idempote
 
 from __future__ import annotations
 
-from assembly.strategy import POSITION_CATALOGUE, builtin_strategies, strategy_revision
+from assembly.catalogue import POSITION_CATALOGUE, builtin_strategies
+from assembly.strategy import strategy_revision
 
 ADMIN, DESIGNER, QA = "admin", "designer", "qa"
 ROLES = (ADMIN, DESIGNER, QA)

@@ -17,12 +17,8 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from assembly import AssemblyError, AssemblyResult, edits
-from assembly.strategy import (
-    DEFAULT_BUILTIN_ID,
-    get_builtin_strategy,
-    normalize_strategy,
-    strategy_revision,
-)
+from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
+from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import sillytavern
 from strategies_app.errors import ServiceError
 from strategies_app.models import (

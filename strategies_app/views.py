@@ -34,19 +34,17 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, POSITION_CATALOGUE
 from assembly.edits import layout_or_default, position_keys
 from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows
 from assembly.strategy import (
-    CONTEXT_CONTROL_KINDS,
-    CONTEXT_CONTROLS,
     DELIVERIES,
     LAYOUT_FALLBACKS,
     LAYOUT_IDENTITIES,
     LAYOUT_SOURCES,
     LIFETIMES,
     PLACEMENTS,
-    POSITION_CATALOGUE,
     ROLES,
     TEXT_RULE_KINDS,
     strategy_backend,

@@ -8,6 +8,8 @@ import copy
 import pytest
 
 from assembly import AssemblyError, assemble, builtin_strategies
+from assembly.catalogue import get_builtin_strategy
+from assembly.strategy import strategy_revision
 from tests.engine.reference_rules import NATIVE_RULES
 
 
@@ -434,3 +436,38 @@ def test_host_rules_that_ask_for_what_the_host_cannot_do_are_refused(rule, asked
     # the same rule switched off is not checked: it sends nothing
     assemble({"strategy": {**strategy, "rules": [{**r, "enabled": False} if r is rule else r for r in rules]},
               "host": {"core_available": True}})
+
+
+# --- the strategy is normalized once per call -----------------------------------------------------------------------
+
+
+def counted_normalizations(monkeypatch):
+    from assembly import catalogue, strategy
+
+    calls = []
+    real = strategy.normalize_strategy
+
+    def counting(document):
+        calls.append(document)
+        return real(document)
+
+    # every module of the engine that holds the name
+    monkeypatch.setattr(strategy, "normalize_strategy", counting)
+    monkeypatch.setattr(catalogue, "normalize_strategy", counting)
+    return calls
+
+
+def test_a_strategy_document_is_normalized_once_per_assemble(monkeypatch):
+    stored = {**builtin_strategies()[2], "id": "stored-draft"}  # normalized, with the id a store attaches
+    calls = counted_normalizations(monkeypatch)
+    result = assemble(request(stored, [prompt("main", "system", "MAIN")]))
+    assert len(calls) == 1
+    assert result.strategy.id == "stored-draft"
+    assert result.strategy.revision == strategy_revision(stored)
+
+
+def test_a_builtin_is_not_normalized_again(monkeypatch):
+    calls = counted_normalizations(monkeypatch)
+    result = assemble(request("builtin-native-slots", [prompt("main", "system", "MAIN")]))
+    assert calls == []
+    assert result.strategy.revision == strategy_revision(get_builtin_strategy("builtin-native-slots"))

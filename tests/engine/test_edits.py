@@ -10,16 +10,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assembly import assemble, edits
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, get_builtin_strategy
 from assembly.edits import EditInvalid, EditRefused
 from assembly.strategy import (
-    CONTEXT_CONTROL_KINDS,
     LAYOUT_FALLBACKS,
     LAYOUT_IDENTITIES,
     LAYOUT_SOURCES,
     PLACEMENTS,
     TEXT_RULE_KINDS,
     StrategyError,
-    get_builtin_strategy,
     normalize_strategy,
 )
 

@@ -11,77 +11,28 @@ from types import MappingProxyType
 import pytest
 
 from assembly.strategy import (
-    DEFAULT_BUILTIN_ID,
     MODULE_KINDS,
-    POSITION_CATALOGUE,
     PRIORITY_STAGES,
     StrategyError,
-    builtin_strategies,
-    get_builtin_strategy,
-    is_adaptive_native,
-    move_rule,
     normalize_strategy,
-    position_catalogue,
-    position_wins,
+    normalized_strategy_revision,
     priority_order,
-    resolve_strategy,
     strategy_backend,
     strategy_revision,
-    with_context_control_rows,
 )
-
-FORMAT = "dsh-tavern-request-assembly"
-DROP = object()  # marks a key to remove from a document
-TAVERN_KINDS = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
-DEFAULT_PRIORITY = ["preset", "resource", "default"]
-
-
-def _apply(base, changes):
-    for key, value in changes.items():
-        if value is DROP:
-            base.pop(key, None)
-        else:
-            base[key] = value
-    return base
-
-
-def doc(**changes):
-    """A valid minimal strategy, with top-level changes."""
-    return _apply({"format": FORMAT, "version": 1, "name": "Test", "rules": [{"id": "preset", "kind": "preset"}]},
-                  changes)
-
-
-def rule_doc(**changes):
-    """A strategy with one custom rule carrying the changes."""
-    return doc(rules=[_apply({"id": "r", "kind": "custom"}, changes)])
-
-
-def layout(**changes):
-    return _apply({"version": 1, "source": "preset-slots", "identity": "position", "fallback": "source-order",
-                   "overrides": []}, changes)
-
-
-def layout_doc(**changes):
-    return doc(layout=layout(**changes))
-
-
-def override(**changes):
-    return _apply({"target": "block:a:0", "anchor": "block:b:0", "side": "before", "detach": False}, changes)
-
-
-def position(**changes):
-    return _apply({"sourceId": "worldbook", "positionId": "after", "enabled": True, "placement": "list"}, changes)
-
-
-def rules_of(n):
-    return [{"id": f"r{i}", "kind": "custom"} for i in range(n)]
-
-
-def normalized_rule(rule_id, kind, **changes):
-    """A rule as A.2 step 6 writes it, with the defaults spelled out by hand."""
-    return _apply({"id": rule_id, "kind": kind, "enabled": True, "role": "preserve", "lifetime": "request",
-                   "depth": None, "text": "", "name": ""}, changes)
-
+from tests.engine.strategy_documents import (
+    DEFAULT_PRIORITY,
+    DROP,
+    FORMAT,
+    doc,
+    layout,
+    layout_doc,
+    normalized_rule,
+    override,
+    position,
+    rule_doc,
+    rules_of,
+)
 
 FMT = "Unsupported assembly preset format/version"
 NAME = "Preset name is required (max 200 characters)"
@@ -536,177 +487,31 @@ def test_revision_depends_on_rule_order():
     assert strategy_revision(a) != strategy_revision(b)
 
 
+def test_revision_of_a_normalized_document_needs_no_second_normalization():
+    for document in (MINI, doc(id="stored", backend="native"), layout_doc(priority=["default", "preset", "resource"])):
+        normalized = normalize_strategy(document)
+        assert normalized_strategy_revision(normalized) == strategy_revision(document)
+
+
 def test_revision_of_invalid_document_raises():
     with pytest.raises(StrategyError):
         strategy_revision(doc(version=2))
 
 
-# --- built-ins (A.3, A.14.7) ----------------------------------------------------------------------------------------
-
-SLOT_LAYOUT = {"version": 1, "source": "preset-slots", "identity": "position", "fallback": "source-order",
-               "overrides": [], "priority": ["preset", "resource", "default"]}
-BUILTINS = [  # (id, backend or None for absent, placement, layout, name), A.3 table
-    ("builtin-native-slots", "native", "native-slots", SLOT_LAYOUT,
-     "预设插槽优先（标准） / Preset slots first (standard)"),
-    ("builtin-native-roles", "native", "native-roles", None, "身份优先（标准） / Roles first (standard)"),
-    ("builtin-st", None, "st", SLOT_LAYOUT, "预设插槽优先（进阶） / Preset slots first (advanced)"),
-]
+# --- A.5 priority order and constants ------------------------------------------------------------------------------
 
 
-def test_builtin_catalogue_ids():
-    ids = [strategy["id"] for strategy in builtin_strategies()]
-    assert sorted(ids) == ["builtin-native-roles", "builtin-native-slots", "builtin-st"]  # A.14.7 B1
-    assert DEFAULT_BUILTIN_ID == "builtin-native-slots" == ids[0]
-
-
-@pytest.mark.parametrize(("builtin_id", "backend", "placement", "expected_layout", "name"), BUILTINS)
-def test_builtin_matches_reference(builtin_id, backend, placement, expected_layout, name):
-    strategy = get_builtin_strategy(builtin_id)
-    expected = {"id": builtin_id, "format": FORMAT, "version": 1, "name": name, "placement": placement,
-                "rules": [normalized_rule(kind, kind) for kind in TAVERN_KINDS]}
-    if backend is not None:
-        expected["backend"] = backend
-    if expected_layout is not None:
-        expected["layout"] = expected_layout
-    assert strategy == expected
-    assert [strategy for strategy in builtin_strategies() if strategy["id"] == builtin_id] == [expected]
-    assert strategy_backend(strategy) == (backend or "core")
-    without_id = {key: value for key, value in strategy.items() if key != "id"}
-    assert normalize_strategy(strategy) == without_id == normalize_strategy(without_id)
-    assert "ST 风格" not in strategy["name"]  # B1: the withdrawn wording is gone
-
-
-def test_builtins_are_pairwise_distinct_and_native_ones_adaptive():
-    strategies = builtin_strategies()
-    assert len({strategy_revision(strategy) for strategy in strategies}) == 3
-    assert [is_adaptive_native(strategy) for strategy in strategies] == [True, True, False]
-
-
-def test_builtins_cannot_be_mutated_through_results():
-    first = builtin_strategies()
-    first[0]["rules"][0]["enabled"] = False
-    first[0]["layout"]["priority"].reverse()
-    one = get_builtin_strategy("builtin-st")
-    one["rules"].clear()
-    assert builtin_strategies()[0]["rules"][0]["enabled"] is True
-    assert builtin_strategies()[0]["layout"]["priority"] == ["preset", "resource", "default"]
-    assert len(get_builtin_strategy("builtin-st")["rules"]) == 8
-
-
-@pytest.mark.parametrize("unknown", ["builtin-native-st", "builtin-cache", "nope", "", None, 5])
-def test_unknown_builtin_is_404(unknown):
-    with pytest.raises(StrategyError) as caught:
-        get_builtin_strategy(unknown)
-    assert (caught.value.code, caught.value.status, caught.value.path) == ("STRATEGY_NOT_FOUND", 404, "id")
-    assert "builtin-native-slots" in str(caught.value)
-
-
-def test_resolve_strategy_by_id_or_document():
-    builtin_id, strategy = resolve_strategy("builtin-native-roles")
-    assert builtin_id == "builtin-native-roles" and "id" not in strategy and strategy["placement"] == "native-roles"
-    assert resolve_strategy(doc(id="mine")) == ("mine", normalize_strategy(doc()))
-    assert resolve_strategy(doc()) == (None, normalize_strategy(doc()))
-    with pytest.raises(StrategyError) as caught:
-        resolve_strategy("unknown")
-    assert caught.value.status == 404
-
-
-# --- A.4 control rows, A.2 moveRule, A.5 priority helpers ----------------------------------------------------------
-
-
-def control_row(rule_id, kind):
-    return {"id": rule_id, "kind": kind, "enabled": True, "role": "preserve", "lifetime": "request", "depth": None,
-            "text": "", "name": ""}
-
-
-def test_context_control_rows_are_added_once_per_uncovered_kind():
-    assert with_context_control_rows([]) == [
-        control_row("dsh-runtime-context", "dsh.runtime-context"),
-        control_row("dsh-sandbox-policy", "dsh.sandbox-policy"),
-        control_row("dsh-approval-policy", "dsh.approval-policy"),
-    ]
-    present = [normalized_rule(f"c{i}", kind, enabled=False)
-               for i, kind in enumerate(["dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy"])]
-    assert with_context_control_rows(present) == present  # C2: nothing added when all three are present
-
-
-def test_context_control_row_ids_stay_unique():
-    # A.14.3 C2: an unrelated rule already uses the id
-    taken = [normalized_rule("dsh-runtime-context", "dsh.text", role="user")]
-    rows = with_context_control_rows(taken, ["dsh.runtime-context"])
-    assert rows == taken + [control_row("dsh-runtime-context-control", "dsh.runtime-context")]
-    taken.append(normalized_rule("dsh-runtime-context-control", "custom", role="user"))
-    snapshot = copy.deepcopy(taken)
-    rows = with_context_control_rows(taken, ["dsh.runtime-context", "dsh.sandbox-policy"])
-    assert [row["id"] for row in rows[2:]] == ["dsh-runtime-context-control-control", "dsh-sandbox-policy"]
-    assert taken == snapshot
-    assert normalize_strategy(doc(rules=rows))["rules"] == rows
-
-
-@pytest.mark.parametrize(("rule_id", "target_id", "order"), [
-    ("a", "c", ["b", "c", "a", "d"]),  # down: lands at the target's index, after it
-    ("d", "b", ["a", "d", "b", "c"]),  # up: before the target
-    ("a", "a", ["a", "b", "c", "d"]),
-    ("x", "b", ["a", "b", "c", "d"]),
-    ("a", "x", ["a", "b", "c", "d"]),
-])
-def test_move_rule(rule_id, target_id, order):
-    rules = [normalized_rule(i, "custom") for i in "abcd"]
-    snapshot = copy.deepcopy(rules)
-    assert [rule["id"] for rule in move_rule(rules, rule_id, target_id)] == order
-    assert rules == snapshot
-
-
-def test_priority_order_and_position_wins():
+def test_priority_order():
     legacy = normalize_strategy(doc())
     custom = normalize_strategy(layout_doc(priority=["default", "preset", "resource"]))
     assert priority_order(legacy) == DEFAULT_PRIORITY
     assert priority_order(custom) == ["default", "preset", "resource"]
-    # A.5 positionWins
-    assert position_wins(custom, "user", "default") is True
-    assert position_wins(custom, "default", "user") is False
-    assert position_wins(custom, "default", "preset") is True
-    assert position_wins(custom, "preset", "default") is False
-    assert position_wins(legacy, "preset", "resource") is True
-    assert position_wins(legacy, "unknown", "preset") is True  # a missing id has index -1
-
-
-# --- constants and the position catalogue ---------------------------------------------------------------------------
 
 
 def test_module_and_stage_names():
     assert MODULE_KINDS == ("native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi",
                             "custom", "dsh.text", "dsh.runtime-context", "dsh.sandbox-policy", "dsh.approval-policy")
     assert PRIORITY_STAGES == ("user", "preset", "resource", "default")
-
-
-def test_position_catalogue_matches_reference_a12():
-    by_module = {}
-    for category in POSITION_CATALOGUE:
-        by_module.setdefault(category["module"], []).append(category["position"])
-        assert category["id"] == f"{category['module']}#{category['position']}"
-        assert category["name_en"] and category["name_zh"] and category["help_en"] and category["help_zh"]
-    assert by_module == {
-        "preset": ["main", "jailbreak", "depth", "body"],
-        "character": ["description", "personality", "scenario", "examples", "system", "phi", "greeting",
-                      "depth_prompt"],
-        "persona": ["persona"],
-        "worldbook": ["before", "after", "before_example_messages", "after_example_messages", "before_author_note",
-                      "after_author_note", "depth", "outlet"],  # A.14.5 P1
-        "phi": ["content"],
-    }
-    rows = {category["id"]: category for category in POSITION_CATALOGUE}
-    assert "description" in rows["character#description"]["macros"]  # P1
-    assert rows["preset#depth"]["match"] == {"depth": True}
-    assert rows["worldbook#before"]["anchor"] == {"source_id": "character", "side": "before",
-                                                  "fields": ("description", "personality", "scenario", "system")}
-    assert rows["worldbook#after_example_messages"]["anchor"] == {"source_id": "character", "side": "after",
-                                                                  "fields": ("examples",)}
-    assert rows["worldbook#before_author_note"]["anchor"] == {"source_id": "preset", "side": "before",
-                                                              "fields": ("authorNote", "authorsNote")}
-    copied = position_catalogue()
-    copied[0]["name_en"] = "changed"
-    assert POSITION_CATALOGUE[0]["name_en"] != "changed"
 
 
 def test_error_as_json():

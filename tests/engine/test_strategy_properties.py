@@ -6,7 +6,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assembly.strategy import StrategyError, builtin_strategies, normalize_strategy, strategy_revision
+from assembly.catalogue import builtin_strategies
+from assembly.strategy import StrategyError, normalize_strategy, strategy_revision
 
 ROLES = ["preserve", "system", "user", "assistant"]
 KINDS = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi", "custom",

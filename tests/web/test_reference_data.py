@@ -3,7 +3,7 @@ categories of the position catalogue with both names, and the built-in strategie
 
 from django.contrib.auth.models import Group
 
-from assembly.strategy import POSITION_CATALOGUE
+from assembly.catalogue import POSITION_CATALOGUE
 from strategies_app.models import ResourceCategory
 
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from assembly.strategy import builtin_strategies, normalize_strategy, strategy_revision
+from assembly.catalogue import builtin_strategies
+from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import services
 from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy, StrategyRevision

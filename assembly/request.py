@@ -1,0 +1,105 @@
+"""The engine's request (engine.md §1): what `assemble()` reads, validated by pydantic before anything runs."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from assembly.errors import AssemblyError
+from assembly.tokens import ENCODINGS
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ToolCall(_Model):
+    model_config = ConfigDict(extra="allow")
+    id: str
+
+
+class ConversationMessage(_Model):
+    model_config = ConfigDict(extra="allow")
+    id: str | None = None
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    name: str | None = None
+    source: dict[str, Any] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+
+
+class Conversation(_Model):
+    history: list[ConversationMessage] = Field(default_factory=list)
+    input: list[ConversationMessage] = Field(default_factory=list)
+
+
+class Section(_Model):
+    name: str = ""
+    text: str
+    interpolate: bool = True
+
+
+class RuntimeContext(_Model):
+    name: str
+    text: str
+
+
+class HostSettings(_Model):
+    core_available: bool = False
+    native_available: bool = True  # the host exposes its system-prompt assembly (stock DSH does)
+    official_sections: list[Section] = Field(default_factory=list)
+    contexts: list[RuntimeContext] = Field(default_factory=list)
+    variables: dict[str, Any] = Field(default_factory=dict)
+    system_prompt_update: Literal["head", "in-history"] = "head"
+
+
+class Generation(_Model):
+    type: Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"] = "normal"
+    quiet_prompt: str | None = None
+    start_reply_with: str | None = None
+
+
+class Names(_Model):
+    user: str = "User"
+    char: str | None = None
+
+
+class BudgetRequest(_Model):
+    context_window: int = Field(gt=0)
+    reserve_output: int = Field(default=0, ge=0)
+    apply: bool = False
+
+
+class AssemblyRequest(_Model):
+    strategy: str | dict[str, Any] = "builtin-native-slots"
+    resources: dict[str, Any] = Field(default_factory=dict)
+    generation: Generation = Field(default_factory=Generation)
+    conversation: Conversation = Field(default_factory=Conversation)
+    host: HostSettings = Field(default_factory=HostSettings)
+    names: Names = Field(default_factory=Names)
+    budget: BudgetRequest | None = None
+    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _known_tokenizer(cls, value: str) -> str:
+        assert value in ENCODINGS
+        return value
+
+
+def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
+    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field."""
+    if isinstance(request, AssemblyRequest):
+        return request
+    if not isinstance(request, dict):
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
+    try:
+        return AssemblyRequest.model_validate(request)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        path = ".".join(str(p) for p in first["loc"]) or "request"
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{path}: {first['msg']}",
+                            detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
+                                               for e in exc.errors()[:20]]}) from None
