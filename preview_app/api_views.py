@@ -11,8 +11,8 @@ from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import session_preview
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
-from strategies_app.api import api_route, json_body, json_object, ok
-from strategies_app.errors import ServiceError, invalid, not_found
+from studio.errors import ServiceError, invalid, not_found
+from studio.http import api_route, json_body, json_object, ok
 
 
 @api_route("POST")

@@ -16,8 +16,8 @@ from assembly.resources import AuthorNote, ChatLog, ChatLogMessage, export_world
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy
+from studio.errors import ServiceError
 
 _EVENT_FIELDS = ("seq", "message_id", "role", "content", "name", "source", "tool_calls", "tool_call_id")
 

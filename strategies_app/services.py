@@ -30,7 +30,6 @@ from assembly.strategy import (
     with_context_control_rows,
 )
 from strategies_app import sillytavern
-from strategies_app.errors import ServiceError
 from strategies_app.models import (
     Character,
     Persona,
@@ -41,6 +40,7 @@ from strategies_app.models import (
     WorldBook,
     WorldBookEntry,
 )
+from studio.errors import ServiceError
 
 SLUG_MAX = 80
 

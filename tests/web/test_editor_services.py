@@ -5,8 +5,8 @@ copy of builtin-native-slots (catalogue order by rule: preset, persona, characte
 import pytest
 
 from strategies_app import services
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy
+from studio.errors import ServiceError
 
 MAIN, JAILBREAK, DEPTH, BODY = "preset#main", "preset#jailbreak", "preset#depth", "preset#body"
 PERSONA, DESCRIPTION = "persona#persona", "character#description"
