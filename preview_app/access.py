@@ -63,8 +63,9 @@ def golden_for_read(pk) -> GoldenSnapshot:
     return found
 
 
-def event_for_read(session: Session, seq: int) -> SessionEvent:
+def event_for_read(session: Session, seq: int, *, noun: str = "message") -> SessionEvent:
+    """A message of `session` by seq (`noun`: what the 404 calls it; the API says "event")."""
     event = SessionEvent.objects.filter(session=session, seq=seq).first()
     if event is None:
-        raise not_found(f"message of session {session.pk}", seq)
+        raise not_found(f"{noun} of session {session.pk}", seq)
     return event

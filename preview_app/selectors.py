@@ -15,6 +15,11 @@ def listed_sessions() -> QuerySet[Session]:
         message_count=Count("events", distinct=True), golden_count=Count("goldens", distinct=True))
 
 
+def sessions_with_applied() -> QuerySet[Session]:
+    """Every session with its applied strategy and revision (the API's session list)."""
+    return Session.objects.select_related("applied_strategy", "applied_revision")
+
+
 def sessions_with_strategy() -> QuerySet[Session]:
     return Session.objects.select_related("applied_strategy", "owner")
 

@@ -9,7 +9,6 @@ from strategies_app import services, sillytavern
 from strategies_app.access import (
     EDIT_STRATEGY,
     MANAGE_RESOURCES,
-    RESOURCE_MODELS,
     require,
     resource_for_read,
     revision_for_read,
@@ -17,7 +16,7 @@ from strategies_app.access import (
     strategy_for_read,
 )
 from strategies_app.models import Strategy
-from strategies_app.selectors import listed_strategies
+from strategies_app.selectors import listed_strategies, resources_by_kind
 from studio.errors import ServiceError, not_found
 from studio.http import api_route, file_content, flag, json_body, json_object, ok, uploaded_file
 
@@ -97,8 +96,7 @@ def strategy_copy(request, slug):
 
 @api_route("GET")
 def resources(request):
-    return ok({kind: [{"id": row.pk, "name": row.name} for row in model.objects.all()]
-               for kind, model in RESOURCE_MODELS.items()})
+    return ok({kind: [{"id": row.pk, "name": row.name} for row in rows] for kind, rows in resources_by_kind().items()})
 
 
 @api_route("POST")
