@@ -3,10 +3,13 @@ permissions in `access`)."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+from typing import Any
+
 from django.db.models import Count, QuerySet
 
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
-from strategies_app.models import StrategyRevision
+from strategies_app.models import Strategy, StrategyRevision
 
 
 def listed_sessions() -> QuerySet[Session]:
@@ -43,3 +46,25 @@ def golden_of(session: Session, revision: StrategyRevision) -> GoldenSnapshot | 
 
 def listed_goldens() -> QuerySet[GoldenSnapshot]:
     return GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
+
+
+def preview_session(raw: Any, strategy: Strategy) -> Session | None:
+    """The session a strategy page previews on: the one asked for (`raw`: a pk), else one the strategy is applied
+    to, else the first."""
+    sessions = Session.objects.select_related("preset", "character", "persona", "applied_strategy")
+    if raw and str(raw).isdecimal():
+        found = sessions.filter(pk=raw).first()
+        if found is not None:
+            return found
+    return sessions.filter(applied_strategy=strategy).first() or sessions.first()
+
+
+def session_picker() -> QuerySet[Session]:
+    return Session.objects.order_by("name", "id").only("pk", "name")
+
+
+def sessions_by_applied_strategy() -> dict[int, list[Session]]:
+    using: dict[int, list[Session]] = defaultdict(list)
+    for session in Session.objects.filter(applied_strategy__isnull=False).only("pk", "name", "applied_strategy_id"):
+        using[session.applied_strategy_id].append(session)
+    return using

@@ -34,3 +34,10 @@ def test_package_never_imports(package, forbidden):
 def test_the_check_sees_imports():
     # the walk itself works: preview_app does import strategies_app
     assert any("strategies_app.models" in _imported_modules(path) for path in (ROOT / "preview_app").rglob("*.py"))
+
+
+def test_preview_app_provides_the_sessions_strategy_pages_preview_on():
+    from preview_app.strategy_sessions import StrategySessions
+    from strategies_app.session_previews import session_previews
+
+    assert isinstance(session_previews(), StrategySessions)
