@@ -3,9 +3,16 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from preview_app import api_views as preview_api
+from preview_app import session_views
 from preview_app import views as preview_views
 from strategies_app import api_views as strategies_api
-from strategies_app import views as strategies_views
+from strategies_app import resource_views
+from strategies_app import urls as strategy_urls
+
+# The strategy pages, and their apply panel's POST: it writes sessions, so its view is preview_app's (strategies_app
+# never imports preview_app).
+strategy_pages = [*strategy_urls.urlpatterns,
+                  path("<slug:slug>/apply/", session_views.apply_to_sessions, name="apply")]
 
 urlpatterns = [
     path("", preview_views.home, name="home"),
@@ -13,10 +20,10 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("strategies/", include("strategies_app.urls")),
+    path("strategies/", include((strategy_pages, strategy_urls.app_name))),
     path("", include("preview_app.urls")),
-    path("resources/", strategies_views.resource_list, name="resources"),
-    path("resources/import/", strategies_views.resource_import, name="resource-import"),
+    path("resources/", resource_views.resource_list, name="resources"),
+    path("resources/import/", resource_views.resource_import, name="resource-import"),
     # JSON API (web.md "HTTP API")
     path("api/assemble", preview_api.assemble_request, name="api-assemble"),
     path("api/strategies", strategies_api.strategies, name="api-strategies"),

@@ -5,14 +5,22 @@ from __future__ import annotations
 
 from assembly import assemble
 from preview_app import services
-from preview_app.access import APPROVE_GOLDEN, EDIT_SESSION, golden_for_read, session_for_edit, session_for_read
+from preview_app.access import (
+    APPROVE_GOLDEN,
+    EDIT_SESSION,
+    event_for_read,
+    golden_for_read,
+    session_for_edit,
+    session_for_read,
+)
 from preview_app.forms import PreviewOptionsForm
 from preview_app.goldens import golden_status
-from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from preview_app.models import GoldenSnapshot, Session
 from preview_app.previews import session_preview
+from preview_app.selectors import listed_goldens, sessions_with_applied
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
-from strategies_app.api import api_route, json_body, json_object, ok
-from strategies_app.errors import ServiceError, invalid, not_found
+from studio.errors import ServiceError, invalid
+from studio.http import api_route, json_body, json_object, ok
 
 
 @api_route("POST")
@@ -83,8 +91,7 @@ def sessions(request):
                                           greeting=body.get("greeting", False),
                                           **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
-    rows = Session.objects.select_related("applied_strategy", "applied_revision")
-    return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in rows])
+    return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in sessions_with_applied()])
 
 
 @api_route("GET", "PATCH")
@@ -116,9 +123,7 @@ def session_events(request, pk):
 @api_route("PUT", "DELETE")
 def session_event(request, pk, seq):
     session = session_for_edit(request.user, pk)
-    event = SessionEvent.objects.filter(session=session, seq=seq).first()
-    if event is None:
-        raise not_found(f"event of session {pk}", seq)
+    event = event_for_read(session, seq, noun="event")
     if request.method == "DELETE":
         services.event_delete(event=event)
         return ok({"ok": True})
@@ -192,8 +197,7 @@ def goldens(request):
     """GET: every golden with its status (matches / differs) and diff. POST {"session", "strategy"?, "revision"?}:
     approve the session's current result with that revision (default: the applied one)."""
     if request.method == "GET":
-        rows = GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
-        return ok([_golden_json(golden, with_status=True) for golden in rows])
+        return ok([_golden_json(golden, with_status=True) for golden in listed_goldens()])
     require(request.user, APPROVE_GOLDEN, "approve golden snapshots")
     body = json_object(request)
     session = session_for_read(body.get("session"))

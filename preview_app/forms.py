@@ -11,8 +11,8 @@ from django.utils.translation import gettext_lazy as _
 
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
-from strategies_app.errors import ServiceError
 from strategies_app.models import Character, Persona, Preset, WorldBook
+from studio.errors import ServiceError
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
                          ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
@@ -251,6 +251,18 @@ class ApplyForm(forms.Form):
     """`off`, `<strategy id>` (its latest saved revision) or `<strategy id>@<sha>`."""
 
     choice = forms.CharField(label=_("Strategy to apply"), max_length=200)
+
+
+class StrategyApplyForm(forms.Form):
+    """A revision of one strategy (default: its latest) for some of the sessions the user may change."""
+
+    revision = forms.CharField(required=False, max_length=64)
+    sessions = forms.TypedMultipleChoiceField(coerce=int, choices=(), error_messages={
+        "required": _("sessions: choose at least one session")})
+
+    def __init__(self, *args, sessions=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["sessions"].choices = [(session.pk, session.name) for session in sessions]
 
 
 class CommitForm(forms.Form):

@@ -9,18 +9,17 @@ length of the history.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from assembly import AssemblyError, AssemblyResult, assemble
+from assembly import AssemblyResult, assemble
 from assembly.host import LOG_KIND, SYSTEM_KIND
 from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage, WorldBook, WorldBookEntry
 from assembly.sillytavern.worldbook import import_worldbook
 from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy
+from studio.errors import ServiceError
 
 _EVENT_FIELDS = ("seq", "message_id", "role", "content", "name", "source", "tool_calls", "tool_call_id")
 
@@ -140,50 +139,6 @@ def session_chat_log(session: Session) -> ChatLog:
 
 def strategy_document(strategy: Strategy, document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "id": strategy.slug}
-
-
-class DraftPreviews:
-    """The engine runs of one editor request, one per draft: what the strategy editor previews (the session's
-    request, or without a session an empty one on which nothing is placed and both backends are available). A write
-    checks the stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is
-    shared wherever both look at the same draft (a refused write, the checked block move)."""
-
-    def __init__(self, slug: str, session: Session | None):
-        self._slug, self._session = slug, session
-        self._base: dict[str, Any] | None = None  # the session's request without a strategy, read once
-        self._runs: dict[str, AssemblyResult | AssemblyError] = {}
-        self._shown: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
-
-    def request(self, draft: dict[str, Any]) -> dict[str, Any]:
-        strategy = {**draft, "id": self._slug}
-        if self._session is None:
-            return {"strategy": strategy, "host": {"core_available": True}}
-        if self._base is None:
-            self._base = session_request(self._session, strategy)
-        return {**self._base, "strategy": strategy}
-
-    def run(self, draft: dict[str, Any]) -> AssemblyResult:
-        """The result of `draft`; the engine's refusal raises (again, for a draft already refused)."""
-        key = json.dumps(draft, ensure_ascii=False)
-        if key not in self._runs:
-            try:
-                self._runs[key] = assemble(self.request(draft))
-            except AssemblyError as error:
-                self._runs[key] = error
-        found = self._runs[key]
-        if isinstance(found, AssemblyError):
-            raise found
-        return found
-
-    def shown(self, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """(result JSON, refusal JSON) of `draft`: what the editor shows."""
-        key = json.dumps(draft, ensure_ascii=False)
-        if key not in self._shown:
-            try:
-                self._shown[key] = self.run(draft).model_dump(mode="json"), None
-            except AssemblyError as error:
-                self._shown[key] = None, error.to_json()
-        return self._shown[key]
 
 
 def chosen_document(session: Session, strategy_slug: str | None, revision: str | None) -> dict[str, Any]:

@@ -8,14 +8,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from preview_app.diagnostics_text import diagnostic_details, meaning
+from studio.wording import diagnostic_details, excerpt, lock_words, meaning
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
-EXCERPT_CHARS = 160
 
 HISTORY_STATUS_WORDS = {
     "native": gettext_lazy("already in history"),
@@ -56,34 +54,6 @@ TRUST_WORDS = {
     "user": gettext_lazy("end user"),
     "tool": gettext_lazy("tool output"),
 }
-
-
-def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
-    """Why an item cannot move, in words."""
-    if not lock_reason:
-        return ""
-    if lock_reason.startswith("reference:"):
-        owner = lock_reason.split(":", 1)[1]
-        if slot_id:
-            return _("held by the %(slot)s slot of the %(owner)s") % {"slot": _slot_name(slot_id), "owner": owner}
-        return _("held by a slot of the %(owner)s") % {"owner": owner}
-    if lock_reason == "macro:original":
-        return _("pulled in by {{original}} in a card override")
-    if lock_reason.startswith("macro:outlet::"):
-        return _("placed by the {{outlet::%(name)s}} marker") % {"name": lock_reason.split("::", 1)[1]}
-    if lock_reason.startswith("macro:"):
-        return _("pulled in by the {{%(name)s}} macro") % {"name": lock_reason.split(":", 1)[1]}
-    return str({
-        "depth": gettext_lazy("inserted at its depth inside the chat"),
-        "native-depth-boundary": gettext_lazy("depth 0 or 1: pinned at the edge of the history"),
-        "runtime": gettext_lazy("fixed by the host"),
-    }.get(lock_reason, lock_reason))
-
-
-def _slot_name(slot_id: str) -> str:
-    """`preset:worldInfoBefore:before` -> `{{worldInfoBefore}}`-like marker name for people."""
-    parts = slot_id.split(":")
-    return parts[1] if len(parts) > 1 else slot_id
 
 
 class Words:
@@ -178,11 +148,6 @@ class Row:
     def tool_calls_json(self) -> str:
         calls = self.message.get("tool_calls")
         return json.dumps(calls, indent=2, ensure_ascii=False) if calls else ""
-
-
-def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
-    first = " ".join(text.split())
-    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
 
 
 @dataclass

@@ -23,8 +23,8 @@ from assembly.sillytavern.resource_set import normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
-from strategies_app.errors import ServiceError, invalid
 from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+from studio.errors import ServiceError, invalid
 
 EVENT_ROLES = ("system", "user", "assistant", "tool")
 UNSET: Any = object()

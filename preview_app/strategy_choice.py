@@ -20,8 +20,9 @@ from django.utils.translation import gettext as _
 from preview_app.models import Session
 from preview_app.previews import strategy_document
 from strategies_app.access import revision_for_read, strategy_for_read
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy, StrategyRevision
+from strategies_app.selectors import visible_revisions_by_strategy, visible_strategies
+from studio.errors import ServiceError
 
 APPLIED = "applied"
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -110,11 +111,8 @@ def choice_options(session: Session) -> list[OptionGroup]:
     groups: list[OptionGroup] = []
     if session.applied_document is not None:
         groups.append(OptionGroup(_("Applied to this session"), [Option(APPLIED, _applied(session).label)]))
-    revisions: dict[int, list[StrategyRevision]] = {}
-    for revision in StrategyRevision.objects.filter(strategy__visible=True).only(
-            "id", "strategy_id", "revision", "note", "created_at"):
-        revisions.setdefault(revision.strategy_id, []).append(revision)
-    for strategy in Strategy.objects.filter(visible=True).only("id", "slug", "name", "builtin"):
+    revisions = visible_revisions_by_strategy()
+    for strategy in visible_strategies().only("id", "slug", "name", "builtin"):
         options = [Option(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": strategy.slug})]
         for revision in revisions.get(strategy.pk, []):
             note = f" · {revision.note}" if revision.note else ""

@@ -2,25 +2,25 @@
 
 from django.urls import path
 
-from preview_app import views
+from preview_app import session_views, views
 
 app_name = "preview"
 urlpatterns = [
-    path("sessions/", views.sessions, name="sessions"),
-    path("sessions/new/", views.session_create, name="session-create"),
-    path("sessions/<int:pk>/", views.session_detail, name="session"),
-    path("sessions/<int:pk>/edit/", views.session_edit, name="session-edit"),
-    path("sessions/<int:pk>/events/", views.event_add, name="event-add"),
-    path("sessions/<int:pk>/greet/", views.session_greet, name="session-greet"),
-    path("sessions/<int:pk>/chat/import/", views.chat_import, name="chat-import"),
-    path("sessions/<int:pk>/chat.jsonl", views.chat_export, name="chat-export"),
-    path("sessions/<int:pk>/copy/", views.session_copy, name="session-copy"),
-    path("sessions/<int:pk>/delete/", views.session_delete, name="session-delete"),
-    path("sessions/<int:pk>/events/<int:seq>/", views.event_edit, name="event-edit"),
-    path("sessions/<int:pk>/events/<int:seq>/delete/", views.event_delete, name="event-delete"),
-    path("sessions/<int:pk>/events/<int:seq>/move/", views.event_move, name="event-move"),
-    path("sessions/<int:pk>/apply/", views.session_apply, name="session-apply"),
-    path("sessions/<int:pk>/commit/", views.turn_commit, name="turn-commit"),
+    path("sessions/", session_views.sessions, name="sessions"),
+    path("sessions/new/", session_views.session_create, name="session-create"),
+    path("sessions/<int:pk>/", session_views.session_detail, name="session"),
+    path("sessions/<int:pk>/edit/", session_views.session_edit, name="session-edit"),
+    path("sessions/<int:pk>/events/", session_views.event_add, name="event-add"),
+    path("sessions/<int:pk>/greet/", session_views.session_greet, name="session-greet"),
+    path("sessions/<int:pk>/chat/import/", session_views.chat_import, name="chat-import"),
+    path("sessions/<int:pk>/chat.jsonl", session_views.chat_export, name="chat-export"),
+    path("sessions/<int:pk>/copy/", session_views.session_copy, name="session-copy"),
+    path("sessions/<int:pk>/delete/", session_views.session_delete, name="session-delete"),
+    path("sessions/<int:pk>/events/<int:seq>/", session_views.event_edit, name="event-edit"),
+    path("sessions/<int:pk>/events/<int:seq>/delete/", session_views.event_delete, name="event-delete"),
+    path("sessions/<int:pk>/events/<int:seq>/move/", session_views.event_move, name="event-move"),
+    path("sessions/<int:pk>/apply/", session_views.session_apply, name="session-apply"),
+    path("sessions/<int:pk>/commit/", session_views.turn_commit, name="turn-commit"),
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
     path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),

@@ -3,13 +3,14 @@ reaches an object its user may not touch.
 
 Reads are open to every logged-in user. Writes need the role permission (`edit_strategy`, `edit_session`,
 `manage_resources`, `approve_golden`); a designer edits their own strategies and sessions, an admin every one
-(`edit_any_*`). Built-ins are never editable.
+(`edit_any_*`). Built-ins are never editable. Each model has one policy here (or in `preview_app.access`): the
+yes/no answer pages use to show controls, and the raising check every write goes through, both from one rule.
 """
 
 from __future__ import annotations
 
-from strategies_app.errors import ServiceError, forbidden, not_found
 from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+from studio.errors import ServiceError, forbidden, not_found
 
 EDIT_STRATEGY = "strategies_app.edit_strategy"
 EDIT_ANY_STRATEGY = "strategies_app.edit_any_strategy"
@@ -21,6 +22,15 @@ def require(user, permission: str, action: str) -> None:
         raise forbidden(f"{user.get_username()} may not {action} (needs the permission {permission})")
 
 
+def can_create_strategies(user) -> bool:
+    """Create, copy or import strategies."""
+    return user.has_perm(EDIT_STRATEGY)
+
+
+def can_manage_resources(user) -> bool:
+    return user.has_perm(MANAGE_RESOURCES)
+
+
 def strategy_for_read(slug: str) -> Strategy:
     strategy = Strategy.objects.filter(slug=slug).first()
     if strategy is None:
@@ -28,14 +38,28 @@ def strategy_for_read(slug: str) -> Strategy:
     return strategy
 
 
-def strategy_for_edit(user, slug: str) -> Strategy:
-    require(user, EDIT_STRATEGY, "edit strategies")
-    strategy = strategy_for_read(slug)
+def _strategy_edit_refusal(user, strategy: Strategy) -> ServiceError | None:
+    """The strategy policy: why `user` may not edit `strategy`, or None when they may."""
+    if not user.has_perm(EDIT_STRATEGY):
+        return forbidden(f"{user.get_username()} may not edit strategies (needs the permission {EDIT_STRATEGY})")
     if strategy.builtin:
-        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {slug!r} is a built-in: copy it to edit", status=409,
-                           detail={"id": slug})
+        return ServiceError("STRATEGY_READ_ONLY", f"strategy {strategy.slug!r} is a built-in: copy it to edit",
+                            status=409, detail={"id": strategy.slug})
     if strategy.owner_id != user.pk and not user.has_perm(EDIT_ANY_STRATEGY):
-        raise forbidden(f"strategy {slug!r} belongs to another user; copy it to edit")
+        return forbidden(f"strategy {strategy.slug!r} belongs to another user; copy it to edit")
+    return None
+
+
+def can_edit_strategy(user, strategy: Strategy) -> bool:
+    return _strategy_edit_refusal(user, strategy) is None
+
+
+def strategy_for_edit(user, slug: str) -> Strategy:
+    require(user, EDIT_STRATEGY, "edit strategies")  # before the lookup: no 404 for who may not edit at all
+    strategy = strategy_for_read(slug)
+    refusal = _strategy_edit_refusal(user, strategy)
+    if refusal is not None:
+        raise refusal
     return strategy
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
 from django.http import HttpResponse
 
 from assembly.strategy import strategy_backend
@@ -10,16 +9,16 @@ from strategies_app import services, sillytavern
 from strategies_app.access import (
     EDIT_STRATEGY,
     MANAGE_RESOURCES,
-    RESOURCE_MODELS,
     require,
     resource_for_read,
     revision_for_read,
     strategy_for_edit,
     strategy_for_read,
 )
-from strategies_app.api import api_route, file_content, flag, json_body, json_object, ok, uploaded_file
-from strategies_app.errors import ServiceError, not_found
-from strategies_app.models import Strategy, StrategyRevision
+from strategies_app.models import Strategy
+from strategies_app.selectors import listed_strategies, resources_by_kind
+from studio.errors import ServiceError, not_found
+from studio.http import api_route, file_content, flag, json_body, json_object, ok, uploaded_file
 
 
 def _strategy_row(strategy: Strategy, latest: str | None) -> dict:
@@ -35,9 +34,7 @@ def strategies(request):
         report = services.strategy_import(user=request.user, document=json_body(request),
                                           dry_run=flag(request.GET.get("dry_run")))
         return ok(report.to_json(), status=200 if report.dry_run else 201)
-    latest = StrategyRevision.objects.filter(strategy=OuterRef("pk")).order_by("-created_at", "-id")
-    rows = Strategy.objects.filter(visible=True).annotate(latest=Subquery(latest.values("revision")[:1]))
-    return ok([_strategy_row(strategy, strategy.latest) for strategy in rows])
+    return ok([_strategy_row(strategy, strategy.latest_revision) for strategy in listed_strategies()])
 
 
 @api_route("GET")
@@ -99,8 +96,7 @@ def strategy_copy(request, slug):
 
 @api_route("GET")
 def resources(request):
-    return ok({kind: [{"id": row.pk, "name": row.name} for row in model.objects.all()]
-               for kind, model in RESOURCE_MODELS.items()})
+    return ok({kind: [{"id": row.pk, "name": row.name} for row in rows] for kind, rows in resources_by_kind().items()})
 
 
 @api_route("POST")

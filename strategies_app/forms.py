@@ -163,13 +163,3 @@ class MoveForm(VersionedForm):
 
 class NameForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
-
-
-class ApplyForm(forms.Form):
-    revision = forms.CharField(required=False, max_length=64)
-    sessions = forms.TypedMultipleChoiceField(coerce=int, choices=(), error_messages={
-        "required": _("sessions: choose at least one session")})
-
-    def __init__(self, *args, sessions=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["sessions"].choices = [(session.pk, session.name) for session in sessions]

@@ -20,7 +20,6 @@ from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
 from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import sillytavern
-from strategies_app.errors import ServiceError
 from strategies_app.models import (
     Character,
     Persona,
@@ -31,6 +30,7 @@ from strategies_app.models import (
     WorldBook,
     WorldBookEntry,
 )
+from studio.errors import ServiceError
 
 SLUG_MAX = 80
 

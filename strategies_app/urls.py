@@ -1,9 +1,9 @@
 """Pages of strategies: the list, the editor and its write actions, revisions (web.md screens 1 and 2). The JSON API
-is in config/urls.py."""
+and the apply panel's POST (`strategies:apply`, a write of sessions: preview_app's) are added in config/urls.py."""
 
 from django.urls import path
 
-from strategies_app import views
+from strategies_app import revision_views, views
 
 app_name = "strategies"
 urlpatterns = [
@@ -23,7 +23,6 @@ urlpatterns = [
     path("<slug:slug>/layout/", views.layout_update, name="layout"),
     path("<slug:slug>/blocks/move/", views.block_move, name="block-move"),
     path("<slug:slug>/blocks/reset/", views.block_reset, name="block-reset"),
-    path("<slug:slug>/revisions/", views.revisions, name="revisions"),
+    path("<slug:slug>/revisions/", revision_views.revisions, name="revisions"),
     path("<slug:slug>/revisions/save/", views.revision_save, name="revision-save"),
-    path("<slug:slug>/apply/", views.apply, name="apply"),
 ]

@@ -10,9 +10,9 @@ from django.db import connection
 from preview_app import services as session_services
 from preview_app.models import Session
 from strategies_app import services as strategy_services
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy
 from strategies_app.reference_data import ensure_reference_data
+from studio.errors import ServiceError
 
 
 def race(*jobs):

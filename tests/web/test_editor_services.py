@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 from assembly.edits import position_keys, slug
 from assembly.strategy import StrategyError
-from preview_app import previews
-from preview_app.previews import DraftPreviews
-from strategies_app import services
-from strategies_app.errors import ServiceError
+from preview_app import strategy_sessions
+from strategies_app import services, session_previews
 from strategies_app.models import Strategy
+from studio.errors import ServiceError
 from tests.web.conftest import client_for
 from tests.web.test_editor import HTMX
 from tests.web.test_editor import editor as locking_editor  # noqa: F401  (the fixture)
@@ -49,7 +48,7 @@ def test_a_free_row_moves_on_the_preview_of_the_stored_draft(users, locking_edit
     strategy, session = locking_editor["strategy"], locking_editor["session"]
     order = _moved(position_keys(draft=strategy.draft), JAILBREAK, MAIN)
     updated = services.positions_reorder(strategy=strategy, user=users["designer"], order=order,
-                                         run=DraftPreviews(strategy.slug, session).run,
+                                         run=session_previews.DraftPreviews(strategy, session).run,
                                          expected_version=strategy.version, moved=JAILBREAK)
     assert updated.version == strategy.version + 1
     assert position_keys(draft=updated.draft) == order
@@ -63,7 +62,7 @@ def test_a_row_the_preview_locks_does_not_move_and_nothing_is_written(users, loc
     order = _moved(position_keys(draft=strategy.draft), DESCRIPTION, PERSONA)  # two locked rows swapped
     with pytest.raises(ServiceError) as refused:
         services.positions_reorder(strategy=strategy, user=users["designer"], order=order,
-                                   run=DraftPreviews(strategy.slug, session).run,
+                                   run=session_previews.DraftPreviews(strategy, session).run,
                                    expected_version=strategy.version, moved=row)
     assert refused.value.code == "POSITION_LOCKED" and refused.value.status == 409
     assert list(refused.value.detail) == ["id", "version", "draft", "path", "rows"]
@@ -73,7 +72,7 @@ def test_a_row_the_preview_locks_does_not_move_and_nothing_is_written(users, loc
 
 def test_a_locked_row_is_only_switched(users, locking_editor):  # noqa: F811
     strategy, session = locking_editor["strategy"], locking_editor["session"]
-    run = DraftPreviews(strategy.slug, session).run
+    run = session_previews.DraftPreviews(strategy, session).run
     with pytest.raises(ServiceError) as refused:
         services.position_update(strategy=strategy, user=users["designer"], key=PERSONA, enabled=True,
                                  placement="list", anchor=None, run=run, expected_version=strategy.version)
@@ -156,13 +155,13 @@ def test_rule_ids_are_slugs_as_django_makes_them(value):
 def runs(monkeypatch):
     """Every engine run of an editor request, counted."""
     counted = []
-    real = previews.assemble
+    real = session_previews.assemble
 
     def counting(request):
         counted.append(request)
         return real(request)
 
-    monkeypatch.setattr(previews, "assemble", counting)
+    monkeypatch.setattr(session_previews, "assemble", counting)
     return counted
 
 
@@ -210,7 +209,7 @@ def test_a_block_move_shows_the_run_that_checked_it(users, core_editor, runs):  
 
 def test_the_session_request_is_read_once_per_editor_request(users, locking_editor, monkeypatch):  # noqa: F811
     strategy, session = locking_editor["strategy"], locking_editor["session"]
-    with mock.patch.object(previews, "session_request", wraps=previews.session_request) as reads:
+    with mock.patch.object(strategy_sessions, "session_request", wraps=strategy_sessions.session_request) as reads:
         response = _post(users, strategy, "positions/order/", {"version": strategy.version, "session": session.pk,
                                                                "row": JAILBREAK, "direction": "up"})
     assert response.status_code == 200 and reads.call_count == 1

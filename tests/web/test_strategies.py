@@ -7,8 +7,8 @@ import pytest
 from assembly.catalogue import builtin_strategies
 from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import services
-from strategies_app.errors import ServiceError
 from strategies_app.models import Strategy, StrategyRevision
+from studio.errors import ServiceError
 from tests.web.conftest import client_for, make_user
 
 A2 = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "Lore first", "backend": "native",

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from assembly.errors import CodedError
 from strategies_app import sillytavern
 from strategies_app.access import resource_for_read, revision_for_read, strategy_for_read
-from strategies_app.api import REFUSALS
 
 KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona"}
 
@@ -40,7 +40,7 @@ class Command(BaseCommand):
                     payload = sillytavern.character_png(row)
                 else:
                     payload = sillytavern.resource_document(KINDS[option], row)
-        except REFUSALS as error:
+        except CodedError as error:
             self.stdout.write(json.dumps(error.to_json(), ensure_ascii=False, indent=2))
             sys.exit(1)
         data = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False, indent=2).encode()

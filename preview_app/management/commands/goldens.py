@@ -3,12 +3,12 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from assembly.errors import CodedError
 from preview_app.access import session_for_read
 from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot
 from preview_app.services import golden_approve
 from strategies_app.access import revision_for_read, strategy_for_read
-from strategies_app.api import REFUSALS
 
 
 class Command(BaseCommand):
@@ -29,7 +29,7 @@ class Command(BaseCommand):
                 self._check(options["session"])
             else:
                 self._approve(options)
-        except REFUSALS as error:
+        except CodedError as error:
             raise CommandError(f"{error.code} ({error.status}): {error.message}") from None
 
     def _check(self, session_id):

@@ -5,9 +5,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from assembly.errors import CodedError
 from strategies_app import services
-from strategies_app.api import MAX_BODY_BYTES, REFUSALS, file_content, parse_json, too_large
-from strategies_app.errors import ServiceError
+from studio.errors import ServiceError
+from studio.http import MAX_BODY_BYTES, file_content, parse_json, too_large
 
 KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona",
          "strategy": "strategy"}
@@ -38,7 +39,7 @@ class Command(BaseCommand):
             else:
                 report = services.IMPORTERS[kind](user=owner, data=file_content(raw, kind=kind, field=str(path)),
                                                   name=options["name"] or path.stem, dry_run=options["dry_run"])
-        except REFUSALS as error:
+        except CodedError as error:
             self.stdout.write(json.dumps(error.to_json(), ensure_ascii=False, indent=2))
             sys.exit(1)
         self.stdout.write(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

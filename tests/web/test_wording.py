@@ -1,12 +1,23 @@
-"""Every code the engine can report has a plain-language meaning on the preview (web.md screen 3): the engine's
-source is scanned for the codes it raises or lists, so a new code without a meaning fails here."""
+"""studio.wording: every code the engine can report has a plain-language meaning on the preview (web.md screen 3):
+the engine's source is scanned for the codes it raises or lists, so a new code without a meaning fails here. And the
+one copy of excerpts and lock reasons both apps use."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from preview_app.diagnostics_text import DIAGNOSTICS, MEANINGS, REFUSALS, diagnostic_details, meaning
+from studio.wording import (
+    DIAGNOSTICS,
+    MEANINGS,
+    REFUSALS,
+    LockWords,
+    diagnostic_details,
+    excerpt,
+    known_meaning,
+    lock_words,
+    meaning,
+)
 
 ENGINE = Path(__file__).resolve().parents[2] / "assembly"
 CODE_PATTERNS = [
@@ -48,6 +59,27 @@ def test_meanings_are_sentences_and_no_code_is_in_both_families():
 
 def test_an_unknown_code_says_so():
     assert meaning("SOMETHING_NEW") == "No description for this code yet."
+    assert known_meaning("SOMETHING_NEW") == ""  # the editor and apply panel show nothing instead
+    assert known_meaning("STRATEGY_READ_ONLY") == meaning("STRATEGY_READ_ONLY")
+
+
+def test_excerpts_collapse_whitespace_or_keep_the_text_as_written():
+    assert excerpt("a  b\n c") == "a b c"
+    assert excerpt("word " * 50, 20) == "word word word word…"
+    assert len(excerpt("x" * 500)) == 160
+    assert excerpt("a\nb" * 100, 140, as_written=True) == ("a\nb" * 100)[:140] + "…"
+    assert excerpt("a\n b", 140, as_written=True) == "a\n b"
+
+
+def test_lock_reasons_in_words_for_the_preview_and_the_editor():
+    assert lock_words("reference:preset", "preset:worldInfoBefore:before") == (
+        "held by the worldInfoBefore slot of the preset")
+    assert lock_words(None) == "" and lock_words("depth") == "inserted at its depth inside the chat"
+    words = LockWords({"rules": [{"id": "preset", "kind": "preset"}]}, {"main": ("Main Prompt", "x {{char}}")})
+    assert words.slot("preset:main:2:char") == "referenced by {{char}} in “Main Prompt”"
+    assert words.slot("preset:main") == "held by the preset marker “Main Prompt” (main)"
+    assert words.node({"lock_reason": "depth", "depth": 4}) == (
+        "inserted at depth 4 of the chat; depth insertion fixes its place")
 
 
 @pytest.mark.parametrize(("diagnostic", "expected"), [

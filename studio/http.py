@@ -1,4 +1,5 @@
-"""The JSON API's plumbing: one decorator for every route and the readers of request bodies and uploads.
+"""The HTTP plumbing both apps share: one decorator for every JSON API route, the readers of request bodies,
+uploads and posted forms, and the refusals they raise.
 
 Every answer that is not a success has the engine's error shape {"ok": false, "code", "status", "error", "detail"}:
 401 for anonymous callers (not a redirect to the login page), 403 for a missing permission or a failed CSRF check,
@@ -18,17 +19,16 @@ from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
 from django.views.decorators.csrf import csrf_exempt
 
-from assembly import AssemblyError, StrategyError
-from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid
+from assembly.errors import CodedError
+from assembly.reading import MAX_IMPORT_BYTES
 from assembly.sillytavern.png import PNG_SIGNATURE
-from strategies_app.errors import ServiceError
+from studio.errors import FormInvalid, ServiceError
 
-REFUSALS = (ServiceError, AssemblyError, StrategyError, ImportInvalid)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_BODY_BYTES = MAX_IMPORT_BYTES  # 5 MiB, quality.md "Bad input"
 
 
-def error_response(error) -> JsonResponse:
+def error_response(error: CodedError) -> JsonResponse:
     return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
 
 
@@ -65,7 +65,7 @@ def api_route(*methods: str):
                     return error_response(refusal)
             try:
                 return view(request, *args, **kwargs)
-            except REFUSALS as error:
+            except CodedError as error:
                 return error_response(error)
 
         # Our own 401 JSON instead of the login redirect; our own CSRF check (above) instead of Django's HTML 403.
@@ -153,3 +153,12 @@ def file_content(raw: bytes, *, kind: str, field: str = "file") -> Any:
 
 def flag(value: str | None) -> bool:
     return (value or "").lower() in ("1", "true", "yes", "on")
+
+
+def valid_form(form_class, request, **kwargs):
+    """`form_class` bound to the POST data, valid, or `FormInvalid` naming the first field and its first error."""
+    form = form_class(request.POST, **kwargs)
+    if not form.is_valid():
+        field, errors = next(iter(form.errors.items()))
+        raise FormInvalid(f"{field}: {errors[0]}" if field != "__all__" else errors[0])
+    return form

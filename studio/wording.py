@@ -1,15 +1,21 @@
-"""What every code the engine (and the studio around it) can report means, in words a QA engineer can act on.
+"""The studio's words for what the engine and the studio report: one home for both apps.
 
-Two families: diagnostics are findings listed in a successful result (the request was built, but something was
-adjusted, approximated or left out); refusals are errors (`AssemblyError` and friends, the studio's `ServiceError`)
-that stop a preview. The preview shows a diagnostic's code with its meaning; an error page shows the refusal's.
-`tests/web/test_preview_pages_diagnostics.py` scans `assembly/` so a new code without a meaning here fails a test.
+- Code meanings, in words a QA engineer can act on. Two families: diagnostics are findings listed in a successful
+  result (the request was built, but something was adjusted, approximated or left out); refusals are errors (every
+  `CodedError`: the engine's and the studio's `ServiceError`) that stop a preview or a write. The preview shows a
+  diagnostic's code with its meaning; an error page shows the refusal's. `tests/web/test_wording.py` scans
+  `assembly/` so a new code without a meaning here fails a test.
+- Lock reasons: why a row or a part cannot move, short on the preview page (`lock_words`), naming the prompt and
+  macro that holds it in the editor (`LockWords`).
+- The editor's sentence for a refused write (`refusal_words`), and excerpts of long texts (`excerpt`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
@@ -170,10 +176,15 @@ _DETAIL_ORDER = ("name", "id", "from", "to", "placement", "depth", "macro", "sou
                  "winner", "outlet", "slotId", "missing", "position", "reason", "limit", "total", "over_by")
 
 
+def known_meaning(code: str) -> str:
+    """The plain-language meaning of `code`, or "" for a code without one."""
+    found = MEANINGS.get(code)
+    return str(found) if found is not None else ""
+
+
 def meaning(code: str) -> str:
     """The plain-language meaning of `code`; an unknown code says so rather than showing nothing."""
-    found = MEANINGS.get(code)
-    return str(found) if found is not None else str(_("No description for this code yet."))
+    return known_meaning(code) or str(_("No description for this code yet."))
 
 
 def diagnostic_details(diagnostic: dict[str, Any]) -> list[tuple[str, str]]:
@@ -189,3 +200,163 @@ def _text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_text(v) for v in value)
     return "" if value is None else str(value)
+
+
+# ---------------------------------------------------------------------------------------------- lock reasons
+
+
+def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
+    """Why a part of a preview message cannot move, in words."""
+    if not lock_reason:
+        return ""
+    if lock_reason.startswith("reference:"):
+        owner = lock_reason.split(":", 1)[1]
+        if slot_id:
+            return gettext("held by the %(slot)s slot of the %(owner)s") % {"slot": _slot_name(slot_id),
+                                                                            "owner": owner}
+        return gettext("held by a slot of the %(owner)s") % {"owner": owner}
+    if lock_reason == "macro:original":
+        return gettext("pulled in by {{original}} in a card override")
+    if lock_reason.startswith("macro:outlet::"):
+        return gettext("placed by the {{outlet::%(name)s}} marker") % {"name": lock_reason.split("::", 1)[1]}
+    if lock_reason.startswith("macro:"):
+        return gettext("pulled in by the {{%(name)s}} macro") % {"name": lock_reason.split(":", 1)[1]}
+    return str({
+        "depth": _("inserted at its depth inside the chat"),
+        "native-depth-boundary": _("depth 0 or 1: pinned at the edge of the history"),
+        "runtime": _("fixed by the host"),
+    }.get(lock_reason, lock_reason))
+
+
+def _slot_name(slot_id: str) -> str:
+    """`preset:worldInfoBefore:before` -> `{{worldInfoBefore}}`-like marker name for people."""
+    parts = slot_id.split(":")
+    return parts[1] if len(parts) > 1 else slot_id
+
+
+class LockWords:
+    """The editor's lock reasons in words: which slot or macro of which prompt holds a row (web.md: "referenced by
+    {{worldInfoBefore}} in Main Prompt"). `prompts`: the session preset's prompts, identifier -> (name, content)."""
+
+    _TEXT_REFERENCE = re.compile(r"^(?P<item>.+?):(?P<offset>\d+):(?P<group>[^:]+)$")
+    _MACRO_AT = re.compile(r"\{\{\s*([^{}]+?)\s*\}\}")
+
+    def __init__(self, draft: dict[str, Any], prompts: dict[str, tuple[str, str]]):
+        self.rules = draft["rules"]
+        self.prompts = prompts
+
+    def node(self, node: dict[str, Any]) -> str:
+        reason = node.get("lock_reason") or ""
+        if reason.startswith("reference:") and node.get("slot_id"):
+            return self.slot(node["slot_id"])
+        if reason == "depth":
+            depth = node.get("depth") if node.get("depth") is not None else node.get("requested_depth")
+            return gettext("inserted at depth %(depth)s of the chat; depth insertion fixes its place") % {
+                "depth": depth}
+        if reason == "native-depth-boundary":
+            return gettext("pinned to the native depth boundary of the chat (depth 0 or 1)")
+        if reason == "runtime":
+            return gettext("a conversation message: the host fixes its place")
+        if reason.startswith("reference:"):
+            return gettext("held by a slot of %(owner)s") % {"owner": reason.split(":", 1)[1]}
+        return reason
+
+    def child(self, reason: str, holder: dict[str, Any]) -> str:
+        name = holder.get("name") or holder.get("id")
+        if reason.startswith("macro:outlet::"):
+            return gettext("fills {{outlet::%(outlet)s}} in “%(prompt)s”") % {
+                "outlet": reason.removeprefix("macro:outlet::"), "prompt": name}
+        if reason == "macro:original":
+            return gettext("replaces the preset prompt “%(prompt)s” (the card overrides it; {{original}} keeps the "
+                           "prompt's text)") % {"prompt": name}
+        if reason.startswith("macro:"):
+            return gettext("referenced by {{%(macro)s}} in “%(prompt)s”") % {
+                "macro": reason.removeprefix("macro:"), "prompt": name}
+        return reason
+
+    def slot(self, slot_id: str) -> str:
+        rule = next((r for r in sorted(self.rules, key=lambda r: -len(r["id"]))
+                     if slot_id.startswith(r["id"] + ":")), None)
+        if rule is None:
+            return gettext("held by the slot %(slot)s") % {"slot": slot_id}
+        rest = slot_id[len(rule["id"]) + 1:]
+        reference = self._TEXT_REFERENCE.match(rest)
+        if reference is not None:  # a {{macro}} inside a prompt's (or a custom rule's) text
+            offset = int(reference["offset"])
+            if rule["kind"] == "preset":
+                name, text = self.prompts.get(reference["item"], (reference["item"], ""))
+            else:
+                name, text = rule.get("name") or rule["id"], rule.get("text") or ""
+            found = self._MACRO_AT.match(text, offset)
+            macro = "{{" + found.group(1) + "}}" if found else "{{" + reference["group"] + "}}"
+            return gettext("referenced by %(macro)s in “%(prompt)s”") % {"macro": macro, "prompt": name}
+        item = rest.split(":", 1)[0]
+        if rule["kind"] == "preset":
+            name = self.prompts.get(item, (item, ""))[0]
+            return gettext("held by the preset marker “%(prompt)s” (%(identifier)s)") % {"prompt": name,
+                                                                                         "identifier": item}
+        return gettext("held by the slot %(slot)s of rule “%(rule)s”") % {
+            "slot": rest, "rule": rule.get("name") or rule["id"]}
+
+
+# ---------------------------------------------------------------------------------------------- refused writes
+
+
+def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str:
+    """The editor's sentence for a refused write (`error`: its JSON); `positions`: the editor's rows, to name the
+    locked ones."""
+    code, detail = error.get("code"), error.get("detail") or {}
+    if code == "STRATEGY_VERSION_CONFLICT":
+        return gettext("Someone saved a newer version of this draft (version %(version)s) after you loaded it. "
+                       "Nothing was changed; the editor now shows the current state.") % {
+            "version": detail.get("version")}
+    if code == "POSITION_LOCKED":
+        rows = {row["key"]: row for row in positions}
+        parts = []
+        for key in detail.get("rows", []):
+            row = rows.get(key)
+            if row is not None:
+                parts.append(f"“{row['name']}” ({'; '.join(row['reasons']) or gettext('not configurable')})")
+            else:
+                parts.append(key)
+        return gettext("A locked row cannot move or be placed: %(rows)s. Nothing was changed.") % {
+            "rows": ", ".join(parts)}
+    if code == "ORDER_NOT_PERMUTATION":
+        problems = [f"{label}: {', '.join(detail[key])}" for label, key in (
+            (gettext("unknown"), "unknown"), (gettext("missing"), "missing"), (gettext("repeated"), "repeated"))
+            if detail.get(key)]
+        return gettext("The new order was refused: it must list each current row exactly once (%(problem)s). "
+                       "Nothing was changed.") % {"problem": "; ".join(problems)}
+    if code == "RULE_NOT_FOUND":
+        return gettext("That rule is no longer in this draft. Nothing was changed.")
+    if code == "RULE_NOT_REMOVABLE":
+        return gettext("Only custom text rules can be removed; switch a module off instead. Nothing was changed.")
+    if code == "ASSEMBLY_LAYOUT_UNSUPPORTED":
+        why = re.sub(r": block:.*$", "", error.get("error") or "")  # the block's id is in the technical detail
+        return gettext("This block cannot move like that: %(why)s. Nothing was changed.") % {"why": why}
+    if code == "OVERRIDE_NOT_FOUND":
+        return gettext("That block has no stored move any more. Nothing was changed.")
+    if code == "POSITION_NOT_FOUND":
+        return gettext("That position row is no longer in this draft. Nothing was changed.")
+    if code == "STRATEGY_READ_ONLY":
+        return gettext("Built-in strategies are read-only: copy this one to edit it.")
+    if code == "FORBIDDEN":
+        return gettext("You may not change this strategy (%(why)s).") % {"why": error.get("error")}
+    if code == "INPUT_INVALID" or code == "STRATEGY_INVALID":
+        return gettext("The change was refused: %(why)s. Nothing was changed.") % {"why": error.get("error")}
+    return gettext("The change was refused (%(code)s): %(why)s. Nothing was changed.") % {
+        "code": code, "why": error.get("error")}
+
+
+# ---------------------------------------------------------------------------------------------- excerpts
+
+EXCERPT_CHARS = 160
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS, *, as_written: bool = False) -> str:
+    """The start of `text` in at most about `limit` characters, "…" when cut. Whitespace runs become one space,
+    unless `as_written` (the editor's preview keeps the text's own line breaks and cuts after `limit`)."""
+    shown = text if as_written else " ".join(text.split())
+    if len(shown) <= limit:
+        return shown
+    return shown[:limit] + "…" if as_written else shown[:limit - 1].rstrip() + "…"

@@ -1,7 +1,7 @@
 """The refusals of the studio's services and views, in the engine's error shape.
 
-As JSON: {"ok": false, "code", "status", "error", "detail"}: the same shape as `assembly.AssemblyError`,
-`StrategyError` and `ImportInvalid`, so a view answers all of them the same way.
+As JSON: {"ok": false, "code", "status", "error", "detail"}: `ServiceError` is a `CodedError` like every engine
+refusal, so a view or command catches `CodedError` and answers all of them the same way.
 """
 
 from __future__ import annotations
@@ -13,6 +13,14 @@ from assembly.errors import CodedError
 
 class ServiceError(CodedError):
     """A refused service call or view request."""
+
+
+class FormInvalid(ServiceError):
+    """A form the browser posted is malformed (400), with the first problem in words. Pages that answer a bad form
+    differently from other refusals (a message and a redirect, no kept text) catch this class first."""
+
+    def __init__(self, message: str):
+        super().__init__("INPUT_INVALID", message)
 
 
 def not_found(what: str, key: Any) -> ServiceError:

@@ -1,0 +1,71 @@
+"""Session pages' view data: the history rows with their edit forms and button labels, the apply picker, refusals
+with their meaning. The preview's rows are in `result_display` and `request_rows`, the comparison in `compare`.
+Pure functions over rows already read: no queries of their own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from assembly.errors import CodedError
+from preview_app.forms import EventForm
+from preview_app.models import Session, SessionEvent
+from strategies_app.models import Strategy, StrategyRevision
+from studio.wording import excerpt, meaning
+
+
+def error_context(error: CodedError) -> dict[str, Any]:
+    """A refusal as the error partials show it: its JSON and the meaning of its code."""
+    data = error.to_json()
+    return {**data, "meaning": meaning(data["code"])}
+
+
+def apply_options(strategies: list[Strategy], revisions: dict[int, list[StrategyRevision]],
+                  ) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The session page's apply picker: per strategy its latest saved revision and each revision (drafts cannot be
+    applied); `revisions`: strategy pk -> its saved revisions, newest first."""
+    groups = [(_("Assembly"), [("off", _("off: send the conversation unchanged"))])]
+    for strategy in strategies:
+        saved = revisions.get(strategy.pk, [])
+        if not saved:
+            continue
+        options = [(strategy.slug, _("%(strategy)s: latest saved revision (%(sha)s)") % {
+            "strategy": strategy.slug, "sha": saved[0].revision[:12]})]
+        options += [(f"{strategy.slug}@{r.revision}", f"{strategy.slug} @ {r.revision[:12]}" +
+                     (f" · {r.note}" if r.note else "")) for r in saved]
+        groups.append((f"{strategy.name} ({strategy.slug})", options))
+    return groups
+
+
+def event_form(event: SessionEvent) -> EventForm:
+    return EventForm(prefix=f"e{event.seq}", initial={
+        "role": event.role, "content": event.content, "name": event.name, "tool_call_id": event.tool_call_id,
+        "tool_calls": event.tool_calls})
+
+
+def event_rows(session: Session, events: list[SessionEvent], editable: bool, editing: str,
+               edit_errors: dict[int, EventForm]) -> list[dict[str, Any]]:
+    """Per history message: its edit form when it is being edited, and the URLs and accessible names of its
+    buttons (built here once, not with a url and a translate tag per message in the template)."""
+    if not editable:
+        return [{"event": event, "seq": str(event.seq)} for event in events]
+    base = reverse("preview:session", args=[session.pk])
+    up, down, delete = _("Move message %(seq)s up"), _("Move message %(seq)s down"), _("Delete message %(seq)s")
+    edit = _("Edit message %(seq)s")
+    rows = []
+    for event in events:
+        show_form = event.seq in edit_errors or editing == str(event.seq)
+        seq = {"seq": event.seq}
+        rows.append({"event": event, "seq": str(event.seq),
+                     "form": (edit_errors.get(event.seq) or event_form(event)) if show_form else None,
+                     "move_url": f"{base}events/{event.seq}/move/", "delete_url": f"{base}events/{event.seq}/delete/",
+                     "up_label": up % seq, "down_label": down % seq, "delete_label": delete % seq,
+                     "edit_label": edit % seq})
+    return rows
+
+
+def greeting_choices(greetings: list[str]) -> list[tuple[int, str]]:
+    """The card's greetings a new history can start with: (index, excerpt), blank ones left out."""
+    return [(i, excerpt(text)) for i, text in enumerate(greetings) if text.strip()]

@@ -1,0 +1,70 @@
+"""Reads of sessions, their history and goldens for the pages (writes are in `services`, lookups that check
+permissions in `access`)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from preview_app.models import GoldenSnapshot, Session, SessionEvent
+from strategies_app.models import Strategy, StrategyRevision
+
+
+def listed_sessions() -> QuerySet[Session]:
+    """The sessions page: every session with its owner, card, applied strategy and its message and golden counts."""
+    return Session.objects.select_related("owner", "character", "applied_strategy", "applied_revision").annotate(
+        message_count=Count("events", distinct=True), golden_count=Count("goldens", distinct=True))
+
+
+def sessions_with_applied() -> QuerySet[Session]:
+    """Every session with its applied strategy and revision (the API's session list)."""
+    return Session.objects.select_related("applied_strategy", "applied_revision")
+
+
+def sessions_with_strategy() -> QuerySet[Session]:
+    return Session.objects.select_related("applied_strategy", "owner")
+
+
+def golden_count() -> int:
+    return GoldenSnapshot.objects.count()
+
+
+def session_history(session: Session) -> list[SessionEvent]:
+    return list(session.events.order_by("seq"))
+
+
+def last_seq(session: Session) -> int:
+    """The seq of the session's last message (0 for an empty history): what a commit form says it saw."""
+    return session.events.order_by("-seq").values_list("seq", flat=True).first() or 0
+
+
+def golden_of(session: Session, revision: StrategyRevision) -> GoldenSnapshot | None:
+    return GoldenSnapshot.objects.filter(session=session, revision=revision).first()
+
+
+def listed_goldens() -> QuerySet[GoldenSnapshot]:
+    return GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
+
+
+def preview_session(raw: Any, strategy: Strategy) -> Session | None:
+    """The session a strategy page previews on: the one asked for (`raw`: a pk), else one the strategy is applied
+    to, else the first."""
+    sessions = Session.objects.select_related("preset", "character", "persona", "applied_strategy")
+    if raw and str(raw).isdecimal():
+        found = sessions.filter(pk=raw).first()
+        if found is not None:
+            return found
+    return sessions.filter(applied_strategy=strategy).first() or sessions.first()
+
+
+def session_picker() -> QuerySet[Session]:
+    return Session.objects.order_by("name", "id").only("pk", "name")
+
+
+def sessions_by_applied_strategy() -> dict[int, list[Session]]:
+    using: dict[int, list[Session]] = defaultdict(list)
+    for session in Session.objects.filter(applied_strategy__isnull=False).only("pk", "name", "applied_strategy_id"):
+        using[session.applied_strategy_id].append(session)
+    return using

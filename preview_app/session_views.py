@@ -1,0 +1,322 @@
+"""Pages of sessions (web.md screen 7): the list, a session with its settings and history and their writes, its
+chat file in and out, the strategy applied to it, and the "apply to sessions" panel of the strategy pages.
+
+Every page works without JavaScript: reads are GET pages, writes are POST forms (CSRF-checked by Django) that
+redirect back on success and re-render the page with the refusal inline on failure, with the refusal's status
+(400 bad input, 403 not allowed, 404, 409). Permissions are checked through `access` before any service is called;
+templates only hide controls a role could not use anyway.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from assembly.errors import CodedError
+from assembly.reading import MAX_IMPORT_BYTES
+from assembly.sillytavern.chat import export_chat
+from preview_app import presenters, services
+from preview_app.access import (
+    EDIT_SESSION,
+    can_create_sessions,
+    can_edit_session,
+    editable_sessions,
+    event_for_read,
+    session_for_edit,
+    session_for_read,
+)
+from preview_app.forms import (
+    ApplyForm,
+    CommitForm,
+    EventForm,
+    MoveForm,
+    SessionCreateForm,
+    SessionForm,
+    StrategyApplyForm,
+)
+from preview_app.models import Session
+from preview_app.previews import session_chat_log
+from preview_app.selectors import listed_sessions, session_history
+from preview_app.strategy_sessions import apply_panel
+from preview_app.views import refusals_as_pages
+from strategies_app.access import require, strategy_for_read
+from strategies_app.selectors import strategy_or_404, visible_revisions_by_strategy, visible_strategies
+from studio.errors import FormInvalid, ServiceError, invalid
+from studio.http import too_large, valid_form
+from studio.wording import known_meaning
+
+
+def _safe_next(request, fallback: str) -> str:
+    target = request.POST.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
+                                                  require_https=request.is_secure()):
+        return target
+    return fallback
+
+
+# ---------------------------------------------------------------------------------------------- sessions
+
+
+@require_GET
+def sessions(request):
+    return render(request, "preview/sessions.html", {"sessions": listed_sessions(),
+                                                     "can_create": can_create_sessions(request.user)})
+
+
+@refusals_as_pages
+@require_http_methods(["GET", "POST"])
+def session_create(request):
+    require(request.user, EDIT_SESSION, "create sessions")
+    # a new session scans world books as SillyTavern does; the API keeps each book's own setting unless told
+    form = SessionCreateForm(request.POST or None, initial={"native_available": True, "system_prompt_update": "head",
+                                                            "world_info_activation": "keywords"})
+    if request.method == "POST" and form.is_valid():
+        session = services.session_create(user=request.user, **form.service_fields())
+        messages.success(request, _("Session created."))
+        return redirect("preview:session", pk=session.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "preview/session_create.html", {"form": form}, status=status)
+
+
+def _session_page(request, session: Session, *, status: int = 200, edit_errors=None, **overrides):
+    """The session page. Only the message being edited (`?edit=<seq>`, or the one whose edit was refused) carries
+    its form, so a long history stays a light page."""
+    editable = can_edit_session(request.user, session)
+    events = session_history(session)
+    edit_errors = edit_errors or {}
+    editing = request.GET.get("edit", "")
+    context = {
+        "session": session, "events": events, "editable": editable,
+        "event_rows": presenters.event_rows(session, events, editable, editing, edit_errors),
+        "world_books": list(session.world_books.all()),
+        "last_seq": events[-1].seq if events else 0,
+        "goldens": session.goldens.select_related("revision__strategy"),
+        "settings_form": SessionForm(initial=SessionForm.initial_for(session)) if editable else None,
+        "event_form": EventForm(prefix="new", initial={"role": "user"}) if editable else None,
+        "apply_options": (presenters.apply_options(visible_strategies().only("id", "slug", "name"),
+                                                   visible_revisions_by_strategy()) if editable else []),
+        "applied_value": (session.applied_strategy.slug + "@" + session.applied_revision.revision
+                          if session.applied_revision else "off"),
+        "commit_form": CommitForm() if editable else None,
+        "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
+        "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
+                      if editable and not events else []),
+    }
+    context.update(overrides)
+    return render(request, "preview/session.html", context, status=status)
+
+
+@refusals_as_pages
+@require_GET
+def session_detail(request, pk):
+    return _session_page(request, session_for_read(pk))
+
+
+@refusals_as_pages
+@require_POST
+def session_edit(request, pk):
+    session = session_for_edit(request.user, pk)
+    form = SessionForm(request.POST)
+    if not form.is_valid():
+        return _session_page(request, session, status=400, settings_form=form, open_settings=True)
+    services.session_update(session=session, **form.service_fields())
+    messages.success(request, _("Session settings saved."))
+    return redirect("preview:session", pk=session.pk)
+
+
+@refusals_as_pages
+@require_POST
+def session_greet(request, pk):
+    """Start an empty history with the greeting chosen from the card's first message and alternate greetings."""
+    session = session_for_edit(request.user, pk)
+    raw = request.POST.get("greeting", "")
+    index = int(raw) if raw.isdigit() else raw
+    try:
+        event = services.session_greet(session=session, index=index)
+    except ServiceError as error:
+        return _session_page(request, session, status=error.status, greeting_error=error.message)
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def session_copy(request, pk):
+    """A copy of the session (resources, settings, history, applied strategy) owned by whoever copies it."""
+    require(request.user, EDIT_SESSION, "create sessions")
+    copy = services.session_copy(session=session_for_read(pk), user=request.user)
+    messages.success(request, _("This is a copy; the original is unchanged."))
+    return redirect("preview:session", pk=copy.pk)
+
+
+@refusals_as_pages
+@require_POST
+def session_delete(request, pk):
+    session = session_for_edit(request.user, pk)
+    try:
+        services.session_delete(session=session)
+    except ServiceError as error:
+        return _session_page(request, session, status=error.status, delete_error=error.message)
+    messages.success(request, _("Session “%(name)s” deleted.") % {"name": session.name})
+    return redirect("preview:sessions")
+
+
+@refusals_as_pages
+@require_GET
+def chat_export(request, pk):
+    """The session as a SillyTavern chat file (.jsonl), to open in SillyTavern or import elsewhere."""
+    session = session_for_read(pk)
+    response = HttpResponse(export_chat(session_chat_log(session)), content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="session-{session.pk}.jsonl"'
+    return response
+
+
+@refusals_as_pages
+@require_POST
+def chat_import(request, pk):
+    """Append a SillyTavern chat file (.jsonl) to the history; a refused file stores nothing and says why."""
+    session = session_for_edit(request.user, pk)
+    upload = request.FILES.get("file")
+    try:
+        if upload is None:
+            raise invalid("file", "a SillyTavern chat file (.jsonl)")
+        if upload.size > MAX_IMPORT_BYTES:  # refused before it is read into memory
+            raise too_large("file", upload.size)
+        created, hidden = services.chat_import(session=session, data=upload.read(),
+                                               take_author_note=request.POST.get("author_note") == "1")
+    except CodedError as error:
+        return _session_page(request, session, status=error.status, import_error=error.message)
+    messages.success(request, ngettext("Imported %(count)s message.", "Imported %(count)s messages.", len(created))
+                     % {"count": len(created)} + (" " + ngettext(
+                         "%(hidden)s hidden message was left out.", "%(hidden)s hidden messages were left out.",
+                         hidden) % {"hidden": hidden} if hidden else ""))
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{created[0].seq}")
+
+
+@refusals_as_pages
+@require_POST
+def event_add(request, pk):
+    session = session_for_edit(request.user, pk)
+    form = EventForm(request.POST, prefix="new")
+    if not form.is_valid():
+        return _session_page(request, session, status=400, event_form=form)
+    event = services.event_append(session=session, **form.service_fields())
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def event_edit(request, pk, seq):
+    session = session_for_edit(request.user, pk)
+    event = event_for_read(session, seq)
+    form = EventForm(request.POST, prefix=f"e{event.seq}")
+    if not form.is_valid():
+        return _session_page(request, session, status=400, edit_errors={event.seq: form})
+    services.event_update(event=event, **form.service_fields())
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{event.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def event_delete(request, pk, seq):
+    session = session_for_edit(request.user, pk)
+    services.event_delete(event=event_for_read(session, seq))
+    messages.success(request, _("Message %(seq)s deleted.") % {"seq": seq})
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + "#history")
+
+
+@refusals_as_pages
+@require_POST
+def event_move(request, pk, seq):
+    session = session_for_edit(request.user, pk)
+    form = MoveForm(request.POST)
+    if not form.is_valid():
+        raise invalid("direction", "up or down")
+    moved = services.event_move(event=event_for_read(session, seq), offset=form.offset)
+    return HttpResponseRedirect(reverse("preview:session", args=[session.pk]) + f"#event-{moved.seq}")
+
+
+@refusals_as_pages
+@require_POST
+def session_apply(request, pk):
+    session = session_for_edit(request.user, pk)
+    form = ApplyForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise invalid("choice", "off, a strategy id or <strategy id>@<revision>")
+        choice = form.cleaned_data["choice"].strip()
+        if choice == "off":
+            services.strategy_apply(session=session, strategy=None)
+        else:
+            slug, _at, sha = choice.partition("@")
+            services.strategy_apply(session=session, strategy=strategy_for_read(slug), revision=sha or None)
+    except CodedError as error:  # shown next to the picker; the stored selection is unchanged
+        return _session_page(request, session, status=error.status, apply_error=presenters.error_context(error),
+                             applied_value=request.POST.get("choice", ""))
+    messages.success(request, _("Strategy applied.") if choice != "off" else _("Assembly turned off."))
+    return redirect("preview:session", pk=session.pk)
+
+
+@refusals_as_pages
+@require_POST
+def turn_commit(request, pk):
+    session = session_for_edit(request.user, pk)
+    form = CommitForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise invalid("expected_seq", "the number of the last message you saw")
+        created = services.turn_commit(session=session, reply=form.cleaned_data["reply"],
+                                       expected_seq=form.cleaned_data["expected_seq"])
+    except CodedError as error:  # shown next to the reply; nothing was appended
+        return _session_page(request, session, status=error.status, commit_error=presenters.error_context(error),
+                             commit_form=form)
+    messages.success(request, _("Turn committed: %(count)s message(s) appended to the history.")
+                     % {"count": len(created)})
+    return redirect(_safe_next(request, reverse("preview:session", args=[session.pk]) + "#history"))
+
+
+# ---------------------------------------------------------------------------------------------- apply to sessions
+
+
+@require_POST
+def apply_to_sessions(request, slug):
+    """The strategy pages' apply panel (`strategies:apply`): apply a revision (default: the latest) to the chosen
+    sessions, each in its own transaction; a session that cannot run it (409) keeps its selection and the refusal
+    is shown beside it."""
+    strategy = strategy_or_404(slug)
+    sessions = editable_sessions(request.user)
+    results: list[dict[str, Any]] = []
+    status = 200
+    try:
+        require(request.user, EDIT_SESSION, "apply strategies to sessions")
+        form = valid_form(StrategyApplyForm, request, sessions=sessions)
+        revision = form.cleaned_data["revision"] or None
+        for pk in form.cleaned_data["sessions"]:
+            target = session_for_edit(request.user, pk)
+            try:
+                applied = services.strategy_apply(session=target, strategy=strategy, revision=revision)
+                results.append({"session": target, "ok": True, "revision": applied.applied_revision.revision})
+            except CodedError as error:
+                status = 409 if error.status == 409 else max(status, error.status)
+                results.append({"session": target, "ok": False, "error": error.to_json(),
+                                "meaning": known_meaning(error.code)})
+    except FormInvalid as error:
+        status = 400
+        results.append({"session": None, "ok": False, "error": error.to_json()})
+    except CodedError as error:
+        if error.status == 403:
+            return render(request, "strategies/refused.html", {"refusal": error.to_json()}, status=403)
+        status = error.status
+        results.append({"session": None, "ok": False, "error": error.to_json()})
+    context = apply_panel(request.user, strategy, results)
+    if request.htmx:
+        return render(request, "strategies/apply.html#apply", context, status=status)
+    return render(request, "strategies/apply.html", {**context, "page": True}, status=status)

@@ -1,0 +1,40 @@
+"""preview_app's side of `strategies_app.session_previews`: the sessions the strategy editor and revisions page
+preview a draft on, and the "apply to sessions" panel they show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from preview_app.access import editable_sessions
+from preview_app.models import Session
+from preview_app.previews import session_request, strategy_document
+from preview_app.selectors import preview_session, session_picker, sessions_by_applied_strategy
+from strategies_app.models import Strategy
+from strategies_app.selectors import recent_revisions
+
+
+class StrategySessions:
+    def chosen(self, raw: Any, strategy: Strategy) -> Session | None:
+        return preview_session(raw, strategy)
+
+    def picker(self):
+        return session_picker()
+
+    def request(self, strategy: Strategy, document: dict[str, Any], session: Session | None) -> dict[str, Any]:
+        # without a session: an empty request on which nothing is placed and both backends are available
+        if session is not None:
+            return session_request(session, strategy_document(strategy, document))
+        return {"strategy": strategy_document(strategy, document), "host": {"core_available": True}}
+
+    def applied_by_strategy(self) -> dict[int, list[Session]]:
+        return sessions_by_applied_strategy()
+
+    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        return apply_panel(user, strategy, results)
+
+
+def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The "apply to sessions" panel: the sessions `user` may change, the revisions to choose from, and the results
+    of the last apply (`session_views.apply_to_sessions`)."""
+    return {"apply_sessions": editable_sessions(user).order_by("name", "id"),
+            "apply_revisions": recent_revisions(strategy), "apply_results": results, "strategy": strategy}

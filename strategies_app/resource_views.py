@@ -1,0 +1,68 @@
+"""The resource pages (web.md screen 6): every imported SillyTavern resource with its export, and the import page
+(admins)."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET
+
+from assembly.errors import CodedError
+from strategies_app import services
+from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, require
+from strategies_app.selectors import resource_rows
+from studio.errors import ServiceError
+from studio.http import MAX_BODY_BYTES, file_content, flag, too_large
+
+KINDS = [("preset", gettext_lazy("Chat-completion preset (JSON, or settings.json)")),
+         ("character", gettext_lazy("Character card (JSON or PNG)")),
+         ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
+         ("persona", gettext_lazy("Persona (JSON, or settings.json)"))]
+
+
+def _section_words() -> dict[str, tuple[str, str | None]]:
+    """kind -> (section title, what its item count counts)."""
+    return {"preset": (_("Presets"), _("prompts")), "character": (_("Character cards"), None),
+            "worldbook": (_("World books"), _("entries")), "persona": (_("Personas"), None)}
+
+
+@require_GET
+def resource_list(request):
+    """Every imported SillyTavern resource with its export back to the same format (web.md screen 6); admins also
+    find the import page and each resource's admin page."""
+    words = _section_words()
+    return render(request, "resources/list.html", {
+        "sections": [{"kind": kind, "title": words[kind][0], "rows": list(rows), "items_label": words[kind][1],
+                      "admin_change": f"admin:strategies_app_{kind}_change"} for kind, rows in resource_rows()],
+        "manage": can_manage_resources(request.user), "admin": request.user.is_staff})
+
+
+def resource_import(request):
+    try:
+        require(request.user, MANAGE_RESOURCES, "import resources")
+    except ServiceError as error:
+        return render(request, "resources/import.html", {"error": error.to_json(), "kinds": KINDS},
+                      status=error.status)
+    context = {"kinds": KINDS, "kind": request.POST.get("kind", "preset"), "allowed": True}
+    status = 200
+    if request.method == "POST":
+        try:
+            context["report"] = _import(request)
+        except CodedError as error:
+            context["error"], status = error.to_json(), error.status
+    return render(request, "resources/import.html", context, status=status)
+
+
+def _import(request) -> dict:
+    kind, upload = request.POST.get("kind"), request.FILES.get("file")
+    if kind not in services.IMPORTERS:
+        raise ServiceError("INPUT_INVALID", "kind: expected one of " + ", ".join(services.IMPORTERS),
+                           detail={"path": "kind"})
+    if upload is None:
+        raise ServiceError("INPUT_INVALID", "file: expected a file upload", detail={"path": "file"})
+    if upload.size > MAX_BODY_BYTES:
+        raise too_large("file", upload.size)
+    name = (upload.name or "").rsplit(".", 1)[0] or None
+    return services.IMPORTERS[kind](user=request.user, data=file_content(upload.read(), kind=kind), name=name,
+                                    dry_run=flag(request.POST.get("dry_run"))).to_json()

@@ -1,0 +1,100 @@
+"""The sessions the strategy pages preview a draft on, as a port: strategies_app says what it needs of sessions,
+the app that owns sessions (`preview_app`, in its `AppConfig.ready`) registers the provider. So the editor's live
+preview, its session picker and the apply panel work without strategies_app importing preview_app.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from django.core.exceptions import ImproperlyConfigured
+
+from assembly import AssemblyError, AssemblyResult, assemble
+from strategies_app.models import Strategy
+
+
+class PreviewSession(Protocol):
+    """What the strategy pages read of a session themselves."""
+
+    pk: int
+    name: str
+    preset_id: int | None
+
+
+class SessionPreviews(Protocol):
+    def chosen(self, raw: Any, strategy: Strategy) -> PreviewSession | None:
+        """The session a preview runs on: the one asked for (`raw`: a pk from the query or form), else one the
+        strategy is applied to, else the first; None when there are no sessions."""
+
+    def picker(self) -> Any:
+        """Every session by name, for the preview's session picker (pk and name)."""
+
+    def request(self, strategy: Strategy, document: dict[str, Any], session: PreviewSession | None) -> dict[str, Any]:
+        """The engine request of `document` (a draft or revision of `strategy`) on `session`."""
+
+    def applied_by_strategy(self) -> dict[int, list[PreviewSession]]:
+        """Strategy pk -> the sessions it is applied to."""
+
+    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The template context of the "apply to sessions" panel (`strategies/apply.html#apply`)."""
+
+
+_provider: SessionPreviews | None = None
+
+
+def register(provider: SessionPreviews) -> None:
+    global _provider
+    _provider = provider
+
+
+def session_previews() -> SessionPreviews:
+    if _provider is None:
+        raise ImproperlyConfigured("no installed app provides sessions to preview strategies on (preview_app does)")
+    return _provider
+
+
+class DraftPreviews:
+    """The engine runs of one editor request, one per draft, on `session`'s request (read once). A write checks the
+    stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is shared wherever
+    both look at the same draft (a refused write, the checked block move)."""
+
+    def __init__(self, strategy: Strategy, session: PreviewSession | None):
+        self._strategy, self._session = strategy, session
+        self._base: dict[str, Any] | None = None  # the session's request, its strategy replaced per draft
+        self._runs: dict[str, AssemblyResult | AssemblyError] = {}
+        self._shown: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+
+    def request(self, draft: dict[str, Any]) -> dict[str, Any]:
+        if self._base is None:
+            self._base = session_previews().request(self._strategy, draft, self._session)
+            return self._base
+        return {**self._base, "strategy": {**draft, "id": self._strategy.slug}}
+
+    def run(self, draft: dict[str, Any]) -> AssemblyResult:
+        """The result of `draft`; the engine's refusal raises (again, for a draft already refused)."""
+        key = json.dumps(draft, ensure_ascii=False)
+        if key not in self._runs:
+            try:
+                self._runs[key] = assemble(self.request(draft))
+            except AssemblyError as error:
+                self._runs[key] = error
+        found = self._runs[key]
+        if isinstance(found, AssemblyError):
+            raise found
+        return found
+
+    def shown(self, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(result JSON, refusal JSON) of `draft`: what the editor shows."""
+        key = json.dumps(draft, ensure_ascii=False)
+        if key not in self._shown:
+            try:
+                self._shown[key] = self.run(draft).model_dump(mode="json"), None
+            except AssemblyError as error:
+                self._shown[key] = None, error.to_json()
+        return self._shown[key]
+
+
+def draft_preview(strategy: Strategy, document: dict[str, Any], session: PreviewSession | None):
+    """(result JSON, refusal JSON): the engine run of `document` on `session` the strategy pages show."""
+    return DraftPreviews(strategy, session).shown(document)
