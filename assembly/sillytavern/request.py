@@ -40,7 +40,7 @@ from assembly.sillytavern.steps import (
     take_continue_nudge,
     take_continue_prefill,
 )
-from assembly.sillytavern.worldinfo import format_world_info
+from assembly.sillytavern.worldinfo_emission import format_world_info
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 

@@ -18,18 +18,13 @@ from hypothesis import strategies as st
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.settings import import_settings
+from assembly.sillytavern.vocabulary import WORLD_POSITION_NUMBER
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
-from assembly.sillytavern.worldinfo import (
-    WorldInfoActivation,
-    WorldInfoError,
-    activate_world_info,
-    author_note_with_world_info,
-    find_key,
-    format_world_info,
-    parse_regex_key,
-    world_info_budget,
-    world_info_outputs,
-)
+from assembly.sillytavern.worldinfo import WorldInfoError, activate_world_info
+from assembly.sillytavern.worldinfo_emission import depth_groups, format_world_info
+from assembly.sillytavern.worldinfo_keys import find_key, is_untranslatable_regex_key, parse_regex_key
+from assembly.sillytavern.worldinfo_models import WorldInfoActivation
+from assembly.sillytavern.worldinfo_scan import world_info_budget
 from assembly.tokens import count_tokens
 
 NAMES = {"user": "Aria", "char": "Seraphina"}
@@ -474,6 +469,13 @@ def test_parse_regex_key(key, is_regex):
     assert (parse_regex_key(key) is not None) is is_regex
 
 
+@pytest.mark.parametrize(("key", "noted"), [
+    ("/(?<=a+)b/", True), ("/dragon/", False), ("/a/b/", False), ("dragon", False), ("/dragon/x", False),
+])
+def test_untranslatable_regex_keys(key, noted):
+    assert is_untranslatable_regex_key(key) is noted
+
+
 def test_javascript_named_groups_are_understood():
     assert find_key("abab", r"/(?<x>ab)\k<x>/", case_sensitive=True, match_whole_words=True) == 0
 
@@ -546,7 +548,13 @@ def test_the_newest_message_is_reported():
     assert active_of(result, 1).reason.matched_in.index == 1
 
 
-# ---------------------------------------------------------------------------------------------- output order (§7.5)
+# ---------------------------------------------------------------------------------------------- emission order (§7.5)
+# `active` is the order the product emits (sources.active_world_entries reads it as it stands).
+
+
+def at(result: WorldInfoActivation, position: str) -> list:
+    """The uids active at one position, in emission order."""
+    return [a.uid for a in result.active if a.position == position]
 
 
 def test_before_and_after_ascending_with_later_activated_first_on_ties():
@@ -555,10 +563,9 @@ def test_before_and_after_ascending_with_later_activated_first_on_ties():
               entry(3, constant=True, order=100), entry(4, constant=True, order=100, position="after"),
               entry(5, constant=True, order=50, position="after"))
     result = run(wb, said("hi"))
-    outputs = world_info_outputs(result)
-    assert [p.uid for p in outputs.before_entries] == [3, 2, 1]
-    assert outputs.before == "content 3\ncontent 2\ncontent 1"
-    assert [p.uid for p in outputs.after_entries] == [5, 4]
+    assert at(result, "before") == [3, 2, 1]
+    assert [a.content for a in result.active if a.position == "before"] == ["content 3", "content 2", "content 1"]
+    assert at(result, "after") == [5, 4]
     assert active_uids(result) == [3, 2, 1, 5, 4]
 
 
@@ -571,7 +578,7 @@ def test_candidate_order_ties_follow_javascript_key_order():
     }}).model_copy(update={"activation": "keywords"})
     result = run(wb, said("hi"))
     assert [a.activation_index for a in sorted(result.active, key=lambda a: str(a.uid))] == [1, 0, 2]
-    assert world_info_outputs(result).before == "ex\nten\ntwo"
+    assert [a.content for a in result.active] == ["ex", "ten", "two"]
 
 
 def test_examples_top_descending_bottom_ascending():
@@ -580,29 +587,28 @@ def test_examples_top_descending_bottom_ascending():
               entry(2, constant=True, order=20, position="before_example_messages"),
               entry(3, constant=True, order=10, position="after_example_messages"),
               entry(4, constant=True, order=20, position="after_example_messages"))
-    outputs = world_info_outputs(run(wb, said("hi")))
-    assert [p.uid for p in outputs.examples_top] == [2, 1]
-    assert [p.uid for p in outputs.examples_bottom] == [3, 4]
+    result = run(wb, said("hi"))
+    assert at(result, "before_example_messages") == [2, 1]
+    assert at(result, "after_example_messages") == [3, 4]
 
 
 def test_outlets_highest_order_first():
-    # §11.2
+    # §11.2: grouped by name (case-sensitive) in the order the names first appear, highest order first in a group.
     wb = book(entry(1, constant=True, order=10, position="outlet", outlet_name="lore"),
               entry(2, constant=True, order=30, position="outlet", outlet_name="lore"),
               entry(3, constant=True, order=20, position="outlet", outlet_name="Lore"),
               entry(4, constant=True, order=40, position="outlet"))
-    outputs = world_info_outputs(run(wb, said("hi")))
-    assert outputs.outlets == {"lore": "content 2\ncontent 1", "Lore": "content 3"}  # names are case-sensitive
-    assert [(u.uid, u.reason) for u in outputs.unplaced] == [(4, "outlet_without_name")]
+    result = run(wb, said("hi"))
+    assert [(a.uid, a.outlet_name) for a in result.active] == [(4, ""), (2, "lore"), (1, "lore"), (3, "Lore")]
 
 
 def test_author_note_lists_ascending():
     wb = book(entry(1, constant=True, order=30, position="before_author_note"),
               entry(2, constant=True, order=10, position="before_author_note"),
               entry(3, constant=True, order=20, position="after_author_note"))
-    outputs = world_info_outputs(run(wb, said("hi")))
-    assert [p.uid for p in outputs.an_top] == [2, 1]
-    assert author_note_with_world_info("NOTE", outputs) == "content 2\ncontent 1\nNOTE\ncontent 3"
+    result = run(wb, said("hi"))
+    assert at(result, "before_author_note") == [2, 1]
+    assert active_uids(result) == [2, 1, 3]
 
 
 def test_depth_groups():
@@ -610,12 +616,13 @@ def test_depth_groups():
               entry(2, constant=True, order=20, position="at_depth", depth=2, role="user"),
               entry(3, constant=True, order=10, position="at_depth", depth=2, role="system"),
               entry(4, constant=True, order=40, position="at_depth", depth=0, role="assistant"))
-    groups = world_info_outputs(run(wb, said("hi"))).depth
-    assert [(g.depth, g.role, [p.uid for p in g.entries], g.content) for g in groups] == [
-        (0, "assistant", [4], "content 4"),
-        (2, "user", [2, 1], "content 2\ncontent 1"),  # ascending within the group
-        (2, "system", [3], "content 3"),
-    ]
+    result = run(wb, said("hi"))
+    # Groups in creation order (highest order first creates), entries ascending within a group.
+    assert [(a.uid, a.depth, a.role) for a in result.active] == [
+        (4, 0, "assistant"), (2, 2, "user"), (1, 2, "user"), (3, 2, "system")]
+    groups = depth_groups([active_of(result, uid) for uid in (4, 1, 2, 3)])  # highest order first
+    assert [(depth, role, [a.uid for a in members]) for depth, role, members in groups] == [
+        (0, "assistant", [4]), (2, "user", [2, 1]), (2, "system", [3])]
 
 
 def test_depth_missing_never_injects():
@@ -624,15 +631,16 @@ def test_depth_missing_never_injects():
     wb = book(entry(1, constant=True, order=30, position="at_depth", depth=None),
               entry(2, constant=True, order=20, position="at_depth", depth=4),
               entry(3, constant=True, order=10, position="at_depth", depth=None))
-    groups = world_info_outputs(run(wb, said("hi"))).depth
-    assert [(g.depth, [p.uid for p in g.entries]) for g in groups] == [(None, [1]), (4, [3, 2])]
+    result = run(wb, said("hi"))
+    assert active_uids(result) == [1, 3, 2]
+    groups = depth_groups([active_of(result, uid) for uid in (1, 2, 3)])
+    assert [(depth, [a.uid for a in members]) for depth, _role, members in groups] == [(None, [1]), (4, [3, 2])]
 
 
-def test_empty_content_is_active_but_unplaced():
+def test_empty_content_is_still_active():
     result = run(book(entry(1, constant=True, content="")), said("hi"))
     assert active_uids(result) == [1]
-    assert [u.reason for u in world_info_outputs(result).unplaced] == ["empty_content"]
-    assert world_info_outputs(result).before == ""
+    assert active_of(result, 1).content == ""
 
 
 @pytest.mark.parametrize(("value", "wi_format", "expected"), [
@@ -647,23 +655,6 @@ def test_empty_content_is_active_but_unplaced():
 ])
 def test_format_world_info(value, wi_format, expected):
     assert format_world_info(value, wi_format) == expected
-
-
-@pytest.mark.parametrize(("top", "note", "bottom", "expected"), [
-    ([], "N", [], "N"),
-    (["T"], "N", [], "T\nN"),
-    ([], "N", ["B"], "N\nB"),
-    (["T1", "T2"], "N", ["B"], "T1\nT2\nN\nB"),
-    (["T"], "", [], "T\n"),  # only one trailing newline is removed
-    ([], "", [], ""),
-])
-def test_author_note_with_world_info(top, note, bottom, expected):
-    entries = [entry(i, constant=True, content=text, order=100 + i, position="before_author_note")
-               for i, text in enumerate(top)]
-    entries += [entry(10 + i, constant=True, content=text, order=100 + i, position="after_author_note")
-                for i, text in enumerate(bottom)]
-    outputs = world_info_outputs(run(book(*entries), said("hi")))
-    assert author_note_with_world_info(note, outputs) == expected
 
 
 # ---------------------------------------------------------------------------------------------- the Eldoria book
@@ -701,10 +692,9 @@ def test_eldoria_recursive(eldoria):
         0: ("recursion", "eldoria", 2, 2), 1: ("recursion", "beast", 2, 2), 3: ("recursion", "power", 2, 2)}
     assert result.skipped == ()
     # All four are "before" with order 100: activation order 2, 0, 1, 3, emitted later-activated first.
-    outputs = world_info_outputs(result)
-    assert [p.uid for p in outputs.before_entries] == [3, 1, 0, 2]
-    assert outputs.before == "\n".join(expanded(raw, uid) for uid in (3, 1, 0, 2))
-    assert outputs.after == "" and outputs.depth == ()
+    assert active_uids(result) == [3, 1, 0, 2]
+    assert {a.position for a in result.active} == {"before"}
+    assert [a.content for a in result.active] == [expanded(raw, uid) for uid in (3, 1, 0, 2)]
 
 
 def test_eldoria_without_recursion(eldoria):
@@ -729,7 +719,7 @@ def test_eldoria_budget(eldoria):
     assert sorted(active_uids(result)) == [0, 2]
     assert (skip_of(result, 1).kind, skip_of(result, 1).tokens) == ("over_budget", limit)
     assert skip_of(result, 3).kind == "over_budget"
-    assert world_info_outputs(result).before == expanded(raw, 0) + "\n" + expanded(raw, 2)
+    assert [a.content for a in result.active] == [expanded(raw, 0), expanded(raw, 2)]
 
 
 def test_eldoria_with_shipped_settings(eldoria, shared_fixtures: Path):
@@ -757,13 +747,16 @@ def test_result_is_json_and_inputs_are_untouched():
     assert json.loads(json.dumps(dumped)) == dumped
     assert dumped["active"][0]["reason"]["matched_in"] == {"kind": "message", "index": 0, "uid": None,
                                                            "field": None}
-    assert world_info_outputs(result).model_dump(mode="json")["before"] == "content 1"
+    assert [a["content"] for a in dumped["active"]] == ["content 1"]
 
 
-def test_a_native_world_book_dict_is_accepted():
-    result = activate_world_info({"entries": {"0": {"uid": 0, "key": ["dragon"], "content": "x"}},
-                                  "activation": "keywords"}, chat=said("a dragon"), names=NAMES, max_context=BIG)
+def test_a_native_world_book_is_read_by_the_importer_first():
+    native = {"entries": {"0": {"uid": 0, "key": ["dragon"], "content": "x"}}, "activation": "keywords"}
+    result = activate_world_info(import_worldbook(native), chat=said("a dragon"), names=NAMES, max_context=BIG)
     assert active_uids(result) == [0]
+    with pytest.raises(WorldInfoError) as error:
+        activate_world_info(native, chat=said("a dragon"), names=NAMES, max_context=BIG)
+    assert (error.value.code, error.value.detail["field"]) == ("WORLD_INFO_INVALID", "book")
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [
@@ -816,13 +809,33 @@ def test_every_entry_appears_exactly_once(entries, max_context, recursive):
     wb = book(*(entry(i, **fields) for i, fields in enumerate(entries)), recursive=recursive)
     result = run(wb, said("a dragon in the rain", "fire"), max_context=max_context)
     assert_each_entry_once(wb, result)
-    outputs = world_info_outputs(result)
-    placed = [p.uid for p in (*outputs.before_entries, *outputs.after_entries, *outputs.examples_top,
-                              *outputs.examples_bottom)]
-    placed += [p.uid for g in outputs.depth for p in g.entries]
-    placed += [p.uid for group in outputs.outlet_entries.values() for p in group]
-    placed += [u.uid for u in outputs.unplaced]
-    assert sorted(placed) == sorted(active_uids(result))
+    assert sorted(a.activation_index for a in result.active) == list(range(len(result.active)))
+    assert_emission_order(result)
+
+
+def assert_emission_order(result: WorldInfoActivation) -> None:
+    """§7.5's directions: positions in SillyTavern's numeric order; before / after, the author's note lists and
+    the examples' bottom ascending (equal orders later-activated first); the examples' top descending; outlets by
+    name, descending; at depth one run per (depth, role) group, ascending within it."""
+    numbers = [WORLD_POSITION_NUMBER[a.position] for a in result.active]
+    assert numbers == sorted(numbers)
+    for position in ("before", "after", "before_author_note", "after_author_note", "after_example_messages"):
+        here = [a for a in result.active if a.position == position]
+        assert here == sorted(here, key=lambda a: (a.order, -a.activation_index))
+    top = [a for a in result.active if a.position == "before_example_messages"]
+    assert top == sorted(top, key=lambda a: (-a.order, a.activation_index))
+    outlets = [a for a in result.active if a.position == "outlet"]
+    names = list(dict.fromkeys(a.outlet_name for a in outlets))
+    assert [a.outlet_name for a in outlets] == [n for n in names for a in outlets if a.outlet_name == n]
+    for name in names:
+        group = [a for a in outlets if a.outlet_name == name]
+        assert group == sorted(group, key=lambda a: (-a.order, a.activation_index))
+    deep = [a for a in result.active if a.position == "at_depth"]
+    runs = [members for _depth, _role, members in depth_groups(sorted(deep, key=lambda a: (-a.order,
+                                                                                          a.activation_index)))]
+    assert deep == [a for members in runs for a in members]
+    for members in runs:
+        assert [a.order for a in members] == sorted(a.order for a in members)
 
 
 # ---------------------------------------------------------------------------------------------- character lore

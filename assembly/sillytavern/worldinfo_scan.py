@@ -1,0 +1,388 @@
+"""The world info keyword scan: SillyTavern 1.18's passes over a book's candidates (sillytavern.md §7.2–§7.4).
+
+* Passes: the first scan, then recursion passes over the contents of newly active entries (unless
+  `prevent_recursion`), `delay_until_recursion` levels, and `min_activations` passes that widen the scan depth by one
+  message, up to `max_recursion_steps` passes when that is > 0.
+* Each pass: the new matches (candidate order) go through inclusion groups, the probability roll and the token
+  budget (`round(max_context * budget_percent / 100) or 1`, capped by `budget_cap` when > 0). An entry that would
+  reach the budget is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
+
+Rolls are deterministic in the preview and show the more likely outcome: the probability roll is taken at its middle
+(50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
+below 50 fails; an inclusion group is won by its most likely member: the highest `order` among `group_override`
+entries, else the highest `group_weight`, ties going to the earlier candidate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembly.macros import MacroContext, expand_text_macros
+from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.worldinfo_buffer import ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
+from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
+from assembly.tokens import count_tokens
+
+PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the preview)
+
+
+def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
+    """The book's entries as JavaScript's Object.keys lists them: integer keys ascending, then the rest as given."""
+
+    def index(uid: int | str) -> int | None:
+        text = str(uid)
+        if text.isascii() and text.isdecimal() and (text == "0" or not text.startswith("0")):
+            number = int(text)
+            return number if number < 2**32 - 1 else None
+        return None
+
+    numbered = sorted((e for e in entries if index(e.uid) is not None), key=lambda e: index(e.uid))
+    return numbered + [e for e in entries if index(e.uid) is None]
+
+
+def split_decorators(content: str) -> tuple[tuple[str, ...], str]:
+    """SillyTavern's leading `@@activate` / `@@dont_activate` lines -> (decorators, content without them)."""
+    known = ("@@activate", "@@dont_activate")
+    if not content.startswith("@@"):
+        return (), content
+    lines = content.split("\n")
+    found: list[str] = []
+    fallback = False  # "@@@x" is only read when the decorator before it was not understood
+    for i, line in enumerate(lines):
+        if not line.startswith("@@"):
+            return tuple(found), "\n".join(lines[i:])
+        if line.startswith("@@@") and not fallback:
+            continue
+        candidate = line[1:] if line.startswith("@@@") else line
+        if candidate.startswith(known):
+            found.append(candidate)
+            fallback = False
+        else:
+            fallback = True
+    return tuple(found), content  # nothing but decorator lines: SillyTavern keeps the content as it was
+
+
+def _delay_level(entry: WorldBookEntry) -> int:
+    value = entry.delay_until_recursion
+    if value is True:
+        return 1
+    return int(value) if value else 0
+
+
+def _round_half_up(value: float) -> int:
+    # JavaScript's Math.round (halves go up), unlike Python's round (halves go to even).
+    return math.floor(value + 0.5)
+
+
+def world_info_budget(book: WorldBook, max_context: int) -> int:
+    """SillyTavern's budget: round(max_context * budget_percent / 100) or 1, capped by budget_cap when > 0."""
+    limit = _round_half_up(book.budget_percent * max_context / 100) or 1
+    if book.budget_cap > 0 and limit > book.budget_cap:
+        limit = book.budget_cap
+    return limit
+
+
+@dataclass
+class Candidate:
+    entry: WorldBookEntry
+    decorators: tuple[str, ...]
+    raw_content: str  # decorator lines removed, macros not yet expanded
+    keys: list[tuple[str, str]]  # (as written, expanded and trimmed); empty expansions dropped
+    secondary: list[tuple[str, str]]
+    groups: tuple[str, ...]
+
+
+@dataclass
+class Match:
+    candidate: Candidate
+    kind: str  # constant | decorator | key | secondary | recursion
+    key: str | None = None
+    matched_in: MatchSource | None = None
+    logic: str | None = None
+    secondary_found: tuple[str, ...] = ()
+
+
+_DECISIVE = {"group_lost", "probability", "over_budget"}  # decided after a match; a later non-match does not undo it
+
+
+@dataclass
+class KeywordScan:
+    """One keyword scan of a book: `run()` fills `activated` (uid -> match, content, pass) and `outcome` (uid ->
+    why it was skipped)."""
+
+    book: WorldBook
+    candidates: list[Candidate]
+    buffers: ScanBuffers
+    budget: int
+    encoding: str
+    generation: str
+    chat_length: int
+    macros: MacroContext
+    activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
+    outcome: dict[Any, SkipReason] = field(default_factory=dict)
+    failed_probability: set[Any] = field(default_factory=set)
+    overflowed: bool = False
+    passes: int = 0
+
+    def skip(self, uid: Any, reason: SkipReason) -> None:
+        # Keep the first decisive reason (it names the winner or the token count): a later pass only repeats it.
+        previous = self.outcome.get(uid)
+        if previous is not None and previous.kind in _DECISIVE and (
+                reason.kind not in _DECISIVE or reason.kind == previous.kind):
+            return
+        self.outcome[uid] = reason
+
+    def run(self) -> None:
+        book = self.book
+        levels = sorted({_delay_level(c.entry) for c in self.candidates if _delay_level(c.entry)})
+        current_level = levels.pop(0) if levels else 0
+        state = ScanState.INITIAL
+        all_activated_text = ""
+        while state:
+            if book.max_recursion_steps and book.max_recursion_steps <= self.passes:
+                break
+            self.passes += 1
+            matches = self.scan(state, current_level)
+            matches = self.inclusion_groups(matches, state)
+            text_tokens = count_tokens(all_activated_text, self.encoding)
+            new_content = ""
+            passed: list[tuple[Match, str]] = []
+            for match in matches:
+                entry = match.candidate.entry
+                if entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL:
+                    self.failed_probability.add(entry.uid)
+                    self.skip(entry.uid, self.matched_skip(
+                        match, "probability", probability=entry.probability,
+                        message=f"probability {entry.probability}%: the preview rolls {PREVIEW_ROLL} (the more "
+                                f"likely outcome) and the entry does not activate"))
+                    continue
+                content = expand_text_macros(match.candidate.raw_content, self.macros).text
+                passed.append((match, content))
+                new_content += content + "\n"
+                if entry.ignore_budget:
+                    self.activate(match, content)
+                    continue
+                if self.overflowed:
+                    self.skip(entry.uid, self.matched_skip(
+                        match, "over_budget", budget=self.budget,
+                        message=f"the world info budget ({self.budget} tokens) was already reached"))
+                    continue
+                tokens = text_tokens + count_tokens(new_content, self.encoding)
+                if tokens >= self.budget:
+                    self.overflowed = True
+                    self.skip(entry.uid, self.matched_skip(
+                        match, "over_budget", budget=self.budget, tokens=tokens,
+                        message=f"over the world info budget: {tokens} tokens >= {self.budget}"))
+                    continue
+                self.activate(match, content)
+            # As in SillyTavern, an entry that passed its roll feeds recursion even when the budget refused it (only
+            # a later delay-level or min-activation pass can read it: overflow stops normal recursion).
+            for_recursion = [(m.candidate.entry.uid, content) for m, content in passed
+                             if not m.candidate.entry.prevent_recursion]
+
+            following = None
+            if book.recursive and not self.overflowed and for_recursion:
+                following = ScanState.RECURSION
+            if (book.recursive and not self.overflowed and state == ScanState.MIN_ACTIVATIONS
+                    and self.buffers.recursion):
+                following = ScanState.RECURSION
+            if following is None and book.min_activations > 0 and len(self.activated) < book.min_activations:
+                depth = self.buffers.depth()
+                beyond = (book.min_activations_depth_max > 0 and depth > book.min_activations_depth_max) or (
+                    depth > self.chat_length)
+                if not beyond:
+                    following = ScanState.MIN_ACTIVATIONS
+                    self.buffers.skew += 1
+            if following is None and levels:
+                following = ScanState.RECURSION
+                current_level = levels.pop(0)
+            state = following
+            if state:
+                self.buffers.add_recursion(for_recursion)
+                all_activated_text = "\n".join(c for _uid, c in for_recursion) + "\n" + all_activated_text
+
+    def skipper(self, uid: Any) -> Any:
+        def skip(kind: SkipKind, message: str, **fields: Any) -> None:
+            self.skip(uid, SkipReason(kind=kind, message=message, scan_pass=self.passes, **fields))
+
+        return skip
+
+    def activate(self, match: Match, content: str) -> None:
+        self.activated[match.candidate.entry.uid] = (match, content, self.passes)
+        self.outcome.pop(match.candidate.entry.uid, None)
+
+    def matched_skip(self, match: Match, kind: SkipKind, **fields: Any) -> SkipReason:
+        return SkipReason(kind=kind, scan_pass=self.passes, key=match.key, matched_in=match.matched_in, **fields)
+
+    def scan(self, state: str, current_level: int) -> list[Match]:
+        matches = []
+        for candidate in self.candidates:
+            entry = candidate.entry
+            uid = entry.uid
+            if uid in self.failed_probability or uid in self.activated:
+                continue
+            skip = self.skipper(uid)
+            if not entry.enabled:
+                skip("disabled", "the entry is disabled")
+                continue
+            if entry.triggers and self.generation not in entry.triggers:
+                skip("trigger", f"only for generation types {', '.join(entry.triggers)}; this is "
+                                f"'{self.generation}'")
+                continue
+            if entry.delay and self.chat_length < entry.delay:
+                skip("delayed", f"delayed until the chat has {entry.delay} messages (it has {self.chat_length})")
+                continue
+            level = _delay_level(entry)
+            if state != ScanState.RECURSION and level:
+                skip("delayed_until_recursion", f"waits for recursion level {level}; no recursion pass reached it")
+                continue
+            if state == ScanState.RECURSION and level > current_level:
+                skip("delayed_until_recursion", f"waits for recursion level {level}; the scan stopped at level "
+                                                f"{current_level}")
+                continue
+            if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion:
+                found = self.primary(candidate, state)
+                if found is not None and found[1] is not None and found[1].kind == "recursion":
+                    skip("recursion_excluded", f"key '{found[0]}' is in the recursion buffer, which this entry "
+                                               f"does not scan", key=found[0], matched_in=found[1])
+                continue
+            if "@@activate" in candidate.decorators:
+                matches.append(Match(candidate, "decorator"))
+                continue
+            if "@@dont_activate" in candidate.decorators:
+                skip("decorator", "the content starts with @@dont_activate")
+                continue
+            if entry.constant:
+                matches.append(Match(candidate, "constant"))
+                continue
+            if not entry.keys:
+                skip("no_keys", "the entry has no keys and is not constant")
+                continue
+            found = self.primary(candidate, state)
+            if found is None:
+                depth = entry.scan_depth if entry.scan_depth is not None else self.buffers.depth()
+                where = "the scan depth is 0" if depth <= 0 else f"the last {depth} message(s)"
+                skip("no_match", f"no primary key found ({where})")
+                continue
+            key, source = found
+            kind = "recursion" if source is not None and source.kind == "recursion" else "key"
+            if not (entry.selective and entry.secondary_keys):  # a key that expands to "" still counts, unfound
+                matches.append(Match(candidate, kind, key, source))
+                continue
+            logic = entry.selective_logic
+            buffer = self.buffers.buffer(entry, state)
+            case = self.case_sensitive(entry)
+            text = buffer.text(case)[0] if buffer else ""
+            found_secondary = tuple(written for written, needle in candidate.secondary
+                                    if find_key(text, needle, case_sensitive=case,
+                                                match_whole_words=self.whole_words(entry)) is not None)
+            every = len(found_secondary) == len(entry.secondary_keys)
+            passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
+                      "and_all": every}[logic]
+            if not passed:
+                shown = ", ".join(repr(k) for k in found_secondary) or "none"
+                skip("secondary_failed", f"primary key '{key}' matched but the secondary keys fail {logic} "
+                                         f"(found: {shown})", key=key, matched_in=source)
+                continue
+            matches.append(Match(candidate, "recursion" if kind == "recursion" else "secondary", key, source,
+                                  logic, found_secondary))
+        return matches
+
+    def case_sensitive(self, entry: WorldBookEntry) -> bool:
+        return entry.case_sensitive if entry.case_sensitive is not None else self.book.case_sensitive
+
+    def whole_words(self, entry: WorldBookEntry) -> bool:
+        return entry.match_whole_words if entry.match_whole_words is not None else self.book.match_whole_words
+
+    def primary(self, candidate: Candidate, state: str) -> tuple[str, MatchSource | None] | None:
+        """The first primary key (in the entry's order) found in its buffer, and where it was found."""
+        buffer = self.buffers.buffer(candidate.entry, state)
+        if buffer is None:
+            return None
+        case = self.case_sensitive(candidate.entry)
+        whole = self.whole_words(candidate.entry)
+        for written, needle in candidate.keys:
+            regex = parse_regex_key(needle) is not None
+            text = buffer.text(True if regex else case)[0]
+            offset = find_key(text, needle, case_sensitive=case, match_whole_words=whole)
+            if offset is not None:
+                return written, buffer.source_at(offset, True if regex else case)
+        return None
+
+    def score(self, candidate: Candidate, state: str) -> int:
+        """SillyTavern's group score: primary keys found, plus secondary keys found under and_any (and under and_all
+        when all are found)."""
+        entry = candidate.entry
+        buffer = self.buffers.buffer(entry, state)
+        if buffer is None or not entry.keys:
+            return 0
+        case, whole = self.case_sensitive(entry), self.whole_words(entry)
+
+        def found(keys: list[tuple[str, str]]) -> int:
+            return sum(find_key(buffer.text(True if parse_regex_key(n) else case)[0], n, case_sensitive=case,
+                                match_whole_words=whole) is not None for _w, n in keys)
+
+        primary, secondary = found(candidate.keys), found(candidate.secondary)
+        if entry.secondary_keys and entry.selective_logic == "and_any":
+            return primary + secondary
+        if entry.secondary_keys and entry.selective_logic == "and_all" and secondary == len(entry.secondary_keys):
+            return primary + secondary
+        return primary
+
+    def inclusion_groups(self, matches: list[Match], state: str) -> list[Match]:
+        """One entry per inclusion group (sillytavern.md §7.3), decided deterministically: see the module doc."""
+        groups: dict[str, list[Match]] = {}
+        for match in matches:
+            for group in match.candidate.groups:
+                groups.setdefault(group, []).append(match)
+        if not groups:
+            return matches
+        names = [g for g in groups if g.isascii() and g.isdecimal() and (g == "0" or not g.startswith("0"))]
+        names = sorted(names, key=int) + [g for g in groups if g not in names]  # JavaScript's object key order
+        removed: set[int] = set()
+
+        def lose(match: Match, group: str, winner: Match | None, why: str) -> None:
+            if id(match) in removed:
+                return
+            removed.add(id(match))
+            self.skip(match.candidate.entry.uid, self.matched_skip(
+                match, "group_lost", group=group, winner=winner.candidate.entry.uid if winner else None,
+                message=f"lost inclusion group '{group}' {why}"))
+
+        for name in names:  # group scoring first, as SillyTavern filters losers by score before choosing
+            members = groups[name]
+            scored = [m for m in members if (m.candidate.entry.use_group_scoring
+                                             if m.candidate.entry.use_group_scoring is not None
+                                             else self.book.use_group_scoring)]
+            if not scored:
+                continue
+            scores = {id(m): self.score(m.candidate, state) for m in members}
+            best = max(scores.values())
+            losers = [m for m in scored if scores[id(m)] < best and id(m) not in removed]
+            for match in losers:
+                lose(match, name, None, f"with a lower key score ({scores[id(match)]} < {best})")
+            groups[name] = [m for m in members if all(m is not loser for loser in losers)]
+        active_groups = {g for match, _c, _p in self.activated.values() for g in match.candidate.groups}
+        for name in names:
+            members = groups[name]
+            if name in active_groups:
+                for match in members:
+                    lose(match, name, None, "(the group already activated an entry in an earlier pass)")
+                continue
+            if len(members) <= 1:
+                continue
+            overrides = [m for m in members if m.candidate.entry.group_override]
+            if overrides:
+                winner = max(overrides, key=lambda m: (m.candidate.entry.order, -overrides.index(m)))
+                why = f"to entry {winner.candidate.entry.uid} (group override with the highest order)"
+            else:
+                winner = max(members, key=lambda m: (m.candidate.entry.group_weight, -members.index(m)))
+                why = f"to entry {winner.candidate.entry.uid} (the most likely winner: highest group weight)"
+            for match in members:
+                if match is not winner:
+                    lose(match, name, winner, why)
+        return [m for m in matches if id(m) not in removed]
