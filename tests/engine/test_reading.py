@@ -60,3 +60,41 @@ def test_resources_given_as_models_are_taken_as_they_are(monkeypatch):
     assert resources.preset is parsed.preset
     assert resources == Resources(preset=parsed.preset, author_note=resources.author_note)
     assert resources.author_note.content == "Note"
+
+
+def _fragment_config(**extra):
+    return {"id": "a", "role": "user", "source_id": "s", "trust": "user", "lifetime": "turn", "max_chars": 9,
+            "format": str, **extra}
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    (_fragment_config(sourceId="s"), ("FRAGMENT_CONFLICTING_FIELD", "fragment 'a': field source_id is given twice "
+                                      "(source_id and sourceId); give one spelling",
+                                      {"fragment_id": "a", "field": "source_id"})),
+    (_fragment_config(maxchars=5), ("FRAGMENT_UNKNOWN_FIELD", "fragment 'a': unknown field 'maxchars'; expected one "
+                                    "of id, role, source_id, sourceId, trust, lifetime, max_chars, maxChars, "
+                                    "description, format", {"fragment_id": "a", "field": "maxchars"})),
+])
+def test_fragments_word_their_spelling_refusals(config, expected):
+    from assembly.fragments import FragmentError, define_context_fragments
+
+    with pytest.raises(FragmentError) as caught:
+        define_context_fragments([config], max_input_chars=10)
+    assert (caught.value.code, caught.value.message, caught.value.detail) == expected
+
+
+@pytest.mark.parametrize(("layout", "blocks", "expected"), [
+    ({"author_note": 0, "authorNote": 0}, [],
+     ("INVALID_LAYOUT", "layout: 'author_note' and 'authorNote' both give 'author_note'; use one", {"field": "layout"})),
+    ({"examples": {"start": 0, "end": 0, "stop": 1}}, [],
+     ("INVALID_LAYOUT", "layout.examples: unknown field 'stop' (expected one of: end, start)", {"field": "examples"})),
+    ({}, [{"id": "b", "position": "outlet", "outlet_name": "o", "outletName": "o"}],
+     ("INVALID_BLOCK", "blocks[0]: 'outlet_name' and 'outletName' both give 'outlet_name'; use one",
+      {"block_index": 0})),
+])
+def test_placement_words_its_spelling_refusals(layout, blocks, expected):
+    from assembly.placement import PlacementError, place_context_blocks
+
+    with pytest.raises(PlacementError) as caught:
+        place_context_blocks([{"role": "user", "content": "x"}], layout, blocks)
+    assert (caught.value.code, caught.value.message, caught.value.detail) == expected
