@@ -56,6 +56,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import CodedError
+from assembly.reading import rename_fields
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -192,19 +193,19 @@ def _read_fields(config: Mapping[str, Any], index: int) -> dict[str, Any]:
     raw_id = config.get("id")
     known_id = raw_id if isinstance(raw_id, str) else None
     label = _label(raw_id, index)
-    fields: dict[str, Any] = {}
-    for key, value in config.items():
-        field = _SPELLING_TO_FIELD.get(key)
-        if field is None:
-            expected = ", ".join(_SPELLING_TO_FIELD)
-            raise FragmentError("FRAGMENT_UNKNOWN_FIELD", f"{label}: unknown field {key!r}; expected one of {expected}",
-                                fragment_id=known_id, field=str(key))
-        if field in fields:
-            raise FragmentError(
-                "FRAGMENT_CONFLICTING_FIELD",
-                f"{label}: field {field} is given twice ({' and '.join(_FIELD_SPELLINGS[field])}); give one spelling",
-                fragment_id=known_id, field=field)
-        fields[field] = value
+
+    def unknown(key: Any) -> FragmentError:
+        return FragmentError("FRAGMENT_UNKNOWN_FIELD",
+                             f"{label}: unknown field {key!r}; expected one of {', '.join(_SPELLING_TO_FIELD)}",
+                             fragment_id=known_id, field=str(key))
+
+    def twice(field: str, _first: Any, _key: Any) -> FragmentError:
+        return FragmentError(
+            "FRAGMENT_CONFLICTING_FIELD",
+            f"{label}: field {field} is given twice ({' and '.join(_FIELD_SPELLINGS[field])}); give one spelling",
+            fragment_id=known_id, field=field)
+
+    fields = rename_fields(config, _SPELLING_TO_FIELD, unknown=unknown, twice=twice)
     for field in _REQUIRED_FIELDS:
         if field not in fields:
             raise FragmentError("FRAGMENT_MISSING_FIELD", f"{label}: required field {field} is missing",

@@ -17,6 +17,7 @@ snapshot that stays where it stands (`reused`), sent but never recorded (`reques
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
 from typing import Any
@@ -158,47 +159,18 @@ def native_request(
     recorded = _last(history, SYSTEM_KIND)
     out: list[RequestMessage] = []
     pending_update: RequestMessage | None = None
+    send = functools.partial(request_message, tokenizer=tokenizer, step=step)
     if system_text:
         unchanged = recorded is not None and recorded.get("content") == system_text
+        surface = functools.partial(send, system_nodes, role="system", content=system_text, delivery="system")
         if system_update == "head":
-            out.append(
-                request_message(
-                    system_nodes,
-                    role="system",
-                    content=system_text,
-                    delivery="system",
-                    region="system",
-                    status="native" if unchanged else "appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                    message_id=recorded["id"] if unchanged and recorded else None,
-                )
-            )
+            out.append(surface(region="system", status="native" if unchanged else "appended",
+                               message_id=recorded["id"] if unchanged and recorded else None))
         elif recorded is None:
-            out.append(
-                request_message(
-                    system_nodes,
-                    role="system",
-                    content=system_text,
-                    delivery="system",
-                    region="system",
-                    status="appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                )
-            )
+            out.append(surface(region="system", status="appended"))
         elif not unchanged:
             # in-history hosts keep the old surface where it stands and record the change before this step's input
-            pending_update = request_message(
-                system_nodes,
-                role="system",
-                content=system_text,
-                delivery="system",
-                region="history",
-                status="appended",
-                tokenizer=tokenizer,
-                step=step,
-            )
+            pending_update = surface(region="history", status="appended")
     for node in system_nodes:
         node.request_index = 0 if out and out[0].delivery == "system" else None
 
@@ -208,6 +180,7 @@ def native_request(
         context_text = CONTEXT_FRAMING + "\n\n" + "\n\n".join(contexts + [n.text for n in context_nodes])
     previous_context = _last(history, CONTEXT_KIND)
     context_done = False
+    context = functools.partial(send, role="user", delivery="context", region="after-input", status="appended")
 
     def add_context() -> None:
         nonlocal context_done
@@ -218,31 +191,9 @@ def native_request(
                 return
             for node in context_nodes:
                 node.request_index = len(out)
-            out.append(
-                request_message(
-                    context_nodes,
-                    role="user",
-                    content=context_text,
-                    delivery="context",
-                    region="after-input",
-                    status="appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                )
-            )
+            out.append(context(context_nodes, content=context_text))
         elif previous_context is not None and previous_context.get("content") != CONTEXT_INVALIDATION:
-            out.append(
-                request_message(
-                    [],
-                    role="user",
-                    content=CONTEXT_INVALIDATION,
-                    delivery="context",
-                    region="after-input",
-                    status="appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                )
-            )
+            out.append(context([], content=CONTEXT_INVALIDATION))
 
     for node in nodes:
         if node.region in ("history", "input"):
@@ -252,19 +203,9 @@ def native_request(
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(
-                request_message(
-                    [node],
-                    role=node.role,
-                    content=node.text,
-                    delivery=node.region,
-                    region=node.region,
-                    status="native" if node.region == "history" else "appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                    name=node.message.get("name"),
-                )
-            )
+            out.append(send([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
+                            status="native" if node.region == "history" else "appended",
+                            name=node.message.get("name")))
         elif node.region == "before-input" or (node.region == "after-input" and node.native_delivery == "pre-step"):
             if node.region == "after-input" and not context_done:
                 add_context()  # after the input, context always precedes pre-step
@@ -272,18 +213,8 @@ def native_request(
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(
-                request_message(
-                    [node],
-                    role="user",
-                    content=node.text,
-                    delivery="pre-step",
-                    region=node.region,
-                    status="appended",
-                    tokenizer=tokenizer,
-                    step=step,
-                )
-            )
+            out.append(send([node], role="user", content=node.text, delivery="pre-step", region=node.region,
+                            status="appended"))
     if pending_update is not None:
         out.append(pending_update)
     if not context_done:

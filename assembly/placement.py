@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import CodedError
+from assembly.reading import rename_fields
 
 POSITIONS = (
     "before_character",
@@ -168,20 +169,14 @@ def _as_mapping(value: Any) -> Mapping | None:
 
 def _rename(raw: Mapping, names: Mapping[str, str], where: str, code: str, *, strict: bool, **detail: Any) -> dict:
     """Map the input spellings onto field names; both spellings of one field, or (strict) unknown keys, are errors."""
-    fields: dict[str, Any] = {}
-    spelled: dict[str, str] = {}
-    for key, value in raw.items():
-        name = names.get(key)
-        if name is None:
-            if strict:
-                known = ", ".join(sorted(set(names)))
-                raise PlacementError(code, f"{where}: unknown field {key!r} (expected one of: {known})", **detail)
-            name = key
-        if name in spelled:
-            raise PlacementError(code, f"{where}: {spelled[name]!r} and {key!r} both give {name!r}; use one", **detail)
-        spelled[name] = str(key)
-        fields[name] = value
-    return fields
+    def unknown(key: Any) -> PlacementError:
+        known = ", ".join(sorted(set(names)))
+        return PlacementError(code, f"{where}: unknown field {key!r} (expected one of: {known})", **detail)
+
+    def twice(name: str, first: Any, key: Any) -> PlacementError:
+        return PlacementError(code, f"{where}: {first!r} and {key!r} both give {name!r}; use one", **detail)
+
+    return rename_fields(raw, names, unknown=unknown if strict else None, twice=twice)
 
 
 def _layout_fields(layout: Any) -> dict:
@@ -198,6 +193,13 @@ def _layout_fields(layout: Any) -> dict:
 
 def _layout_error(field_name: str, expected: str, got: Any) -> PlacementError:
     return PlacementError("INVALID_LAYOUT", f"layout.{field_name}: expected {expected}, got {got!r}", field=field_name)
+
+
+def _outlet_hosts(value: Any) -> Mapping:
+    raw = _as_mapping(value)
+    if raw is None:
+        raise _layout_error("outlets", "an object {name: message index}", value)
+    return raw
 
 
 def _read_index(value: Any, field_name: str, upper: int, *, inclusive: bool) -> int:
@@ -227,12 +229,8 @@ def _read_layout(layout: Any, count: int) -> _Layout:
     character = _read_range(fields["character"], "character", count) if "character" in fields else None
     examples = _read_range(fields["examples"], "examples", count) if "examples" in fields else None
     if character and examples and character[0] < examples[1] and examples[0] < character[1]:
-        raise PlacementError(
-            "INVALID_LAYOUT",
-            f"layout.character {list(character)} and layout.examples {list(examples)} overlap; the half-open ranges"
-            " must be disjoint",
-            field="examples",
-        )
+        raise PlacementError("INVALID_LAYOUT", f"layout.character {list(character)} and layout.examples "
+                             f"{list(examples)} overlap; the half-open ranges must be disjoint", field="examples")
 
     author_note = None
     if "author_note" in fields:
@@ -240,10 +238,7 @@ def _read_layout(layout: Any, count: int) -> _Layout:
 
     outlets: dict[str, int] = {}
     if "outlets" in fields:
-        raw_outlets = _as_mapping(fields["outlets"])
-        if raw_outlets is None:
-            raise _layout_error("outlets", "an object {name: message index}", fields["outlets"])
-        for name, index in raw_outlets.items():
+        for name, index in _outlet_hosts(fields["outlets"]).items():
             if not isinstance(name, str) or not name or "{" in name or "}" in name:
                 raise _layout_error("outlets", "outlet names that are non-empty strings without braces", name)
             outlets[name] = _read_index(index, f"outlets.{name}", count, inclusive=False)
@@ -298,11 +293,8 @@ def _host_role_and_text(messages: tuple, index: int, anchor: str) -> tuple[str, 
     message = messages[index]
     role, content = _message_field(message, "role"), _message_field(message, "content")
     if not isinstance(role, str) or not isinstance(content, str):
-        raise PlacementError(
-            "INVALID_LAYOUT",
-            f"layout.{anchor}: message {index} must have a string role and string content to host embedded blocks",
-            field=anchor,
-        )
+        raise PlacementError("INVALID_LAYOUT", f"layout.{anchor}: message {index} must have a string role and "
+                             "string content to host embedded blocks", field=anchor)
     return role, content
 
 
@@ -314,12 +306,8 @@ def _check_hosts(layout: _Layout, messages: tuple) -> None:
         marker = _outlet_marker(name)
         found = text.count(marker)
         if found != 1:
-            raise PlacementError(
-                "OUTLET_MARKER_COUNT",
-                f"layout.outlets.{name}: message {index} must contain {marker} exactly once, found {found}",
-                field=f"outlets.{name}",
-                outlet=name,
-            )
+            raise PlacementError("OUTLET_MARKER_COUNT", f"layout.outlets.{name}: message {index} must contain "
+                                 f"{marker} exactly once, found {found}", field=f"outlets.{name}", outlet=name)
 
 
 def _outlet_marker(name: str) -> str:
@@ -605,12 +593,7 @@ def get_placement_capabilities(layout: Mapping | BaseModel | None) -> dict:
     """The positions and outlet names the declared anchors allow. Only the anchors' presence is looked at; indices,
     ranges and markers are checked by `place_context_blocks`."""
     fields = _layout_fields(layout)
-    outlets: list[str] = []
-    if "outlets" in fields:
-        raw_outlets = _as_mapping(fields["outlets"])
-        if raw_outlets is None:
-            raise _layout_error("outlets", "an object {name: message index}", fields["outlets"])
-        outlets = [str(name) for name in raw_outlets]
+    outlets = [str(name) for name in _outlet_hosts(fields["outlets"])] if "outlets" in fields else []
     declared = {name for name in fields if name != "outlets"} | ({"outlets"} if outlets else set())
     positions = [position for position in POSITIONS if _ANCHOR_OF_POSITION[position] in declared]
     return {"positions": positions, "outlets": outlets}

@@ -15,8 +15,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-
-TEXT_ONLY_KINDS = frozenset({"custom", "dsh.text"})
+from assembly.strategy import TEXT_RULE_KINDS
 
 
 def row_key(node: Node) -> str:
@@ -185,12 +184,19 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
               "content": b["content"]} for b in placeable],
         )
     except PlacementError as exc:
-        raise AssemblyError(exc.code, f"outlets: {exc}", detail={"outlets": sorted(hosts)}) from None
+        raise _outlet_refusal(exc, hosts) from None
     for n, i in enumerate(indices):
         nodes[i].text = placed.messages[n]["content"]
         nodes[i].children.extend({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
                                   "lock_reason": f"macro:outlet::{b['outlet_name']}"}
                                  for b in placeable if hosts[b["outlet_name"]] == i)
+
+
+def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:
+    """The one wording of a refused outlet fill. The primitive's message and detail speak of the host-only message
+    list built above (its indices mean nothing to the caller), so the refusal names the request's outlets instead;
+    it is an assembly refusal (400), not the primitive's 422 for a caller's bad layout."""
+    return AssemblyError(exc.code, f"outlets: {exc}", detail={"outlets": sorted(hosts)})
 
 
 def _outlet_names(text: str) -> list[str]:
@@ -207,7 +213,7 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     for index, rule in enumerate(rules):
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
             first_rule.setdefault(rule["kind"], (index, rule))
-    catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_ONLY_KINDS]
+    catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS]
     catalogue.sort(key=lambda c: first_rule.get(c["module"], (len(rules), None))[0])
     by_key = {c["id"]: c for c in catalogue}
     settings = ((strategy.get("layout") or {}).get("positions")) or []

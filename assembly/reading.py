@@ -11,7 +11,7 @@ import copy
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -120,6 +120,26 @@ class Reader:
         for key in self.data:
             if key not in self.used:
                 raise ImportInvalid(join_path(self.path, str(key)), f"one of the fields {', '.join(expected)}")
+
+
+def rename_fields(raw: Mapping[Any, Any], spellings: Mapping[str, str], *, unknown: Callable[[Any], Exception] | None,
+                  twice: Callable[[str, Any, Any], Exception]) -> dict[str, Any]:
+    """An object's values under their field names, read in the object's key order; `spellings` maps each accepted
+    spelling to its field. Stricter than `Reader`: a second spelling of a field raises `twice(field, first_key, key)`
+    even with an equal value, and a key outside `spellings` raises `unknown(key)` (None keeps it under its own name)."""
+    fields: dict[str, Any] = {}
+    spelled: dict[Any, Any] = {}
+    for key, value in raw.items():
+        name = spellings.get(key)
+        if name is None:
+            if unknown is not None:
+                raise unknown(key)
+            name = key
+        if name in spelled:
+            raise twice(name, spelled[name], key)
+        spelled[name] = key
+        fields[name] = value
+    return fields
 
 
 def read_object(value: Any, path: str, expected: str = "a JSON object") -> dict[str, Any]:
@@ -241,6 +261,23 @@ JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u20
 
 def js_trim(text: str) -> str:
     return text.strip(JS_WHITESPACE)
+
+
+def js_length(text: str) -> int:
+    """JavaScript `String.length`: UTF-16 code units (a character outside the BMP counts 2)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_cut(text: str, limit: int) -> str:
+    """The longest prefix of at most `limit` UTF-16 units that does not split a surrogate pair."""
+    if js_length(text) <= limit:
+        return text
+    units = 0
+    for index, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return text[:index]
+    return text
 
 
 def utf16_key(text: str) -> bytes:

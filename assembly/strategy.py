@@ -50,12 +50,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from assembly.errors import AssemblyError
+from assembly.reading import join_path, js_cut, js_length, js_trim, whole_number
 
 FORMAT = "dsh-tavern-request-assembly"
 FORMAT_VERSION = 1
@@ -139,12 +139,6 @@ MSG_RULE = "Invalid assembly rule"
 MSG_UNKNOWN_FIELD = "Unknown strategy field"
 MSG_TEXT_FIELD = "Invalid text"
 
-_JS_TRIM_CHARS = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
-
-
 class StrategyError(AssemblyError):
     """A strategy failed validation, or an unknown built-in was asked for.
 
@@ -191,23 +185,6 @@ def _fail(headline: str, path: str, expected: str, value: Any = None, *, got: bo
                          detail={"expected": expected, **detail})
 
 
-def _js_length(text: str) -> int:
-    """JavaScript `String.length`: UTF-16 code units (a character outside the BMP counts 2)."""
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _cut_js(text: str, limit: int) -> str:
-    """The longest prefix of at most `limit` UTF-16 units that does not split a surrogate pair."""
-    if _js_length(text) <= limit:
-        return text
-    units = 0
-    for index, char in enumerate(text):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return text[:index]
-    return text
-
-
 def _is_unicode_text(text: str) -> bool:
     try:
         text.encode("utf-8")
@@ -216,16 +193,8 @@ def _is_unicode_text(text: str) -> bool:
     return True
 
 
-def _is_int_value(value: Any) -> bool:
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
-
-
 def _is_one(value: Any) -> bool:
-    return _is_int_value(value) and value == 1
+    return whole_number(value) == 1
 
 
 def _is_list(value: Any) -> bool:
@@ -240,7 +209,7 @@ def _read(obj: Mapping[str, Any], path: str, *spellings: str, headline: str = MS
     """(present, value) of a field that may be spelled several ways; null counts as absent."""
     given = [name for name in spellings if name in obj]
     if len(given) > 1:
-        raise _fail(headline, _join(path, spellings[0]),
+        raise _fail(headline, join_path(path, spellings[0]),
                     f"given in one spelling only ({' and '.join(given)} were both given)", got=False)
     if not given or obj[given[0]] is None:
         return False, None
@@ -252,13 +221,9 @@ def _reject_unknown(obj: Mapping[str, Any], path: str, allowed: Iterable[str], w
     for key in obj:
         if key not in allowed:
             raise StrategyError(
-                f"{MSG_UNKNOWN_FIELD}: {_join(path, str(key))} is not a field of {what} "
+                f"{MSG_UNKNOWN_FIELD}: {join_path(path, str(key))} is not a field of {what} "
                 f"(expected one of {', '.join(allowed)})",
-                path=_join(path, str(key)), detail={"expected": list(allowed)})
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+                path=join_path(path, str(key)), detail={"expected": list(allowed)})
 
 
 # --- normalization -------------------------------------------------------------------------------------------------
@@ -287,7 +252,7 @@ def normalize_strategy(obj: Any) -> dict[str, Any]:
 
     # 2. name: the untrimmed length counts, the trimmed text is kept
     name = obj.get("name")
-    if not isinstance(name, str) or not name.strip(_JS_TRIM_CHARS) or _js_length(name) > MAX_NAME_CHARS:
+    if not isinstance(name, str) or not js_trim(name) or js_length(name) > MAX_NAME_CHARS:
         raise _fail(MSG_NAME, "name", f"a non-blank string of at most {MAX_NAME_CHARS} characters", name)
     if not _is_unicode_text(name):
         raise _fail(MSG_NAME, "name", "valid Unicode text (no lone surrogates)", got=False)
@@ -323,7 +288,7 @@ def normalize_strategy(obj: Any) -> dict[str, Any]:
     result: dict[str, Any] = {}
     if has_backend:
         result["backend"] = backend
-    result.update(format=FORMAT, version=FORMAT_VERSION, name=name.strip(_JS_TRIM_CHARS), placement=placement)
+    result.update(format=FORMAT, version=FORMAT_VERSION, name=js_trim(name), placement=placement)
     if layout is not None:
         result["layout"] = layout
     result["rules"] = normalized_rules
@@ -344,21 +309,21 @@ def _normalize_rule(rule: Any, path: str, seen_ids: set[str]) -> dict[str, Any]:
 
     rule_id = rule.get("id")
     if not _matches(RULE_ID_PATTERN, rule_id):
-        raise _fail(MSG_RULE_ID, _join(path, "id"), "1 to 80 characters of a-z A-Z 0-9 _ -", rule_id)
+        raise _fail(MSG_RULE_ID, join_path(path, "id"), "1 to 80 characters of a-z A-Z 0-9 _ -", rule_id)
     if rule_id in seen_ids:
-        raise _fail(MSG_RULE_ID, _join(path, "id"), f"unique, but {rule_id!r} is already used by an earlier rule",
+        raise _fail(MSG_RULE_ID, join_path(path, "id"), f"unique, but {rule_id!r} is already used by an earlier rule",
                     got=False)
     seen_ids.add(rule_id)
 
     kind = rule.get("kind")
     if not _matches(KIND_PATTERN, kind):
-        raise _fail(MSG_KIND, _join(path, "kind"),
+        raise _fail(MSG_KIND, join_path(path, "kind"),
                     "a module name: 1 to 160 characters of a-z A-Z 0-9 _ . : / -, starting with a letter or digit",
                     kind)
 
     has_delivery, delivery = _read(rule, path, "delivery")
     if has_delivery and not (isinstance(delivery, str) and delivery in DELIVERIES):
-        raise _fail(MSG_DELIVERY, _join(path, "delivery"), "absent, 'context' or 'pre-step'", delivery)
+        raise _fail(MSG_DELIVERY, join_path(path, "delivery"), "absent, 'context' or 'pre-step'", delivery)
 
     has_role, role = _read(rule, path, "role")
     if kind in TEXT_RULE_KINDS:
@@ -366,40 +331,40 @@ def _normalize_rule(rule: Any, path: str, seen_ids: set[str]) -> dict[str, Any]:
     elif not has_role:
         role = "preserve"
     if not (isinstance(role, str) and role in ROLES):
-        raise _fail(MSG_ROLE, _join(path, "role"), "one of preserve, system, user, assistant", role)
+        raise _fail(MSG_ROLE, join_path(path, "role"), "one of preserve, system, user, assistant", role)
 
     has_lifetime, lifetime = _read(rule, path, "lifetime")
     lifetime = lifetime if has_lifetime else "request"
     if not (isinstance(lifetime, str) and lifetime in LIFETIMES):
-        raise _fail(MSG_LIFETIME, _join(path, "lifetime"), "'request' or 'snapshot'", lifetime)
+        raise _fail(MSG_LIFETIME, join_path(path, "lifetime"), "'request' or 'snapshot'", lifetime)
 
     _, depth = _read(rule, path, "depth")
-    if depth is not None and not (_is_int_value(depth) and 0 <= depth <= MAX_DEPTH):
-        raise _fail(MSG_DEPTH, _join(path, "depth"), f"null or an integer from 0 to {MAX_DEPTH}", depth)
+    if depth is not None and not (whole_number(depth) is not None and 0 <= depth <= MAX_DEPTH):
+        raise _fail(MSG_DEPTH, join_path(path, "depth"), f"null or an integer from 0 to {MAX_DEPTH}", depth)
 
     has_text, text = _read(rule, path, "text")
     text = text if has_text else ""
     if not isinstance(text, str):
-        raise _fail(MSG_TEXT, _join(path, "text"), f"a string of at most {MAX_TEXT_CHARS} characters", text)
-    if _js_length(text) > MAX_TEXT_CHARS:
-        raise _fail(MSG_TEXT, _join(path, "text"), f"at most {MAX_TEXT_CHARS} characters long", got=False,
-                    status=413, length=_js_length(text), limit=MAX_TEXT_CHARS)
+        raise _fail(MSG_TEXT, join_path(path, "text"), f"a string of at most {MAX_TEXT_CHARS} characters", text)
+    if js_length(text) > MAX_TEXT_CHARS:
+        raise _fail(MSG_TEXT, join_path(path, "text"), f"at most {MAX_TEXT_CHARS} characters long", got=False,
+                    status=413, length=js_length(text), limit=MAX_TEXT_CHARS)
     if not _is_unicode_text(text):
-        raise _fail(MSG_TEXT_FIELD, _join(path, "text"), "valid Unicode text (no lone surrogates)", got=False)
+        raise _fail(MSG_TEXT_FIELD, join_path(path, "text"), "valid Unicode text (no lone surrogates)", got=False)
 
     has_mode, input_mode = _read(rule, path, "inputMode", "input_mode", headline=MSG_INPUT_MODE)
     if has_mode and not (isinstance(input_mode, str) and input_mode in INPUT_MODES):
-        raise _fail(MSG_INPUT_MODE, _join(path, "inputMode"), "absent, 'source' or 'text'", input_mode)
+        raise _fail(MSG_INPUT_MODE, join_path(path, "inputMode"), "absent, 'source' or 'text'", input_mode)
 
     has_enabled, enabled = _read(rule, path, "enabled")
     if has_enabled and not isinstance(enabled, bool):
-        raise _fail(MSG_RULE, _join(path, "enabled"), "a boolean", enabled)
+        raise _fail(MSG_RULE, join_path(path, "enabled"), "a boolean", enabled)
 
     has_name, rule_name = _read(rule, path, "name")
     if has_name and not isinstance(rule_name, str):
-        raise _fail(MSG_RULE, _join(path, "name"), "a string", rule_name)
+        raise _fail(MSG_RULE, join_path(path, "name"), "a string", rule_name)
     if has_name and not _is_unicode_text(rule_name):
-        raise _fail(MSG_TEXT_FIELD, _join(path, "name"), "valid Unicode text (no lone surrogates)", got=False)
+        raise _fail(MSG_TEXT_FIELD, join_path(path, "name"), "valid Unicode text (no lone surrogates)", got=False)
 
     _reject_unknown(rule, path, _RULE_FIELDS, "a rule")
 
@@ -410,7 +375,7 @@ def _normalize_rule(rule: Any, path: str, seen_ids: set[str]) -> dict[str, Any]:
         out["inputMode"] = "text"
     out.update(id=rule_id, kind=kind, enabled=enabled is not False, role=role, lifetime=lifetime,
                depth=None if depth is None else int(depth), text=text,
-               name=_cut_js(rule_name, MAX_RULE_NAME_CHARS) if has_name else "")
+               name=js_cut(rule_name, MAX_RULE_NAME_CHARS) if has_name else "")
     return out
 
 
@@ -419,16 +384,16 @@ def _normalize_layout(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise _fail(MSG_LAYOUT, path, "an object with version, source, identity, fallback and overrides", value)
     if not _is_one(value.get("version")):
-        raise _fail(MSG_LAYOUT, _join(path, "version"), "1", value.get("version"))
+        raise _fail(MSG_LAYOUT, join_path(path, "version"), "1", value.get("version"))
     for field, allowed in (("source", LAYOUT_SOURCES), ("identity", LAYOUT_IDENTITIES),
                            ("fallback", LAYOUT_FALLBACKS)):
         found = value.get(field)
         if not (isinstance(found, str) and found in allowed):
-            raise _fail(MSG_LAYOUT, _join(path, field), f"one of {', '.join(allowed)}", found)
+            raise _fail(MSG_LAYOUT, join_path(path, field), f"one of {', '.join(allowed)}", found)
     has_overrides, overrides = _read(value, path, "overrides")
     overrides = overrides if has_overrides else []
     if not _is_list(overrides) or len(overrides) > MAX_OVERRIDES:
-        raise _fail(MSG_LAYOUT, _join(path, "overrides"), f"a list of at most {MAX_OVERRIDES} overrides", overrides)
+        raise _fail(MSG_LAYOUT, join_path(path, "overrides"), f"a list of at most {MAX_OVERRIDES} overrides", overrides)
 
     normalized_overrides = []
     targets: set[str] = set()
@@ -436,10 +401,10 @@ def _normalize_layout(value: Any, path: str) -> dict[str, Any]:
         normalized_overrides.append(_normalize_override(override, f"{path}.overrides[{index}]", targets))
 
     has_priority, priority = _read(value, path, "priority")
-    normalized_priority = normalize_priority(priority, _join(path, "priority")) if has_priority else None
+    normalized_priority = normalize_priority(priority, join_path(path, "priority")) if has_priority else None
 
     has_positions, positions = _read(value, path, "positions")
-    normalized_positions = normalize_positions(positions, _join(path, "positions")) if has_positions else None
+    normalized_positions = normalize_positions(positions, join_path(path, "positions")) if has_positions else None
 
     _reject_unknown(value, path, _LAYOUT_FIELDS, "a layout")
 
@@ -462,24 +427,24 @@ def _normalize_override(override: Any, path: str, targets: set[str]) -> dict[str
         raise _fail(MSG_OVERRIDE, path, "an object {target, anchor, side, detach}", override)
     for field in ("target", "anchor"):
         ref = override.get(field)
-        if not isinstance(ref, str) or not 1 <= _js_length(ref) <= MAX_OVERRIDE_REF_CHARS:
-            raise _fail(MSG_OVERRIDE, _join(path, field), f"a block id of 1 to {MAX_OVERRIDE_REF_CHARS} characters",
+        if not isinstance(ref, str) or not 1 <= js_length(ref) <= MAX_OVERRIDE_REF_CHARS:
+            raise _fail(MSG_OVERRIDE, join_path(path, field), f"a block id of 1 to {MAX_OVERRIDE_REF_CHARS} characters",
                         ref)
         if not _is_unicode_text(ref):
-            raise _fail(MSG_OVERRIDE, _join(path, field), "valid Unicode text (no lone surrogates)", got=False)
+            raise _fail(MSG_OVERRIDE, join_path(path, field), "valid Unicode text (no lone surrogates)", got=False)
     target, anchor = override["target"], override["anchor"]
     if target == anchor:
-        raise _fail(MSG_OVERRIDE, _join(path, "anchor"), "a block other than the target itself", anchor)
+        raise _fail(MSG_OVERRIDE, join_path(path, "anchor"), "a block other than the target itself", anchor)
     if target in targets:
-        raise _fail(MSG_OVERRIDE, _join(path, "target"), "unique among the overrides (one override per block)",
+        raise _fail(MSG_OVERRIDE, join_path(path, "target"), "unique among the overrides (one override per block)",
                     target)
     targets.add(target)
     side = override.get("side")
     if not (isinstance(side, str) and side in SIDES):
-        raise _fail(MSG_OVERRIDE, _join(path, "side"), "'before' or 'after'", side)
+        raise _fail(MSG_OVERRIDE, join_path(path, "side"), "'before' or 'after'", side)
     detach = override.get("detach")
     if not isinstance(detach, bool):
-        raise _fail(MSG_OVERRIDE, _join(path, "detach"), "a boolean", detach)
+        raise _fail(MSG_OVERRIDE, join_path(path, "detach"), "a boolean", detach)
     _reject_unknown(override, path, _OVERRIDE_FIELDS, "a layout override")
     return {"target": target, "anchor": anchor, "side": side, "detach": detach}
 
@@ -522,16 +487,16 @@ def normalize_positions(value: Any, path: str = "layout.positions") -> list[dict
             raise _fail(MSG_POSITION, where, "an object {sourceId, positionId, enabled, placement, anchor?}", entry)
         _, source_id = _read(entry, where, "sourceId", "source_id", headline=MSG_POSITION)
         if not _matches(KIND_PATTERN, source_id):
-            raise _fail(MSG_POSITION, _join(where, "sourceId"), "a source id (module name)", source_id)
+            raise _fail(MSG_POSITION, join_path(where, "sourceId"), "a source id (module name)", source_id)
         _, position_id = _read(entry, where, "positionId", "position_id", headline=MSG_POSITION)
         if not _matches(KIND_PATTERN, position_id):
-            raise _fail(MSG_POSITION, _join(where, "positionId"), "a position id", position_id)
+            raise _fail(MSG_POSITION, join_path(where, "positionId"), "a position id", position_id)
         enabled = entry.get("enabled")
         if not isinstance(enabled, bool):
-            raise _fail(MSG_POSITION, _join(where, "enabled"), "a boolean", enabled)
+            raise _fail(MSG_POSITION, join_path(where, "enabled"), "a boolean", enabled)
         placement = entry.get("placement")
         if not (isinstance(placement, str) and placement in POSITION_PLACEMENTS):
-            raise _fail(MSG_POSITION, _join(where, "placement"), "'source' or 'list'", placement)
+            raise _fail(MSG_POSITION, join_path(where, "placement"), "'source' or 'list'", placement)
         key = position_key(source_id, position_id)
         if key in keys:
             raise _fail(MSG_POSITION, where, f"the only row for {key}", got=False)
@@ -540,7 +505,7 @@ def normalize_positions(value: Any, path: str = "layout.positions") -> list[dict
                                "placement": placement}
         has_anchor, anchor = _read(entry, where, "anchor")
         if has_anchor:
-            row["anchor"] = _normalize_position_anchor(anchor, _join(where, "anchor"), key)
+            row["anchor"] = _normalize_position_anchor(anchor, join_path(where, "anchor"), key)
         _reject_unknown(entry, where, _POSITION_FIELDS, "a position row")
         rows.append(row)
     return rows

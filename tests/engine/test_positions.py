@@ -163,6 +163,16 @@ def test_an_outlet_entry_without_a_marker_is_reported():
     assert [d for d in result.diagnostics if d["code"] == "WORLD_BOOK_OUTLET_MISSING"][0]["outlet"] == "nowhere"
 
 
+def test_a_refused_outlet_fill_is_an_assembly_refusal_naming_the_outlets():
+    req = fixture_request(strategy(), main="{{outlet::gate}} and {{outlet::gate}}", lore=[
+        {"uid": "o", "content": "X", "position": "outlet", "outlet_name": "gate"}])
+    with pytest.raises(AssemblyError) as caught:
+        assemble(req)
+    assert caught.value.to_json() == {
+        "ok": False, "code": "OUTLET_MARKER_COUNT", "status": 400, "detail": {"outlets": ["gate"]},
+        "error": "outlets: layout.outlets.gate: message 0 must contain {{outlet::gate}} exactly once, found 2"}
+
+
 def test_placement_controls_count_owned_and_independent_output():
     lore = [{"uid": "a", "content": "BEFORE", "position": "before"},
             {"uid": "d", "content": "DEEP", "position": "at_depth", "depth": 3}]

@@ -1,0 +1,100 @@
+"""assembly.reading's shared helpers: JavaScript string lengths and cuts, the strict spelling reader; and the engine
+taking the resources it is handed as models as they are."""
+
+import pytest
+
+from assembly import api
+from assembly.reading import js_cut, js_length, rename_fields
+from assembly.sillytavern.models import Resources
+from assembly.sillytavern.resource_set import normalize_resources
+
+
+def test_js_length_counts_utf16_units():
+    assert js_length("") == 0
+    assert js_length("abc") == 3
+    assert js_length("a\U0001f600") == 3  # outside the BMP: a surrogate pair
+
+
+def test_js_cut_never_splits_a_surrogate_pair():
+    assert js_cut("abc", 5) == "abc"
+    assert js_cut("abc", 2) == "ab"
+    assert js_cut("a\U0001f600b", 2) == "a"
+    assert js_cut("a\U0001f600b", 3) == "a\U0001f600"
+
+
+class Refused(Exception):
+    pass
+
+
+SPELLINGS = {"source_id": "source_id", "sourceId": "source_id", "id": "id"}
+
+
+def test_rename_fields_keeps_key_order_and_names_fields():
+    assert rename_fields({"sourceId": "s", "id": "x"}, SPELLINGS, unknown=None, twice=None) == {"source_id": "s",
+                                                                                               "id": "x"}
+
+
+def test_rename_fields_refuses_a_second_spelling_even_with_the_same_value():
+    def twice(field, first, key):
+        return Refused(field, first, key)
+
+    with pytest.raises(Refused) as caught:
+        rename_fields({"source_id": "s", "sourceId": "s"}, SPELLINGS, unknown=None, twice=twice)
+    assert caught.value.args == ("source_id", "source_id", "sourceId")
+
+
+def test_rename_fields_refuses_or_keeps_unknown_keys():
+    with pytest.raises(Refused) as caught:
+        rename_fields({"id": "x", "other": 1}, SPELLINGS, unknown=Refused, twice=None)
+    assert caught.value.args == ("other",)
+    assert rename_fields({"other": 1}, SPELLINGS, unknown=None, twice=None) == {"other": 1}
+
+
+def test_resources_given_as_models_are_taken_as_they_are(monkeypatch):
+    parsed = normalize_resources({"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Hi"}]}})
+    assert api._normalized_resources(parsed) is parsed
+    hashed = []
+    monkeypatch.setattr(api.hashlib, "sha256", lambda data: hashed.append(data))
+    resources = api._normalized_resources({"preset": parsed.preset, "author_note": {"content": "Note"}})
+    assert not hashed  # a set holding models is never hashed as a memo key
+    assert resources.preset is parsed.preset
+    assert resources == Resources(preset=parsed.preset, author_note=resources.author_note)
+    assert resources.author_note.content == "Note"
+
+
+def _fragment_config(**extra):
+    return {"id": "a", "role": "user", "source_id": "s", "trust": "user", "lifetime": "turn", "max_chars": 9,
+            "format": str, **extra}
+
+
+@pytest.mark.parametrize(("config", "expected"), [
+    (_fragment_config(sourceId="s"), ("FRAGMENT_CONFLICTING_FIELD", "fragment 'a': field source_id is given twice "
+                                      "(source_id and sourceId); give one spelling",
+                                      {"fragment_id": "a", "field": "source_id"})),
+    (_fragment_config(maxchars=5), ("FRAGMENT_UNKNOWN_FIELD", "fragment 'a': unknown field 'maxchars'; expected one "
+                                    "of id, role, source_id, sourceId, trust, lifetime, max_chars, maxChars, "
+                                    "description, format", {"fragment_id": "a", "field": "maxchars"})),
+])
+def test_fragments_word_their_spelling_refusals(config, expected):
+    from assembly.fragments import FragmentError, define_context_fragments
+
+    with pytest.raises(FragmentError) as caught:
+        define_context_fragments([config], max_input_chars=10)
+    assert (caught.value.code, caught.value.message, caught.value.detail) == expected
+
+
+@pytest.mark.parametrize(("layout", "blocks", "expected"), [
+    ({"author_note": 0, "authorNote": 0}, [],
+     ("INVALID_LAYOUT", "layout: 'author_note' and 'authorNote' both give 'author_note'; use one", {"field": "layout"})),
+    ({"examples": {"start": 0, "end": 0, "stop": 1}}, [],
+     ("INVALID_LAYOUT", "layout.examples: unknown field 'stop' (expected one of: end, start)", {"field": "examples"})),
+    ({}, [{"id": "b", "position": "outlet", "outlet_name": "o", "outletName": "o"}],
+     ("INVALID_BLOCK", "blocks[0]: 'outlet_name' and 'outletName' both give 'outlet_name'; use one",
+      {"block_index": 0})),
+])
+def test_placement_words_its_spelling_refusals(layout, blocks, expected):
+    from assembly.placement import PlacementError, place_context_blocks
+
+    with pytest.raises(PlacementError) as caught:
+        place_context_blocks([{"role": "user", "content": "x"}], layout, blocks)
+    assert (caught.value.code, caught.value.message, caught.value.detail) == expected
