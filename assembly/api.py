@@ -343,13 +343,11 @@ _RESOURCE_CACHE_SIZE = 64
 _RESOURCE_LOCK = threading.Lock()
 
 
-def _normalized_resources(raw: dict[str, Any] | Resources) -> Resources:
-    """The request's resources as the engine's model. A `Resources` model, or a set already holding the engine's
-    models (previews build them from rows), is taken as it is: no hash, and `normalize_resources` keeps each model.
+def _normalized_resources(raw: dict[str, Any]) -> Resources:
+    """The request's resources as the engine's model. A set already holding the engine's models (previews build them
+    from rows) is taken as it is: no hash, and `normalize_resources` keeps each model.
     Raw JSON (the HTTP API) is parsed once per content: a re-preview after a drag sends the same resources again,
     and the models are frozen, so the parsed copy can be shared."""
-    if isinstance(raw, Resources):
-        return raw
     if any(isinstance(value, BaseModel) for value in raw.values()):
         return normalize_resources(raw)
     key = hashlib.sha256(json.dumps(raw, sort_keys=True, ensure_ascii=False, default=repr).encode()).hexdigest()
