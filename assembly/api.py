@@ -46,7 +46,12 @@ from assembly.reading import ImportInvalid
 from assembly.request import AssemblyRequest, ConversationMessage, HostSettings, Section, parse_request
 from assembly.results import (
     AssemblyResult,
+    BudgetReport,
+    Diagnostic,
+    EvictionItem,
+    LayoutView,
     NodeView,
+    PresetBudget,
     RequestMessage,
     RequestView,
     StrategyRef,
@@ -238,7 +243,9 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
     for node in nodes:
         by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
     strategy, backend, revision = run.strategy, run.backend, run.revision
-    return AssemblyResult(
+    return build_trusted(
+        AssemblyResult,
+        ok=True,
         backend=backend,
         placement=strategy.get("placement", "modules"),
         strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
@@ -247,18 +254,29 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
             system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
             native_system_enabled=run.native_system_enabled)),
         nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
-        diagnostics=diagnostics,
+        diagnostics=[Diagnostic.of(d) for d in diagnostics],
         runtime_context_controls=run.controls,
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
         positions=position_rows(strategy, nodes, logical.position_decisions),
         durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
                                       strategy_id=run.strategy_id, revision=revision),
         tokens=TokenSummary(total=counted.total, by_module=by_module, tokenizer=run.req.tokenizer),
-        budget=({**budget, "preset_budget": st_budget} if budget is not None and st_budget
-                else budget if budget is not None else st_budget),
-        layout={"policy": strategy.get("layout"), "slots": logical.slots, "blocks": layout_blocks(nodes, backend)},
-        world_info=logical.world_info.model_dump(mode="json") if logical.world_info is not None else None,
+        budget=_budget_view(budget, st_budget),
+        layout=build_trusted(LayoutView, policy=strategy.get("layout"), slots=logical.slots,
+                             blocks=layout_blocks(nodes, backend)),
+        world_info=logical.world_info,
     )
+
+
+def _budget_view(budget: dict[str, Any] | None, st_budget: dict[str, Any] | None
+                 ) -> BudgetReport | PresetBudget | None:
+    """The request's budget report with SillyTavern's preset budget nested in it, or the preset's alone."""
+    preset = build_trusted(PresetBudget, **st_budget) if st_budget else None
+    if budget is None:
+        return preset
+    return build_trusted(BudgetReport, **{
+        **budget, "eviction_plan": [build_trusted(EvictionItem, **item) for item in budget["eviction_plan"]],
+        "preset_budget": preset})
 
 
 # helpers of the stages ---------------------------------------------------------------------------------------------

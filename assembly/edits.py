@@ -18,7 +18,7 @@ from assembly.catalogue import CONTEXT_CONTROL_KINDS, with_context_control_rows
 from assembly.errors import CodedError
 from assembly.layout import with_block_move
 from assembly.positions import position_rows
-from assembly.results import AssemblyResult
+from assembly.results import AssemblyResult, NodeView, PositionRow
 from assembly.strategy import DEFAULT_PRIORITY, TEXT_RULE_KINDS, normalize_strategy
 
 Draft = dict[str, Any]
@@ -194,35 +194,37 @@ def layout_or_default(*, draft: Draft) -> dict[str, Any]:
 def position_keys(*, draft: Draft) -> list[str]:
     """The position rows of a draft in the order the editor shows them (stored rows, then the catalogue by rule
     order); the same for every session, so it is what an order is checked against."""
-    return [row["key"] for row in position_rows(draft, [], [])]
+    return [row.key for row in position_rows(draft, [], [])]
 
 
-def _macro_held(nodes: list[Any]) -> set[str]:
-    """Rows whose output another node took in through a macro ({{description}}, {{original}}, outlets)."""
-    held = set()
+def macro_holds(nodes: list[NodeView]) -> dict[str, list[tuple[str, NodeView]]]:
+    """Rows whose output another node took in through a macro ({{description}}, {{original}}, outlets): row key ->
+    (the lock reason, the node holding it) per holding, in node order. Node children are the engine's dicts."""
+    held: dict[str, list[tuple[str, NodeView]]] = {}
     for node in nodes:
         for child in node.children or []:
             if child.get("locked"):
                 reason = child.get("lock_reason") or ""
-                held.add("worldbook#outlet" if reason.startswith("macro:outlet::")
-                         else f"{child.get('source')}#{child.get('field')}")
+                key = ("worldbook#outlet" if reason.startswith("macro:outlet::")
+                       else f"{child.get('source')}#{child.get('field')}")
+                held.setdefault(key, []).append((reason, node))
     return held
 
 
+def row_held(row: PositionRow, nodes: dict[str, NodeView], holds: Container[str]) -> bool:
+    """Every output of the row is locked (by a slot, a depth, the chat) or taken in by a macro, none of its own
+    outputs is free. `nodes`: the result's nodes by id; `holds`: the keys of `macro_holds`."""
+    own = [nodes[node_id] for node_id in row.node_ids if node_id in nodes]
+    return (row.locked or row.key in holds) and not any(not node.locked for node in own)
+
+
 def locked_rows(draft: Draft, result: AssemblyResult | None) -> frozenset[str]:
-    """The position rows the preview `result` of `draft` holds in place: every output of the row is locked (by a
-    slot, a depth, the chat) or taken in by a macro, or the row is not configurable at all. Without a result (the
-    preview was refused) only the rows that are never configurable."""
+    """The position rows the preview `result` of `draft` holds in place (`row_held`), and the rows that are not
+    configurable at all. Without a result (the preview was refused) only the rows that are never configurable."""
     rows = result.positions if result is not None else position_rows(draft, [], [])
     nodes = {node.id: node for node in result.nodes} if result is not None else {}
-    held = _macro_held(result.nodes) if result is not None else set()
-    locked = set()
-    for row in rows:
-        own = [nodes[node_id] for node_id in row["node_ids"] if node_id in nodes]
-        free = any(not node.locked for node in own)
-        if ((row["locked"] or row["key"] in held) and not free) or not row["configurable"]:
-            locked.add(row["key"])
-    return frozenset(locked)
+    holds = macro_holds(result.nodes) if result is not None else {}
+    return frozenset(row.key for row in rows if row_held(row, nodes, holds) or not row.configurable)
 
 
 def _settings_in_order(draft: Draft, keys: list[str]) -> dict[str, dict[str, Any]]:
@@ -310,7 +312,7 @@ def block_moved(draft: Draft, *, target: str, anchor: str, side: str, detach: bo
     if target == anchor:
         raise EditInvalid("anchor", "anchor: expected another block than the one that moves")
     adopted = {**draft, "layout": layout_or_default(draft=draft)}
-    moved = with_block_move(adopted, run(adopted).layout["blocks"], target, anchor, side, detach)
+    moved = with_block_move(adopted, run(adopted).layout.blocks, target, anchor, side, detach)
     run(moved)
     return normalize_strategy(moved)
 

@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import RequestMessage, build_trusted
+from assembly.results import DurableEvent, RequestMessage, build_trusted
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -265,7 +265,7 @@ def durable_events(
     inputs: list[dict[str, Any]],
     strategy_id: str | None,
     revision: str,
-) -> list[dict[str, Any]]:
+) -> list[DurableEvent]:
     """What sending this request appends to durable history, each shaped like a conversation message."""
     by_id = {n.id: n for n in nodes}
     originals = {m["id"]: m for m in inputs}
@@ -273,31 +273,17 @@ def durable_events(
     for message in messages:
         if message.history_status == "snapshot":
             node = by_id[message.parts[0]]
-            events.append(
-                {
-                    "id": message.id,
-                    "role": message.role,
-                    "content": message.content,
-                    "source": {
-                        "kind": SNAPSHOT_KIND,
-                        "node_id": node.id,
-                        "rule_id": node.rule_id,
-                        "name": node.name,
-                        "hash": snapshot_hash(node),
-                        "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX),
-                    },
-                }
-            )
+            events.append({
+                "id": message.id, "role": message.role, "content": message.content,
+                "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id, "name": node.name,
+                           "hash": snapshot_hash(node), "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX)},
+            })
             continue
         if message.history_status != "appended":
             continue
         if message.delivery == "input":
-            events.append(
-                dict(
-                    originals.get(message.id)
-                    or {"id": message.id, "role": message.role, "content": message.content, "source": {"kind": "user"}}
-                )
-            )
+            events.append(dict(originals.get(message.id) or {"id": message.id, "role": message.role,
+                                                             "content": message.content, "source": {"kind": "user"}}))
             continue
         source: dict[str, Any] = {
             "kind": {"system": SYSTEM_KIND, "context": CONTEXT_KIND, "pre-step": PRE_STEP_KIND}[message.delivery]
@@ -309,15 +295,9 @@ def durable_events(
             source["form"] = "snapshot"
         events.append({"id": message.id, "role": message.role, "content": message.content, "source": source})
     if backend != "native":
-        events.append(
-            {
-                "id": content_id(LOG_KIND, revision, *(m.id for m in messages)),
-                "role": "system",
-                "content": "",
-                "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision},
-            }
-        )
-    return events
+        events.append({"id": content_id(LOG_KIND, revision, *(m.id for m in messages)), "role": "system",
+                       "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
+    return [DurableEvent.of(event) for event in events]
 
 
 def commit_turn(history: list[dict[str, Any]], result: Any, assistant_reply: str | dict[str, Any]) -> list[dict]:
@@ -328,4 +308,4 @@ def commit_turn(history: list[dict[str, Any]], result: Any, assistant_reply: str
         else {"role": "assistant", "content": assistant_reply, "source": {"kind": "model"}}
     )
     reply = {"id": reply.get("id") or content_id("reply", str(len(history)), reply.get("content", "")), **reply}
-    return [*history, *(dict(e) for e in result.durable_events), reply]
+    return [*history, *(e.model_dump() for e in result.durable_events), reply]

@@ -14,6 +14,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
+from assembly.results import LayoutBlock, LayoutEntry, build_trusted
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -46,7 +47,7 @@ def _binding(node: Node) -> str:
     return "slot" if node.slot_id is not None else "free"
 
 
-def layout_blocks(nodes: list[Node], backend: str) -> list[dict[str, Any]]:
+def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
     runs: list[tuple[tuple, list[Node]]] = []
     for node in nodes:
@@ -70,15 +71,15 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[dict[str, Any]]:
             limitations.append("RUNTIME_POSITION_FIXED")
         if node_region(first, backend).endswith(":context"):
             limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-        blocks.append({
-            "id": block_id, "key": list(key), "binding": binding, "movable": binding == "free",
-            "overridable": binding == "slot", "region": node_region(first, backend), "reason": reason,
-            "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
-            "node_ids": [n.id for n in members],
-            "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
-                         "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
-                        for n in members],
-        })
+        blocks.append(build_trusted(
+            LayoutBlock, id=block_id, key=list(key), binding=binding, movable=binding == "free",
+            overridable=binding == "slot", region=node_region(first, backend), reason=reason,
+            slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
+            node_ids=[n.id for n in members],
+            entries=[build_trusted(LayoutEntry, id=n.id, text=n.text, original_role=n.original_role,
+                                   effective_role=n.role, position_id=n.position_id,
+                                   position_decision=n.position_decision, order=n.order) for n in members],
+        ))
     return blocks
 
 
@@ -94,7 +95,7 @@ def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend:
         raise AssemblyError("LAYOUT_TARGET_MISSING", f"Resource layout target is no longer available: "
                             f"{problem['code']}", status=409, detail={"diagnostic": problem})
     for override in layout.get("overrides") or []:
-        blocks = {b["id"]: b for b in layout_blocks(nodes, backend)}
+        blocks = {b.id: b for b in layout_blocks(nodes, backend)}
         target, anchor = blocks.get(override["target"]), blocks.get(override["anchor"])
         if target is None or anchor is None:
             missing = "target" if target is None else "anchor"
@@ -104,7 +105,7 @@ def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend:
                                     f"layout.overrides {missing} {override[missing]}", status=409,
                                     detail={**override, "missing": missing})
             continue
-        if not target["movable"] and not (target["overridable"] and override.get("detach")):
+        if not target.movable and not (target.overridable and override.get("detach")):
             raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", f"This block follows a slot or a runtime anchor: "
                                 f"{override['target']}", status=409, detail=dict(override))
         nodes = _move(nodes, target, anchor, override.get("side", "before"), bool(override.get("detach")))
@@ -113,11 +114,11 @@ def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend:
     return nodes
 
 
-def _move(nodes: list[Node], target: dict[str, Any], anchor: dict[str, Any], side: str, detach: bool) -> list[Node]:
-    moving_ids = set(target["node_ids"])
+def _move(nodes: list[Node], target: LayoutBlock, anchor: LayoutBlock, side: str, detach: bool) -> list[Node]:
+    moving_ids = set(target.node_ids)
     moving = [n for n in nodes if n.id in moving_ids]
     rest = [n for n in nodes if n.id not in moving_ids]
-    anchor_ids = set(anchor["node_ids"])
+    anchor_ids = set(anchor.node_ids)
     positions = [i for i, n in enumerate(rest) if n.id in anchor_ids]
     index = positions[0] if side == "before" else positions[-1] + 1
     for node in moving:
@@ -138,21 +139,21 @@ def _check_native_phases(nodes: list[Node], override: dict[str, Any]) -> None:
         phase = current
 
 
-def with_block_move(strategy: dict[str, Any], blocks: list[dict[str, Any]], target: str, anchor: str,
+def with_block_move(strategy: dict[str, Any], blocks: list[LayoutBlock], target: str, anchor: str,
                     side: str = "before", detach: bool = False) -> dict[str, Any]:
     """A new strategy whose layout moves block `target` beside `anchor` (reference A.11 withBlockMove)."""
     layout = strategy.get("layout")
     if not layout:
         raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", "Explicitly adopt a resource layout policy before moving "
                             "blocks", status=409)
-    by_id = {b["id"]: b for b in blocks}
+    by_id = {b.id: b for b in blocks}
     if target not in by_id or anchor not in by_id:
         raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", "Refresh current resources before moving this block: "
                             f"{target if target not in by_id else anchor} is not in the current preview", status=409)
     block = by_id[target]
     previous = next((o for o in layout.get("overrides") or [] if o["target"] == target), None)
     detach = detach or bool(previous and previous.get("detach"))  # a detach stays sticky
-    if not block["movable"] and not (detach and block["overridable"]):
+    if not block.movable and not (detach and block.overridable):
         raise AssemblyError("ASSEMBLY_LAYOUT_UNSUPPORTED", f"This block follows a slot or a runtime anchor: {target}",
                             status=409)
     overrides = [o for o in layout.get("overrides") or [] if o["target"] != target]

@@ -13,6 +13,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
+from assembly.results import RuntimeContextControl, build_trusted
 from assembly.sources import SLOT_OWNERS
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
@@ -280,7 +281,8 @@ def validate_native(strategy: dict[str, Any]) -> None:
         raise _unsupported("ST slot/depth placement requires core assembly; choose a native strategy.")
 
 
-def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, Any]]
+                             ) -> tuple[list[RuntimeContextControl], list[dict]]:
     """Reference A.4: the preview list of the three DSH contexts and the contexts that survive the controls.
 
     A control rule that is disabled removes its sections (the master control removes all three); absent rules keep
@@ -291,6 +293,6 @@ def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, 
         if rule["kind"] in CONTEXT_CONTROLS and not rule["enabled"]:
             disabled.update(CONTEXT_CONTROLS[rule["kind"]])
     kept = [c for c in contexts if c["name"] not in disabled]
-    preview = [{"name": c["name"], "enabled": c["name"] not in disabled} for c in contexts
-               if c["name"] in DSH_CONTEXT_NAMES]
+    preview = [build_trusted(RuntimeContextControl, name=c["name"], enabled=c["name"] not in disabled)
+               for c in contexts if c["name"] in DSH_CONTEXT_NAMES]
     return preview, kept

@@ -15,6 +15,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
+from assembly.results import PlacementControl, PositionRow, build_trusted
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -206,7 +207,7 @@ def _outlet_names(text: str) -> list[str]:
 # rows and controls --------------------------------------------------------------------------------------------------
 
 
-def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]) -> list[PositionRow]:
     """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
     rules = strategy["rules"]
     first_rule = {}
@@ -235,7 +236,7 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
 
 
 def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: dict | None,
-         placed: list[tuple[int, Node]], disabled: bool) -> dict[str, Any]:
+         placed: list[tuple[int, Node]], disabled: bool) -> PositionRow:
     source_id, position_id = key.split("#", 1)
     rule = first_rule.get(source_id, (None, None))[1]
     configurable = bool(category and category.get("configurable", True))
@@ -248,20 +249,21 @@ def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: d
         previous = index
     locked_nodes = [n for _, n in placed if n.locked]
     reasons = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
-    return {
-        "key": key, "source_id": source_id, "position_id": position_id,
-        "name_en": category["name_en"] if category else key, "name_zh": category["name_zh"] if category else key,
-        "enabled": enabled and not disabled, "configurable": configurable, "module_available": rule is not None,
-        "placement": (setting or {}).get("placement", "source"), "anchor": (setting or {}).get("anchor"),
-        "missing": category is None, "node_ids": [n.id for _, n in placed], "empty": not placed,
-        "split": runs > 1, "locked": bool(placed) and len(locked_nodes) == len(placed),
-        "partly_locked": 0 < len(locked_nodes) < len(placed), "lock_reasons": reasons,
-        "held_by": sorted({n.slot_id for n in locked_nodes if n.slot_id}),
-        "decisions": sorted({n.position_decision for _, n in placed}),
-    }
+    return build_trusted(
+        PositionRow, key=key, source_id=source_id, position_id=position_id,
+        name_en=category["name_en"] if category else key, name_zh=category["name_zh"] if category else key,
+        enabled=enabled and not disabled, configurable=configurable, module_available=rule is not None,
+        placement=(setting or {}).get("placement", "source"), anchor=(setting or {}).get("anchor"),
+        missing=category is None, node_ids=[n.id for _, n in placed], empty=not placed,
+        split=runs > 1, locked=bool(placed) and len(locked_nodes) == len(placed),
+        partly_locked=0 < len(locked_nodes) < len(placed), lock_reasons=reasons,
+        held_by=sorted({n.slot_id for n in locked_nodes if n.slot_id}),
+        decisions=sorted({n.position_decision for _, n in placed}),
+    )
 
 
-def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]) -> list[dict]:
+def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
+                       ) -> list[PlacementControl]:
     """Reference A.9 placementControls: per rule, how much of its output a slot owns and how much moves freely."""
     by_rule: dict[str, list[Node]] = {}
     slotted_by_source: dict[str, list[Node]] = {}
@@ -276,18 +278,21 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         if kind in CONTEXT_CONTROL_KINDS:
             continue
         if kind in ("history", "input"):
-            controls.append({"rule_id": rule["id"], "control": "native", "owned": 0, "independent": 0})
+            controls.append(_control(rule["id"], "native", 0, 0))
             continue
         own = by_rule.get(rule["id"], [])
         seen = {id(n) for n in own}
         mine = own + [n for n in slotted_by_source.get(kind, []) if id(n) not in seen]
         if kind in slot_owners:
             owned = sum(1 for n in mine if n.source_id == kind)
-            controls.append({"rule_id": rule["id"], "control": "preset" if owned else "empty", "owned": owned,
-                             "independent": 0})
+            controls.append(_control(rule["id"], "preset" if owned else "empty", owned, 0))
             continue
         owned = sum(1 for n in mine if n.slot_id is not None or n.native_depth_anchor is not None)
         independent = len(mine) - owned
         control = "empty" if not mine else "mixed" if owned and independent else "preset" if owned else "independent"
-        controls.append({"rule_id": rule["id"], "control": control, "owned": owned, "independent": independent})
+        controls.append(_control(rule["id"], control, owned, independent))
     return controls
+
+
+def _control(rule_id: str, control: str, owned: int, independent: int) -> PlacementControl:
+    return build_trusted(PlacementControl, rule_id=rule_id, control=control, owned=owned, independent=independent)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from assembly.sillytavern.worldinfo import WorldInfoActivation
 
 _MODEL_SHAPES: dict[type, tuple[dict[str, Any], dict | None]] = {}
 
@@ -97,6 +99,172 @@ class TokenSummary(BaseModel):
     tokenizer: str
 
 
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+class Diagnostic(BaseModel):
+    """A finding of a successful assembly: its code and the details that code carries (each code its own)."""
+
+    model_config = ConfigDict(extra="allow")
+    code: str
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Diagnostic:
+        """A diagnostic from the dict an engine stage recorded (code first, as every stage writes it)."""
+        instance = cls.__new__(cls)
+        extra = {k: v for k, v in values.items() if k != "code"}
+        object.__setattr__(instance, "__dict__", {"code": values["code"]})
+        object.__setattr__(instance, "__pydantic_fields_set__", {"code"})
+        object.__setattr__(instance, "__pydantic_extra__", extra)
+        object.__setattr__(instance, "__pydantic_private__", None)
+        return instance
+
+
+class PositionRow(BaseModel):
+    """One resource position of the editor's list (reference A.5 positionRows) and what holds its output."""
+
+    key: str  # "<source_id>#<position_id>"
+    source_id: str
+    position_id: str
+    name_en: str
+    name_zh: str
+    enabled: bool
+    configurable: bool
+    module_available: bool
+    placement: str
+    anchor: Any  # None, "end" or {sourceId, positionId, side}
+    missing: bool
+    node_ids: list[str]
+    empty: bool
+    split: bool
+    locked: bool  # every output of the row is locked
+    partly_locked: bool
+    lock_reasons: list[str]
+    held_by: list[str]
+    decisions: list[str]
+
+
+class PlacementControl(BaseModel):
+    """Reference A.9: how much of a rule's output a slot owns and how much moves freely."""
+
+    rule_id: str
+    control: str  # native, preset, empty, mixed, independent
+    owned: int
+    independent: int
+
+
+class RuntimeContextControl(BaseModel):
+    """Reference A.4: one of the three DSH runtime contexts and whether the strategy keeps it."""
+
+    name: str
+    enabled: bool
+
+
+class DurableEvent(BaseModel):
+    """What sending the request appends to durable history, shaped like a conversation message. An input message
+    is recorded as it came (its own fields, in its own key order), so the JSON keeps the order it was built in."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    role: str
+    content: str = ""
+    source: dict[str, Any] | None = None
+
+    @property
+    def kind(self) -> str:
+        """The record's source kind (assembly.host), else its role."""
+        return (self.source or {}).get("kind") or self.role
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> DurableEvent:
+        instance = cls.__new__(cls)
+        fields = {name: values.get(name, cls.model_fields[name].default) for name in cls.model_fields}
+        object.__setattr__(instance, "__dict__", fields)
+        object.__setattr__(instance, "__pydantic_fields_set__", set(values) & set(fields))
+        object.__setattr__(instance, "__pydantic_extra__", {k: v for k, v in values.items() if k not in fields})
+        object.__setattr__(instance, "__pydantic_private__", {"_order": tuple(values)})
+        return instance
+
+    @model_serializer(mode="wrap")
+    def _as_recorded(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        order = (self.__pydantic_private__ or {}).get("_order")
+        if order is None:
+            return data
+        return {key: data[key] for key in order}
+
+
+class EvictionItem(BaseModel):
+    id: str
+    module: str
+    tokens: int
+    reason: str
+
+
+class PresetBudget(BaseModel):
+    """SillyTavern's own budget from the preset (openai_max_context - openai_max_tokens): what it dropped, and the
+    failure when the mandatory prompts do not fit."""
+
+    source: str = "preset"
+    limit: int
+    remaining: int
+    dropped: list[dict[str, Any]]
+    failure: dict[str, Any] | None
+
+
+class BudgetReport(BaseModel):
+    """engine.md §8: the request's budget, the eviction plan, and (builtin-st) the preset's budget beside it."""
+
+    limit: int
+    total: int
+    over_by: int
+    eviction_plan: list[EvictionItem]
+    applied: bool
+    fixed_tokens: int
+    total_after: int | None = Field(default=None, exclude_if=_absent)  # set when the plan was applied
+    preset_budget: PresetBudget | None = Field(default=None, exclude_if=_absent)
+
+
+class LayoutEntry(BaseModel):
+    id: str
+    text: str
+    original_role: str
+    effective_role: str
+    position_id: str
+    position_decision: str
+    order: int
+
+
+class LayoutBlock(BaseModel):
+    """A run of nodes that moves together, with its binding and why it is where it is (reference A.11)."""
+
+    id: str
+    key: list[Any]
+    binding: str  # free, slot, runtime
+    movable: bool
+    overridable: bool
+    region: str
+    reason: str
+    slot_id: str | None
+    original_slot_id: str | None
+    limitations: list[str]
+    node_ids: list[str]
+    entries: list[LayoutEntry]
+
+
+class LayoutView(BaseModel):
+    """Reference A.11: the strategy's layout policy, the slots references opened and the movable blocks."""
+
+    policy: dict[str, Any] | None
+    slots: list[dict[str, Any]]
+    blocks: list[LayoutBlock]
+
+
 class AssemblyResult(BaseModel):
     ok: bool = True
     backend: str
@@ -104,14 +272,14 @@ class AssemblyResult(BaseModel):
     strategy: StrategyRef
     request: RequestView
     nodes: list[NodeView]
-    diagnostics: list[dict[str, Any]]
-    runtime_context_controls: list[dict[str, Any]]
-    placement_controls: list[dict[str, Any]]
-    positions: list[dict[str, Any]]
-    durable_events: list[dict[str, Any]]
+    diagnostics: list[Diagnostic]
+    runtime_context_controls: list[RuntimeContextControl]
+    placement_controls: list[PlacementControl]
+    positions: list[PositionRow]
+    durable_events: list[DurableEvent]
     tokens: TokenSummary
-    budget: dict[str, Any] | None = None
-    layout: dict[str, Any] = Field(default_factory=dict)  # reference A.11: policy, slots and movable blocks
-    world_info: dict[str, Any] | None = None  # keyword activation: every entry, active or skipped, with its reason
+    budget: BudgetReport | PresetBudget | None = None  # PresetBudget alone: builtin-st without a request budget
+    layout: LayoutView
+    world_info: WorldInfoActivation | None = None  # keyword activation: every entry, active or skipped, with why
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any
+
+from assembly.results import RequestMessage
 
 # The kinds of change, in the order a row lists them.
 CHANGE_KINDS = ("added", "removed", "moved", "role", "delivery", "history_status", "content")
@@ -29,8 +30,8 @@ CHANGE_KINDS = ("added", "removed", "moved", "role", "delivery", "history_status
 class AlignedRow:
     a_index: int | None
     b_index: int | None
-    a: dict[str, Any] | None
-    b: dict[str, Any] | None
+    a: RequestMessage | None
+    b: RequestMessage | None
     changes: list[str] = field(default_factory=list)
     # A removed message whose parts are now (partly) inside another message: that message's index on the right;
     # an added message made (partly) of parts that were in a left message: that message's index on the left.
@@ -65,14 +66,14 @@ class Alignment:
         return all(not row.changes for row in self.rows)
 
 
-def _parts_key(message: dict[str, Any]) -> tuple:
-    parts = message.get("parts") or []
+def _parts_key(message: RequestMessage) -> tuple:
+    parts = message.parts
     if parts:
         return ("parts", *parts)
-    return ("text", message.get("role"), message.get("content"))
+    return ("text", message.role, message.content)
 
 
-def _pair(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[int, int]:
+def _pair(a: list[RequestMessage], b: list[RequestMessage]) -> dict[int, int]:
     """Left index -> right index for every matched message."""
     pairs: dict[int, int] = {}
     # 1. the same parts (or, without parts, the same role and text)
@@ -88,14 +89,14 @@ def _pair(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[int, int]:
             taken.add(j)
     # 2. overlapping parts: split or merged messages pair with the one sharing the most parts
     for i, message in enumerate(a):
-        if i in pairs or not message.get("parts"):
+        if i in pairs or not message.parts:
             continue
-        mine = set(message["parts"])
+        mine = set(message.parts)
         best, best_overlap = None, 0
         for j, other in enumerate(b):
             if j in taken:
                 continue
-            overlap = len(mine & set(other.get("parts") or []))
+            overlap = len(mine & set(other.parts))
             if overlap > best_overlap:
                 best, best_overlap = j, overlap
         if best is not None:
@@ -106,8 +107,8 @@ def _pair(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> dict[int, int]:
         if i in pairs:
             continue
         for j, other in enumerate(b):
-            if j not in taken and other.get("role") == message.get("role") and \
-                    other.get("content") == message.get("content"):
+            if j not in taken and other.role == message.role and \
+                    other.content == message.content:
                 pairs[i] = j
                 taken.add(j)
                 break
@@ -136,20 +137,20 @@ def _in_order(pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
     return kept
 
 
-def _changes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def _changes(a: RequestMessage, b: RequestMessage) -> list[str]:
     found = []
-    if a.get("role") != b.get("role"):
+    if a.role != b.role:
         found.append("role")
-    if a.get("delivery") != b.get("delivery"):
+    if a.delivery != b.delivery:
         found.append("delivery")
-    if a.get("history_status") != b.get("history_status"):
+    if a.history_status != b.history_status:
         found.append("history_status")
-    if a.get("content") != b.get("content"):
+    if a.content != b.content:
         found.append("content")
     return found
 
 
-def align_messages(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> Alignment:
+def align_messages(a: list[RequestMessage], b: list[RequestMessage]) -> Alignment:
     """Align two lists of request messages (AssemblyResult JSON `request.messages`)."""
     pairs = sorted(_pair(a, b).items())
     kept = _in_order(pairs)
@@ -189,12 +190,12 @@ def align_messages(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> Alignmen
     return Alignment(rows)
 
 
-def _sharing(message: dict[str, Any], others: list[dict[str, Any]]) -> int | None:
+def _sharing(message: RequestMessage, others: list[RequestMessage]) -> int | None:
     """The index of the message in `others` sharing most parts with `message` (None when none shares any)."""
-    mine = set(message.get("parts") or [])
+    mine = set(message.parts)
     best, best_overlap = None, 0
     for index, other in enumerate(others):
-        overlap = len(mine & set(other.get("parts") or []))
+        overlap = len(mine & set(other.parts))
         if overlap > best_overlap:
             best, best_overlap = index, overlap
     return best

@@ -5,6 +5,9 @@ checked against a fresh run of the session with the strategy's latest saved revi
 it: a new revision of the strategy that changes the request, and a change of the session, its resources or the
 engine. The status says which revision was checked, the message-by-message alignment says what changed, and the
 unified diff of the two result JSON documents shows every changed field.
+
+A golden is stored as JSON (`GoldenSnapshot.result`), so the check stays on documents: the fresh run is dumped once
+and diffed as JSON, and only the alignment reads typed messages (validated from both documents).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assembly import AssemblyError, assemble
+from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
 from preview_app.models import GoldenSnapshot
 from preview_app.previews import session_request, strategy_document
@@ -42,8 +46,9 @@ class GoldenStatus:
         return self.fresh if self.fresh.get("ok") is False else None
 
 
-def _messages(result: dict[str, Any]) -> list[dict[str, Any]]:
-    return (result.get("request") or {}).get("messages") or []
+def _messages(result: dict[str, Any]) -> list[RequestMessage]:
+    """The request messages of a result document (none in an error document)."""
+    return [RequestMessage.model_validate(m) for m in (result.get("request") or {}).get("messages") or []]
 
 
 def result_diff(approved: dict[str, Any], fresh: dict[str, Any]) -> list[str]:

@@ -10,6 +10,7 @@ documented in web.md "Testable markup".
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
@@ -46,23 +47,26 @@ class _Escaped(dict):
 
 
 def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
-    node = part.node or {}  # read the node's dict directly: this runs once per part of every message
-    get = node.get
+    node = part.node  # None: a part the result has no node for
+
+    def get(name: str) -> Any:
+        return getattr(node, name, None)
+
     part_id = _e(part.id)
     item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
     if get("activation"):
         item.append(f"<div class=\"activation\" data-activation>{labels['activation']}: "
-                    f"{_e(node['activation'])}</div>")
+                    f"{_e(get('activation'))}</div>")
     depth = get("depth") if get("depth") is not None else get("requested_depth")
     if depth is not None:
         item.append(f"<div class=\"muted small\">{labels['depth']} {short[depth]}</div>")
     module_name = get("module")
     module = short[module_name or "—"]
-    if node and get("rule_id") != module_name:
+    if node is not None and get("rule_id") != module_name:
         module += f"<br><span class=\"muted small\">{labels['rule']} {short[get('rule_id')]}</span>"
     decision = "—"
     if get("position_decision"):
-        decision = (f"<code>{short[node['position_decision']]}</code><br>"
+        decision = (f"<code>{short[get('position_decision')]}</code><br>"
                     f"<span class=\"muted small\">{short[part.decision_words]}</span>")
     if get("locked"):
         lock = (f"<span class=\"lock\" data-lock-reason=\"{short[get('lock_reason')]}\"><span class=\"lock-badge\">"
@@ -70,11 +74,11 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     else:
         lock = labels["free_span"]
     original_role = get("original_role")
-    if node and original_role not in (None, get("role")):
+    if node is not None and original_role not in (None, get("role")):
         role = f"<span class=\"changed\">{short[original_role]} → {short[get('role')]}</span>"
     else:
         role = short[original_role or "—"]
-    tokens = "—" if get("tokens") is None else short[node["tokens"]]
+    tokens = "—" if get("tokens") is None else short[get("tokens")]
     trust = get("trust")
     return (f"<tr data-part-id=\"{part_id}\" data-module=\"{short[module_name]}\">"
             f"<td>{''.join(item)}</td><td class=\"nowrap\">{module}</td>"
@@ -93,7 +97,7 @@ def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     count = len(row.parts)
     message = row.message
     summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
-               f"{short[message.get('trust')]}")
+               f"{short[message.trust]}")
     if row.parts:
         body = "".join(_part_row(part, labels, short) for part in row.parts)
         inner = f"<table class=\"parts-table\"><thead><tr>{labels['parts_head']}</tr></thead><tbody>{body}</tbody></table>"
@@ -105,7 +109,7 @@ def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
 
 def _content(row: Row, labels: dict[str, str]) -> str:
     message = row.message
-    content = message.get("content") or ""
+    content = message.content
     if row.long:
         more = _e(_("show all %(n)s characters") % {"n": len(content)})
         html = (f"<details class=\"content-fold\"><summary><span class=\"excerpt\">{_e(row.excerpt)}</span> "
@@ -114,31 +118,30 @@ def _content(row: Row, labels: dict[str, str]) -> str:
         html = f"<pre class=\"content\">{_e(content)}</pre>"
     else:
         html = f"<p class=\"muted empty\">{labels['no_text']}</p>"
-    if message.get("tool_calls"):
+    if message.tool_calls:
         html += (f"<details class=\"tool\"><summary>{labels['tool_calls']}</summary>"
                  f"<pre class=\"content\">{_e(row.tool_calls_json)}</pre></details>")
-    if message.get("tool_call_id"):
+    if message.tool_call_id:
         html += (f"<p class=\"tool small\"><span class=\"muted\">{labels['answers']}:</span> "
-                 f"<code>{_e(message['tool_call_id'])}</code></p>")
+                 f"<code>{_e(message.tool_call_id)}</code></p>")
     return html
 
 
 def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     message = row.message
-    get = message.get
-    role, status, delivery = short[get("role")], short[get("history_status")], short[get("delivery")]
-    name = f" <span class=\"muted\">{_e(get('name'))}</span>" if get("name") else ""
-    enters_history = get("enters_history")
+    role, status, delivery = short[message.role], short[message.history_status], short[message.delivery]
+    name = f" <span class=\"muted\">{_e(message.name)}</span>" if message.name else ""
+    enters_history = message.enters_history
     enters = labels["enters_span"] if enters_history else labels["not_kept_span"]
     return (
         f"<tbody class=\"msg role-{role}\" id=\"msg-{row.index}\" data-index=\"{row.index}\" data-role=\"{role}\" "
-        f"data-delivery=\"{delivery}\" data-region=\"{short[get('region')]}\" data-history-status=\"{status}\" "
+        f"data-delivery=\"{delivery}\" data-region=\"{short[message.region]}\" data-history-status=\"{status}\" "
         f"data-enters-history=\"{'true' if enters_history else 'false'}\">"
         f"<tr class=\"msg-head\"><td class=\"num\">{row.index}</td>"
         f"<td><span class=\"role-badge role-{role}\">{role}</span>{name}</td>"
-        f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[get('region')]}</td>"
+        f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[message.region]}</td>"
         f"<td class=\"history-entry\" title=\"{short[row.history_words]}\">{enters} "
-        f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{short[get('tokens')]}</td></tr>"
+        f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
         f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_parts(row, labels, short)}</td>"
         f"</tr></tbody>\n")
 

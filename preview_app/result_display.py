@@ -1,6 +1,6 @@
-"""An AssemblyResult (its JSON form) turned into what the preview page shows: one row per request message with its
-parts, the words for every status and reason code, the token bar, the budget bar and the world book entries in and
-out. Pure functions over plain data: no queries, so the page costs the same however long the history is."""
+"""An AssemblyResult turned into what the preview page shows: one row per request message with its parts, the words
+for every status and reason code, the token bar, the budget bar and the world book entries in and out. Pure
+functions over the result's typed parts: no queries, so the page costs the same however long the history is."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy
 
+from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from studio.wording import diagnostic_details, excerpt, lock_words, meaning
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
@@ -77,30 +78,30 @@ class Words:
 @dataclass
 class Part:
     id: str
-    node: dict[str, Any] | None
+    node: NodeView | None
     words: Words
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return None if self.node is None else self.node.get(name)
+        return None if self.node is None else getattr(self.node, name, None)
 
     @property
     def label(self) -> str:
         """The item's name; conversation messages are all called "history" / "input", so their id says more."""
         if self.node is None:
             return self.id
-        if self.node.get("module") in ("history", "input"):
-            return f"{self.node.get('module')} {self.id.split(':', 1)[-1]}"
-        return self.node.get("name") or self.id
+        if self.node.module in ("history", "input"):
+            return f"{self.node.module} {self.id.split(':', 1)[-1]}"
+        return self.node.name or self.id
 
     @property
     def rule_differs(self) -> bool:
-        return self.node is not None and self.node.get("rule_id") != self.node.get("module")
+        return self.node is not None and self.node.rule_id != self.node.module
 
     @property
     def role_changed(self) -> bool:
-        return self.node is not None and self.node.get("original_role") not in (None, self.node.get("role"))
+        return self.node is not None and self.node.original_role not in (None, self.node.role)
 
     @property
     def lock_words(self) -> str:
@@ -118,35 +119,35 @@ class Part:
 @dataclass
 class Row:
     index: int
-    message: dict[str, Any]
+    message: RequestMessage
     parts: list[Part]
     words: Words
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return self.message.get(name)
+        return getattr(self.message, name, None)
 
     @property
     def long(self) -> bool:
-        content = self.message.get("content") or ""
+        content = self.message.content
         return len(content) > LONG_CHARS or content.count("\n") >= LONG_LINES
 
     @property
     def excerpt(self) -> str:
-        return excerpt(self.message.get("content") or "")
+        return excerpt(self.message.content)
 
     @property
     def history_words(self) -> str:
-        return self.words.history.get(self.message.get("history_status"), "")
+        return self.words.history.get(self.message.history_status, "")
 
     @property
     def delivery_words(self) -> str:
-        return self.words.delivery.get(self.message.get("delivery"), "")
+        return self.words.delivery.get(self.message.delivery, "")
 
     @property
     def tool_calls_json(self) -> str:
-        calls = self.message.get("tool_calls")
+        calls = self.message.tool_calls
         return json.dumps(calls, indent=2, ensure_ascii=False) if calls else ""
 
 
@@ -201,7 +202,7 @@ class WorldBookView:
 
 @dataclass
 class PreviewDisplay:
-    result: dict[str, Any]
+    result: AssemblyResult
     rows: list[Row]
     diagnostics: list[dict[str, Any]]
     segments: list[Segment]
@@ -219,11 +220,11 @@ class PreviewDisplay:
         return sum(len(d["occurrences"]) for d in self.diagnostics)
 
 
-def _rows(result: dict[str, Any]) -> list[Row]:
-    nodes = {node["id"]: node for node in result.get("nodes") or []}
+def _rows(result: AssemblyResult) -> list[Row]:
+    nodes = {node.id: node for node in result.nodes}
     words = Words()
-    return [Row(index, message, [Part(part, nodes.get(part), words) for part in message.get("parts") or []], words)
-            for index, message in enumerate(result["request"]["messages"])]
+    return [Row(index, message, [Part(part, nodes.get(part), words) for part in message.parts], words)
+            for index, message in enumerate(result.request.messages)]
 
 
 def _segments(by_module: dict[str, int]) -> list[Segment]:
@@ -234,81 +235,79 @@ def _segments(by_module: dict[str, int]) -> list[Segment]:
             for index, (module, tokens) in enumerate(by_module.items()) if tokens]
 
 
-def _budget(result: dict[str, Any]) -> tuple[BudgetView | None, PresetBudgetView | None]:
+def _budget(result: AssemblyResult) -> tuple[BudgetView | None, PresetBudgetView | None]:
     """The request's budget report (engine.md §8, when a budget was given) and SillyTavern's own budget from the
     preset (builtin-st); either may be absent. The engine nests the second in the first when both exist."""
-    budget = result.get("budget") or None
+    budget = result.budget
     if budget is None:
         return None, None
-    preset_report = budget if budget.get("source") == "preset" else budget.get("preset_budget")
+    preset_report = budget if isinstance(budget, PresetBudget) else budget.preset_budget
     preset = None
-    if preset_report:
-        limit = preset_report["limit"]
-        used = max(0, limit - preset_report["remaining"])
-        preset = PresetBudgetView(limit=limit, used=used, remaining=preset_report["remaining"],
-                                  used_percent=_percent(used, limit), dropped=preset_report.get("dropped") or [],
-                                  failure=preset_report.get("failure"))
-    if budget.get("source") == "preset":
+    if preset_report is not None:
+        limit = preset_report.limit
+        used = max(0, limit - preset_report.remaining)
+        preset = PresetBudgetView(limit=limit, used=used, remaining=preset_report.remaining,
+                                  used_percent=_percent(used, limit), dropped=preset_report.dropped,
+                                  failure=preset_report.failure)
+    if isinstance(budget, PresetBudget):
         return None, preset
-    names = {node["id"]: node.get("name") or node["id"] for node in result.get("nodes") or []}
-    limit = budget["limit"]
-    return BudgetView(limit=limit, total=budget["total"], over_by=budget["over_by"],
-                      fixed_tokens=budget.get("fixed_tokens", 0), applied=budget.get("applied", False),
-                      total_after=budget.get("total_after"),
-                      plan=[{**item, "name": names.get(item["id"], item["id"])}
-                            for item in budget.get("eviction_plan") or []],
-                      used_percent=_percent(budget["total"], limit)), preset
+    names = {node.id: node.name or node.id for node in result.nodes}
+    limit = budget.limit
+    return BudgetView(limit=limit, total=budget.total, over_by=budget.over_by, fixed_tokens=budget.fixed_tokens,
+                      applied=budget.applied, total_after=budget.total_after,
+                      plan=[{**item.model_dump(), "name": names.get(item.id, item.id)} for item in budget.eviction_plan],
+                      used_percent=_percent(budget.total, limit)), preset
 
 
 def _percent(part: int, whole: int) -> float:
     return 100.0 if not whole else min(100.0, round(100 * part / whole, 2))
 
 
-def _world_book(result: dict[str, Any]) -> WorldBookView | None:
-    info = result.get("world_info")
-    if info:
+def _world_book(result: AssemblyResult) -> WorldBookView | None:
+    info = result.world_info
+    if info is not None:
         return WorldBookView(
-            mode=info["mode"],
-            active=[WorldEntry(str(e["uid"]), e.get("comment") or str(e["uid"]), e["reason"]["message"],
-                               e["reason"]["kind"]) for e in info.get("active") or []],
-            skipped=[WorldEntry(str(e["uid"]), e.get("comment") or str(e["uid"]), e["reason"]["message"],
-                                e["reason"]["kind"]) for e in info.get("skipped") or []],
-            budget=info.get("budget"), notes=list(info.get("notes") or []))
-    entries = [n for n in result.get("nodes") or [] if n.get("module") == "worldbook"]
+            mode=info.mode,
+            active=[WorldEntry(str(e.uid), e.comment or str(e.uid), e.reason.message, e.reason.kind)
+                    for e in info.active],
+            skipped=[WorldEntry(str(e.uid), e.comment or str(e.uid), e.reason.message, e.reason.kind)
+                     for e in info.skipped],
+            budget=info.budget.model_dump(mode="json") if info.budget is not None else None, notes=list(info.notes))
+    entries = [n for n in result.nodes if n.module == "worldbook"]
     if not entries:
         return None
-    return WorldBookView(mode="all", active=[WorldEntry(n["id"].split(":", 1)[-1], n.get("name") or n["id"],
-                                                        n.get("activation") or "", "host") for n in entries],
+    return WorldBookView(mode="all", active=[WorldEntry(n.id.split(":", 1)[-1], n.name or n.id, n.activation or "",
+                                                        "host") for n in entries],
                          skipped=[], budget=None, notes=[])
 
 
-def display(result: dict[str, Any]) -> PreviewDisplay:
-    """Everything the preview page shows, from an AssemblyResult's JSON."""
+def display(result: AssemblyResult) -> PreviewDisplay:
+    """Everything the preview page shows, from an AssemblyResult."""
     # One entry per code, in order of first appearance, with every occurrence's details.
     diagnostics: dict[str, dict[str, Any]] = {}
-    for found in result.get("diagnostics") or []:
-        code = found.get("code", "")
-        entry = diagnostics.setdefault(code, {"code": code, "meaning": meaning(code), "occurrences": []})
-        entry["occurrences"].append(diagnostic_details(found))
+    for found in result.diagnostics:
+        entry = diagnostics.setdefault(found.code, {"code": found.code, "meaning": meaning(found.code),
+                                                    "occurrences": []})
+        entry["occurrences"].append(diagnostic_details(found.details))
     events = []
-    for event in result.get("durable_events") or []:
-        kind = (event.get("source") or {}).get("kind") or event.get("role")
-        events.append({**event, "kind": kind, "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)),
-                       "excerpt": excerpt(event.get("content") or "")})
+    for event in result.durable_events:
+        kind = event.kind
+        events.append({**event.model_dump(mode="json"), "kind": kind,
+                       "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
     return PreviewDisplay(result=result, rows=_rows(result), diagnostics=list(diagnostics.values()),
-                          segments=_segments(result["tokens"]["by_module"]), budget=budget,
+                          segments=_segments(result.tokens.by_module), budget=budget,
                           preset_budget=preset_budget, world_book=_world_book(result), durable_events=events)
 
 
-def client_messages(result: dict[str, Any]) -> list[dict[str, Any]]:
+def client_messages(result: AssemblyResult) -> list[dict[str, Any]]:
     """The request messages as a chat-completion client sends them: role, content, and name / tool fields when
     set; none of the studio's annotations."""
     out = []
-    for message in result["request"]["messages"]:
-        plain = {"role": message["role"], "content": message["content"]}
+    for message in result.request.messages:
+        plain: dict[str, Any] = {"role": message.role, "content": message.content}
         for key in ("name", "tool_calls", "tool_call_id"):
-            if message.get(key):
-                plain[key] = message[key]
+            if getattr(message, key):
+                plain[key] = getattr(message, key)
         out.append(plain)
     return out

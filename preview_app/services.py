@@ -324,7 +324,7 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
                   if locked.current_input else [])
     else:
         document = strategy_document(locked.applied_strategy, locked.applied_document)
-        events = assemble(session_request(locked, document)).durable_events
+        events = [e.model_dump() for e in assemble(session_request(locked, document)).durable_events]
     if reply:
         events.append({"role": "assistant", "content": reply, "source": {"kind": "assistant"}})
     used = set(locked.events.values_list("message_id", flat=True))

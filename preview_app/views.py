@@ -120,8 +120,7 @@ def preview(request, pk):
         context["choice"] = choice
         if options.is_bound and not options.is_valid():
             status = 400
-        result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
-        context["view"] = display(result)
+        context["view"] = display(assemble(_preview_request(session, choice, options)))
         context["rows_html"] = render_rows(context["view"].rows)
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
@@ -140,8 +139,8 @@ def _export(request, pk, shape: str):
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
-    result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
-    body = result if shape == "result" else {"messages": client_messages(result)}
+    result = assemble(_preview_request(session, choice, options))
+    body = result.model_dump(mode="json") if shape == "result" else {"messages": client_messages(result)}
     revision = (choice.revision.revision[:12] if choice.revision else "draft")
     response = JsonResponse(body, json_dumps_params={"ensure_ascii": False, "indent": 2})
     name = f"session-{session.pk}-{choice.strategy.slug}-{revision}-{shape}.json"
@@ -169,7 +168,7 @@ def _side(session: Session, spec: str | None, options: PreviewOptionsForm) -> di
     except CodedError as error:
         return {"spec": spec or "", "error": presenters.error_context(error)}
     try:
-        result = assemble(_preview_request(session, choice, options)).model_dump(mode="json")
+        result = assemble(_preview_request(session, choice, options))
     except CodedError as error:
         return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
     return {"spec": choice.spec, "choice": choice, "result": result}
@@ -193,8 +192,7 @@ def compare(request, pk):
         a, b = _side(session, a_spec, options), _side(session, b_spec, options)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
-            context["alignment"] = align_messages(a["result"]["request"]["messages"],
-                                                  b["result"]["request"]["messages"])
+            context["alignment"] = align_messages(a["result"].request.messages, b["result"].request.messages)
         else:
             status = (a.get("error") or b.get("error"))["status"]
     return render(request, "preview/compare.html", context, status=status)

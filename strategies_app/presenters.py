@@ -1,6 +1,7 @@
 """Strategy pages' view data: an assembly result and a draft turned into the editor's rows (rules, resource
 positions with their locks in words, layout blocks, the preview), the strategy list's rows and the revision diff.
-Pure functions over plain data: the reads are in `selectors`, the engine run in `session_previews`.
+Pure functions over the engine's typed `AssemblyResult` and the draft: the reads are in `selectors`, the engine run
+in `session_previews`, which rows are locked in `assembly.edits`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
+from assembly import edits
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, POSITION_CATALOGUE
 from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows as engine_position_rows
+from assembly.results import AssemblyResult, NodeView, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS, strategy_backend
 from strategies_app.models import Strategy
 from studio.wording import LockWords, excerpt, known_meaning
@@ -59,12 +62,12 @@ def strategy_rows(strategies, user, using: dict[int, list[Any]], can_edit) -> li
              "mine": s.owner_id == user.pk} for s in strategies]
 
 
-def rule_rows(strategy: Strategy, result: dict[str, Any] | None,
+def rule_rows(strategy: Strategy, result: AssemblyResult | None,
               kept: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The editor's module list: every rule but the runtime-context switches, with its labels, URLs, placement
     control and the text a refused edit keeps (`kept`)."""
     draft = strategy.draft
-    controls = {c["rule_id"]: c for c in (result or {}).get("placement_controls", [])}
+    controls = {c.rule_id: c for c in result.placement_controls} if result is not None else {}
     movable = [rule for rule in draft["rules"] if rule["kind"] not in CONTEXT_CONTROL_KINDS]
     rules = []
     for index, rule in enumerate(movable):
@@ -79,7 +82,7 @@ def rule_rows(strategy: Strategy, result: dict[str, Any] | None,
                       TEXT_KINDS, "removable": rule["kind"] in TEXT_RULE_KINDS, "shown_text": shown_text,
                       "kept": bool(kept and kept.get("rule") == rule["id"]),
                       "host": rule["kind"] in HOST_KINDS,
-                      "control": control, "control_words": CONTROL_WORDS.get((control or {}).get("control"), ""),
+                      "control": control, "control_words": CONTROL_WORDS.get(control.control, "") if control else "",
                       "first": index == 0, "last": index == len(movable) - 1})
     return rules
 
@@ -99,31 +102,27 @@ def priority_rows(priority: list[str]) -> list[dict[str, Any]]:
             for i, stage in enumerate(priority)]
 
 
-def _macro_holds(nodes: list[dict[str, Any]], keys: set[str], words: LockWords) -> dict[str, list[str]]:
-    """Rows whose output another node took in through a macro ({{description}}, {{original}}, outlets): the
-    engine counts them as no output of their own; the editor shows them held, with the holder."""
+def _hold_words(holds: dict[str, list[tuple[str, NodeView]]], words: LockWords) -> dict[str, list[str]]:
+    """The macro holds of `edits.macro_holds` in words, each holder once: the engine counts a held row as no output
+    of its own; the editor shows it held, with the holder."""
     held: dict[str, list[str]] = defaultdict(list)
-    for node in nodes:
-        for child in node.get("children") or []:
-            if not child.get("locked"):
-                continue
-            reason = child.get("lock_reason") or ""
-            key = f"{child.get('source')}#{child.get('field')}"
-            if reason.startswith("macro:outlet::"):
-                key = "worldbook#outlet"
-            if key in keys:
-                text = words.child(reason, node)
-                if text not in held[key]:
-                    held[key].append(text)
+    for key, holders in holds.items():
+        for reason, node in holders:
+            text = words.child(reason, node)
+            if text not in held[key]:
+                held[key].append(text)
     return held
 
 
-def editor_positions(draft: dict[str, Any], result: dict[str, Any] | None, words: LockWords) -> list[dict[str, Any]]:
+def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words: LockWords) -> list[dict[str, Any]]:
     """The editor's resource rows: the engine's `positions` with each lock in words, macro holds counted as held,
-    and a partly held row split into its held part and its free part."""
-    rows = result["positions"] if result is not None else engine_position_rows(draft, [], [])
-    nodes = {node["id"]: node for node in (result or {}).get("nodes", [])}
-    holds = _macro_holds((result or {}).get("nodes", []), {row["key"] for row in rows}, words)
+    and a partly held row split into its held part and its free part. Which rows are locked is `assembly.edits`'
+    decision (the same one a write checks)."""
+    rows = result.positions if result is not None else engine_position_rows(draft, [], [])
+    nodes = {node.id: node for node in result.nodes} if result is not None else {}
+    engine_holds = edits.macro_holds(result.nodes) if result is not None else {}
+    locked_keys = edits.locked_rows(draft, result)
+    holds = _hold_words(engine_holds, words)
     stored = {f"{s['sourceId']}#{s['positionId']}": s for s in (draft.get("layout") or {}).get("positions") or []}
     catalogue = {category["id"]: category for category in POSITION_CATALOGUE}
     rule_on: dict[str, bool] = {}
@@ -132,27 +131,26 @@ def editor_positions(draft: dict[str, Any], result: dict[str, Any] | None, words
     chinese = _chinese()
     shown = []
     for index, row in enumerate(rows):
-        key = row["key"]
-        own = [nodes[node_id] for node_id in row["node_ids"] if node_id in nodes]
-        reasons = list(dict.fromkeys(words.node(node) for node in own if node.get("locked")))
+        key = row.key
+        own = [nodes[node_id] for node_id in row.node_ids if node_id in nodes]
+        reasons = list(dict.fromkeys(words.node(node) for node in own if node.locked))
         reasons += [text for text in holds.get(key, []) if text not in reasons]
-        free = [node for node in own if not node.get("locked")]
-        locked = (row["locked"] or bool(holds.get(key))) and not free
+        held = edits.row_held(row, nodes, engine_holds)
         setting = stored.get(key) or {}
         anchor = setting.get("anchor")
         category = catalogue.get(key, {})
         shown.append({
-            "key": key, "name": (row["name_zh"] if chinese else row["name_en"]),
+            "key": key, "name": (row.name_zh if chinese else row.name_en),
             "help": category.get("help_zh" if chinese else "help_en", ""),
-            "switch": setting.get("enabled", True), "module_on": rule_on.get(row["source_id"], False),
-            "placement": row["placement"], "anchor": anchor, "anchor_value": _anchor_value(anchor),
-            "anchor_label": _anchor_label(anchor, rows, chinese), "missing": row["missing"],
-            "configurable": row["configurable"], "empty": row["empty"] and not holds.get(key),
-            "locked": locked or not row["configurable"], "partly": bool(reasons) and not locked,
-            "reasons": reasons, "split": row["split"],
-            "outputs": [node["name"] for node in (own if locked else free)],
-            "held_outputs": [node["name"] for node in own if node.get("locked")],
-            "decisions": row["decisions"], "first": index == 0, "last": index == len(rows) - 1,
+            "switch": setting.get("enabled", True), "module_on": rule_on.get(row.source_id, False),
+            "placement": row.placement, "anchor": anchor, "anchor_value": _anchor_value(anchor),
+            "anchor_label": _anchor_label(anchor, rows, chinese), "missing": row.missing,
+            "configurable": row.configurable, "empty": row.empty and not holds.get(key),
+            "locked": key in locked_keys, "partly": bool(reasons) and not held,
+            "reasons": reasons, "split": row.split,
+            "outputs": [node.name for node in own if held or not node.locked],
+            "held_outputs": [node.name for node in own if node.locked],
+            "decisions": row.decisions, "first": index == 0, "last": index == len(rows) - 1,
             "held_id": key + HELD_SUFFIX,
         })
     return shown
@@ -166,37 +164,38 @@ def _anchor_value(anchor: Any) -> str:
     return ""
 
 
-def _anchor_label(anchor: Any, rows: list[dict[str, Any]], chinese: bool) -> str:
+def _anchor_label(anchor: Any, rows: list[PositionRow], chinese: bool) -> str:
     if anchor == "end":
         return _("at the end")
     if not isinstance(anchor, dict):
         return ""
     key = f"{anchor['sourceId']}#{anchor['positionId']}"
-    row = next((r for r in rows if r["key"] == key), None)
-    name = (row["name_zh"] if chinese else row["name_en"]) if row else key
+    row = next((r for r in rows if r.key == key), None)
+    name = (row.name_zh if chinese else row.name_en) if row else key
     return (_("before “%(row)s”") if anchor["side"] == "before" else _("after “%(row)s”")) % {"row": name}
 
 
-def preview_view(result: dict[str, Any] | None) -> dict[str, Any] | None:
+def preview_view(result: AssemblyResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    names = {node["id"]: node["name"] for node in result["nodes"]}
+    names = {node.id: node.name for node in result.nodes}
     messages_shown = []
-    for index, message in enumerate(result["request"]["messages"]):
-        content = message["content"]
+    for index, message in enumerate(result.request.messages):
         messages_shown.append({
-            "index": index, "role": message["role"], "delivery": message["delivery"], "region": message["region"],
-            "history_status": message["history_status"], "enters_history": message["enters_history"],
-            "tokens": message["tokens"], "parts": [names.get(part, part) for part in message["parts"]],
-            "excerpt": excerpt(content, EXCERPT_CHARS, as_written=True),
+            "index": index, "role": message.role, "delivery": message.delivery, "region": message.region,
+            "history_status": message.history_status, "enters_history": message.enters_history,
+            "tokens": message.tokens, "parts": [names.get(part, part) for part in message.parts],
+            "excerpt": excerpt(message.content, EXCERPT_CHARS, as_written=True),
         })
-    diagnostics = [{"code": d.get("code", ""), "meaning": known_meaning(d.get("code", "")),
-                    "about": d.get("name") or d.get("id") or d.get("slotId") or "",
-                    "detail": json.dumps({k: v for k, v in d.items() if k != "code"}, ensure_ascii=False)}
-                   for d in result["diagnostics"]]
-    return {"messages": messages_shown, "diagnostics": diagnostics, "tokens": result["tokens"],
-            "backend": result["backend"], "placement": result["placement"],
-            "contexts": result["runtime_context_controls"]}
+    diagnostics = []
+    for found in result.diagnostics:
+        details = found.details
+        diagnostics.append({"code": found.code, "meaning": known_meaning(found.code),
+                            "about": details.get("name") or details.get("id") or details.get("slotId") or "",
+                            "detail": json.dumps(details, ensure_ascii=False)})
+    return {"messages": messages_shown, "diagnostics": diagnostics, "tokens": result.tokens,
+            "backend": result.backend, "placement": result.placement,
+            "contexts": result.runtime_context_controls}
 
 
 BINDING_WORDS = {
@@ -206,17 +205,17 @@ BINDING_WORDS = {
 }
 
 
-def block_context(draft: dict[str, Any], result: dict[str, Any] | None) -> dict[str, Any]:
+def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[str, Any]:
     """The request's layout blocks (reference A.11) in request order, and the stored moves (`layout.overrides`),
     with a label each; a stored move whose block is not in this preview says so."""
     if result is None:
         blocks = []
     else:
-        names = {node["id"]: node.get("name") or node["id"] for node in result["nodes"]}
+        names = {node.id: node.name or node.id for node in result.nodes}
         blocks = []
-        for index, block in enumerate(result["layout"]["blocks"]):
-            rule_id, module, group, _slot, depth, role, _region = block["key"]
-            members = block["node_ids"]
+        for index, block in enumerate(result.layout.blocks):
+            rule_id, module, group, _slot, depth, role, _region = block.key
+            members = block.node_ids
             if module == "history":
                 label = ngettext("the chat history: %(n)s message", "the chat history: %(n)s messages",
                                  len(members)) % {"n": len(members)}
@@ -225,11 +224,11 @@ def block_context(draft: dict[str, Any], result: dict[str, Any] | None) -> dict[
             else:
                 shown = [names.get(i, i) for i in members[:3]]
                 label = ", ".join(shown) + (f" +{len(members) - 3}" if len(members) > 3 else "")
-            blocks.append({"id": block["id"], "index": index, "label": label, "module": module, "rule": rule_id,
-                           "group": group, "role": role, "depth": depth, "region": block["region"],
-                           "binding": block["binding"], "binding_words": BINDING_WORDS[block["binding"]],
-                           "movable": block["movable"], "overridable": block["overridable"],
-                           "detached": bool(block.get("original_slot_id"))})
+            blocks.append({"id": block.id, "index": index, "label": label, "module": module, "rule": rule_id,
+                           "group": group, "role": role, "depth": depth, "region": block.region,
+                           "binding": block.binding, "binding_words": BINDING_WORDS[block.binding],
+                           "movable": block.movable, "overridable": block.overridable,
+                           "detached": bool(block.original_slot_id)})
     labels = {b["id"]: f"#{b['index']} {b['label']}" for b in blocks}
     overrides = [{**o, "target_label": labels.get(o["target"]), "anchor_label": labels.get(o["anchor"])}
                  for o in (draft.get("layout") or {}).get("overrides") or []]
@@ -244,16 +243,16 @@ def document_lines(document: dict[str, Any]) -> list[str]:
     return json.dumps(document, indent=2, ensure_ascii=False).splitlines()
 
 
-def request_lines(result: dict[str, Any] | None, refusal: dict[str, Any] | None) -> list[str]:
+def request_lines(result: AssemblyResult | None, refusal: dict[str, Any] | None) -> list[str]:
     """An assembled request as diffable lines (one header line per message, then its content), or the engine's
     refusal."""
     if refusal is not None:
         return [f"REFUSED {refusal['code']} ({refusal['status']}): {refusal['error']}"]
     lines = []
-    for index, message in enumerate(result["request"]["messages"]):
-        lines.append(f"#{index} {message['role']} · {message['delivery']} · {message['history_status']} · "
-                     f"{message['tokens']} tokens")
-        lines.extend("    " + line for line in message["content"].splitlines() or [""])
+    for index, message in enumerate(result.request.messages):
+        lines.append(f"#{index} {message.role} · {message.delivery} · {message.history_status} · "
+                     f"{message.tokens} tokens")
+        lines.extend("    " + line for line in message.content.splitlines() or [""])
     return lines
 
 

@@ -63,7 +63,7 @@ class DraftPreviews:
         self._strategy, self._session = strategy, session
         self._base: dict[str, Any] | None = None  # the session's request, its strategy replaced per draft
         self._runs: dict[str, AssemblyResult | AssemblyError] = {}
-        self._shown: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+        self._shown: dict[str, tuple[AssemblyResult | None, dict[str, Any] | None]] = {}
 
     def request(self, draft: dict[str, Any]) -> dict[str, Any]:
         if self._base is None:
@@ -84,17 +84,17 @@ class DraftPreviews:
             raise found
         return found
 
-    def shown(self, draft: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """(result JSON, refusal JSON) of `draft`: what the editor shows."""
+    def shown(self, draft: dict[str, Any]) -> tuple[AssemblyResult | None, dict[str, Any] | None]:
+        """(result, refusal JSON) of `draft`: what the editor shows (its presenters read the result)."""
         key = json.dumps(draft, ensure_ascii=False)
         if key not in self._shown:
             try:
-                self._shown[key] = self.run(draft).model_dump(mode="json"), None
+                self._shown[key] = self.run(draft), None
             except AssemblyError as error:
                 self._shown[key] = None, error.to_json()
         return self._shown[key]
 
 
 def draft_preview(strategy: Strategy, document: dict[str, Any], session: PreviewSession | None):
-    """(result JSON, refusal JSON): the engine run of `document` on `session` the strategy pages show."""
+    """(result, refusal JSON): the engine run of `document` on `session` the strategy pages show."""
     return DraftPreviews(strategy, session).shown(document)

@@ -5,14 +5,15 @@
   `CodedError`: the engine's and the studio's `ServiceError`) that stop a preview or a write. The preview shows a
   diagnostic's code with its meaning; an error page shows the refusal's. `tests/web/test_wording.py` scans
   `assembly/` so a new code without a meaning here fails a test.
-- Lock reasons: why a row or a part cannot move, short on the preview page (`lock_words`), naming the prompt and
-  macro that holds it in the editor (`LockWords`).
+- Lock reasons: why a row or a part cannot move, one table (`LOCK_REASONS`) with each reason's short label (the
+  preview page, `lock_words`) and its longer explanation (the editor, `LockWords`, which names the holding prompt).
 - The editor's sentence for a refused write (`refusal_words`), and excerpts of long texts (`excerpt`).
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils.translation import gettext
@@ -205,27 +206,60 @@ def _text(value: Any) -> str:
 # ---------------------------------------------------------------------------------------------- lock reasons
 
 
-def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
-    """Why a part of a preview message cannot move, in words."""
-    if not lock_reason:
-        return ""
+@dataclass(frozen=True)
+class LockReason:
+    """One reason a part cannot move, in two wordings: `label`, short, for the preview's part rows; `explanation`,
+    longer, for the editor, which names the prompt that holds it. Both take the same %-placeholders (slot, owner,
+    depth, macro, outlet, prompt) where the reason has them."""
+
+    label: Any
+    explanation: Any
+
+
+# The engine's lock reasons (Node.lock_reason): "reference:<owner>", "macro:<name>", "macro:original",
+# "macro:outlet::<name>", "depth", "native-depth-boundary", "runtime". "reference" with a slot id: the editor names
+# the slot's prompt (`LockWords.slot`).
+LOCK_REASONS: dict[str, LockReason] = {
+    "reference": LockReason(_("held by the %(slot)s slot of the %(owner)s"), None),
+    "reference-unslotted": LockReason(_("held by a slot of the %(owner)s"), _("held by a slot of %(owner)s")),
+    "macro:original": LockReason(
+        _("pulled in by {{original}} in a card override"),
+        _("replaces the preset prompt “%(prompt)s” (the card overrides it; {{original}} keeps the prompt's text)")),
+    "macro:outlet": LockReason(_("placed by the {{outlet::%(name)s}} marker"),
+                               _("fills {{outlet::%(outlet)s}} in “%(prompt)s”")),
+    "macro": LockReason(_("pulled in by the {{%(name)s}} macro"), _("referenced by {{%(macro)s}} in “%(prompt)s”")),
+    "depth": LockReason(_("inserted at its depth inside the chat"),
+                        _("inserted at depth %(depth)s of the chat; depth insertion fixes its place")),
+    "native-depth-boundary": LockReason(_("depth 0 or 1: pinned at the edge of the history"),
+                                        _("pinned to the native depth boundary of the chat (depth 0 or 1)")),
+    "runtime": LockReason(_("fixed by the host"), _("a conversation message: the host fixes its place")),
+}
+
+
+def _lock_reason(lock_reason: str, slot_id: str | None) -> tuple[str | None, dict[str, str]]:
+    """The `LOCK_REASONS` key of an engine lock reason and its arguments; None for a reason without words."""
     if lock_reason.startswith("reference:"):
         owner = lock_reason.split(":", 1)[1]
-        if slot_id:
-            return gettext("held by the %(slot)s slot of the %(owner)s") % {"slot": _slot_name(slot_id),
-                                                                            "owner": owner}
-        return gettext("held by a slot of the %(owner)s") % {"owner": owner}
+        return ("reference", {"owner": owner}) if slot_id else ("reference-unslotted", {"owner": owner})
     if lock_reason == "macro:original":
-        return gettext("pulled in by {{original}} in a card override")
+        return "macro:original", {}
     if lock_reason.startswith("macro:outlet::"):
-        return gettext("placed by the {{outlet::%(name)s}} marker") % {"name": lock_reason.split("::", 1)[1]}
+        return "macro:outlet", {"name": lock_reason.split("::", 1)[1]}
     if lock_reason.startswith("macro:"):
-        return gettext("pulled in by the {{%(name)s}} macro") % {"name": lock_reason.split(":", 1)[1]}
-    return str({
-        "depth": _("inserted at its depth inside the chat"),
-        "native-depth-boundary": _("depth 0 or 1: pinned at the edge of the history"),
-        "runtime": _("fixed by the host"),
-    }.get(lock_reason, lock_reason))
+        return "macro", {"name": lock_reason.split(":", 1)[1]}
+    return (lock_reason if lock_reason in LOCK_REASONS else None), {}
+
+
+def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
+    """Why a part of a preview message cannot move, in words (the reason's short label)."""
+    if not lock_reason:
+        return ""
+    key, args = _lock_reason(lock_reason, slot_id)
+    if key is None:
+        return lock_reason
+    if key == "reference":
+        args["slot"] = _slot_name(slot_id or "")
+    return str(LOCK_REASONS[key].label) % args if args else str(LOCK_REASONS[key].label)
 
 
 def _slot_name(slot_id: str) -> str:
@@ -245,33 +279,28 @@ class LockWords:
         self.rules = draft["rules"]
         self.prompts = prompts
 
-    def node(self, node: dict[str, Any]) -> str:
-        reason = node.get("lock_reason") or ""
-        if reason.startswith("reference:") and node.get("slot_id"):
-            return self.slot(node["slot_id"])
-        if reason == "depth":
-            depth = node.get("depth") if node.get("depth") is not None else node.get("requested_depth")
-            return gettext("inserted at depth %(depth)s of the chat; depth insertion fixes its place") % {
-                "depth": depth}
-        if reason == "native-depth-boundary":
-            return gettext("pinned to the native depth boundary of the chat (depth 0 or 1)")
-        if reason == "runtime":
-            return gettext("a conversation message: the host fixes its place")
-        if reason.startswith("reference:"):
-            return gettext("held by a slot of %(owner)s") % {"owner": reason.split(":", 1)[1]}
-        return reason
+    def node(self, node: Any) -> str:
+        """Why a node of the result (an `assembly.results.NodeView`) is locked, naming what holds it."""
+        reason = node.lock_reason or ""
+        key, args = _lock_reason(reason, node.slot_id)
+        if key == "reference":
+            return self.slot(node.slot_id)
+        if key == "depth":
+            args["depth"] = node.depth if node.depth is not None else node.requested_depth
+        if key not in ("depth", "native-depth-boundary", "runtime", "reference-unslotted"):
+            return reason  # a macro's hold is worded per holder (`child`)
+        return str(LOCK_REASONS[key].explanation) % args if args else str(LOCK_REASONS[key].explanation)
 
-    def child(self, reason: str, holder: dict[str, Any]) -> str:
-        name = holder.get("name") or holder.get("id")
-        if reason.startswith("macro:outlet::"):
-            return gettext("fills {{outlet::%(outlet)s}} in “%(prompt)s”") % {
-                "outlet": reason.removeprefix("macro:outlet::"), "prompt": name}
-        if reason == "macro:original":
-            return gettext("replaces the preset prompt “%(prompt)s” (the card overrides it; {{original}} keeps the "
-                           "prompt's text)") % {"prompt": name}
-        if reason.startswith("macro:"):
-            return gettext("referenced by {{%(macro)s}} in “%(prompt)s”") % {
-                "macro": reason.removeprefix("macro:"), "prompt": name}
+    def child(self, reason: str, holder: Any) -> str:
+        """Why a node's child (its output taken in by `holder`'s macro) is held, naming the holding prompt."""
+        key, args = _lock_reason(reason, None)
+        prompt = holder.name or holder.id
+        if key == "macro:outlet":
+            return str(LOCK_REASONS[key].explanation) % {"outlet": args["name"], "prompt": prompt}
+        if key == "macro:original":
+            return str(LOCK_REASONS[key].explanation) % {"prompt": prompt}
+        if key == "macro":
+            return str(LOCK_REASONS[key].explanation) % {"macro": args["name"], "prompt": prompt}
         return reason
 
     def slot(self, slot_id: str) -> str:

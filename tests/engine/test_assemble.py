@@ -153,7 +153,7 @@ def test_n4_depth_is_approximated_in_native():
     prompts = [prompt("Depth entry", "system", "D", injection_position=1, injection_depth=2)]
     result = assemble(request(native("native-roles"), prompts))
     assert [n.text for n in result.nodes] == ["D", "OLD", "NOW"]
-    diag = [d for d in result.diagnostics if d["code"] == "NATIVE_DEPTH_APPROXIMATED"]
+    diag = [d.details for d in result.diagnostics if d.code == "NATIVE_DEPTH_APPROXIMATED"]
     assert diag and diag[0]["name"] == "Depth entry" and diag[0]["depth"] == 2
 
 
@@ -161,7 +161,8 @@ def test_n5_slots_adjust_roles_around_history():
     prompts = [prompt("open", "user", "OPEN"), marker("chatHistory"), prompt("close", "system", "CLOSE")]
     result = assemble(request(native("native-slots"), prompts))
     assert texts_roles(result) == [("OPEN", "system"), ("OLD", "user"), ("NOW", "user"), ("CLOSE", "user")]
-    adjusted = [(d["name"], d["from"], d["to"]) for d in result.diagnostics if d["code"] == "NATIVE_ROLE_ADJUSTED"]
+    adjusted = [(d.details["name"], d.details["from"], d.details["to"]) for d in result.diagnostics
+                if d.code == "NATIVE_ROLE_ADJUSTED"]
     assert adjusted == [("open", "user", "system"), ("close", "system", "user")]
 
 
@@ -197,7 +198,7 @@ def test_n10_no_slots_falls_back_to_roles_first():
     prompts = [prompt("prefix", "user", "USER"), prompt("suffix", "system", "SYSTEM")]
     result = assemble(request(native("native-slots"), prompts))
     assert [n.text for n in result.nodes] == ["SYSTEM", "OLD", "NOW", "USER"]
-    assert any(d["code"] == "NATIVE_SLOTS_ABSENT" for d in result.diagnostics)
+    assert any(d.code == "NATIVE_SLOTS_ABSENT" for d in result.diagnostics)
 
 
 def test_n11_repeated_slots_expand_once():
@@ -293,19 +294,19 @@ def test_budget_plan_drops_oldest_history_first_and_never_the_input():
     # messages HEAD 1, LORE 2, TAIL 1, OLD 1, HEAD 1, NOW 1 -> total 7; limit 6 - 1 = 5; over by 2.
     # Fixed: main HEAD + input NOW = 2, leaving 3 for the rest; world book outranks history, so both history
     # messages (1 + 1 = the 2 tokens over) are planned for eviction, oldest first.
-    assert (result.budget["limit"], result.budget["total"], result.budget["over_by"]) == (5, 7, 2)
-    dropped = [d["id"] for d in result.budget["eviction_plan"]]
+    assert (result.budget.limit, result.budget.total, result.budget.over_by) == (5, 7, 2)
+    dropped = [d.id for d in result.budget.eviction_plan]
     assert dropped == ["history:h0", "history:h1"]
-    assert all(not d["id"].startswith("input") for d in result.budget["eviction_plan"])
-    assert any(d["code"] == "CONTEXT_BUDGET_EXCEEDED" for d in result.diagnostics)
+    assert all(not d.id.startswith("input") for d in result.budget.eviction_plan)
+    assert any(d.code == "CONTEXT_BUDGET_EXCEEDED" for d in result.diagnostics)
     assert len(result.request.messages) == 6  # a plan only
 
 
 def test_budget_apply_removes_the_planned_messages():
     result = assemble(budget_request(apply=True))
-    planned = {d["id"] for d in result.budget["eviction_plan"]}
+    planned = {d.id for d in result.budget.eviction_plan}
     assert planned and not planned & {n.id for n in result.nodes}
-    assert result.tokens.total <= result.budget["limit"]
+    assert result.tokens.total <= result.budget.limit
 
 
 # A.9 step 5: retained snapshots (core, lifetime "snapshot") ---------------------------------------------------------
@@ -323,19 +324,19 @@ def test_a_snapshot_is_recorded_once_then_reused_then_emptied():
     first = assemble(request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=lore))
     snap = next(m for m in first.request.messages if m.content == "LORE")
     assert (snap.delivery, snap.history_status, snap.enters_history) == ("snapshot", "snapshot", True)
-    event = next(e for e in first.durable_events if e["content"] == "LORE")
-    assert event["source"]["kind"] == "assembly-snapshot"
+    event = next(e for e in first.durable_events if e.content == "LORE")
+    assert event.kind == "assembly-snapshot"
 
     # next turn: the recorded snapshot is part of durable history; unchanged content is not sent again
     second_req = request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=lore)
-    second_req["conversation"]["history"].append(event)
+    second_req["conversation"]["history"].append(event.model_dump())
     second = assemble(second_req)
     assert [m.content for m in second.request.messages].count("LORE") == 1
     assert next(m for m in second.request.messages if m.content == "LORE").history_status == "native"
 
     # the entry is gone: an "empty" record supersedes the old snapshot
     third_req = request(snapshot_strategy(), [prompt("main", "system", "HEAD")], lore=[])
-    third_req["conversation"]["history"].append(event)
+    third_req["conversation"]["history"].append(event.model_dump())
     third = assemble(third_req)
     empty = [m for m in third.request.messages if m.history_status == "snapshot"]
     assert len(empty) == 1 and "Current context is empty for entry w." in empty[0].content
@@ -382,8 +383,8 @@ def test_keyword_activation_explains_every_entry_through_assemble():
     contents = [m.content for m in result.request.messages]
     assert "The gate is closed at night." in contents and "Always true." in contents
     assert "Dragons sleep in winter." not in contents
-    active = {e["uid"]: e["reason"]["kind"] for e in result.world_info["active"]}
-    skipped = {e["uid"]: e["reason"]["kind"] for e in result.world_info["skipped"]}
+    active = {e.uid: e.reason.kind for e in result.world_info.active}
+    skipped = {e.uid: e.reason.kind for e in result.world_info.skipped}
     assert active == {1: "key", 3: "constant"} and skipped == {2: "no_match"}
     gate = next(n for n in result.nodes if n.text == "The gate is closed at night.")
     assert gate.activation and "gate" in gate.activation

@@ -4,6 +4,7 @@ input. Expected outcomes are worked out by hand from the row list of builtin-nat
 rule: preset, persona, character, world book, phi)."""
 
 import copy
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -229,12 +230,12 @@ def test_malformed_block_moves_run_nothing(side, target, anchor, path):
 
 def test_a_block_move_runs_the_adopted_draft_then_the_moved_one():
     roles = DRAFTS["builtin-native-roles"]
-    blocks = [{"id": "block:a", "movable": True, "overridable": True},
-              {"id": "block:b", "movable": True, "overridable": True}]
+    blocks = [SimpleNamespace(id="block:a", movable=True, overridable=True),
+              SimpleNamespace(id="block:b", movable=True, overridable=True)]
     runs = []
 
     class Result:
-        layout = {"blocks": blocks}
+        layout = SimpleNamespace(blocks=blocks)
 
     def run(draft):
         runs.append(draft)
@@ -341,13 +342,13 @@ def test_a_preview_locks_the_rows_its_slots_and_macros_hold():
     locked = edits.locked_rows(SLOTS, result)
     assert {"worldbook#before", DESCRIPTION, PERSONA} <= locked
     assert "worldbook#after" not in locked and MAIN not in locked
-    rows = {row["key"]: row for row in result.positions}
-    assert all(key in locked for key, row in rows.items() if not row["configurable"])
+    rows = {row.key: row for row in result.positions}
+    assert all(key in locked for key, row in rows.items() if not row.configurable)
 
 
 def test_without_a_preview_only_the_rows_that_are_never_configurable_are_locked():
-    rows = {row["key"]: row for row in assemble(_request(SLOTS)).positions}
-    assert edits.locked_rows(SLOTS, None) == {key for key, row in rows.items() if not row["configurable"]}
+    rows = {row.key: row for row in assemble(_request(SLOTS)).positions}
+    assert edits.locked_rows(SLOTS, None) == {key for key, row in rows.items() if not row.configurable}
 
 
 # ---------------------------------------------------------------------------------------------- properties

@@ -47,7 +47,7 @@ def test_first_turn_records_the_system_surface_the_input_and_the_context():
         ("system", "system", "appended"), ("user", "input", "appended"), ("user", "context", "appended")]
     assert messages[0].content == "BASE\n\nRULES"
     assert messages[2].content == CONTEXT_FRAMING + "\n\nSTAY IN CHARACTER"
-    assert kinds(result.durable_events) == ["system-prompt", None, "runtime-context"]
+    assert kinds([e.model_dump() for e in result.durable_events]) == ["system-prompt", None, "runtime-context"]
 
 
 def test_an_unchanged_context_is_reused_where_it_stands():
@@ -156,7 +156,7 @@ def test_c1_controls_filter_exact_section_names(control, kept):
     result = turn([], "hi", strategy=strategy, contexts=CONTEXTS, prompts=PROMPTS[:2])
     context = next(m for m in result.request.messages if m.delivery == "context")
     assert context.content == CONTEXT_FRAMING + "\n\n" + "\n\n".join(kept)
-    preview = {c["name"]: c["enabled"] for c in result.runtime_context_controls}
+    preview = {c.name: c.enabled for c in result.runtime_context_controls}
     assert list(preview) == ["sandbox:policy", "approval:policy", "subagent:delegation"]
     assert [n for n, on in preview.items() if on] == [n for n, t in CONTEXTS[:3] if t in kept]
 

@@ -33,7 +33,7 @@ def req(doc, prompts=None, lore=LORE):
 
 
 def block_of(result, text):
-    return next(b for b in result.layout["blocks"] if text in [e["text"] for e in b["entries"]])
+    return next(b for b in result.layout.blocks if text in [e.text for e in b.entries])
 
 
 def contents(result):
@@ -44,18 +44,18 @@ def test_l1_slot_blocks_are_fixed_free_blocks_move():
     doc = strategy()
     result = assemble(req(doc))
     a, b = block_of(result, "A"), block_of(result, "B")
-    assert a["binding"] == "slot" and not a["movable"]
-    assert b["binding"] == "free" and [e["text"] for e in b["entries"]] == ["B", "C"]
-    assert all(s["emitsText"] is False for s in result.layout["slots"])
+    assert a.binding == "slot" and not a.movable
+    assert b.binding == "free" and [e.text for e in b.entries] == ["B", "C"]
+    assert all(s["emitsText"] is False for s in result.layout.slots)
     head = block_of(result, "HEAD")
     with pytest.raises(AssemblyError, match="follows a slot"):
-        with_block_move(doc, result.layout["blocks"], a["id"], head["id"])
+        with_block_move(doc, result.layout.blocks, a.id, head.id)
 
 
 def test_l2_a_moved_free_block_takes_new_entries_with_it():
     doc = strategy()
     result = assemble(req(doc))
-    moved = with_block_move(doc, result.layout["blocks"], block_of(result, "B")["id"], block_of(result, "HEAD")["id"])
+    moved = with_block_move(doc, result.layout.blocks, block_of(result, "B").id, block_of(result, "HEAD").id)
     lore = LORE + [{"uid": "new", "content": "NEW", "position": "after"}]
     after = assemble(req(moved, lore=lore))
     assert contents(after)[:4] == ["B", "C", "NEW", "HEAD"]
@@ -66,19 +66,19 @@ def test_l3_detach_moves_a_slot_block_and_remembers_its_slot():
     doc = strategy()
     result = assemble(req(doc))
     a = block_of(result, "A")
-    moved = with_block_move(doc, result.layout["blocks"], a["id"], block_of(result, "B")["id"], "after", detach=True)
+    moved = with_block_move(doc, result.layout.blocks, a.id, block_of(result, "B").id, "after", detach=True)
     after = assemble(req(moved))
     assert contents(after)[-3:] == ["B", "C", "A"]
     node = next(n for n in after.nodes if n.text == "A")
-    assert node.original_slot_id == a["slot_id"] and not node.locked
+    assert node.original_slot_id == a.slot_id and not node.locked
 
 
 def test_l4_override_target_gone():
     doc = strategy()
     result = assemble(req(doc))
-    moved = with_block_move(doc, result.layout["blocks"], block_of(result, "B")["id"], block_of(result, "HEAD")["id"])
+    moved = with_block_move(doc, result.layout.blocks, block_of(result, "B").id, block_of(result, "HEAD").id)
     emptied = assemble(req(moved, prompts=[{"identifier": "chatHistory", "marker": True}]))
-    assert any(d["code"] == "LAYOUT_TARGET_MISSING" for d in emptied.diagnostics)
+    assert any(d.code == "LAYOUT_TARGET_MISSING" for d in emptied.diagnostics)
     strict = {**moved, "layout": {**moved["layout"], "fallback": "error"}}
     with pytest.raises(AssemblyError, match="no longer available"):
         assemble(req(strict, prompts=[{"identifier": "chatHistory", "marker": True}]))
@@ -104,8 +104,8 @@ def test_l6_native_system_text_cannot_cross_the_input():
                                                                          "content": "CTX"}]
     result = assemble(req(doc, prompts=prompts, lore=[]))
     ctx = block_of(result, "CTX")
-    assert "NATIVE_CONTEXT_REUSES_HISTORY_POSITION" in ctx["limitations"]
-    moved = with_block_move(doc, result.layout["blocks"], block_of(result, "SYS")["id"], block_of(result, "NOW")["id"],
+    assert "NATIVE_CONTEXT_REUSES_HISTORY_POSITION" in ctx.limitations
+    moved = with_block_move(doc, result.layout.blocks, block_of(result, "SYS").id, block_of(result, "NOW").id,
                             "after")
     with pytest.raises(AssemblyError, match="boundary"):
         assemble(req(moved, prompts=prompts, lore=[]))

@@ -73,8 +73,8 @@ def test_p3_disabled_rows_blank_their_output_and_say_so():
     result = assemble(fixture_request(doc, main="TEXT {{description}}"))
     assert all("CHARACTER" not in n.text for n in result.nodes)
     assert "AFTER" not in texts(result)
-    rows = {r["key"]: r for r in result.positions}
-    assert rows["worldbook#after"]["enabled"] is False and rows["worldbook#after"]["empty"]
+    rows = {r.key: r for r in result.positions}
+    assert rows["worldbook#after"].enabled is False and rows["worldbook#after"].empty
 
 
 def test_p4_new_entries_join_their_group_and_the_layout_holds_no_resource_ids():
@@ -129,7 +129,7 @@ def test_missing_anchor_is_a_diagnostic_or_a_409_with_fallback_error():
     anchor = {"sourceId": "persona", "positionId": "persona", "side": "before"}
     doc = strategy(positions=[pos("worldbook", "before", "list", anchor=anchor)])
     result = assemble(fixture_request(doc))
-    assert any(d["code"] == "POSITION_ANCHOR_MISSING" for d in result.diagnostics)
+    assert any(d.code == "POSITION_ANCHOR_MISSING" for d in result.diagnostics)
     doc = strategy(positions=[pos("worldbook", "before", "list", anchor=anchor)], fallback="error")
     with pytest.raises(AssemblyError) as error:
         assemble(fixture_request(doc))
@@ -138,12 +138,12 @@ def test_missing_anchor_is_a_diagnostic_or_a_409_with_fallback_error():
 
 def test_position_rows_report_locks_and_who_holds_them():
     result = assemble(fixture_request(strategy()))
-    rows = {r["key"]: r for r in result.positions}
+    rows = {r.key: r for r in result.positions}
     before = rows["worldbook#before"]
-    assert before["locked"] and before["lock_reasons"] == ["reference:preset"]
-    assert before["held_by"] == ["preset:worldInfoBefore:before"]
-    assert rows["persona#persona"]["empty"]
-    assert rows["worldbook#outlet"]["empty"]
+    assert before.locked and before.lock_reasons == ["reference:preset"]
+    assert before.held_by == ["preset:worldInfoBefore:before"]
+    assert rows["persona#persona"].empty
+    assert rows["worldbook#outlet"].empty
 
 
 def test_world_book_outlet_entries_fill_their_marker():
@@ -160,7 +160,7 @@ def test_world_book_outlet_entries_fill_their_marker():
 def test_an_outlet_entry_without_a_marker_is_reported():
     req = fixture_request(strategy(), lore=[{"uid": "o", "content": "X", "position": "outlet", "outlet_name": "nowhere"}])
     result = assemble(req)
-    assert [d for d in result.diagnostics if d["code"] == "WORLD_BOOK_OUTLET_MISSING"][0]["outlet"] == "nowhere"
+    assert [d for d in result.diagnostics if d.code == "WORLD_BOOK_OUTLET_MISSING"][0].details["outlet"] == "nowhere"
 
 
 def test_a_refused_outlet_fill_is_an_assembly_refusal_naming_the_outlets():
@@ -177,20 +177,21 @@ def test_placement_controls_count_owned_and_independent_output():
     lore = [{"uid": "a", "content": "BEFORE", "position": "before"},
             {"uid": "d", "content": "DEEP", "position": "at_depth", "depth": 3}]
     result = assemble(fixture_request(strategy(), lore=lore))
-    controls = {c["rule_id"]: c for c in result.placement_controls}
-    assert controls["worldbook"] == {"rule_id": "worldbook", "control": "mixed", "owned": 1, "independent": 1}
-    assert controls["history"]["control"] == "native"
-    assert controls["persona"]["control"] == "empty"
+    controls = {c.rule_id: c for c in result.placement_controls}
+    assert controls["worldbook"].model_dump() == {"rule_id": "worldbook", "control": "mixed", "owned": 1,
+                                                  "independent": 1}
+    assert controls["history"].control == "native"
+    assert controls["persona"].control == "empty"
 
 
 def test_p1_catalogue_rows():
     result = assemble(fixture_request(strategy()))
-    keys = [r["key"] for r in result.positions]
+    keys = [r.key for r in result.positions]
     world = [k.split("#")[1] for k in keys if k.startswith("worldbook#")]
     assert world == ["before", "after", "before_example_messages", "after_example_messages", "before_author_note",
                      "after_author_note", "depth", "outlet"]
-    description = next(r for r in result.positions if r["key"] == "character#description")
-    assert not description["empty"] and description["lock_reasons"] == ["reference:preset"]
+    description = next(r for r in result.positions if r.key == "character#description")
+    assert not description.empty and description.lock_reasons == ["reference:preset"]
     assert not any(k.startswith("tavern.text") or k.startswith("custom") for k in keys)
 
 
@@ -222,5 +223,5 @@ def test_resource_anchor_without_any_match_is_reported():
     req["resources"]["preset"]["prompts"] = [{"identifier": "chatHistory", "marker": True}]
     del req["resources"]["character"]
     result = assemble(req)
-    missing = [d for d in result.diagnostics if d["code"] == "POSITION_ANCHOR_MISSING"]
+    missing = [d.details for d in result.diagnostics if d.code == "POSITION_ANCHOR_MISSING"]
     assert {d["positionId"] for d in missing} == {"before", "after"} and all(d["winner"] == "default" for d in missing)

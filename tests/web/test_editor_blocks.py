@@ -38,12 +38,12 @@ def editor(users):
 def blocks_of(strategy, session):
     strategy = Strategy.objects.get(pk=strategy.pk)
     result = assemble(session_request(session, strategy_document(strategy, strategy.draft)))
-    return result.layout["blocks"], result
+    return result.layout.blocks, result
 
 
 def block(blocks, module, group=None, binding=None):
-    return next(b for b in blocks if b["key"][1] == module and (group is None or b["key"][2] == group)
-                and (binding is None or b["binding"] == binding))
+    return next(b for b in blocks if b.key[1] == module and (group is None or b.key[2] == group)
+                and (binding is None or b.binding == binding))
 
 
 def move(client, strategy, session, target, anchor, side="before", detach=None, version=None, htmx=True):
@@ -63,13 +63,13 @@ def test_a_free_block_moves_and_the_move_is_kept_as_an_override(users, editor): 
     strategy, session = editor["strategy"], editor["session"]
     blocks, before = blocks_of(strategy, session)
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
-    assert phi["movable"] and main["movable"]
-    response = move(client_for(users["designer"]), strategy, session, phi["id"], main["id"], side="after")
+    assert phi.movable and main.movable
+    response = move(client_for(users["designer"]), strategy, session, phi.id, main.id, side="after")
     assert response.status_code == 200
     html = response.content.decode()
     assert "Block moved" in html and 'id="override-list"' in html
     draft = Strategy.objects.get(pk=strategy.pk).draft
-    assert draft["layout"]["overrides"] == [{"target": phi["id"], "anchor": main["id"], "side": "after",
+    assert draft["layout"]["overrides"] == [{"target": phi.id, "anchor": main.id, "side": "after",
                                              "detach": False}]
     _, after = blocks_of(strategy, session)
     order = request_order(after)
@@ -81,18 +81,18 @@ def test_a_slot_block_moves_only_when_detached(users, editor):  # noqa: F811
     strategy, session = editor["strategy"], editor["session"]
     blocks, _ = blocks_of(strategy, session)
     description, phi = block(blocks, "character", "description"), block(blocks, "preset", "jailbreak")
-    assert description["binding"] == "slot" and description["overridable"]
+    assert description.binding == "slot" and description.overridable
     client = client_for(users["designer"])
     version = Strategy.objects.get(pk=strategy.pk).version
-    refused = move(client, strategy, session, description["id"], phi["id"])
+    refused = move(client, strategy, session, description.id, phi.id)
     assert refused.status_code == 409
     assert "This block cannot move like that: This block follows a slot or a runtime anchor." in \
         refused.content.decode()
     assert Strategy.objects.get(pk=strategy.pk).version == version
-    done = move(client, strategy, session, description["id"], phi["id"], detach=True)
+    done = move(client, strategy, session, description.id, phi.id, detach=True)
     assert done.status_code == 200
     [override] = Strategy.objects.get(pk=strategy.pk).draft["layout"]["overrides"]
-    assert override["detach"] is True and override["target"] == description["id"]
+    assert override["detach"] is True and override["target"] == description.id
 
 
 def test_the_chat_never_moves(users, editor):  # noqa: F811
@@ -100,7 +100,7 @@ def test_the_chat_never_moves(users, editor):  # noqa: F811
     blocks, _ = blocks_of(strategy, session)
     chat, main = block(blocks, "input"), block(blocks, "preset", "main")
     before = Strategy.objects.get(pk=strategy.pk)
-    refused = move(client_for(users["designer"]), strategy, session, chat["id"], main["id"])
+    refused = move(client_for(users["designer"]), strategy, session, chat.id, main.id)
     assert refused.status_code == 409 and "follows a slot or a runtime anchor" in refused.content.decode()
     after = Strategy.objects.get(pk=strategy.pk)
     assert (after.version, after.draft) == (before.version, before.draft)
@@ -113,7 +113,7 @@ def test_a_native_boundary_crossing_is_refused_before_saving(users, native_edito
     client = client_for(users["designer"])
     before = Strategy.objects.get(pk=strategy.pk)
     # native: the post-history prompt is a pre-step after the input; before the system prompt it crosses a boundary
-    crossing = move(client, strategy, session, phi["id"], main["id"])
+    crossing = move(client, strategy, session, phi.id, main.id)
     assert crossing.status_code == 409
     assert "crosses a native role or delivery boundary" in crossing.content.decode()
     after = Strategy.objects.get(pk=strategy.pk)
@@ -129,8 +129,8 @@ def test_bad_moves_name_the_problem_and_change_nothing(users, editor, field, val
     strategy, session = editor["strategy"], editor["session"]
     blocks, _ = blocks_of(strategy, session)
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
-    data = {"target": phi["id"], "anchor": main["id"], "side": "after"}
-    data[field] = phi["id"] if value == "same" else value
+    data = {"target": phi.id, "anchor": main.id, "side": "after"}
+    data[field] = phi.id if value == "same" else value
     before = Strategy.objects.get(pk=strategy.pk)
     response = move(client_for(users["designer"]), strategy, session, **data)
     assert response.status_code in (400, 409)
@@ -143,7 +143,7 @@ def test_a_stale_move_is_a_conflict(users, editor):  # noqa: F811
     blocks, _ = blocks_of(strategy, session)
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
     stale = Strategy.objects.get(pk=strategy.pk).version - 1
-    response = move(client_for(users["designer"]), strategy, session, phi["id"], main["id"], "after", version=stale)
+    response = move(client_for(users["designer"]), strategy, session, phi.id, main.id, "after", version=stale)
     assert response.status_code == 409 and "Someone saved a newer version" in response.content.decode()
 
 
@@ -152,16 +152,16 @@ def test_a_stored_move_is_listed_and_can_be_removed(users, editor):  # noqa: F81
     blocks, _ = blocks_of(strategy, session)
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
     client = client_for(users["designer"])
-    move(client, strategy, session, phi["id"], main["id"], "after")
+    move(client, strategy, session, phi.id, main.id, "after")
     page = client.get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
     listed = re.search(r'<ul class="overrides" id="override-list">(.*?)</ul>', page, re.S).group(1)
     assert re.search(r"#\d+ Post-History Instructions goes after #\d+ Main Prompt", listed)
     url = f"/strategies/{strategy.slug}/blocks/reset/"
     version = Strategy.objects.get(pk=strategy.pk).version
-    removed = client.post(url, {"version": version, "session": session.pk, "target": phi["id"]})
+    removed = client.post(url, {"version": version, "session": session.pk, "target": phi.id})
     assert removed.status_code == 303
     assert Strategy.objects.get(pk=strategy.pk).draft["layout"]["overrides"] == []
-    again = client.post(url, {"version": version + 1, "session": session.pk, "target": phi["id"]}, **HTMX)
+    again = client.post(url, {"version": version + 1, "session": session.pk, "target": phi.id}, **HTMX)
     assert again.status_code == 409 and "That block has no stored move any more." in again.content.decode()
 
 
@@ -169,13 +169,13 @@ def test_only_the_strategys_editors_move_blocks(users, editor):  # noqa: F811
     strategy, others, session = editor["strategy"], editor["others"], editor["session"]
     blocks, _ = blocks_of(strategy, session)
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
-    assert move(client_for(None), strategy, session, phi["id"], main["id"], "after", htmx=False).status_code == 302
-    assert move(client_for(users["qa"]), strategy, session, phi["id"], main["id"], "after").status_code == 403
-    assert move(client_for(users["designer"]), others, session, phi["id"], main["id"], "after").status_code == 403
+    assert move(client_for(None), strategy, session, phi.id, main.id, "after", htmx=False).status_code == 302
+    assert move(client_for(users["qa"]), strategy, session, phi.id, main.id, "after").status_code == 403
+    assert move(client_for(users["designer"]), others, session, phi.id, main.id, "after").status_code == 403
     builtin = Strategy.objects.get(slug="builtin-native-slots")
-    assert move(client_for(users["admin"]), builtin, session, phi["id"], main["id"], "after").status_code == 409
+    assert move(client_for(users["admin"]), builtin, session, phi.id, main.id, "after").status_code == 409
     assert Strategy.objects.get(pk=strategy.pk).draft.get("layout", {}).get("overrides", []) == []
-    done = move(client_for(users["admin"]), strategy, session, phi["id"], main["id"], "after", htmx=False)
+    done = move(client_for(users["admin"]), strategy, session, phi.id, main.id, "after", htmx=False)
     assert done.status_code == 303
     qa_page = client_for(users["qa"]).get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
     assert 'id="blocks-panel"' in qa_page and "/blocks/move/" not in qa_page and "/blocks/reset/" not in qa_page

@@ -202,7 +202,7 @@ def test_a_block_move_shows_the_run_that_checked_it(users, core_editor, runs):  
     phi, main = block(blocks, "preset", "jailbreak"), block(blocks, "preset", "main")
     runs.clear()
     response = _post(users, strategy, "blocks/move/", {"version": strategy.version, "session": session.pk,
-                                                       "target": phi["id"], "anchor": main["id"], "side": "after"})
+                                                       "target": phi.id, "anchor": main.id, "side": "after"})
     assert response.status_code == 200 and _fresh(strategy).version == strategy.version + 1
     assert len(runs) == 2  # the blocks of the stored draft, the moved draft (checked, then shown)
 

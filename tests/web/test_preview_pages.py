@@ -299,11 +299,11 @@ def test_budget_bar_and_eviction_plan(world, users):
         f"/sessions/{session.pk}/preview/?context_window=20&reserve_output=5").content.decode()
     request = session_request(session, strategy_document(session.applied_strategy, session.applied_document))
     budget = assemble({**request, "budget": {"context_window": 20, "reserve_output": 5}}).budget
-    assert budget["limit"] == 15 and budget["over_by"] == budget["total"] - 15 > 0
+    assert budget.limit == 15 and budget.over_by == budget.total - 15 > 0
     assert 'data-code="CONTEXT_BUDGET_EXCEEDED"' in html
-    assert f'data-over-by="{budget["over_by"]}"' in html and f"Over by {budget['over_by']}." in html
+    assert f'data-over-by="{budget.over_by}"' in html and f"Over by {budget.over_by}." in html
     plan = re.findall(r'data-evict="([^"]+)"', html)
-    assert plan == [item["id"] for item in budget["eviction_plan"]] and plan
+    assert plan == [item.id for item in budget.eviction_plan] and plan
     assert not any(item.startswith("input:") for item in plan)
     assert 'class="budget-bar over"' in html
     # The budget stays in the picker and the export links, so switching strategy keeps it.

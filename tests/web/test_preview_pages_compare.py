@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from assembly.results import RequestMessage
 from preview_app import services
 from preview_app.compare import align_messages
 from strategies_app import services as strategy_services
@@ -14,8 +15,9 @@ from tests.web.conftest import client_for
 
 def msg(parts, role="system", delivery="request", status="request-only", content=None):
     parts = parts if isinstance(parts, list) else [parts]
-    return {"role": role, "delivery": delivery, "history_status": status, "parts": parts,
-            "content": content if content is not None else "+".join(parts), "tokens": 1}
+    return RequestMessage(id="+".join(parts), role=role, delivery=delivery, history_status=status, parts=parts,
+                          content=content if content is not None else "+".join(parts), tokens=1, region="",
+                          enters_history=False)
 
 
 MAIN, LORE, HIST, INPUT = msg("preset:main"), msg("worldbook:1"), msg("history:h1", "user", "history", "native"), \

@@ -4,6 +4,7 @@ one copy of excerpts and lock reasons both apps use."""
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -78,7 +79,7 @@ def test_lock_reasons_in_words_for_the_preview_and_the_editor():
     words = LockWords({"rules": [{"id": "preset", "kind": "preset"}]}, {"main": ("Main Prompt", "x {{char}}")})
     assert words.slot("preset:main:2:char") == "referenced by {{char}} in “Main Prompt”"
     assert words.slot("preset:main") == "held by the preset marker “Main Prompt” (main)"
-    assert words.node({"lock_reason": "depth", "depth": 4}) == (
+    assert words.node(SimpleNamespace(lock_reason="depth", slot_id=None, depth=4, requested_depth=None)) == (
         "inserted at depth 4 of the chat; depth insertion fixes its place")
 
 

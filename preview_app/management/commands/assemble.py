@@ -49,5 +49,5 @@ def _table(result) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = ["  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5] for r in rows]
     lines.append(f"total tokens: {result.tokens.total} ({result.tokens.tokenizer}); "
-                 f"diagnostics: {', '.join(d['code'] for d in result.diagnostics) or 'none'}")
+                 f"diagnostics: {', '.join(d.code for d in result.diagnostics) or 'none'}")
     return "\n".join(lines)

@@ -220,7 +220,7 @@ def test_native_places_world_info_and_post_history_by_the_preset(files, strategy
         # after the history slot: a user pre-step after the input, with its role change reported (A.8.1 step 9)
         assert [m.id for m in messages[1:4]] == ["h1", "h2", "i1"]
         assert messages[-1].role == "user" and messages[-1].content == phi and messages[-1].delivery == "pre-step"
-        assert any(d["code"] == "NATIVE_ROLE_ADJUSTED" for d in result.diagnostics)
+        assert any(d.code == "NATIVE_ROLE_ADJUSTED" for d in result.diagnostics)
     else:
         # roles first: a system prompt stays system, so it joins the head
         assert phi in messages[0].content and [m.id for m in messages[1:]] == ["h1", "h2", "i1"]

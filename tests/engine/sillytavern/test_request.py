@@ -266,7 +266,7 @@ def test_swipe_leaves_out_the_last_message_and_triggers_pick_prompts(generation,
                        "resources": {"preset": SWIPE_PRESET}, "conversation": {"history": chat},
                        "generation": {"type": generation}})
     assert [c for c, _ in pairs(result)] == expected
-    swiped = [d for d in result.diagnostics if d["code"] == "ST_SWIPE_LEFT_OUT"]
+    swiped = [d.model_dump() for d in result.diagnostics if d.code == "ST_SWIPE_LEFT_OUT"]
     assert swiped == ([{"code": "ST_SWIPE_LEFT_OUT", "id": left_out, "role": "assistant"}] if left_out else [])
     assert all(n.id != f"history:{left_out}" for n in result.nodes)
 
@@ -295,7 +295,7 @@ def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
         "author_note": {"content": "NOTE"},
         "extension_prompts": [{"key": "1_memory", "content": "SUMMARY"}, {"key": "3_vectors", "content": " "}]},
         "conversation": {"input": [{"id": "u", "role": "user", "content": "Hi"}]}})
-    unused = [d for d in result.diagnostics if d["code"] == "CHAT_EXTENSION_UNUSED"]
+    unused = [d.details for d in result.diagnostics if d.code == "CHAT_EXTENSION_UNUSED"]
     assert [(d["resource"], d["name"]) for d in unused] == [("author_note", "Author's note"),
                                                            ("extension_prompts", "1_memory")]
     assert all(m.content not in ("NOTE", "SUMMARY") for m in result.request.messages)
@@ -304,7 +304,7 @@ def test_chat_injections_the_strategy_cannot_place_are_named(strategy):
 def test_builtin_st_places_the_note_and_raises_no_unused_diagnostic():
     result = run_chat(utility_preset([]), author_note={"content": "NOTE"})
     assert "NOTE" in [c for c, _ in pairs(result)]
-    assert all(d["code"] != "CHAT_EXTENSION_UNUSED" for d in result.diagnostics)
+    assert all(d.code != "CHAT_EXTENSION_UNUSED" for d in result.diagnostics)
 
 
 def test_generation_triggers_and_the_impersonation_prompt():
@@ -331,17 +331,17 @@ def test_the_preset_budget_keeps_the_newest_history_and_lists_what_it_drops():
     everything = [t for t, _ in chat]
     assert sent and len(sent) < len(everything)
     assert sent == everything[-len(sent):]  # newest first: what is kept is the end of the chat
-    dropped = [d for d in result.budget["dropped"] if d["part"] == "history"]
+    dropped = [d for d in result.budget.dropped if d["part"] == "history"]
     assert [d["message_ids"][0] for d in dropped] and {d["reason"] for d in dropped} <= {"over_budget", "after_cut"}
-    assert result.budget["source"] == "preset" and result.budget["limit"] == 70
+    assert result.budget.source == "preset" and result.budget.limit == 70
 
 
 def test_mandatory_prompts_over_the_context_are_reported_with_sillytaverns_message():
     preset = utility_preset([{"identifier": "main", "name": "Main", "role": "system", "content": "word " * 200}])
     preset.update(openai_max_context=50, openai_max_tokens=10)
     result = run_chat(preset)
-    failure = next(d for d in result.diagnostics if d["code"] == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT")
-    assert failure["message"] == "Mandatory prompts exceed the context size."
+    failure = next(d for d in result.diagnostics if d.code == "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT")
+    assert failure.details["message"] == "Mandatory prompts exceed the context size."
 
 
 # issue 4 "done when": the default preset under each of these conditions ---------------------------------------------

@@ -1,0 +1,37 @@
+"""The result's typed parts dump to the same JSON as the dicts they replaced: the same keys in the same order, and
+fields that were absent stay absent."""
+
+import json
+
+from assembly import assemble
+from assembly.results import BudgetReport, Diagnostic, DurableEvent, EvictionItem, PresetBudget, build_trusted
+
+
+def test_a_diagnostic_keeps_its_code_first_and_its_details_in_order():
+    found = Diagnostic.of({"code": "NATIVE_ROLE_ADJUSTED", "name": "J", "from": "system", "to": "user"})
+    assert found.details == {"name": "J", "from": "system", "to": "user"}
+    assert json.dumps(found.model_dump(mode="json")) == (
+        '{"code": "NATIVE_ROLE_ADJUSTED", "name": "J", "from": "system", "to": "user"}')
+
+
+def test_an_input_is_recorded_in_its_own_key_order():
+    event = DurableEvent.of({"role": "user", "content": "hi", "name": "Ann", "id": "i1"})
+    assert list(event.model_dump(mode="json")) == ["role", "content", "name", "id"]
+    assert event.kind == "user" and event.source is None
+    result = assemble({"strategy": "builtin-native-roles", "conversation": {"input": [{"role": "user",
+                                                                                       "content": "hi"}]}})
+    recorded = [e.model_dump(mode="json") for e in result.durable_events]
+    assert {"role": "user", "content": "hi", "id": "i1"} in recorded
+    assert list(next(e for e in recorded if e.get("id") == "i1")) == ["role", "content", "id"]
+
+
+def test_budget_fields_that_were_absent_stay_absent():
+    # build_trusted keeps the values' order, so they are given in field order (as the engine does)
+    plan = [build_trusted(EvictionItem, id="h", module="history", tokens=1, reason="over_budget")]
+    report = build_trusted(BudgetReport, limit=5, total=7, over_by=2, eviction_plan=plan, applied=False,
+                           fixed_tokens=2)
+    assert list(report.model_dump(mode="json")) == ["limit", "total", "over_by", "eviction_plan", "applied",
+                                                    "fixed_tokens"]
+    preset = build_trusted(PresetBudget, source="preset", limit=70, remaining=3, dropped=[], failure=None)
+    report = report.model_copy(update={"total_after": 5, "preset_budget": preset})
+    assert list(report.model_dump(mode="json"))[-2:] == ["total_after", "preset_budget"]
