@@ -56,8 +56,9 @@ from assembly.sillytavern.worldinfo_scan import (
     javascript_key_order,
     split_decorators,
     world_info_budget,
+    world_info_tokens,
 )
-from assembly.tokens import ENCODINGS, count_tokens
+from assembly.tokens import ENCODINGS
 
 # The global scan data SillyTavern can add to the buffer, in its order, with the entry flag that opts in.
 SCAN_DATA_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -276,7 +277,7 @@ def activate_world_info(
     active = [(by_uid[uid], match, content, at) for uid, (match, content, at) in scan.activated.items()]
     reasons = {id(m): _activation_reason(m, at) for _c, m, _t, at in active}
     skipped = dict(scan.outcome)
-    used = count_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding) if active else 0
+    used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)
     return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget)

@@ -4,8 +4,9 @@
   `prevent_recursion`), `delay_until_recursion` levels, and `min_activations` passes that widen the scan depth by one
   message, up to `max_recursion_steps` passes when that is > 0.
 * Each pass: the new matches (candidate order) go through inclusion groups, the probability roll and the token
-  budget (`round(max_context * budget_percent / 100) or 1`, capped by `budget_cap` when > 0). An entry that would
-  reach the budget is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
+  budget (`round(max_context * budget_percent / 100) or 1`, capped by `budget_cap` when > 0), each text counted as
+  one system message of the chat-completion counter (`world_info_tokens`). An entry that would reach the budget
+  is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
 
 Rolls are deterministic in the preview and show the more likely outcome: the probability roll is taken at its middle
 (50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
@@ -78,6 +79,14 @@ def _round_half_up(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+def world_info_tokens(text: str, encoding: str) -> int:
+    """What SillyTavern's chat-completion counter charges a world info text: one system message, so the tokens of
+    "system" and of the text plus 3 for the message framing; an empty text costs nothing (sillytavern.md §13.2)."""
+    if not text:
+        return 0
+    return count_tokens("system", encoding) + count_tokens(text, encoding) + 3
+
+
 def world_info_budget(book: WorldBook, max_context: int) -> int:
     """SillyTavern's budget: round(max_context * budget_percent / 100) or 1, capped by budget_cap when > 0."""
     limit = _round_half_up(book.budget_percent * max_context / 100) or 1
@@ -148,7 +157,7 @@ class KeywordScan:
             self.passes += 1
             matches = self.scan(state, current_level)
             matches = self.inclusion_groups(matches, state)
-            text_tokens = count_tokens(all_activated_text, self.encoding)
+            text_tokens = world_info_tokens(all_activated_text, self.encoding)
             new_content = ""
             passed: list[tuple[Match, str]] = []
             for match in matches:
@@ -171,7 +180,7 @@ class KeywordScan:
                         match, "over_budget", budget=self.budget,
                         message=f"the world info budget ({self.budget} tokens) was already reached"))
                     continue
-                tokens = text_tokens + count_tokens(new_content, self.encoding)
+                tokens = text_tokens + world_info_tokens(new_content, self.encoding)
                 if tokens >= self.budget:
                     self.overflowed = True
                     self.skip(entry.uid, self.matched_skip(
