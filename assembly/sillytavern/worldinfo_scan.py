@@ -23,7 +23,7 @@ from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
-from assembly.sillytavern.worldinfo_buffer import ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.tokens import count_tokens
@@ -284,11 +284,8 @@ class KeywordScan:
                 continue
             logic = entry.selective_logic
             buffer = self.buffers.buffer(entry, state)
-            case = self.case_sensitive(entry)
-            text = buffer.text(case)[0] if buffer else ""
             found_secondary = tuple(written for written, needle in candidate.secondary
-                                    if find_key(text, needle, case_sensitive=case,
-                                                match_whole_words=self.whole_words(entry)) is not None)
+                                    if buffer is not None and self.find(buffer, entry, needle) is not None)
             every = len(found_secondary) == len(entry.secondary_keys)
             passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
                       "and_all": every}[logic]
@@ -312,15 +309,21 @@ class KeywordScan:
         buffer = self.buffers.buffer(candidate.entry, state)
         if buffer is None:
             return None
-        case = self.case_sensitive(candidate.entry)
-        whole = self.whole_words(candidate.entry)
         for written, needle in candidate.keys:
-            regex = parse_regex_key(needle) is not None
-            text = buffer.text(True if regex else case)[0]
-            offset = find_key(text, needle, case_sensitive=case, match_whole_words=whole)
+            offset = self.find(buffer, candidate.entry, needle)
             if offset is not None:
-                return written, buffer.source_at(offset, True if regex else case)
+                return written, buffer.source_at(offset, self.raw_text(candidate.entry, needle))
         return None
+
+    def raw_text(self, entry: WorldBookEntry, needle: str) -> bool:
+        # A regex key runs on the raw buffer (its own flags decide case); a plain key on the lower-cased one unless
+        # the entry is case-sensitive. Primary and secondary keys alike.
+        return parse_regex_key(needle) is not None or self.case_sensitive(entry)
+
+    def find(self, buffer: ScanBuffer, entry: WorldBookEntry, needle: str) -> int | None:
+        text = buffer.text(self.raw_text(entry, needle))[0]
+        return find_key(text, needle, case_sensitive=self.case_sensitive(entry),
+                        match_whole_words=self.whole_words(entry))
 
     def score(self, candidate: Candidate, state: str) -> int:
         """SillyTavern's group score: primary keys found, plus secondary keys found under and_any (and under and_all
@@ -329,11 +332,9 @@ class KeywordScan:
         buffer = self.buffers.buffer(entry, state)
         if buffer is None or not entry.keys:
             return 0
-        case, whole = self.case_sensitive(entry), self.whole_words(entry)
 
         def found(keys: list[tuple[str, str]]) -> int:
-            return sum(find_key(buffer.text(True if parse_regex_key(n) else case)[0], n, case_sensitive=case,
-                                match_whole_words=whole) is not None for _w, n in keys)
+            return sum(self.find(buffer, entry, needle) is not None for _w, needle in keys)
 
         primary, secondary = found(candidate.keys), found(candidate.secondary)
         if entry.secondary_keys and entry.selective_logic == "and_any":
