@@ -80,11 +80,12 @@ def _round_half_up(value: float) -> int:
 
 
 def world_info_tokens(text: str, encoding: str) -> int:
-    """What SillyTavern's chat-completion counter charges a world info text: one system message, so the tokens of
-    "system" and of the text plus 3 for the message framing; an empty text costs nothing (sillytavern.md §13.2)."""
+    """What SillyTavern's chat-completion counter charges a world info text: one system message counted in full,
+    so the tokens of "system" and of the text, 3 for the message, 3 for the reply priming, less the 1 the client
+    takes off (the partial count's other -2 is not taken; sillytavern.md §6, §13.2). An empty text costs nothing."""
     if not text:
         return 0
-    return count_tokens("system", encoding) + count_tokens(text, encoding) + 3
+    return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
 
 
 def world_info_budget(book: WorldBook, max_context: int) -> int:

@@ -304,9 +304,9 @@ def three_constants(**per_entry) -> WorldBook:
 
 
 def message_tokens(text: str) -> int:
-    """sillytavern.md §13.2: the world info budget counts a text as one system message: tokens of the role and the
-    content, plus 3."""
-    return count_tokens("system") + count_tokens(text) + 3
+    """sillytavern.md §6, §13.2: the world info budget counts a text as one system message, counted in full: the
+    role and the content, 3 per message and 3 for the reply priming, less 1."""
+    return count_tokens("system") + count_tokens(text) + 5
 
 
 def contents(wb: WorldBook, *uids) -> str:

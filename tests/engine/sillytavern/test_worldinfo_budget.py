@@ -1,7 +1,8 @@
 """The world info budget counts like SillyTavern's chat-completion counter (sillytavern.md §7.4, §13.2).
 
-Each budget check counts the text of the candidates as one system message: the tokens of "system" and of the text,
-plus 3 for the message framing. A budget that would hold the bare texts can therefore hold fewer entries.
+Each budget check counts the text of the candidates as one system message, in full: the tokens of "system" and of
+the text, 3 for the message and 3 for the reply priming, less the 1 the client takes off. The oracle's tight-budget
+scenarios fall on that edge. A budget that would hold the bare texts can therefore hold fewer entries.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def _active(cap: int) -> list:
 
 
 def _as_system_message(text: str) -> int:
-    return count_tokens("system") + count_tokens(text) + 3
+    return count_tokens("system") + count_tokens(text) + 3 + 3 - 1
 
 
 def test_a_budget_that_holds_the_bare_texts_admits_only_the_first_entry():
