@@ -19,7 +19,7 @@ is active. With `"keywords"` we run SillyTavern 1.18's scan (sillytavern.md §7.
 
 Not modelled (the preview has no chat metadata or character files): sticky and cooldown timers, character / tag
 filters, vector activation, external activation and the WORLD_INFO regex scripts. Entries that use them are named in
-`notes`. `delay` is modelled: an entry waits until the chat has that many messages.
+`notes`. `delay` is modelled: an entry waits until the chat has that many messages (a swiped message counts).
 
 The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching and the
 regex-key translation), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan), `worldinfo_emission`
@@ -200,14 +200,16 @@ def activate_world_info(
     global_scan_data: Mapping[str, Any] | None = None,
     scan_injections: Sequence[str] = (),
     generation: str = "normal",
+    full_chat_length: int | None = None,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last).
 
     `names`: {"user", "char"} for macros and name prefixes. `max_context`: the budget base (SillyTavern passes the
     preset's context minus its reply tokens). `global_scan_data`: texts entries may opt into (persona_description,
     character_description, character_personality, character_depth_prompt, scenario, creator_notes; camelCase
-    accepted). `scan_injections`: extension prompts that allow world info scanning (author's note with
-    allow_wi_scan, ...), scanned by every entry. `generation`: the generation type, for entry `triggers`."""
+    accepted). `full_chat_length`: the length of SillyTavern's chat when it differs from `chat` (a swipe leaves
+    its last message out of the scan, but entry delays still count it). `scan_injections`: extension prompts that allow world info scanning (author's note with
+    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
     uids = [e.uid for e in book.entries]
@@ -220,6 +222,9 @@ def activate_world_info(
         raise _invalid("max_context", "a non-negative integer", max_context)
     if encoding not in ENCODINGS:
         raise _invalid("encoding", "one of " + ", ".join(ENCODINGS), encoding)
+    if full_chat_length is not None and (isinstance(full_chat_length, bool) or not isinstance(full_chat_length, int)
+                                         or full_chat_length < 0):
+        raise _invalid("full_chat_length", "a non-negative integer", full_chat_length)
     if generation not in GENERATION_TYPES:
         raise _invalid("generation", "one of " + ", ".join(GENERATION_TYPES), generation)
     if isinstance(scan_injections, (str, bytes)) or not all(isinstance(t, str) for t in scan_injections):
@@ -269,8 +274,9 @@ def activate_world_info(
     scan = KeywordScan(
         book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
         generation=generation, chat_length=len(chat), macros=macros(),
+        timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
         buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
-                            injections=list(scan_injections), base_depth=book.scan_depth),
+                            injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
     )
     scan.run()
     by_uid = {c.entry.uid: c for c in candidates}

@@ -24,6 +24,7 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.tokens import count_tokens
@@ -130,7 +131,8 @@ class KeywordScan:
     budget: int
     encoding: str
     generation: str
-    chat_length: int
+    chat_length: int  # the scanned chat (min-activation passes stop beyond it)
+    timed_chat_length: int  # SillyTavern's whole chat, which entry delays count (a swipe's message included)
     macros: MacroContext
     activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
     outcome: dict[Any, SkipReason] = field(default_factory=dict)
@@ -243,8 +245,9 @@ class KeywordScan:
                 skip("trigger", f"only for generation types {', '.join(entry.triggers)}; this is "
                                 f"'{self.generation}'")
                 continue
-            if entry.delay and self.chat_length < entry.delay:
-                skip("delayed", f"delayed until the chat has {entry.delay} messages (it has {self.chat_length})")
+            if entry.delay and self.timed_chat_length < entry.delay:
+                skip("delayed", f"delayed until the chat has {entry.delay} messages (it has "
+                                f"{self.timed_chat_length})")
                 continue
             level = _delay_level(entry)
             if state != ScanState.RECURSION and level:
@@ -345,55 +348,20 @@ class KeywordScan:
         return primary
 
     def inclusion_groups(self, matches: list[Match], state: str) -> list[Match]:
-        """One entry per inclusion group (sillytavern.md §7.3), decided deterministically: see the module doc."""
-        groups: dict[str, list[Match]] = {}
-        for match in matches:
-            for group in match.candidate.groups:
-                groups.setdefault(group, []).append(match)
-        if not groups:
-            return matches
-        names = [g for g in groups if g.isascii() and g.isdecimal() and (g == "0" or not g.startswith("0"))]
-        names = sorted(names, key=int) + [g for g in groups if g not in names]  # JavaScript's object key order
-        removed: set[int] = set()
-
-        def lose(match: Match, group: str, winner: Match | None, why: str) -> None:
-            if id(match) in removed:
-                return
-            removed.add(id(match))
-            self.skip(match.candidate.entry.uid, self.matched_skip(
-                match, "group_lost", group=group, winner=winner.candidate.entry.uid if winner else None,
-                message=f"lost inclusion group '{group}' {why}"))
-
-        for name in names:  # group scoring first, as SillyTavern filters losers by score before choosing
-            members = groups[name]
-            scored = [m for m in members if (m.candidate.entry.use_group_scoring
-                                             if m.candidate.entry.use_group_scoring is not None
-                                             else self.book.use_group_scoring)]
-            if not scored:
-                continue
-            scores = {id(m): self.score(m.candidate, state) for m in members}
-            best = max(scores.values())
-            losers = [m for m in scored if scores[id(m)] < best and id(m) not in removed]
-            for match in losers:
-                lose(match, name, None, f"with a lower key score ({scores[id(match)]} < {best})")
-            groups[name] = [m for m in members if all(m is not loser for loser in losers)]
-        active_groups = {g for match, _c, _p in self.activated.values() for g in match.candidate.groups}
-        for name in names:
-            members = groups[name]
-            if name in active_groups:
-                for match in members:
-                    lose(match, name, None, "(the group already activated an entry in an earlier pass)")
-                continue
-            if len(members) <= 1:
-                continue
-            overrides = [m for m in members if m.candidate.entry.group_override]
-            if overrides:
-                winner = max(overrides, key=lambda m: (m.candidate.entry.order, -overrides.index(m)))
-                why = f"to entry {winner.candidate.entry.uid} (group override with the highest order)"
-            else:
-                winner = max(members, key=lambda m: (m.candidate.entry.group_weight, -members.index(m)))
-                why = f"to entry {winner.candidate.entry.uid} (the most likely winner: highest group weight)"
-            for match in members:
-                if match is not winner:
-                    lose(match, name, winner, why)
-        return [m for m in matches if id(m) not in removed]
+        """One entry per inclusion group and pass (sillytavern.md §7.3): `worldinfo_groups`."""
+        closed = {match.candidate.entry.group for match, _c, _p in self.activated.values()}
+        kept, losses = filter_inclusion_groups(
+            matches, groups_of=lambda m: m.candidate.groups, entry_of=lambda m: m.candidate.entry,
+            closed=lambda name: name in closed,
+            scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
+                              else self.book.use_group_scoring),
+            score=lambda m: self.score(m.candidate, state))
+        for loss in losses:
+            why = f"lost inclusion group '{loss.group}' {loss.why}"
+            if loss.in_place_of is not None:
+                why += (f"; removed in place of entry {loss.in_place_of.candidate.entry.uid}, which had already left "
+                        "the pass (SillyTavern's splice at index -1)")
+            self.skip(loss.match.candidate.entry.uid, self.matched_skip(
+                loss.match, "group_lost", group=loss.group,
+                winner=loss.winner.candidate.entry.uid if loss.winner is not None else None, message=why))
+        return kept

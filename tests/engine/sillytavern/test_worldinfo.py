@@ -427,9 +427,11 @@ def test_inclusion_group_winner(first, second, winner):
 
 
 def test_inclusion_group_of_one_and_entry_in_two_groups():
+    # Without recursion there is one pass. (With it, entry 2 comes back in pass 2 and wins "mood" alone: the
+    # active entry's field "weather, mood" is not the group "mood"; test_worldinfo_groups.)
     wb = book(entry(1, keys=("rain",), group="weather, mood", group_weight=100),
               entry(2, keys=("rain",), group="mood", group_weight=50),
-              entry(3, keys=("rain",), group="alone"))
+              entry(3, keys=("rain",), group="alone"), recursive=False)
     result = run(wb, said("rain"))
     assert sorted(active_uids(result)) == [1, 3]
     assert (skip_of(result, 2).group, skip_of(result, 2).winner) == ("mood", 1)
