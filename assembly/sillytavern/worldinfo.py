@@ -21,9 +21,9 @@ Not modelled (the preview has no chat metadata or character files): sticky and c
 filters, vector activation, external activation and the WORLD_INFO regex scripts. Entries that use them are named in
 `notes`. `delay` is modelled: an entry waits until the chat has that many messages (a swiped message counts).
 
-The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching and the
-regex-key translation), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan), `worldinfo_emission`
-(the order of `active`, and the `wi_format` wrapper).
+The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching; regex
+keys run through `js_regex`), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan),
+`worldinfo_groups` (inclusion groups), `worldinfo_emission` (the order of `active`, and the `wi_format` wrapper).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_emission import emission_order
-from assembly.sillytavern.worldinfo_keys import is_untranslatable_regex_key
+from assembly.sillytavern.worldinfo_keys import regex_key_refusal
 from assembly.sillytavern.worldinfo_models import (
     ActivationReason,
     ActiveEntry,
@@ -185,8 +185,13 @@ def _notes(book: WorldBook) -> tuple[str, ...]:
         if entry.character_filter and (entry.character_filter.get("names") or entry.character_filter.get("tags")):
             notes.append(f"entry {entry.uid}: the character filter is not evaluated in the preview")
         for key in (*entry.keys, *entry.secondary_keys):
-            if is_untranslatable_regex_key(key.strip()):
-                notes.append(f"entry {entry.uid}: key {key!r} does not compile as a Python regex; matched as text")
+            refusal = regex_key_refusal(key.strip())
+            if refusal is not None and refusal.kind == "unsupported":
+                notes.append(f"entry {entry.uid}: key {key!r} is a JavaScript regex the preview cannot translate "
+                             f"({refusal.reason}); matched as text")
+            elif refusal is not None:
+                notes.append(f"entry {entry.uid}: key {key!r} is not a valid JavaScript regex ({refusal.reason}); "
+                             "matched as text, as SillyTavern does")
     return tuple(notes)
 
 
