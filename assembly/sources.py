@@ -333,7 +333,9 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
                                              generation=ctx.generation_type,
-                                             full_chat_length=len(chat) + 1 if ctx.swiped else None)
+                                             full_chat_length=len(chat) + 1 if ctx.swiped else None,
+                                             typed_messages=sum(m["role"] in ("user", "assistant", "system")
+                                                                for m in ctx.inputs))
     return ctx.world_info
 
 

@@ -91,8 +91,10 @@ def _name(names: Mapping[str, Any], key: str, default: str) -> str:
     return value
 
 
-def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include_names: bool) -> list[str]:
-    """The chat as SillyTavern's scan sees it: newest first, "Name: text" when names are included, trimmed."""
+def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include_names: bool,
+                typed: int = 0) -> list[str]:
+    """The chat as SillyTavern's scan sees it: newest first, "Name: text" when names are included, trimmed. The
+    newest `typed` messages were typed now: SillyTavern stores them with their macros substituted."""
     if not isinstance(chat, Sequence) or isinstance(chat, (str, bytes)):
         raise _invalid("chat", "a list of messages", chat)
     texts = []
@@ -104,6 +106,8 @@ def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include
             content = ""
         if not isinstance(content, str):
             raise _invalid(f"chat[{index}].content", "a string", content)
+        if index >= len(chat) - typed and "{{" in content:
+            content = expand_text_macros(content, MacroContext(user=user, char=char)).text
         role = message.get("role")
         if not isinstance(role, str):
             raise _invalid(f"chat[{index}].role", "a role string (user, assistant, system, tool)", role)
@@ -206,6 +210,7 @@ def activate_world_info(
     scan_injections: Sequence[str] = (),
     generation: str = "normal",
     full_chat_length: int | None = None,
+    typed_messages: int = 0,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last).
 
@@ -213,7 +218,9 @@ def activate_world_info(
     preset's context minus its reply tokens). `global_scan_data`: texts entries may opt into (persona_description,
     character_description, character_personality, character_depth_prompt, scenario, creator_notes; camelCase
     accepted). `full_chat_length`: the length of SillyTavern's chat when it differs from `chat` (a swipe leaves
-    its last message out of the scan, but entry delays still count it). `scan_injections`: extension prompts that allow world info scanning (author's note with
+    its last message out of the scan, but entry delays still count it). `typed_messages`: how many of the
+    newest messages the user typed now (their macros are substituted, as SillyTavern stores them; older messages
+    are scanned as written). `scan_injections`: extension prompts that allow world info scanning (author's note with
     allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
@@ -235,7 +242,9 @@ def activate_world_info(
     if isinstance(scan_injections, (str, bytes)) or not all(isinstance(t, str) for t in scan_injections):
         raise _invalid("scan_injections", "a list of strings", scan_injections)
     user, char = _name(names, "user", "User"), _name(names, "char", "")
-    messages = _chat_texts(chat, user, char, book.include_names)
+    if isinstance(typed_messages, bool) or not isinstance(typed_messages, int) or typed_messages < 0:
+        raise _invalid("typed_messages", "a non-negative integer", typed_messages)
+    messages = _chat_texts(chat, user, char, book.include_names, typed_messages)
     scan_data = _scan_data(global_scan_data)
     last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
             for role in ("user", "assistant")}

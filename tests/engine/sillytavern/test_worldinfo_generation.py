@@ -69,3 +69,20 @@ def test_entry_delay_counts_the_swiped_message():
     history = ["A comet, look.", "Where?", "There."]
     assert _active({"type": "swipe"}, history, waits_for_three) == [3]  # 3 messages, the scan sees 2
     assert _active({"type": "swipe"}, history[:2], waits_for_three) == []
+
+
+def _scan_of(history: list[dict], typed: list[dict]) -> list[int]:
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": PRESET, "character": {"name": "Pell"}, "worldbook": {
+                           "activation": "keywords", "include_names": False,
+                           "entries": {"1": {"uid": 1, "key": ["Pell"], "content": "LORE 1"}}}},
+                       "conversation": {"history": history, "input": typed}, "names": {"user": "Ona"}})
+    return sorted(int(a["uid"]) for a in result.world_info["active"])
+
+
+def test_the_typed_input_is_scanned_with_its_macros_substituted():
+    # SillyTavern stores what the user sends with substituteParams applied; stored messages are scanned as written.
+    asked = {"id": "u", "role": "user", "content": "Where is {{char}}?"}
+    greeting = {"id": "g", "role": "assistant", "content": "Hello."}
+    assert _scan_of([greeting], [asked]) == [1]
+    assert _scan_of([greeting, asked], []) == []
