@@ -8,6 +8,11 @@ with the browser's `RegExp`, so the preview translates each pattern and its flag
 * `Uncompilable(kind="unsupported")`: JavaScript compiles it but `re` cannot say the same thing (a lookbehind of
   variable width, `\\p{...}` property escapes, the `v` flag).
 
+A `JsRegex` runs as a fresh JavaScript regex would: `search` / `test` (RegExp.exec and test, `y` anchored),
+`matches` (what String.prototype.replace visits, `g` or not), `replace` and `substitute` (a replacement template:
+`$$`, `$&`, the text before and after, `$1`, `$<name>`), `group` (by number or JavaScript name, None for
+undefined).
+
 What the translation takes care of (JavaScript without the `u` flag follows the web-compatibility rules of
 ECMAScript's Annex B, as browsers do):
 
@@ -95,6 +100,59 @@ class JsRegex:
                 break
             position = match.end() if match.end() > match.start() else match.end() + 1
         return found
+
+    def replace(self, text: str, template: str) -> str:
+        """String.prototype.replace(regex, template): the first match, or with `g` every one, replaced by
+        `substitute(template, ...)`."""
+        out, last = [], 0
+        for match in self.matches(text):
+            out += [text[last:match.start()], self.substitute(template, match)]
+            last = match.end()
+        return "".join(out) + text[last:]
+
+    def substitute(self, template: str, match: re.Match[str]) -> str:
+        """JavaScript's GetSubstitution: `$$` is "$", `$&` the match, `` $` `` and `$'` the text before and after,
+        `$1`..`$99` a group (two digits when that group exists, else one), `$<name>` a named group (only when the
+        regex has named groups); a group that did not take part gives "", anything else stays as written."""
+        text, groups = match.string, self.pattern.groups
+        out, i = [], 0
+        while i < len(template):
+            char = template[i]
+            following = template[i + 1] if i + 1 < len(template) else ""
+            if char != "$" or not following:
+                out.append(char)
+                i += 1
+                continue
+            if following == "$":
+                out.append("$")
+            elif following == "&":
+                out.append(match.group())
+            elif following == "`":
+                out.append(text[:match.start()])
+            elif following == "'":
+                out.append(text[match.end():])
+            elif following.isascii() and following.isdigit():
+                two = template[i + 1:i + 3]
+                if len(two) == 2 and two.isascii() and two.isdigit() and 1 <= int(two) <= groups:
+                    out.append(match.group(int(two)) or "")
+                    i += 3
+                    continue
+                if 1 <= int(following) <= groups:
+                    out.append(match.group(int(following)) or "")
+                else:
+                    out.append("$" + following)
+            elif following == "<" and self.group_names:
+                end = template.find(">", i + 2)
+                if end < 0:
+                    out.append("$<")
+                else:
+                    out.append(self.group(match, template[i + 2:end]) or "")
+                    i = end + 1
+                    continue
+            else:
+                out.append("$" + following)
+            i += 2
+        return "".join(out)
 
     def group(self, match: re.Match[str], reference: int | str) -> str | None:
         """A group's text by number or JavaScript name; None when the group did not take part or does not exist

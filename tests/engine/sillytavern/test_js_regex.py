@@ -155,3 +155,21 @@ def test_groups_by_number_and_name():
     assert isinstance(named, JsRegex)
     digit = named.search("a5")
     assert digit is not None and named.group(digit, "$d") == "5"
+
+
+@pytest.mark.parametrize(("source", "flags", "text", "template", "expected"), [
+    # String.prototype.replace with a template string
+    ("(\\w+) (\\w+)", "", "tide pool", "$2 $1", "pool tide"),
+    ("o", "g", "foo", "[$&]", "f[o][o]"),
+    ("b", "", "abc", "$`|$'", "aa|cc"),
+    ("b", "", "abc", "$$", "a$c"),
+    ("(a)", "", "a", "$2$0$", "$2$0$"),  # no such group, $0 is no reference, a lone $ stays
+    ("(a)(b)?", "", "a", "[$2]", "[]"),  # a group that did not take part
+    ("(?<port>\\w+)", "", "bay", "<$<port>|$<none>>", "<bay|>"),
+    ("(\\w)", "", "bay", "$<port>", "$<port>ay"),  # without named groups $<...> is text
+    ("(a)", "", "a", "$10", "a0"),  # one group: $10 is $1 then "0"
+])
+def test_replace_templates(source, flags, text, template, expected):
+    regex = compile_js(source, flags)
+    assert isinstance(regex, JsRegex)
+    assert regex.replace(text, template) == expected
