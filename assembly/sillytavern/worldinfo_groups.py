@@ -32,7 +32,7 @@ class GroupLoss:
     in_place_of: Any | None = None  # the Match SillyTavern meant to remove (set when the splice missed it)
 
 
-def javascript_key_order(names: Sequence[str]) -> list[str]:
+def object_key_order(names: Sequence[str]) -> list[str]:
     """Object.keys order: array-index-like names ascending, then the others in insertion order."""
     numeric = [n for n in names if n.isascii() and n.isdecimal() and (n == "0" or not n.startswith("0"))
                and int(n) < 2**32 - 1]
@@ -61,7 +61,7 @@ def filter_inclusion_groups(
     losses: list[GroupLoss] = []
     if not grouped:
         return remaining, losses
-    names = javascript_key_order(list(grouped))
+    names = object_key_order(list(grouped))
 
     def remove(match: Any, group: str, winner: Any | None, why: str) -> None:
         index = next((i for i, m in enumerate(remaining) if m is match), -1)

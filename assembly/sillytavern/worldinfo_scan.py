@@ -24,7 +24,7 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
-from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups
+from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.tokens import count_tokens
@@ -34,16 +34,9 @@ PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the p
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
     """The book's entries as JavaScript's Object.keys lists them: integer keys ascending, then the rest as given."""
-
-    def index(uid: int | str) -> int | None:
-        text = str(uid)
-        if text.isascii() and text.isdecimal() and (text == "0" or not text.startswith("0")):
-            number = int(text)
-            return number if number < 2**32 - 1 else None
-        return None
-
-    numbered = sorted((e for e in entries if index(e.uid) is not None), key=lambda e: index(e.uid))
-    return numbered + [e for e in entries if index(e.uid) is None]
+    keys = [str(e.uid) for e in entries]
+    rank = {key: i for i, key in enumerate(object_key_order(list(dict.fromkeys(keys))))}
+    return sorted(entries, key=lambda e: rank[str(e.uid)])  # stable: 1 and "1" keep the book's order
 
 
 def split_decorators(content: str) -> tuple[tuple[str, ...], str]:

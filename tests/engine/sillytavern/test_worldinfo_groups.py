@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.worldinfo import activate_world_info
-from assembly.sillytavern.worldinfo_groups import javascript_key_order
+from assembly.sillytavern.worldinfo_groups import object_key_order
 
 NAMES = {"user": "Ona", "char": "Pell"}
 
@@ -75,8 +75,8 @@ def test_an_entry_dropped_by_two_groups_takes_the_last_match_with_it():
     assert "in place of entry 2" in _skip(result, 9).message
 
 
-def test_group_names_are_visited_in_javascript_key_order():
-    assert javascript_key_order(["b", "10", "a", "2", "01"]) == ["2", "10", "b", "a", "01"]
+def test_group_names_are_visited_in_object_key_order():
+    assert object_key_order(["b", "10", "a", "2", "01"]) == ["2", "10", "b", "a", "01"]
 
 
 def test_entry_delay_counts_the_chat_messages():
