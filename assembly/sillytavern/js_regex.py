@@ -11,7 +11,7 @@ with the browser's `RegExp`, so the preview translates each pattern and its flag
 A `JsRegex` runs as a fresh JavaScript regex would: `search` / `test` (RegExp.exec and test, `y` anchored),
 `matches` (what String.prototype.replace visits, `g` or not), `replace` and `substitute` (a replacement template:
 `$$`, `$&`, the text before and after, `$1`, `$<name>`), `group` (by number or JavaScript name, None for
-undefined).
+undefined). `regex_from_string(find)` reads a regex script's find as SillyTavern's `regexFromString` does.
 
 What the translation takes care of (JavaScript without the `u` flag follows the web-compatibility rules of
 ECMAScript's Annex B, as browsers do):
@@ -200,6 +200,20 @@ def compile_js(source: str, flags: str = "") -> JsRegex | Uncompilable:
     except (re.error, OverflowError, RecursionError) as error:
         return Uncompilable(source, flags, "unsupported", f"Python's re refuses the translation: {error}")
     return JsRegex(source, flags, compiled, names)
+
+
+def regex_from_string(text: str) -> JsRegex | Uncompilable:
+    """SillyTavern's `regexFromString` (utils.js), which reads a regex script's find: "/pattern/flags" is the
+    pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
+    stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
+    not know (x X U A J) leave no regex."""
+    parts = _FIND_PARTS.search(text)
+    if parts is None:
+        return Uncompilable(text, "", "syntax", "an empty find")
+    pattern, flags = parts.group(2), parts.group(3)
+    if flags and not _FIND_FLAGS.test(flags):
+        return compile_js(text)
+    return compile_js(pattern, flags)
 
 
 def _literal(char: str) -> str:
@@ -541,3 +555,15 @@ class _Translator:
         if char == "k" and self.named:
             raise self.fail("invalid escape \\k in a class")
         return self.character_escape(char)
+
+
+# regexFromString's own parsers, read as the JavaScript they are
+def _parser(source: str, flags: str = "") -> JsRegex:
+    regex = compile_js(source, flags)
+    if not isinstance(regex, JsRegex):
+        raise RuntimeError(f"js_regex cannot read its own parser /{source}/{flags}: {regex.reason}")
+    return regex
+
+
+_FIND_PARTS = _parser("(\\/?)(.+)\\1([a-z]*)", "i")
+_FIND_FLAGS = _parser("^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$")

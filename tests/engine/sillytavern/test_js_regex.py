@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js
+from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js, regex_from_string
 
 NO_MATCH = None
 
@@ -173,3 +173,25 @@ def test_replace_templates(source, flags, text, template, expected):
     regex = compile_js(source, flags)
     assert isinstance(regex, JsRegex)
     assert regex.replace(text, template) == expected
+
+
+@pytest.mark.parametrize(("find", "source", "flags"), [
+    # SillyTavern's regexFromString (utils.js), which reads a regex script's find
+    ("/(ruins|storm)/gi", "(ruins|storm)", "gi"),
+    ("storm", "storm", ""),  # a plain find: a pattern without flags
+    ("/a/b/i", "a/b", "i"),
+    ("/storm/GI", "/storm/GI", ""),  # upper-case flags fail its flag check: the whole text is the pattern
+    ("/storm/gg", "/storm/gg", ""),  # so does a flag given twice
+    ("/storm", "/storm", ""),
+    ("first\nsecond", "first", ""),  # its parser's .+ stops at the line break
+])
+def test_regex_from_string(find, source, flags):
+    regex = regex_from_string(find)
+    assert isinstance(regex, JsRegex)
+    assert (regex.source, regex.flags) == (source, flags)
+
+
+@pytest.mark.parametrize("find", ["", "/storm/x", "/(/g"])
+def test_a_find_that_leaves_no_regex(find):
+    # "" has no parts; x passes SillyTavern's flag check but not new RegExp; "(" does not compile
+    assert isinstance(regex_from_string(find), Uncompilable)
