@@ -60,6 +60,8 @@ class SourceContext:
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
     generation_type: str = "normal"
+    quiet_prompt: str = ""  # SillyTavern scans it with the extension prompts (sillytavern.md §13.3)
+    swiped: bool = False  # the history lost its last message to a swipe; world info delays still count it
 
     @property
     def placement(self) -> str:
@@ -326,10 +328,14 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         note = resources.author_note
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
+        injections += [ctx.quiet_prompt] if ctx.quiet_prompt else []
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
-                                             generation=ctx.generation_type)
+                                             generation=ctx.generation_type,
+                                             full_chat_length=len(chat) + 1 if ctx.swiped else None,
+                                             typed_messages=sum(m["role"] in ("user", "assistant", "system")
+                                                                for m in ctx.inputs))
     return ctx.world_info
 
 

@@ -19,11 +19,11 @@ is active. With `"keywords"` we run SillyTavern 1.18's scan (sillytavern.md §7.
 
 Not modelled (the preview has no chat metadata or character files): sticky and cooldown timers, character / tag
 filters, vector activation, external activation and the WORLD_INFO regex scripts. Entries that use them are named in
-`notes`. `delay` is modelled: an entry waits until the chat has that many messages.
+`notes`. `delay` is modelled: an entry waits until the chat has that many messages (a swiped message counts).
 
-The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching and the
-regex-key translation), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan), `worldinfo_emission`
-(the order of `active`, and the `wi_format` wrapper).
+The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching; regex
+keys run through `js_regex`), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan),
+`worldinfo_groups` (inclusion groups), `worldinfo_emission` (the order of `active`, and the `wi_format` wrapper).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_emission import emission_order
-from assembly.sillytavern.worldinfo_keys import is_untranslatable_regex_key
+from assembly.sillytavern.worldinfo_keys import regex_key_refusal
 from assembly.sillytavern.worldinfo_models import (
     ActivationReason,
     ActiveEntry,
@@ -56,8 +56,9 @@ from assembly.sillytavern.worldinfo_scan import (
     javascript_key_order,
     split_decorators,
     world_info_budget,
+    world_info_tokens,
 )
-from assembly.tokens import ENCODINGS, count_tokens
+from assembly.tokens import ENCODINGS
 
 # The global scan data SillyTavern can add to the buffer, in its order, with the entry flag that opts in.
 SCAN_DATA_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -90,8 +91,10 @@ def _name(names: Mapping[str, Any], key: str, default: str) -> str:
     return value
 
 
-def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include_names: bool) -> list[str]:
-    """The chat as SillyTavern's scan sees it: newest first, "Name: text" when names are included, trimmed."""
+def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include_names: bool,
+                typed: int = 0) -> list[str]:
+    """The chat as SillyTavern's scan sees it: newest first, "Name: text" when names are included, trimmed. The
+    newest `typed` messages were typed now: SillyTavern stores them with their macros substituted."""
     if not isinstance(chat, Sequence) or isinstance(chat, (str, bytes)):
         raise _invalid("chat", "a list of messages", chat)
     texts = []
@@ -103,6 +106,8 @@ def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include
             content = ""
         if not isinstance(content, str):
             raise _invalid(f"chat[{index}].content", "a string", content)
+        if index >= len(chat) - typed and "{{" in content:
+            content = expand_text_macros(content, MacroContext(user=user, char=char)).text
         role = message.get("role")
         if not isinstance(role, str):
             raise _invalid(f"chat[{index}].role", "a role string (user, assistant, system, tool)", role)
@@ -184,8 +189,13 @@ def _notes(book: WorldBook) -> tuple[str, ...]:
         if entry.character_filter and (entry.character_filter.get("names") or entry.character_filter.get("tags")):
             notes.append(f"entry {entry.uid}: the character filter is not evaluated in the preview")
         for key in (*entry.keys, *entry.secondary_keys):
-            if is_untranslatable_regex_key(key.strip()):
-                notes.append(f"entry {entry.uid}: key {key!r} does not compile as a Python regex; matched as text")
+            refusal = regex_key_refusal(key.strip())
+            if refusal is not None and refusal.kind == "unsupported":
+                notes.append(f"entry {entry.uid}: key {key!r} is a JavaScript regex the preview cannot translate "
+                             f"({refusal.reason}); matched as text")
+            elif refusal is not None:
+                notes.append(f"entry {entry.uid}: key {key!r} is not a valid JavaScript regex ({refusal.reason}); "
+                             "matched as text, as SillyTavern does")
     return tuple(notes)
 
 
@@ -199,14 +209,19 @@ def activate_world_info(
     global_scan_data: Mapping[str, Any] | None = None,
     scan_injections: Sequence[str] = (),
     generation: str = "normal",
+    full_chat_length: int | None = None,
+    typed_messages: int = 0,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last).
 
     `names`: {"user", "char"} for macros and name prefixes. `max_context`: the budget base (SillyTavern passes the
     preset's context minus its reply tokens). `global_scan_data`: texts entries may opt into (persona_description,
     character_description, character_personality, character_depth_prompt, scenario, creator_notes; camelCase
-    accepted). `scan_injections`: extension prompts that allow world info scanning (author's note with
-    allow_wi_scan, ...), scanned by every entry. `generation`: the generation type, for entry `triggers`."""
+    accepted). `full_chat_length`: the length of SillyTavern's chat when it differs from `chat` (a swipe leaves
+    its last message out of the scan, but entry delays still count it). `typed_messages`: how many of the
+    newest messages the user typed now (their macros are substituted, as SillyTavern stores them; older messages
+    are scanned as written). `scan_injections`: extension prompts that allow world info scanning (author's note with
+    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
     uids = [e.uid for e in book.entries]
@@ -219,12 +234,17 @@ def activate_world_info(
         raise _invalid("max_context", "a non-negative integer", max_context)
     if encoding not in ENCODINGS:
         raise _invalid("encoding", "one of " + ", ".join(ENCODINGS), encoding)
+    if full_chat_length is not None and (isinstance(full_chat_length, bool) or not isinstance(full_chat_length, int)
+                                         or full_chat_length < 0):
+        raise _invalid("full_chat_length", "a non-negative integer", full_chat_length)
     if generation not in GENERATION_TYPES:
         raise _invalid("generation", "one of " + ", ".join(GENERATION_TYPES), generation)
     if isinstance(scan_injections, (str, bytes)) or not all(isinstance(t, str) for t in scan_injections):
         raise _invalid("scan_injections", "a list of strings", scan_injections)
     user, char = _name(names, "user", "User"), _name(names, "char", "")
-    messages = _chat_texts(chat, user, char, book.include_names)
+    if isinstance(typed_messages, bool) or not isinstance(typed_messages, int) or typed_messages < 0:
+        raise _invalid("typed_messages", "a non-negative integer", typed_messages)
+    messages = _chat_texts(chat, user, char, book.include_names, typed_messages)
     scan_data = _scan_data(global_scan_data)
     last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
             for role in ("user", "assistant")}
@@ -268,15 +288,16 @@ def activate_world_info(
     scan = KeywordScan(
         book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
         generation=generation, chat_length=len(chat), macros=macros(),
+        timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
         buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
-                            injections=list(scan_injections), base_depth=book.scan_depth),
+                            injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
     )
     scan.run()
     by_uid = {c.entry.uid: c for c in candidates}
     active = [(by_uid[uid], match, content, at) for uid, (match, content, at) in scan.activated.items()]
     reasons = {id(m): _activation_reason(m, at) for _c, m, _t, at in active}
     skipped = dict(scan.outcome)
-    used = count_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding) if active else 0
+    used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)
     return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget)

@@ -1,6 +1,6 @@
 """World info keys: how SillyTavern 1.18 finds an entry's key in a scan buffer (sillytavern.md §7.3).
 
-A key written `/pattern/flags` is a JavaScript regular expression, translated here to Python's; any other key is a
+A key written `/pattern/flags` is a JavaScript regular expression, run through `js_regex`; any other key is a
 substring, lower-cased unless case-sensitive, and with whole words a single-word key must sit between non-word
 characters (JavaScript's ASCII `\\w`, so a CJK or accented neighbour counts as a boundary).
 """
@@ -8,40 +8,34 @@ characters (JavaScript's ASCII `\\w`, so a CJK or accented neighbour counts as a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js
 
 _REGEX_KEY = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
-_JS_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 
 
-@dataclass(frozen=True)
-class RegexKey:
-    pattern: re.Pattern[str]
-    sticky: bool  # JavaScript's `y`: the match must start at the beginning of the buffer
+def split_regex_key(key: str) -> tuple[str, str] | None:
+    """SillyTavern's `parseRegexFromString` up to `new RegExp`: a key written `/pattern/flags` (flags among
+    gimsuy) with no unescaped "/" inside -> (pattern, flags); None for a plain key."""
+    found = _REGEX_KEY.match(key)
+    if not found or _UNESCAPED_SLASH.search(found.group(1)):
+        return None
+    return found.group(1), found.group(2)
 
 
 @lru_cache(maxsize=4096)
-def parse_regex_key(key: str) -> RegexKey | None:
-    """A key written `/pattern/flags` -> its compiled regex; None for a plain key. As in SillyTavern, an unescaped
-    "/" inside the pattern or a pattern that does not compile makes it a plain key."""
-    found = _REGEX_KEY.match(key)
-    if not found:
-        return None
-    pattern, flags = found.groups()
-    if _UNESCAPED_SLASH.search(pattern):
-        return None
-    # JavaScript spells named groups (?<name>...) and \k<name>; Python wants (?P<name>...) and (?P=name).
-    pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
-    pattern = re.sub(r"\\k<([A-Za-z_]\w*)>", r"(?P=\1)", pattern)
-    compiled_flags = 0
-    for flag in flags:
-        compiled_flags |= _JS_FLAGS.get(flag, 0)
-    try:
-        return RegexKey(re.compile(pattern, compiled_flags), "y" in flags)
-    except (re.error, OverflowError, RecursionError):
-        return None
+def compile_regex_key(key: str) -> JsRegex | Uncompilable | None:
+    """A key written as a regex -> the regex, or why it cannot run; None for a plain key."""
+    written = split_regex_key(key)
+    return None if written is None else compile_js(*written)
+
+
+def parse_regex_key(key: str) -> JsRegex | None:
+    """The regex of a key, or None. As in SillyTavern, a key whose regex does not compile is a plain key."""
+    regex = compile_regex_key(key)
+    return regex if isinstance(regex, JsRegex) else None
 
 
 _JS_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -65,7 +59,7 @@ def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words
     Without case sensitivity the caller passes the lower-cased haystack (offsets are those of that text)."""
     regex = parse_regex_key(key)
     if regex is not None:
-        found = regex.pattern.match(haystack) if regex.sticky else regex.pattern.search(haystack)
+        found = regex.search(haystack)  # a fresh RegExp's test(): lastIndex 0, so `y` anchors at the start
         return found.start() if found else None
     needle = key if case_sensitive else key.lower()
     # A key of several words is a plain substring even with whole words (SillyTavern splits it on whitespace).
@@ -75,8 +69,15 @@ def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words
     return offset if offset >= 0 else None
 
 
+def regex_key_refusal(key: str) -> Uncompilable | None:
+    """Why a key written as a regex is matched as text instead: JavaScript rejects it too (`syntax`, SillyTavern
+    does the same), or only the translation to Python fails (`unsupported`). None for regex and plain keys.
+    `key` is trimmed."""
+    regex = compile_regex_key(key)
+    return regex if isinstance(regex, Uncompilable) else None
+
+
 def is_untranslatable_regex_key(key: str) -> bool:
-    """A key written as a regex (no unescaped "/" inside) that Python cannot compile: matched as plain text, and
-    named in the activation's notes. `key` is trimmed."""
-    written = _REGEX_KEY.match(key)
-    return bool(written) and not _UNESCAPED_SLASH.search(written.group(1)) and parse_regex_key(key) is None
+    """A key JavaScript runs as a regex that Python cannot: the preview matches it as text, unlike SillyTavern."""
+    refusal = regex_key_refusal(key)
+    return refusal is not None and refusal.kind == "unsupported"

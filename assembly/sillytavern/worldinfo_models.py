@@ -82,7 +82,7 @@ class WorldInfoBudget(_Model):
     percent: int
     cap: int
     limit: int  # round(max_context * percent / 100) or 1, then min(limit, cap) when cap > 0
-    used: int  # tokens of the active contents, each followed by "\n" (as the budget check counts them)
+    used: int  # the active contents, each followed by "\n", counted as one system message (as the budget check does)
     overflowed: bool
 
 

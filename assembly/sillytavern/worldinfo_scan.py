@@ -4,8 +4,9 @@
   `prevent_recursion`), `delay_until_recursion` levels, and `min_activations` passes that widen the scan depth by one
   message, up to `max_recursion_steps` passes when that is > 0.
 * Each pass: the new matches (candidate order) go through inclusion groups, the probability roll and the token
-  budget (`round(max_context * budget_percent / 100) or 1`, capped by `budget_cap` when > 0). An entry that would
-  reach the budget is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
+  budget (`round(max_context * budget_percent / 100) or 1`, capped by `budget_cap` when > 0), each text counted as
+  one system message of the chat-completion counter (`world_info_tokens`). An entry that would reach the budget
+  is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
 
 Rolls are deterministic in the preview and show the more likely outcome: the probability roll is taken at its middle
 (50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
@@ -22,7 +23,8 @@ from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
-from assembly.sillytavern.worldinfo_buffer import ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.tokens import count_tokens
@@ -32,16 +34,9 @@ PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the p
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
     """The book's entries as JavaScript's Object.keys lists them: integer keys ascending, then the rest as given."""
-
-    def index(uid: int | str) -> int | None:
-        text = str(uid)
-        if text.isascii() and text.isdecimal() and (text == "0" or not text.startswith("0")):
-            number = int(text)
-            return number if number < 2**32 - 1 else None
-        return None
-
-    numbered = sorted((e for e in entries if index(e.uid) is not None), key=lambda e: index(e.uid))
-    return numbered + [e for e in entries if index(e.uid) is None]
+    keys = [str(e.uid) for e in entries]
+    rank = {key: i for i, key in enumerate(object_key_order(list(dict.fromkeys(keys))))}
+    return sorted(entries, key=lambda e: rank[str(e.uid)])  # stable: 1 and "1" keep the book's order
 
 
 def split_decorators(content: str) -> tuple[tuple[str, ...], str]:
@@ -76,6 +71,15 @@ def _delay_level(entry: WorldBookEntry) -> int:
 def _round_half_up(value: float) -> int:
     # JavaScript's Math.round (halves go up), unlike Python's round (halves go to even).
     return math.floor(value + 0.5)
+
+
+def world_info_tokens(text: str, encoding: str) -> int:
+    """What SillyTavern's chat-completion counter charges a world info text: one system message counted in full,
+    so the tokens of "system" and of the text, 3 for the message, 3 for the reply priming, less the 1 the client
+    takes off (the partial count's other -2 is not taken; sillytavern.md §6, §13.2). An empty text costs nothing."""
+    if not text:
+        return 0
+    return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
 
 
 def world_info_budget(book: WorldBook, max_context: int) -> int:
@@ -120,7 +124,8 @@ class KeywordScan:
     budget: int
     encoding: str
     generation: str
-    chat_length: int
+    chat_length: int  # the scanned chat (min-activation passes stop beyond it)
+    timed_chat_length: int  # SillyTavern's whole chat, which entry delays count (a swipe's message included)
     macros: MacroContext
     activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
     outcome: dict[Any, SkipReason] = field(default_factory=dict)
@@ -148,7 +153,7 @@ class KeywordScan:
             self.passes += 1
             matches = self.scan(state, current_level)
             matches = self.inclusion_groups(matches, state)
-            text_tokens = count_tokens(all_activated_text, self.encoding)
+            text_tokens = world_info_tokens(all_activated_text, self.encoding)
             new_content = ""
             passed: list[tuple[Match, str]] = []
             for match in matches:
@@ -171,7 +176,7 @@ class KeywordScan:
                         match, "over_budget", budget=self.budget,
                         message=f"the world info budget ({self.budget} tokens) was already reached"))
                     continue
-                tokens = text_tokens + count_tokens(new_content, self.encoding)
+                tokens = text_tokens + world_info_tokens(new_content, self.encoding)
                 if tokens >= self.budget:
                     self.overflowed = True
                     self.skip(entry.uid, self.matched_skip(
@@ -233,8 +238,9 @@ class KeywordScan:
                 skip("trigger", f"only for generation types {', '.join(entry.triggers)}; this is "
                                 f"'{self.generation}'")
                 continue
-            if entry.delay and self.chat_length < entry.delay:
-                skip("delayed", f"delayed until the chat has {entry.delay} messages (it has {self.chat_length})")
+            if entry.delay and self.timed_chat_length < entry.delay:
+                skip("delayed", f"delayed until the chat has {entry.delay} messages (it has "
+                                f"{self.timed_chat_length})")
                 continue
             level = _delay_level(entry)
             if state != ScanState.RECURSION and level:
@@ -275,11 +281,8 @@ class KeywordScan:
                 continue
             logic = entry.selective_logic
             buffer = self.buffers.buffer(entry, state)
-            case = self.case_sensitive(entry)
-            text = buffer.text(case)[0] if buffer else ""
             found_secondary = tuple(written for written, needle in candidate.secondary
-                                    if find_key(text, needle, case_sensitive=case,
-                                                match_whole_words=self.whole_words(entry)) is not None)
+                                    if buffer is not None and self.find(buffer, entry, needle) is not None)
             every = len(found_secondary) == len(entry.secondary_keys)
             passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
                       "and_all": every}[logic]
@@ -303,15 +306,21 @@ class KeywordScan:
         buffer = self.buffers.buffer(candidate.entry, state)
         if buffer is None:
             return None
-        case = self.case_sensitive(candidate.entry)
-        whole = self.whole_words(candidate.entry)
         for written, needle in candidate.keys:
-            regex = parse_regex_key(needle) is not None
-            text = buffer.text(True if regex else case)[0]
-            offset = find_key(text, needle, case_sensitive=case, match_whole_words=whole)
+            offset = self.find(buffer, candidate.entry, needle)
             if offset is not None:
-                return written, buffer.source_at(offset, True if regex else case)
+                return written, buffer.source_at(offset, self.raw_text(candidate.entry, needle))
         return None
+
+    def raw_text(self, entry: WorldBookEntry, needle: str) -> bool:
+        # A regex key runs on the raw buffer (its own flags decide case); a plain key on the lower-cased one unless
+        # the entry is case-sensitive. Primary and secondary keys alike.
+        return parse_regex_key(needle) is not None or self.case_sensitive(entry)
+
+    def find(self, buffer: ScanBuffer, entry: WorldBookEntry, needle: str) -> int | None:
+        text = buffer.text(self.raw_text(entry, needle))[0]
+        return find_key(text, needle, case_sensitive=self.case_sensitive(entry),
+                        match_whole_words=self.whole_words(entry))
 
     def score(self, candidate: Candidate, state: str) -> int:
         """SillyTavern's group score: primary keys found, plus secondary keys found under and_any (and under and_all
@@ -320,11 +329,9 @@ class KeywordScan:
         buffer = self.buffers.buffer(entry, state)
         if buffer is None or not entry.keys:
             return 0
-        case, whole = self.case_sensitive(entry), self.whole_words(entry)
 
         def found(keys: list[tuple[str, str]]) -> int:
-            return sum(find_key(buffer.text(True if parse_regex_key(n) else case)[0], n, case_sensitive=case,
-                                match_whole_words=whole) is not None for _w, n in keys)
+            return sum(self.find(buffer, entry, needle) is not None for _w, needle in keys)
 
         primary, secondary = found(candidate.keys), found(candidate.secondary)
         if entry.secondary_keys and entry.selective_logic == "and_any":
@@ -334,55 +341,20 @@ class KeywordScan:
         return primary
 
     def inclusion_groups(self, matches: list[Match], state: str) -> list[Match]:
-        """One entry per inclusion group (sillytavern.md §7.3), decided deterministically: see the module doc."""
-        groups: dict[str, list[Match]] = {}
-        for match in matches:
-            for group in match.candidate.groups:
-                groups.setdefault(group, []).append(match)
-        if not groups:
-            return matches
-        names = [g for g in groups if g.isascii() and g.isdecimal() and (g == "0" or not g.startswith("0"))]
-        names = sorted(names, key=int) + [g for g in groups if g not in names]  # JavaScript's object key order
-        removed: set[int] = set()
-
-        def lose(match: Match, group: str, winner: Match | None, why: str) -> None:
-            if id(match) in removed:
-                return
-            removed.add(id(match))
-            self.skip(match.candidate.entry.uid, self.matched_skip(
-                match, "group_lost", group=group, winner=winner.candidate.entry.uid if winner else None,
-                message=f"lost inclusion group '{group}' {why}"))
-
-        for name in names:  # group scoring first, as SillyTavern filters losers by score before choosing
-            members = groups[name]
-            scored = [m for m in members if (m.candidate.entry.use_group_scoring
-                                             if m.candidate.entry.use_group_scoring is not None
-                                             else self.book.use_group_scoring)]
-            if not scored:
-                continue
-            scores = {id(m): self.score(m.candidate, state) for m in members}
-            best = max(scores.values())
-            losers = [m for m in scored if scores[id(m)] < best and id(m) not in removed]
-            for match in losers:
-                lose(match, name, None, f"with a lower key score ({scores[id(match)]} < {best})")
-            groups[name] = [m for m in members if all(m is not loser for loser in losers)]
-        active_groups = {g for match, _c, _p in self.activated.values() for g in match.candidate.groups}
-        for name in names:
-            members = groups[name]
-            if name in active_groups:
-                for match in members:
-                    lose(match, name, None, "(the group already activated an entry in an earlier pass)")
-                continue
-            if len(members) <= 1:
-                continue
-            overrides = [m for m in members if m.candidate.entry.group_override]
-            if overrides:
-                winner = max(overrides, key=lambda m: (m.candidate.entry.order, -overrides.index(m)))
-                why = f"to entry {winner.candidate.entry.uid} (group override with the highest order)"
-            else:
-                winner = max(members, key=lambda m: (m.candidate.entry.group_weight, -members.index(m)))
-                why = f"to entry {winner.candidate.entry.uid} (the most likely winner: highest group weight)"
-            for match in members:
-                if match is not winner:
-                    lose(match, name, winner, why)
-        return [m for m in matches if id(m) not in removed]
+        """One entry per inclusion group and pass (sillytavern.md §7.3): `worldinfo_groups`."""
+        closed = {match.candidate.entry.group for match, _c, _p in self.activated.values()}
+        kept, losses = filter_inclusion_groups(
+            matches, groups_of=lambda m: m.candidate.groups, entry_of=lambda m: m.candidate.entry,
+            closed=lambda name: name in closed,
+            scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
+                              else self.book.use_group_scoring),
+            score=lambda m: self.score(m.candidate, state))
+        for loss in losses:
+            why = f"lost inclusion group '{loss.group}' {loss.why}"
+            if loss.in_place_of is not None:
+                why += (f"; removed in place of entry {loss.in_place_of.candidate.entry.uid}, which had already left "
+                        "the pass (SillyTavern's splice at index -1)")
+            self.skip(loss.match.candidate.entry.uid, self.matched_skip(
+                loss.match, "group_lost", group=loss.group,
+                winner=loss.winner.candidate.entry.uid if loss.winner is not None else None, message=why))
+        return kept

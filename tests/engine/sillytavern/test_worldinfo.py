@@ -303,33 +303,39 @@ def three_constants(**per_entry) -> WorldBook:
     return book(*(entry(uid, constant=True, **f) for uid, f in fields.items()), budget_percent=100)
 
 
+def message_tokens(text: str) -> int:
+    """sillytavern.md §6, §13.2: the world info budget counts a text as one system message, counted in full: the
+    role and the content, 3 per message and 3 for the reply priming, less 1."""
+    return count_tokens("system") + count_tokens(text) + 5
+
+
 def contents(wb: WorldBook, *uids) -> str:
     return "".join(wb.entry(uid).content + "\n" for uid in uids)
 
 
 def test_budget_is_spent_in_candidate_order_and_reaching_it_is_over():
     wb = three_constants()
-    limit = count_tokens(contents(wb, 1, 2))  # entry 2 brings the count exactly to the budget: ">=" refuses it
+    limit = message_tokens(contents(wb, 1, 2))  # entry 2 brings the count exactly to the budget: ">=" refuses it
     result = run(wb, said("hi"), max_context=limit)
     assert active_uids(result) == [1]
     assert (skip_of(result, 2).kind, skip_of(result, 2).tokens, skip_of(result, 2).budget) == (
         "over_budget", limit, limit)
     assert skip_of(result, 3).kind == "over_budget"  # nothing after the overflow
     assert result.budget.limit == limit and result.budget.overflowed
-    assert result.budget.used == count_tokens(contents(wb, 1))
+    assert result.budget.used == message_tokens(contents(wb, 1))
     # One more token of budget and entry 2 fits.
     assert active_uids(run(wb, said("hi"), max_context=limit + 1)) == [2, 1]  # emitted ascending
 
 
 def test_ignore_budget_entries_are_exempt_but_their_text_counts():
     wb = three_constants(e3={"ignore_budget": True})
-    limit = count_tokens(contents(wb, 1, 2))
+    limit = message_tokens(contents(wb, 1, 2))
     result = run(wb, said("hi"), max_context=limit)
     assert sorted(active_uids(result)) == [1, 3]  # 3 comes after the overflow and still activates
     assert skip_of(result, 2).kind == "over_budget"
 
     wb = three_constants(e2={"ignore_budget": True})
-    limit = count_tokens(contents(wb, 1, 2, 3))  # entry 3 would bring the count exactly to the budget
+    limit = message_tokens(contents(wb, 1, 2, 3))  # entry 3 would bring the count exactly to the budget
     result = run(wb, said("hi"), max_context=limit)
     assert sorted(active_uids(result)) == [1, 2]
     assert skip_of(result, 3).kind == "over_budget"
@@ -340,7 +346,7 @@ def test_budget_follows_order_not_constant():
     wb = book(entry(1, constant=True, order=10, content="The constant entry about the realm's history."),
               entry(2, keys=("dragon",), order=500, content="The dragon entry about scales and fire."),
               budget_percent=100)
-    limit = count_tokens(contents(wb, 2, 1))
+    limit = message_tokens(contents(wb, 2, 1))
     result = run(wb, said("a dragon"), max_context=limit)
     assert active_uids(result) == [2]
     assert skip_of(result, 1).kind == "over_budget"
@@ -350,7 +356,7 @@ def test_budget_overflow_stops_recursion():
     wb = book(entry(1, keys=("alpha",), content="alpha knows beta", order=200),
               entry(2, constant=True, content="a long constant entry that does not fit at all", order=100),
               entry(3, keys=("beta",)), budget_percent=100)
-    result = run(wb, said("alpha"), max_context=count_tokens(contents(wb, 1, 2)))
+    result = run(wb, said("alpha"), max_context=message_tokens(contents(wb, 1, 2)))
     assert active_uids(result) == [1]
     assert skip_of(result, 2).kind == "over_budget"
     assert skip_of(result, 3).kind == "no_match"
@@ -421,9 +427,11 @@ def test_inclusion_group_winner(first, second, winner):
 
 
 def test_inclusion_group_of_one_and_entry_in_two_groups():
+    # Without recursion there is one pass. (With it, entry 2 comes back in pass 2 and wins "mood" alone: the
+    # active entry's field "weather, mood" is not the group "mood"; test_worldinfo_groups.)
     wb = book(entry(1, keys=("rain",), group="weather, mood", group_weight=100),
               entry(2, keys=("rain",), group="mood", group_weight=50),
-              entry(3, keys=("rain",), group="alone"))
+              entry(3, keys=("rain",), group="alone"), recursive=False)
     result = run(wb, said("rain"))
     assert sorted(active_uids(result)) == [1, 3]
     assert (skip_of(result, 2).group, skip_of(result, 2).winner) == ("mood", 1)
@@ -713,8 +721,8 @@ def test_eldoria_budget(eldoria):
     # Pass 1 pays uid 2; pass 2 starts from uid 2's text and adds 0, then 1, then 3 (candidate order).
     wb, raw = eldoria
     wb = wb.model_copy(update={"budget_percent": 100})
-    first = count_tokens(expanded(raw, 2) + "\n")
-    limit = first + count_tokens(expanded(raw, 0) + "\n" + expanded(raw, 1) + "\n")
+    first = message_tokens(expanded(raw, 2) + "\n")
+    limit = first + message_tokens(expanded(raw, 0) + "\n" + expanded(raw, 1) + "\n")
     result = run(wb, ELDORIA_CHAT, max_context=limit)
     assert sorted(active_uids(result)) == [0, 2]
     assert (skip_of(result, 1).kind, skip_of(result, 1).tokens) == ("over_budget", limit)
@@ -852,7 +860,7 @@ def test_the_character_strategy_decides_who_spends_the_budget_first(strategy, ke
               entry("c1", order=10, constant=True, lore="character",
                     content="The character's own lore about the lighthouse keeper."),
               budget_percent=100, character_strategy=strategy)
-    first = count_tokens(wb.entry(kept).content + "\n")
+    first = message_tokens(wb.entry(kept).content + "\n")
     result = run(wb, said("hi"), max_context=first + 1)  # room for one entry only
     assert active_uids(result) == [kept]
     other = "c1" if kept == "g1" else "g1"
@@ -878,7 +886,7 @@ def test_chat_lore_then_persona_lore_come_first_whatever_the_strategy(strategy):
               entry("p", order=5, constant=True, lore="persona", content="Persona lore of a low order."),
               entry("h", order=1, constant=True, lore="chat", content="Chat lore of the lowest order."),
               budget_percent=100, character_strategy=strategy)
-    room = count_tokens(wb.entry("h").content + "\n" + wb.entry("p").content + "\n") + 1
+    room = message_tokens(wb.entry("h").content + "\n" + wb.entry("p").content + "\n") + 1
     result = run(wb, said("hi"), max_context=room)  # room for the first two candidates only
     assert sorted(active_uids(result)) == ["h", "p"]
     assert skip_of(result, "g").kind == skip_of(result, "c").kind == "over_budget"
