@@ -31,7 +31,7 @@ def _active(generation: dict, history: list[str], *entries: dict) -> list[int]:
                        "resources": {"preset": PRESET, "character": {"name": "Pell"},
                                      "worldbook": _book(*entries)},
                        "conversation": {"history": chat}, "names": {"user": "Ona"}, "generation": generation})
-    return sorted(int(a["uid"]) for a in result.world_info["active"])
+    return sorted(int(a.uid) for a in result.world_info.active)
 
 
 COMET = {"uid": 1, "key": ["comet"]}
@@ -77,7 +77,7 @@ def _scan_of(history: list[dict], typed: list[dict]) -> list[int]:
                            "activation": "keywords", "include_names": False,
                            "entries": {"1": {"uid": 1, "key": ["Pell"], "content": "LORE 1"}}}},
                        "conversation": {"history": history, "input": typed}, "names": {"user": "Ona"}})
-    return sorted(int(a["uid"]) for a in result.world_info["active"])
+    return sorted(int(a.uid) for a in result.world_info.active)
 
 
 def test_the_typed_input_is_scanned_with_its_macros_substituted():
