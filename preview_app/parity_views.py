@@ -65,7 +65,7 @@ def parity(request, pk):
             if not options.is_valid():
                 raise invalid(*options.first_error())
             report = session_parity(session=session, sent=_posted_sent(request), options=options.request_fields())
-            context.update(report=report, pin=not options.request_fields())
+            context.update(report=report, pin="generation" not in options.request_fields())  # goldens pin normal ones
         except RequestDataTooBig:
             context.update(form=ParityForm(), preview_options=PreviewOptionsForm())
             context["error"], status = error_context(too_large("sent", None)), 413
