@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from preview_app import api_views as preview_api
-from preview_app import session_views
+from preview_app import parity_views, session_views
 from preview_app import views as preview_views
 from strategies_app import api_views as strategies_api
 from strategies_app import resource_views
@@ -42,6 +42,7 @@ urlpatterns = [
     path("api/sessions/<int:pk>/preview", preview_api.session_preview_api, name="api-session-preview"),
     path("api/sessions/<int:pk>/selection", preview_api.session_selection, name="api-session-selection"),
     path("api/sessions/<int:pk>/turns", preview_api.session_turns, name="api-session-turns"),
+    path("api/sessions/<int:pk>/parity", parity_views.session_parity_api, name="api-session-parity"),
     path("api/goldens", preview_api.goldens, name="api-goldens"),
     path("api/goldens/<int:pk>", preview_api.golden_detail, name="api-golden"),
 ]

@@ -344,3 +344,14 @@ class PinForm(forms.Form):
     session = forms.IntegerField(min_value=1)
     strategy = forms.SlugField(max_length=80)
     revision = forms.CharField(max_length=64)
+
+
+class ParityForm(forms.Form):
+    """The parity page's input: pasted text or an uploaded file (read through `studio.http`'s capped readers)."""
+
+    sent = forms.CharField(label=_("What SillyTavern sent"), required=False, strip=False,
+                           help_text=_("A chat-completion request body ({\"messages\": [...], ...}) as SillyTavern's "
+                                       "network log or a logging proxy shows it, or a bare messages array."),
+                           widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}))
+    file = forms.FileField(label=_("Or upload it as a JSON file"), required=False,
+                           help_text=_("At most 5 MiB. A file is used instead of the pasted text."))

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from preview_app import session_views, views
+from preview_app import parity_views, session_views, views
 
 app_name = "preview"
 urlpatterns = [
@@ -24,6 +24,7 @@ urlpatterns = [
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
     path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),
+    path("sessions/<int:pk>/parity/", parity_views.parity, name="parity"),
     path("goldens/", views.goldens, name="goldens"),
     path("goldens/pin/", views.golden_pin, name="golden-pin"),
 ]

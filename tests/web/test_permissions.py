@@ -70,6 +70,8 @@ ROUTES = [
      lambda w: {"strategy": "builtin-st", "revision": None}, (401, 403, 200, 200)),
     ("turn commit", "post", lambda w: f"/api/sessions/{w['session'].pk}/turns", lambda w: {"reply": "Hello back"},
      (401, 403, 201, 201)),
+    ("parity check", "post", lambda w: f"/api/sessions/{w['session'].pk}/parity", lambda w: {"sent": []},
+     (401, 200, 200, 200)),  # a read: every role may check, nothing is stored
     ("golden list", "get", lambda w: "/api/goldens", None, (401, 200, 200, 200)),
     ("golden approve", "post", lambda w: "/api/goldens", lambda w: {"session": w["session"].pk},
      (401, 201, 403, 201)),
