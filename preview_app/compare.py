@@ -151,7 +151,8 @@ def _changes(a: RequestMessage, b: RequestMessage) -> list[str]:
 
 
 def align_messages(a: list[RequestMessage], b: list[RequestMessage]) -> Alignment:
-    """Align two lists of request messages (AssemblyResult JSON `request.messages`)."""
+    """Align two lists of request messages (`RequestMessage`s, or messages with the same role, content, parts,
+    delivery and history status, as the parity check's)."""
     pairs = sorted(_pair(a, b).items())
     kept = _in_order(pairs)
     left_of = {j: i for i, j in pairs}

@@ -43,6 +43,10 @@ class PlainMessage:
     role: str
     content: str
     name: str = ""
+    # What compare.align_messages reads besides role and content: SillyTavern's messages have no parts, and
+    # delivery and history status are the studio's own, so they never differ here.
+    parts = ()
+    delivery = history_status = ""
 
     def to_json(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content, **({"name": self.name} if self.name else {})}
@@ -228,7 +232,7 @@ def parity_rows(assembled: list[dict[str, Any]], sent: tuple[PlainMessage, ...])
     ours = [PlainMessage(m["role"], m["content"], m.get("name") or "") for m in assembled]
     parts = [tuple(m.get("parts") or ()) for m in assembled]
     # Only what SillyTavern sends is compared: the studio's delivery and history status are left out.
-    alignment = align_messages([m.to_json() for m in ours], [m.to_json() for m in sent])
+    alignment = align_messages(ours, list(sent))
     rows: list[ParityRow] = []
     left: list[int] = []
     right: list[int] = []
