@@ -169,9 +169,10 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     utility = bool(preset is not None and preset.has_utility_prompts)
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
-    if chat_nodes and "{{" in chat_nodes[0].text:
-        # SillyTavern expands macros in the chat's first message (the card's greeting) at every generation (§3)
-        chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
+    for chat_node in chat_nodes:
+        # SillyTavern expands the text macros of every chat message it sends, not only the greeting's
+        if "{{" in chat_node.text:
+            chat_node.text = expand_text_macros(chat_node.text, MacroContext(user=user, char=char)).text
     chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                               sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
