@@ -114,6 +114,33 @@ def ordered_prompts(preset: Any, generation_type: str = "normal") -> list[Any]:
             if p.enabled and (not p.injection_trigger or generation_type in p.injection_trigger)]
 
 
+FIELD_MARKERS = {field_name: marker for marker, field_name in CHARACTER_MARKERS.items()}
+WORLD_INFO_MARKERS = {"before": "worldInfoBefore", "after": "worldInfoAfter",
+                      "before_example_messages": "dialogueExamples", "after_example_messages": "dialogueExamples"}
+
+
+def st_collection(ctx: SourceContext) -> bool:
+    """Placement `st` with a preset in SillyTavern's shape (it has a prompt_order): its prompt collection decides
+    what is sent (sillytavern.md §2.6). A bare prompt list keeps the project's own reading."""
+    preset = ctx.resources.preset
+    return ctx.placement == "st" and preset is not None and preset.has_prompt_order
+
+
+def st_sends_marker(ctx: SourceContext, identifier: str) -> bool:
+    """Under SillyTavern's collection a marker's content goes only through its enabled prompt (§2.6, §11.9): a
+    disabled or missing marker sends nothing. Otherwise it is always available."""
+    if not st_collection(ctx):
+        return True
+    return any(p.identifier == identifier for p in ordered_prompts(ctx.resources.preset, ctx.generation_type))
+
+
+def _st_claimed_by_macro(ctx: SourceContext, source: str, field_name: str) -> bool:
+    """An enabled prompt pulls the field in with a resource macro ({{description}}, {{persona}}, ...)."""
+    names = {n for n, target in RESOURCE_MACROS.items() if target == (source, field_name)}
+    return any(name in _macro_names(p.content or "") for p in ordered_prompts(ctx.resources.preset, ctx.generation_type)
+               for name in names)
+
+
 def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     preset = ctx.resources.preset
     if preset is None:
@@ -233,6 +260,8 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue
         if f"character#{name}" in ctx.disabled_keys:
             continue  # a disabled field position blanks the field (reference A.12)
+        if not _st_sends_field(ctx, rule, name):
+            continue
         text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
@@ -244,6 +273,20 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
     return blocks
+
+
+def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool:
+    """Placement `st`: a card field goes only through its marker (or a resource macro of an enabled prompt); the
+    card's system prompt and post-history instructions only as the Main / Post-History prompt they override
+    (sillytavern.md §4.1 step 5): with that prompt disabled, or its overrides forbidden, the card's text is not sent."""
+    preset = ctx.resources.preset
+    if not st_collection(ctx):
+        return True
+    if name in ("system", "phi"):
+        identifier = "main" if name == "system" else "jailbreak"
+        prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
+        return prompt is not None and _may_override(ctx, prompt, name)
+    return st_sends_marker(ctx, FIELD_MARKERS[name]) or _st_claimed_by_macro(ctx, "character", name)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:
@@ -261,6 +304,8 @@ def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     persona = ctx.resources.persona
     if persona is None or not (persona.description or "").strip():
         return []
+    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS) or _st_claimed_by_macro(ctx, "persona", "persona")):
+        return []
     return [Block(id="persona", source="persona", type="text", text=persona.description, field="persona",
                   position_id="persona", name=f"{persona.name or 'Persona'} · persona", resource_id=persona.name)]
 
@@ -274,6 +319,8 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     blocks = []
     for entry, reason in active_world_entries(ctx, book):
         position = entry.position or "after"
+        if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
+            continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         group = position
         if position == "at_depth":
             group = "depth"

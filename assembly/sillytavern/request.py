@@ -41,6 +41,7 @@ from assembly.sillytavern.steps import (
     take_continue_prefill,
 )
 from assembly.sillytavern.worldinfo import format_world_info
+from assembly.sources import ordered_prompts
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 
@@ -167,6 +168,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
     ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
     utility = bool(preset is not None and preset.has_utility_prompts)
+    # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
+    history_sent = preset is None or not preset.has_prompt_order or any(
+        p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     for chat_node in chat_nodes:
@@ -225,7 +229,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
                                       kind)
-            plan.extend(block)
+            if history_sent:
+                plan.extend(block)
             chat_done = True
             continue
         if id(node) in em_ids:
@@ -257,10 +262,12 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         else:
             plan.append(message)
         index += 1
-    if not chat_done and injections:
+    if not chat_done and injections and history_sent:
         block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind)
         plan.extend(block)
 
+    if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
+        tail = [m for m in tail if m.kind == "continue_prefill"]
     plan.extend(tail)
     def expand(text: str) -> str:
         return expand_text_macros(text, MacroContext(user=user, char=char)).text

@@ -1,0 +1,86 @@
+"""builtin-st sends what SillyTavern's prompt collection holds (sillytavern.md §2.6, §4.1, §11.8-9; issue 13 rules
+2-6): a disabled or missing prompt sends nothing of its content, and a card's own prompts only replace the preset
+prompt they override."""
+
+import pytest
+
+from assembly import assemble
+
+CARD = {"name": "Nell", "description": "DESCRIPTION", "personality": "PERSONALITY", "scenario": "SCENARIO",
+        "mes_example": "<START>\n{{user}}: Example question\n{{char}}: Example answer",
+        "system_prompt": "CARD SYSTEM ({{original}})", "post_history_instructions": "CARD PHI"}
+ORDER = ("main", "worldInfoBefore", "personaDescription", "charDescription", "charPersonality", "scenario",
+         "worldInfoAfter", "dialogueExamples", "chatHistory", "jailbreak")
+MARKERS = ("worldInfoBefore", "personaDescription", "charDescription", "charPersonality", "scenario",
+           "worldInfoAfter", "dialogueExamples", "chatHistory")
+LORE = [{"uid": 1, "content": "LORE BEFORE", "position": "before"},
+        {"uid": 2, "content": "LORE AFTER", "position": "after"},
+        {"uid": 3, "content": "<START>\n{{user}}: Lore question", "position": "before_example_messages"},
+        {"uid": 4, "content": "LORE DEEP", "position": "at_depth", "depth": 0}]
+
+
+def preset(disabled=(), missing=(), **prompt_fields):
+    prompts = [{"identifier": "main", "role": "system", "content": "MAIN"},
+               {"identifier": "jailbreak", "role": "system", "content": "PRESET PHI"},
+               *({"identifier": m, "marker": True} for m in MARKERS)]
+    for identifier, fields in prompt_fields.items():
+        next(p for p in prompts if p["identifier"] == identifier).update(fields)
+    order = [{"identifier": i, "enabled": i not in disabled} for i in ORDER if i not in missing]
+    return {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}],
+            "new_chat_prompt": "[Start a new Chat]", "new_example_chat_prompt": "[Example Chat]"}
+
+
+def sent(the_preset, *, card=CARD, note=None):
+    resources = {"preset": the_preset, "character": card,
+                 "persona": {"name": "Ada", "description": "PERSONA", "position": "in_prompt"},
+                 "worldbook": {"entries": LORE, "activation": "all"}}
+    if note is not None:
+        resources["author_note"] = note
+    result = assemble({"strategy": "builtin-st", "resources": resources, "names": {"user": "Ada", "char": "Nell"},
+                       "conversation": {"history": [{"id": "a", "role": "user", "content": "Hello"}],
+                                        "input": [{"id": "b", "role": "user", "content": "Still there?"}]},
+                       "host": {"core_available": True}})
+    return [m.content for m in result.request.messages]
+
+
+def test_every_enabled_marker_sends_its_content():
+    assert sent(preset()) == [
+        "CARD SYSTEM (MAIN)", "LORE BEFORE", "PERSONA", "DESCRIPTION", "PERSONALITY", "SCENARIO", "LORE AFTER",
+        "[Example Chat]", "Lore question", "[Example Chat]", "Example question", "Example answer",
+        "[Start a new Chat]", "Hello", "Still there?", "LORE DEEP", "CARD PHI"]
+
+
+@pytest.mark.parametrize(("marker", "texts"), [
+    ("charDescription", ["DESCRIPTION"]),
+    ("charPersonality", ["PERSONALITY"]),
+    ("scenario", ["SCENARIO"]),
+    ("personaDescription", ["PERSONA"]),
+    ("worldInfoBefore", ["LORE BEFORE"]),
+    ("worldInfoAfter", ["LORE AFTER"]),
+    ("dialogueExamples", ["[Example Chat]", "Example question", "Example answer", "Lore question"]),
+    ("chatHistory", ["[Start a new Chat]", "Hello", "Still there?", "LORE DEEP"]),
+])
+@pytest.mark.parametrize("how", ["disabled", "missing"])
+def test_a_disabled_or_missing_marker_sends_nothing(marker, texts, how):
+    # §2.6: only enabled prompts are in the collection; §11.9: chat history and examples take their world info
+    # (the in-chat entry, the example entry) with them. Nothing is moved to the end instead.
+    the_preset = preset(disabled=(marker,)) if how == "disabled" else preset(missing=(marker,))
+    expected = [t for t in sent(preset()) if t not in texts]
+    assert sent(the_preset) == expected
+
+
+def test_the_cards_system_prompt_is_not_sent_with_main_disabled():
+    # §11.8: the override applies only to an enabled Main; the disabled Main stays an empty slot.
+    texts = sent(preset(disabled=("main",)))
+    assert not any("CARD SYSTEM" in t or t == "MAIN" for t in texts)
+
+
+def test_the_cards_post_history_instructions_are_not_sent_with_the_prompt_disabled():
+    texts = sent(preset(disabled=("jailbreak",)))
+    assert "CARD PHI" not in texts and "PRESET PHI" not in texts
+
+
+def test_forbid_overrides_keeps_the_preset_text_and_drops_the_cards():
+    texts = sent(preset(jailbreak={"forbid_overrides": True}, main={"forbid_overrides": True}))
+    assert texts[0] == "MAIN" and texts[-1] == "PRESET PHI"
+    assert not any(t.startswith("CARD") for t in texts)
