@@ -84,3 +84,14 @@ def test_forbid_overrides_keeps_the_preset_text_and_drops_the_cards():
     texts = sent(preset(jailbreak={"forbid_overrides": True}, main={"forbid_overrides": True}))
     assert texts[0] == "MAIN" and texts[-1] == "PRESET PHI"
     assert not any(t.startswith("CARD") for t in texts)
+
+
+@pytest.mark.parametrize("position", ["before_main", "after_main"])
+def test_an_authors_note_at_a_disabled_mains_slot_stays_at_that_slot(position):
+    # §4.4 / §11.8: a disabled Main keeps its (empty) slot in the collection, and what attaches to Main goes there,
+    # not to the top of the request.
+    order = ("chatHistory", "main", "jailbreak")
+    the_preset = preset(disabled=("main",))
+    the_preset["prompt_order"][0]["order"] = [{"identifier": i, "enabled": i != "main"} for i in order]
+    texts = sent(the_preset, note={"content": "NOTE", "position": position})
+    assert texts == ["[Start a new Chat]", "Hello", "Still there?", "LORE DEEP", "NOTE", "CARD PHI"]
