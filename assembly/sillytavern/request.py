@@ -25,6 +25,7 @@ from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.slots import EmptySlots, empty_prompt_messages
 from assembly.sillytavern.steps import (
     apply_names_behavior,
     attach_to_in_chat_main,
@@ -216,18 +217,19 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     plan: list[StMessage] = []
     tail: list[StMessage] = []
     chat_done = False
+    slots = EmptySlots(preset)
     # Main sends nothing (disabled or empty): its attachments still go where Main's slot is (§4.4, §11.8)
-    empty_main = extras.attachments and main is None and in_chat_main is None
-    after_main = _identifiers_after_main(preset) if empty_main else None
-    if empty_main and after_main is None:  # no Main in the order at all: the attachments lead
-        plan.extend(_claimed(main_slot_messages(None, extras.attachments), by_id))
-        empty_main = False
+    if extras.attachments and main is None and in_chat_main is None:
+        attached = _claimed(main_slot_messages(None, extras.attachments), by_id)
+        if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
+            plan.extend(attached)
+    if preset is not None and preset.has_prompt_order:
+        for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
+            slots.add(identifier, [empty])
     index = 0
     while index < len(ordered):
         node = ordered[index]
-        if empty_main and after_main is not None and _collection_identifier(node) in after_main:
-            plan.extend(_claimed(main_slot_messages(None, extras.attachments), by_id))
-            empty_main = False
+        plan.extend(slots.before(node))
         if node.module in ("history", "input"):  # conversation messages, or the empty anchors of an empty chat
             run = []
             while index < len(ordered) and ordered[index].module in ("history", "input"):
@@ -269,8 +271,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         else:
             plan.append(message)
         index += 1
-    if empty_main:  # Main's slot is the last one
-        plan.extend(_claimed(main_slot_messages(None, extras.attachments), by_id))
+    plan.extend(slots.rest())
     if not chat_done and injections and history_sent:
         block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind)
         plan.extend(block)
@@ -295,24 +296,6 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
     messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
     return messages, order, extras.diagnostics, report
-
-
-def _identifiers_after_main(preset: Any) -> frozenset[str] | None:
-    """The prompt_order identifiers after Main's (SillyTavern keeps a disabled Main's slot, §2.6); None without
-    a Main in the order."""
-    order = [e.identifier for e in preset.prompt_order] if preset is not None else []
-    if "main" not in order:
-        return None
-    return frozenset(order[order.index("main") + 1:])
-
-
-def _collection_identifier(node: Node) -> str | None:
-    """The preset prompt a node is sent through: its own identifier, or the marker whose slot holds it."""
-    if node.module == "preset" and node.field:
-        return node.field
-    if node.slot_id:
-        return node.slot_id.split(":")[1] if ":" in node.slot_id else None
-    return None
 
 
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}

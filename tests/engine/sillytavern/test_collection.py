@@ -95,3 +95,21 @@ def test_an_authors_note_at_a_disabled_mains_slot_stays_at_that_slot(position):
     the_preset["prompt_order"][0]["order"] = [{"identifier": i, "enabled": i != "main"} for i in order]
     texts = sent(the_preset, note={"content": "NOTE", "position": position})
     assert texts == ["[Start a new Chat]", "Hello", "Still there?", "LORE DEEP", "NOTE", "CARD PHI"]
+
+
+@pytest.mark.parametrize(("role", "expected"), [
+    ("assistant", ["FIRST", "SECOND"]),  # the empty assistant prompt breaks the run, then is not sent
+    ("user", ["FIRST", "SECOND"]),
+    ("system", ["FIRST\nSECOND"]),  # an empty system prompt is dropped before merging
+])
+def test_an_empty_prompt_that_is_not_system_still_breaks_a_squashed_run(role, expected):
+    # §4.8: squashing drops empty system messages and merges runs of unnamed system messages; any other message,
+    # empty or not, ends the run; getChat() drops the empty one afterwards (issue 13 rule 9).
+    prompts = [{"identifier": "main", "role": "system", "content": "FIRST"},
+               {"identifier": "gap", "role": role, "content": ""},
+               {"identifier": "nsfw", "role": "system", "content": "SECOND"}]
+    the_preset = {"prompts": prompts, "squash_system_messages": True, "prompt_order": [
+        {"character_id": 100001, "order": [{"identifier": p["identifier"], "enabled": True} for p in prompts]}]}
+    result = assemble({"strategy": "builtin-st", "resources": {"preset": the_preset, "character": {"name": "Nell"}},
+                       "conversation": {"history": [], "input": []}, "host": {"core_available": True}})
+    assert [m.content for m in result.request.messages] == expected

@@ -1,0 +1,72 @@
+"""Slots of SillyTavern's prompt collection that hold no node (sillytavern.md §2.6, §4.2-4.4, §4.8).
+
+Logical assembly makes no node for a prompt that sends nothing, but SillyTavern keeps its slot: a disabled or empty
+Main still anchors what attaches to it (the author's note before / after Main), and an empty prompt that is not a
+system one is a message until the very end, so it breaks a run of system messages that squashing would merge. Such
+slots are put back before the first node whose prompt comes after them in `prompt_order`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from assembly.blocks import Node
+from assembly.sillytavern.messages import StMessage
+
+
+def collection_identifier(node: Node) -> str | None:
+    """The preset prompt a node is sent through: its own identifier, or the marker whose slot holds it."""
+    if node.module == "preset" and node.field:
+        return node.field
+    if node.slot_id and ":" in node.slot_id:
+        return node.slot_id.split(":")[1]
+    return None
+
+
+@dataclass
+class _Pending:
+    index: int
+    after: frozenset[str]
+    messages: list[StMessage]
+
+
+class EmptySlots:
+    """Messages waiting for their slot while the nodes are walked in request order."""
+
+    def __init__(self, preset: Any):
+        self.order = [e.identifier for e in preset.prompt_order] if preset is not None else []
+        self.pending: list[_Pending] = []
+
+    def add(self, identifier: str, messages: list[StMessage]) -> bool:
+        """Wait for `identifier`'s slot; False (nothing kept) when the order has no such prompt."""
+        if identifier not in self.order:
+            return False
+        index = self.order.index(identifier)
+        self.pending.append(_Pending(index, frozenset(self.order[index + 1:]), messages))
+        self.pending.sort(key=lambda p: p.index)
+        return True
+
+    def before(self, node: Node) -> list[StMessage]:
+        """The messages of every waiting slot that comes before this node's prompt."""
+        identifier = collection_identifier(node)
+        if identifier is None:
+            return []
+        due = [p for p in self.pending if identifier in p.after]
+        self.pending = [p for p in self.pending if identifier not in p.after]
+        return [m for p in due for m in p.messages]
+
+    def rest(self) -> list[StMessage]:
+        """The slots after every node: at the end of the ordered prompts."""
+        out = [m for p in self.pending for m in p.messages]
+        self.pending = []
+        return out
+
+
+def empty_prompt_messages(preset: Any, prompts: list[Any], nodes: list[Node]) -> list[tuple[str, StMessage]]:
+    """The enabled relative prompts without a node whose role is not system: each an empty message at its slot."""
+    present = {n.field for n in nodes if n.module == "preset" and n.field}
+    return [(p.identifier, StMessage(id=p.identifier, role=p.role, content="", kind="prompt", sources=()))
+            for p in prompts
+            if not p.marker and p.injection_position == 0 and p.role != "system" and p.identifier not in present
+            and not (p.content or "").strip()]
