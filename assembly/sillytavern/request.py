@@ -174,10 +174,6 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
-    for chat_node in chat_nodes:
-        # SillyTavern expands the text macros of every chat message it sends, not only the greeting's
-        if "{{" in chat_node.text:
-            chat_node.text = expand_text_macros(chat_node.text, MacroContext(user=user, char=char)).text
     chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                               sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
@@ -373,6 +369,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
+    named = _expanded_chat(named, by_id, user, char)
     history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)
     if kind == "continue" and preset is not None and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
@@ -386,6 +383,21 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
+
+
+def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:
+    """SillyTavern expands the text macros of every chat message as it fills the history (the continue prefill,
+    taken out before, keeps its text as written)."""
+    out = []
+    for message in chat:
+        if "{{" in message.content:
+            message = message.model_copy(update={
+                "content": expand_text_macros(message.content, MacroContext(user=user, char=char)).text})
+            for source in message.sources:
+                if source in by_id and "{{" in by_id[source].text:
+                    by_id[source].text = expand_text_macros(by_id[source].text, MacroContext(user=user, char=char)).text
+        out.append(message)
+    return out
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
