@@ -156,7 +156,7 @@ def _logical(run: _Run) -> LogicalResult:
         host_system_text=run.host_text if run.backend == "core" else "",
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
-        generation_type=req.generation.type,
+        generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})

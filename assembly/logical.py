@@ -126,6 +126,7 @@ def assemble_logical(
     max_context: int = 8192,
     tokenizer: str = "o200k_base",
     generation_type: str = "normal",
+    quiet_prompt: str = "",
 ) -> LogicalResult:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
@@ -159,7 +160,7 @@ def assemble_logical(
         manual_keys=frozenset(k for k, s in settings.items() if s.get("placement") == "list" and s.get("enabled")),
         disabled_keys=frozenset(k for k, s in settings.items() if s.get("enabled") is False),
         diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
-        max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
+        max_context=max_context, tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
     )
     _resolve_sources(state, ctx, history, inputs)
     roots = _roots(state)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assembly.blocks import Block
-from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE
+from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE, MacroContext, expand_text_macros
 
 CHARACTER_MARKERS = {
     "charDescription": "description",
@@ -60,6 +60,7 @@ class SourceContext:
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
     generation_type: str = "normal"
+    quiet_prompt: str = ""  # SillyTavern's world info scans it (sillytavern.md §13.3)
 
     @property
     def placement(self) -> str:
@@ -373,6 +374,9 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         note = resources.author_note
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
+        if ctx.placement == "st" and ctx.quiet_prompt:
+            names = MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""))
+            injections.append(expand_text_macros(ctx.quiet_prompt, names).text)
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,

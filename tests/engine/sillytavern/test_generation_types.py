@@ -30,3 +30,14 @@ def test_the_continued_message_keeps_its_macros_only_as_a_prefill(prefill, conti
     texts = [m.content for m in result.request.messages]
     assert texts[1] == "Hi Nell"
     assert continued in texts
+
+
+def test_world_info_scans_the_quiet_prompt():
+    # §13.3: the quiet prompt (macros substituted) is scanned with the chat; the chat alone would not activate it
+    lore = [{"uid": 1, "content": "LANTERN LORE", "keys": ["lantern"], "position": "before"},
+            {"uid": 2, "content": "NELL LORE", "keys": ["about nell"], "position": "before"}]
+    quiet = run({"type": "quiet", "quiet_prompt": "Describe the lantern, and tell about {{char}}"}, lore=lore)
+    assert sorted(e["uid"] for e in quiet.world_info["active"]) == [1, 2]
+    assert quiet.request.messages[-1].content == "Describe the lantern, and tell about Nell"
+    normal = run({"type": "normal"}, lore=lore)
+    assert normal.world_info["active"] == []
