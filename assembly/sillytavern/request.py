@@ -183,6 +183,12 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
+    elif extras.attachments and main is None and _empty_in_chat_main(preset) is not None:
+        # Main sends nothing but is in-chat: what attaches to it still takes its depth, role and order (§4.4)
+        anchor = _empty_in_chat_main(preset)
+        injections = [i for i in attach_to_in_chat_main([*injections, anchor], extras.attachments,
+                                                         main_source_id="preset:main:empty") if i is not anchor]
+        extras.attachments = []
 
     # World info at the example positions becomes example dialogues beside the card's (sillytavern.md §7.5)
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
@@ -383,6 +389,15 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
+
+
+def _empty_in_chat_main(preset: Any) -> StInjection | None:
+    """Main's in-chat bucket when its prompt is in-chat but sends nothing (disabled, or empty)."""
+    prompt = preset.prompt("main") if preset is not None and preset.has_prompt_order else None
+    if prompt is None or prompt.injection_position != 1 or all(e.identifier != "main" for e in preset.prompt_order):
+        return None
+    return StInjection(sources=("preset:main:empty",), content="", role=prompt.role, depth=prompt.injection_depth,
+                       order=prompt.injection_order)
 
 
 def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:

@@ -113,3 +113,16 @@ def test_an_empty_prompt_that_is_not_system_still_breaks_a_squashed_run(role, ex
     result = assemble({"strategy": "builtin-st", "resources": {"preset": the_preset, "character": {"name": "Nell"}},
                        "conversation": {"history": [], "input": []}, "host": {"core_available": True}})
     assert [m.content for m in result.request.messages] == expected
+
+
+def test_an_authors_note_follows_a_disabled_in_chat_main_into_the_chat():
+    # §4.4: the disabled Main's empty copy keeps its in-chat position, so what attaches to it lands in Main's
+    # depth / role / order bucket (depth 0 here: after the last chat message), not at a relative slot.
+    the_preset = preset(disabled=("main",), main={"injection_position": 1, "injection_depth": 0, "role": "user"})
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": the_preset, "character": {"name": "Nell"},
+                                     "author_note": {"content": "NOTE", "position": "after_main"}},
+                       "conversation": {"history": [{"id": "a", "role": "user", "content": "Hello"}],
+                                        "input": [{"id": "b", "role": "assistant", "content": "Hi"}]}})
+    assert [(m.role, m.content) for m in result.request.messages][-3:] == [
+        ("assistant", "Hi"), ("user", "NOTE"), ("system", "PRESET PHI")]
