@@ -12,6 +12,7 @@ from typing import Any
 
 from assembly.blocks import Block
 from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE, MacroContext, expand_text_macros
+from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat, scripts_in_order
 
 CHARACTER_MARKERS = {
     "charDescription": "description",
@@ -351,7 +352,9 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
-    return [(by_uid[a.uid].model_copy(update={"content": a.content}), a.reason.message) for a in activation.active]
+    entries = [(_st_regexed_entry(ctx, by_uid[a.uid].model_copy(update={"content": a.content})), a.reason.message)
+               for a in activation.active]
+    return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
 
 
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
@@ -371,6 +374,11 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         }
         chat = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})}
                 for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+        if ctx.placement == "st":  # world info scans the chat as regex scripts left it (sillytavern.md §13.1)
+            texts = st_chat_texts(ctx, ctx.history + ctx.inputs)
+            by_id = {m.get("id"): t for m, t in zip(ctx.history + ctx.inputs, texts, strict=True)}
+            scanned = [m for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+            chat = [{**c, "content": by_id.get(m.get("id"), c["content"])} for c, m in zip(chat, scanned, strict=True)]
         note = resources.author_note
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
@@ -382,6 +390,32 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              scan_injections=injections,
                                              generation=ctx.generation_type)
     return ctx.world_info
+
+
+def st_macros(ctx: SourceContext) -> MacroContext:
+    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""))
+
+
+def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[str]:
+    """The chat's texts after SillyTavern's regex scripts (the typed input first as it is stored, §13.1)."""
+    scripts = scripts_in_order(ctx.resources)
+    texts = [m.get("content") or "" for m in messages]
+    if not scripts:
+        return texts
+    typed = [ctx.generation_type == "normal" and i >= len(ctx.history) for i in range(len(messages))]
+    return regexed_chat([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts, st_macros(ctx),
+                        generation_type=ctx.generation_type, typed=typed)
+
+
+def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
+    """An activated entry's text after the world-info regex scripts (prompt-only; at-depth entries with their
+    depth, §13.1). An entry emptied here is not sent but stays activated."""
+    scripts = scripts_in_order(ctx.resources) if ctx.placement == "st" else ()
+    if not scripts:
+        return entry
+    depth = entry.depth if entry.position == "at_depth" else None
+    text = regexed(entry.content, WORLD_INFO, scripts, st_macros(ctx), is_prompt=True, depth=depth)
+    return entry if text == entry.content else entry.model_copy(update={"content": text})
 
 
 def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:

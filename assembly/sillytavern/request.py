@@ -25,6 +25,7 @@ from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budg
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
 from assembly.sillytavern.slots import EmptySlots, empty_prompt_messages
 from assembly.sillytavern.steps import (
     apply_names_behavior,
@@ -174,9 +175,17 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
+    scripts = scripts_in_order(resources)
+    if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
+        macros = MacroContext(user=user, char=char)
+        texts = regexed_chat([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
+                             typed=[kind == "normal" and n.module == "input" for n in chat_nodes])
+        for node, text in zip(chat_nodes, texts, strict=True):
+            node.text = text
     chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                               sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
+    extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
     injections = _injections(depth_nodes) + extras.injections
     main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
