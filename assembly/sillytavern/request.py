@@ -26,7 +26,7 @@ from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, pa
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
-from assembly.sillytavern.slots import EmptySlots, empty_prompt_messages
+from assembly.sillytavern.slots import EmptySlots, continue_collection_place, empty_prompt_messages
 from assembly.sillytavern.steps import (
     apply_names_behavior,
     attach_to_in_chat_main,
@@ -302,6 +302,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     report = None
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
+    if kind == "continue" and preset is not None and preset.has_prompt_order:
+        plan = _place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
@@ -398,6 +400,18 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
+
+
+def _place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:
+    """The continued message and the nudge where SillyTavern's slot list leaves them (see slots.py)."""
+    moved = [m for m in plan if m.kind in ("continue_message", "continue_nudge")]
+    if not moved or place == "end":
+        return plan
+    rest = [m for m in plan if m.kind not in ("continue_message", "continue_nudge")]
+    if place == "lost":
+        return rest
+    at = next((i for i, m in enumerate(rest) if m.kind in _EXAMPLE_KINDS), None)
+    return plan if at is None else rest[:at] + moved + rest[at:]
 
 
 def _empty_in_chat_main(preset: Any) -> StInjection | None:

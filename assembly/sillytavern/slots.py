@@ -70,3 +70,27 @@ def empty_prompt_messages(preset: Any, prompts: list[Any], nodes: list[Node]) ->
             for p in prompts
             if not p.marker and p.injection_position == 0 and p.role != "system" and p.identifier not in present
             and not (p.content or "").strip()]
+
+
+def continue_collection_place(preset: Any, prompts: list[Any]) -> str:
+    """Where SillyTavern's continue collection (the continued message and the nudge) ends up (§4.2, §4.6).
+
+    It is pushed onto the sparse list of slots while the history is filled: at one past the highest slot filled so
+    far (every enabled relative prompt and Chat History; the examples come after the history). If that index is the
+    Chat Examples slot, the examples written there later replace it ("lost": nothing of it is sent); if the Chat
+    Examples slot is further on, it goes before the examples ("before_examples"); else after every slot ("end").
+    `prompts` are the enabled prompts in order (`sources.ordered_prompts`)."""
+    identifiers = [p.identifier for p in prompts]
+    if "main" not in identifiers and any(e.identifier == "main" for e in preset.prompt_order):
+        order = [e.identifier for e in preset.prompt_order]
+        # a disabled Main keeps its (empty) place in the collection
+        identifiers = [i for i in order if i in identifiers or i == "main"]
+    relative = {p.identifier for p in prompts if p.injection_position == 0} | {"main"}
+    if "dialogueExamples" not in identifiers or "dialogueExamples" not in relative:
+        return "end"
+    filled = [i for i, ident in enumerate(identifiers) if ident in relative and ident != "dialogueExamples"]
+    pushed_at = max(filled) + 1 if filled else 0
+    examples_at = identifiers.index("dialogueExamples")
+    if examples_at == pushed_at:
+        return "lost"
+    return "before_examples" if examples_at > pushed_at else "end"

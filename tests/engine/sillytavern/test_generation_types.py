@@ -41,3 +41,33 @@ def test_world_info_scans_the_quiet_prompt():
     assert quiet.request.messages[-1].content == "Describe the lantern, and tell about Nell"
     normal = run({"type": "normal"}, lore=lore)
     assert normal.world_info["active"] == []
+
+
+@pytest.mark.parametrize(("order", "expected"), [
+    # examples before the history: the collection is pushed after every slot
+    (("main", "dialogueExamples", "chatHistory"), ["MAIN", "[Example Chat]", "Q?", "[Start a new Chat]", "Hi Nell", "Hello Ada, I am Nell",
+                                                   "[Continue your last message without repeating its original "
+                                                   "content.]"]),
+    # Chat Examples is the next slot: the examples written there later replace the collection
+    (("main", "chatHistory", "dialogueExamples"), ["MAIN", "[Start a new Chat]", "Hi Nell", "[Example Chat]",
+                                                   "Q?"]),
+    # an in-chat prompt between takes an index but no slot: the collection lands before the examples
+    (("main", "chatHistory", "deep", "dialogueExamples"), [
+        "MAIN", "[Start a new Chat]", "DEEP", "Hi Nell", "Hello Ada, I am Nell",
+        "[Continue your last message without repeating its original content.]", "[Example Chat]", "Q?"]),
+])
+def test_where_the_continue_collection_lands_among_the_slots(order, expected):
+    # §4.2 / §4.6: the continue collection is pushed onto SillyTavern's sparse slot list while the history is
+    # filled, before the examples are: one past the highest slot filled so far.
+    prompts = [{"identifier": "main", "role": "system", "content": "MAIN"},
+               {"identifier": "chatHistory", "marker": True}, {"identifier": "dialogueExamples", "marker": True},
+               {"identifier": "deep", "role": "system", "content": "DEEP", "injection_position": 1,
+                "injection_depth": 9}]
+    preset = {"prompts": prompts, "new_example_chat_prompt": "[Example Chat]", "prompt_order": [
+        {"character_id": 100001, "order": [{"identifier": i, "enabled": True} for i in order]}]}
+    history = [{"id": "u", "role": "user", "content": "Hi {{char}}"},
+               {"id": "a", "role": "assistant", "content": "Hello {{user}}, I am {{char}}"}]
+    result = assemble({"strategy": "builtin-st", "names": {"user": "Ada"}, "host": {"core_available": True},
+                       "resources": {"preset": preset, "character": {"name": "Nell", "mes_example": "{{user}}: Q?"}},
+                       "conversation": {"history": history, "input": []}, "generation": {"type": "continue"}})
+    assert [m.content for m in result.request.messages] == expected
