@@ -400,6 +400,8 @@ def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[st
     """The chat's texts after SillyTavern's regex scripts (the typed input first as it is stored, §13.1)."""
     scripts = scripts_in_order(ctx.resources)
     texts = [m.get("content") or "" for m in messages]
+    if texts and "{{" in texts[0]:  # the first message (the greeting) has its macros before the scripts run
+        texts[0] = expand_text_macros(texts[0], st_macros(ctx)).text
     if not scripts:
         return texts
     typed = [ctx.generation_type == "normal" and i >= len(ctx.history) for i in range(len(messages))]

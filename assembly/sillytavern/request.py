@@ -175,6 +175,10 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
+    if chat_nodes and "{{" in chat_nodes[0].text:
+        # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
+        # history is filled (_expanded_chat)
+        chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
         macros = MacroContext(user=user, char=char)

@@ -126,3 +126,13 @@ def test_a_find_sillytavern_cannot_compile_changes_nothing_and_is_named():
     result = run([st_script(findRegex="/(wolf/g", scriptName="broken")])
     assert [m.content for m in result.request.messages][-1] == "a grey wolf"
     assert {"code": "ST_REGEX_FIND_INVALID", "script": "broken", "find": "/(wolf/g"} in result.diagnostics
+
+
+def test_the_greeting_has_its_macros_before_the_scripts_and_later_messages_after():
+    # §3: chat[0] is macro-substituted when the chat is read; the others only as the history is filled, after the
+    # prompt scripts ran on them
+    first_letter = st_script(findRegex="/^(.)/", replaceString="<$1>", placement=[1, 2])
+    history = [{"id": "g", "role": "assistant", "content": "{{char}} greets you"},
+               {"id": "u", "role": "user", "content": "{{char}}, hello"}]
+    result = run([first_letter], history=history, input_text="ok")
+    assert [m.content for m in result.request.messages] == ["<N>ell greets you", "<{>{char}}, hello", "<o>k"]
