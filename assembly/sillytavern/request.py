@@ -26,7 +26,12 @@ from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, pa
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
-from assembly.sillytavern.slots import EmptySlots, continue_collection_place, empty_prompt_messages
+from assembly.sillytavern.slots import (
+    EmptySlots,
+    collection_identifier,
+    continue_collection_place,
+    empty_prompt_messages,
+)
 from assembly.sillytavern.steps import (
     apply_names_behavior,
     attach_to_in_chat_main,
@@ -191,7 +196,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     extras = _Extras(by_id)
     extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
-    injections = _injections(depth_nodes) + extras.injections
+    ordered, marker_injections = _in_chat_markers(ordered, preset, kind)
+    injections = _in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
+        extras.injections
     main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
     in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
@@ -293,16 +300,19 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
 
     if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
         tail = [m for m in tail if m.kind == "continue_prefill"]
-    plan.extend(tail)
+
     def expand(text: str) -> str:
         return expand_text_macros(text, MacroContext(user=user, char=char)).text
 
-    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
-                                   quiet_prompt=expand(generation.quiet_prompt or "")):
-        plan.extend(_claimed([control], by_id, module="generation"))
+    # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
+    # control prompts (impersonate, quiet) last
     bias = bias_message(expand(generation.start_reply_with or ""), kind)
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
+    plan.extend(tail)
+    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
+                                   quiet_prompt=expand(generation.quiet_prompt or "")):
+        plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
@@ -404,6 +414,51 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
+
+
+_PULLED_MARKERS = ("charDescription", "charPersonality", "scenario", "personaDescription", "worldInfoBefore",
+                   "worldInfoAfter")
+
+
+def _in_chat_markers(ordered: list[Node], preset: Any, kind: str) -> tuple[list[Node], list[StInjection]]:
+    """A pulled marker whose prompt is in-chat sends its content at the prompt's depth, role and order (§4.1 step
+    4): the nodes it holds leave the ordered prompts and become one in-chat prompt."""
+    if preset is None or not preset.has_prompt_order:
+        return ordered, []
+    in_chat = {p.identifier: p for p in ordered_prompts(preset, kind)
+               if p.identifier in _PULLED_MARKERS and p.injection_position == 1}
+    if not in_chat:
+        return ordered, []
+    held: dict[str, list[Node]] = {}
+    for node in ordered:
+        identifier = collection_identifier(node)
+        if identifier in in_chat and node.message is None:
+            held.setdefault(identifier, []).append(node)
+    injections = []
+    for identifier, nodes in held.items():
+        prompt = in_chat[identifier]
+        texts = [n.text for n in nodes]
+        content = format_world_info(texts, preset.wi_format) if identifier.startswith("worldInfo") else \
+            "\n".join(texts)
+        injections.append(StInjection(sources=tuple(n.id for n in nodes), content=content, role=prompt.role,
+                                      depth=prompt.injection_depth, order=prompt.injection_order))
+    moved = {id(n) for nodes in held.values() for n in nodes}
+    return [n for n in ordered if id(n) not in moved], injections
+
+
+def _in_collection_order(injections: list[StInjection], preset: Any, kind: str,
+                         by_id: dict[str, Node]) -> list[StInjection]:
+    """Prompt Manager in-chat prompts in collection order (they merge in that order within a bucket); the others
+    after them, as they were."""
+    if preset is None:
+        return injections
+    order = {p.identifier: i for i, p in enumerate(ordered_prompts(preset, kind))}
+
+    def index(injection: StInjection) -> int:
+        names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]
+        return min((order[n] for n in names if n in order), default=len(order))
+
+    return sorted(injections, key=index)
 
 
 def _place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:

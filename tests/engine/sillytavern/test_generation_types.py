@@ -71,3 +71,29 @@ def test_where_the_continue_collection_lands_among_the_slots(order, expected):
                        "resources": {"preset": preset, "character": {"name": "Nell", "mes_example": "{{user}}: Q?"}},
                        "conversation": {"history": history, "input": []}, "generation": {"type": "continue"}})
     assert [m.content for m in result.request.messages] == expected
+
+
+def test_start_reply_with_comes_after_the_ordered_prompts_and_before_the_quiet_prompt():
+    # §4.2 / §11.16: the bias is an assistant message at its slot after every ordered prompt; the quiet prompt is a
+    # control prompt, sent last
+    result = run({"type": "quiet", "quiet_prompt": "Summarize.", "start_reply_with": "Sure:"})
+    assert [(m.role, m.content) for m in result.request.messages][-2:] == [("assistant", "Sure:"),
+                                                                           ("system", "Summarize.")]
+
+
+@pytest.mark.parametrize("marker", ["charDescription", "personaDescription", "scenario"])
+def test_a_marker_prompt_set_in_chat_is_injected_at_its_depth_and_role(marker):
+    # §4.1 step 4: a pulled marker takes the position, depth, order and role of its prompt
+    prompts = [{"identifier": "main", "role": "system", "content": "MAIN"},
+               {"identifier": "chatHistory", "marker": True},
+               {"identifier": marker, "marker": True, "role": "user", "injection_position": 1, "injection_depth": 1}]
+    preset = {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": [
+        {"identifier": p["identifier"], "enabled": True} for p in prompts]}]}
+    result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
+                       "resources": {"preset": preset,
+                                     "character": {"name": "Nell", "description": "PULLED", "scenario": "PULLED"},
+                                     "persona": {"name": "Ada", "description": "PULLED", "position": "in_prompt"}},
+                       "conversation": {"history": [{"id": "a", "role": "user", "content": "one"}],
+                                        "input": [{"id": "b", "role": "assistant", "content": "two"}]}})
+    assert [(m.role, m.content) for m in result.request.messages] == [
+        ("system", "MAIN"), ("user", "one"), ("user", "PULLED"), ("assistant", "two")]
