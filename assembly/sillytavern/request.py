@@ -28,9 +28,12 @@ from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
 from assembly.sillytavern.slots import (
     EmptySlots,
-    collection_identifier,
     continue_collection_place,
+    empty_in_chat_main,
     empty_prompt_messages,
+    in_chat_markers,
+    in_collection_order,
+    place_continue_collection,
 )
 from assembly.sillytavern.steps import (
     apply_names_behavior,
@@ -196,16 +199,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     extras = _Extras(by_id)
     extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
-    ordered, marker_injections = _in_chat_markers(ordered, preset, kind)
-    injections = _in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
+    ordered, marker_injections = in_chat_markers(ordered, preset, kind)
+    injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
         extras.injections
     main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
     in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
-    elif extras.attachments and main is None and _empty_in_chat_main(preset) is not None:
+    elif extras.attachments and main is None and empty_in_chat_main(preset) is not None:
         # Main sends nothing but is in-chat: what attaches to it still takes its depth, role and order (§4.4)
-        anchor = _empty_in_chat_main(preset)
+        anchor = empty_in_chat_main(preset)
         injections = [i for i in attach_to_in_chat_main([*injections, anchor], extras.attachments,
                                                          main_source_id="preset:main:empty") if i is not anchor]
         extras.attachments = []
@@ -317,7 +320,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
     if kind == "continue" and preset is not None and preset.has_prompt_order:
-        plan = _place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
+        plan = place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
@@ -414,72 +417,6 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
-
-
-_PULLED_MARKERS = ("charDescription", "charPersonality", "scenario", "personaDescription", "worldInfoBefore",
-                   "worldInfoAfter")
-
-
-def _in_chat_markers(ordered: list[Node], preset: Any, kind: str) -> tuple[list[Node], list[StInjection]]:
-    """A pulled marker whose prompt is in-chat sends its content at the prompt's depth, role and order (§4.1 step
-    4): the nodes it holds leave the ordered prompts and become one in-chat prompt."""
-    if preset is None or not preset.has_prompt_order:
-        return ordered, []
-    in_chat = {p.identifier: p for p in ordered_prompts(preset, kind)
-               if p.identifier in _PULLED_MARKERS and p.injection_position == 1}
-    if not in_chat:
-        return ordered, []
-    held: dict[str, list[Node]] = {}
-    for node in ordered:
-        identifier = collection_identifier(node)
-        if identifier in in_chat and node.message is None:
-            held.setdefault(identifier, []).append(node)
-    injections = []
-    for identifier, nodes in held.items():
-        prompt = in_chat[identifier]
-        texts = [n.text for n in nodes]
-        content = format_world_info(texts, preset.wi_format) if identifier.startswith("worldInfo") else \
-            "\n".join(texts)
-        injections.append(StInjection(sources=tuple(n.id for n in nodes), content=content, role=prompt.role,
-                                      depth=prompt.injection_depth, order=prompt.injection_order))
-    moved = {id(n) for nodes in held.values() for n in nodes}
-    return [n for n in ordered if id(n) not in moved], injections
-
-
-def _in_collection_order(injections: list[StInjection], preset: Any, kind: str,
-                         by_id: dict[str, Node]) -> list[StInjection]:
-    """Prompt Manager in-chat prompts in collection order (they merge in that order within a bucket); the others
-    after them, as they were."""
-    if preset is None:
-        return injections
-    order = {p.identifier: i for i, p in enumerate(ordered_prompts(preset, kind))}
-
-    def index(injection: StInjection) -> int:
-        names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]
-        return min((order[n] for n in names if n in order), default=len(order))
-
-    return sorted(injections, key=index)
-
-
-def _place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:
-    """The continued message and the nudge where SillyTavern's slot list leaves them (see slots.py)."""
-    moved = [m for m in plan if m.kind in ("continue_message", "continue_nudge")]
-    if not moved or place == "end":
-        return plan
-    rest = [m for m in plan if m.kind not in ("continue_message", "continue_nudge")]
-    if place == "lost":
-        return rest
-    at = next((i for i, m in enumerate(rest) if m.kind in _EXAMPLE_KINDS), None)
-    return plan if at is None else rest[:at] + moved + rest[at:]
-
-
-def _empty_in_chat_main(preset: Any) -> StInjection | None:
-    """Main's in-chat bucket when its prompt is in-chat but sends nothing (disabled, or empty)."""
-    prompt = preset.prompt("main") if preset is not None and preset.has_prompt_order else None
-    if prompt is None or prompt.injection_position != 1 or all(e.identifier != "main" for e in preset.prompt_order):
-        return None
-    return StInjection(sources=("preset:main:empty",), content="", role=prompt.role, depth=prompt.injection_depth,
-                       order=prompt.injection_order)
 
 
 def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:

@@ -4,6 +4,10 @@ Logical assembly makes no node for a prompt that sends nothing, but SillyTavern 
 Main still anchors what attaches to it (the author's note before / after Main), and an empty prompt that is not a
 system one is a message until the very end, so it breaks a run of system messages that squashing would merge. Such
 slots are put back before the first node whose prompt comes after them in `prompt_order`.
+
+Also the other rules of the collection's slots: a pulled marker set in-chat becomes an in-chat prompt, in-chat
+prompts merge in collection order, a disabled in-chat Main still has its bucket, and the continue collection lands
+where SillyTavern's sparse slot list puts it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.sillytavern.messages import StMessage
+from assembly.sillytavern.messages import StInjection, StMessage
+from assembly.sillytavern.worldinfo import format_world_info
+from assembly.sources import ordered_prompts
 
 
 def collection_identifier(node: Node) -> str | None:
@@ -94,3 +100,69 @@ def continue_collection_place(preset: Any, prompts: list[Any]) -> str:
     if examples_at == pushed_at:
         return "lost"
     return "before_examples" if examples_at > pushed_at else "end"
+
+
+_PULLED_MARKERS = ("charDescription", "charPersonality", "scenario", "personaDescription", "worldInfoBefore",
+                   "worldInfoAfter")
+
+
+def in_chat_markers(ordered: list[Node], preset: Any, kind: str) -> tuple[list[Node], list[StInjection]]:
+    """A pulled marker whose prompt is in-chat sends its content at the prompt's depth, role and order (§4.1 step
+    4): the nodes it holds leave the ordered prompts and become one in-chat prompt."""
+    if preset is None or not preset.has_prompt_order:
+        return ordered, []
+    in_chat = {p.identifier: p for p in ordered_prompts(preset, kind)
+               if p.identifier in _PULLED_MARKERS and p.injection_position == 1}
+    if not in_chat:
+        return ordered, []
+    held: dict[str, list[Node]] = {}
+    for node in ordered:
+        identifier = collection_identifier(node)
+        if identifier in in_chat and node.message is None:
+            held.setdefault(identifier, []).append(node)
+    injections = []
+    for identifier, nodes in held.items():
+        prompt = in_chat[identifier]
+        texts = [n.text for n in nodes]
+        content = format_world_info(texts, preset.wi_format) if identifier.startswith("worldInfo") else \
+            "\n".join(texts)
+        injections.append(StInjection(sources=tuple(n.id for n in nodes), content=content, role=prompt.role,
+                                      depth=prompt.injection_depth, order=prompt.injection_order))
+    moved = {id(n) for nodes in held.values() for n in nodes}
+    return [n for n in ordered if id(n) not in moved], injections
+
+
+def in_collection_order(injections: list[StInjection], preset: Any, kind: str,
+                         by_id: dict[str, Node]) -> list[StInjection]:
+    """Prompt Manager in-chat prompts in collection order (they merge in that order within a bucket); the others
+    after them, as they were."""
+    if preset is None:
+        return injections
+    order = {p.identifier: i for i, p in enumerate(ordered_prompts(preset, kind))}
+
+    def index(injection: StInjection) -> int:
+        names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]
+        return min((order[n] for n in names if n in order), default=len(order))
+
+    return sorted(injections, key=index)
+
+
+def place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:
+    """The continued message and the nudge where SillyTavern's slot list leaves them (see slots.py)."""
+    moved = [m for m in plan if m.kind in ("continue_message", "continue_nudge")]
+    if not moved or place == "end":
+        return plan
+    rest = [m for m in plan if m.kind not in ("continue_message", "continue_nudge")]
+    if place == "lost":
+        return rest
+    at = next((i for i, m in enumerate(rest) if m.kind in ("example_header", "example")), None)
+    return plan if at is None else rest[:at] + moved + rest[at:]
+
+
+def empty_in_chat_main(preset: Any) -> StInjection | None:
+    """Main's in-chat bucket when its prompt is in-chat but sends nothing (disabled, or empty)."""
+    prompt = preset.prompt("main") if preset is not None and preset.has_prompt_order else None
+    if prompt is None or prompt.injection_position != 1 or all(e.identifier != "main" for e in preset.prompt_order):
+        return None
+    return StInjection(sources=("preset:main:empty",), content="", role=prompt.role, depth=prompt.injection_depth,
+                       order=prompt.injection_order)
