@@ -59,6 +59,7 @@ from assembly.results import (
     build_trusted,
 )
 from assembly.sillytavern.models import Resources
+from assembly.sillytavern.outlets import fill_every_outlet
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
@@ -187,6 +188,8 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    if run.st_rules:
+        fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
     validate_tool_transactions(nodes)
     check_size(nodes)
     return nodes

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assembly.blocks import Block
-from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE
+from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE, MacroContext, expand_text_macros
+from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat, scripts_in_order
 
 CHARACTER_MARKERS = {
     "charDescription": "description",
@@ -60,7 +61,7 @@ class SourceContext:
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
     generation_type: str = "normal"
-    quiet_prompt: str = ""  # SillyTavern scans it with the extension prompts (sillytavern.md §13.3)
+    quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe; world info delays still count it
 
     @property
@@ -114,6 +115,33 @@ def ordered_prompts(preset: Any, generation_type: str = "normal") -> list[Any]:
     injection triggers name other generation types (sillytavern.md §2.6)."""
     return [p for p in preset.ordered_prompts()
             if p.enabled and (not p.injection_trigger or generation_type in p.injection_trigger)]
+
+
+FIELD_MARKERS = {field_name: marker for marker, field_name in CHARACTER_MARKERS.items()}
+WORLD_INFO_MARKERS = {"before": "worldInfoBefore", "after": "worldInfoAfter",
+                      "before_example_messages": "dialogueExamples", "after_example_messages": "dialogueExamples"}
+
+
+def st_collection(ctx: SourceContext) -> bool:
+    """Placement `st` with a preset in SillyTavern's shape (it has a prompt_order): its prompt collection decides
+    what is sent (sillytavern.md §2.6). A bare prompt list keeps the project's own reading."""
+    preset = ctx.resources.preset
+    return ctx.placement == "st" and preset is not None and preset.has_prompt_order
+
+
+def st_sends_marker(ctx: SourceContext, identifier: str) -> bool:
+    """Under SillyTavern's collection a marker's content goes only through its enabled prompt (§2.6, §11.9): a
+    disabled or missing marker sends nothing. Otherwise it is always available."""
+    if not st_collection(ctx):
+        return True
+    return any(p.identifier == identifier for p in ordered_prompts(ctx.resources.preset, ctx.generation_type))
+
+
+def _st_claimed_by_macro(ctx: SourceContext, source: str, field_name: str) -> bool:
+    """An enabled prompt pulls the field in with a resource macro ({{description}}, {{persona}}, ...)."""
+    names = {n for n, target in RESOURCE_MACROS.items() if target == (source, field_name)}
+    return any(name in _macro_names(p.content or "") for p in ordered_prompts(ctx.resources.preset, ctx.generation_type)
+               for name in names)
 
 
 def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
@@ -235,6 +263,8 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue
         if f"character#{name}" in ctx.disabled_keys:
             continue  # a disabled field position blanks the field (reference A.12)
+        if not _st_sends_field(ctx, rule, name):
+            continue
         text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
@@ -246,6 +276,20 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
     return blocks
+
+
+def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool:
+    """Placement `st`: a card field goes only through its marker (or a resource macro of an enabled prompt); the
+    card's system prompt and post-history instructions only as the Main / Post-History prompt they override
+    (sillytavern.md §4.1 step 5): with that prompt disabled, or its overrides forbidden, the card's text is not sent."""
+    preset = ctx.resources.preset
+    if not st_collection(ctx):
+        return True
+    if name in ("system", "phi"):
+        identifier = "main" if name == "system" else "jailbreak"
+        prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
+        return prompt is not None and _may_override(ctx, prompt, name)
+    return st_sends_marker(ctx, FIELD_MARKERS[name]) or _st_claimed_by_macro(ctx, "character", name)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:
@@ -263,6 +307,8 @@ def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     persona = ctx.resources.persona
     if persona is None or not (persona.description or "").strip():
         return []
+    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS) or _st_claimed_by_macro(ctx, "persona", "persona")):
+        return []
     return [Block(id="persona", source="persona", type="text", text=persona.description, field="persona",
                   position_id="persona", name=f"{persona.name or 'Persona'} · persona", resource_id=persona.name)]
 
@@ -276,6 +322,8 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     blocks = []
     for entry, reason in active_world_entries(ctx, book):
         position = entry.position or "after"
+        if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
+            continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         group = position
         if position == "at_depth":
             group = "depth"
@@ -305,7 +353,9 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
-    return [(by_uid[a.uid].model_copy(update={"content": a.content}), a.reason.message) for a in activation.active]
+    entries = [(_st_regexed_entry(ctx, by_uid[a.uid].model_copy(update={"content": a.content})), a.reason.message)
+               for a in activation.active]
+    return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
 
 
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
@@ -325,6 +375,11 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         }
         chat = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})}
                 for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+        if ctx.placement == "st":  # world info scans the chat as regex scripts left it (sillytavern.md §13.1)
+            texts = st_chat_texts(ctx, ctx.history + ctx.inputs)
+            by_id = {m.get("id"): t for m, t in zip(ctx.history + ctx.inputs, texts, strict=True)}
+            scanned = [m for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
+            chat = [{**c, "content": by_id.get(m.get("id"), c["content"])} for c, m in zip(chat, scanned, strict=True)]
         note = resources.author_note
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
@@ -337,6 +392,34 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs))
     return ctx.world_info
+
+
+def st_macros(ctx: SourceContext) -> MacroContext:
+    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""))
+
+
+def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[str]:
+    """The chat's texts after SillyTavern's regex scripts (the typed input first as it is stored, §13.1)."""
+    scripts = scripts_in_order(ctx.resources)
+    texts = [m.get("content") or "" for m in messages]
+    if texts and "{{" in texts[0]:  # the first message (the greeting) has its macros before the scripts run
+        texts[0] = expand_text_macros(texts[0], st_macros(ctx)).text
+    if not scripts:
+        return texts
+    typed = [ctx.generation_type == "normal" and i >= len(ctx.history) for i in range(len(messages))]
+    return regexed_chat([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts, st_macros(ctx),
+                        generation_type=ctx.generation_type, typed=typed)
+
+
+def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
+    """An activated entry's text after the world-info regex scripts (prompt-only; at-depth entries with their
+    depth, §13.1). An entry emptied here is not sent but stays activated."""
+    scripts = scripts_in_order(ctx.resources) if ctx.placement == "st" else ()
+    if not scripts:
+        return entry
+    depth = entry.depth if entry.position == "at_depth" else None
+    text = regexed(entry.content, WORLD_INFO, scripts, st_macros(ctx), is_prompt=True, depth=depth)
+    return entry if text == entry.content else entry.model_copy(update={"content": text})
 
 
 def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:

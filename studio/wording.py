@@ -70,6 +70,8 @@ DIAGNOSTICS: dict[str, Any] = {
                                "places them, so this one is not sent with this strategy."),
     "ST_SWIPE_LEFT_OUT": _("A swipe asks for another version of the chat's last message, so SillyTavern leaves that "
                            "message (see id) out of the request."),
+    "ST_REGEX_FIND_INVALID": _("A regex script's find is not a regular expression SillyTavern can compile, so the "
+                               "script (see script) changes nothing, as in SillyTavern."),
     "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
                                   "chat, so it is left out (see reason)."),
 }

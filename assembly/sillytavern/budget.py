@@ -25,6 +25,9 @@ from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, 
 from assembly.tokens import count_tokens
 
 PRIMING_TOKENS = 3  # reserved for reply priming before anything else (§4.2 step 1)
+# §4.2 step 8: SillyTavern reserves the tool definitions as one user message holding their JSON; with no tool
+# registered that is "{}", which its oracle runs show on every budgeted scenario.
+TOOL_DEFINITIONS = StMessage(id="toolDefinitions", role="user", content="{}", kind="prompt")
 MANDATORY_OVERFLOW_CODE = "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT"
 MANDATORY_OVERFLOW_MESSAGE = "Mandatory prompts exceed the context size."
 
@@ -305,10 +308,11 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
               continue_messages: Sequence[StMessage] = (), send_if_empty: str = "",
               examples: Sequence[Sequence[StMessage]] = (), pin_examples: bool = False,
               has_history_slot: bool = True, has_examples_slot: bool = True,
-              encoding: str = "o200k_base") -> StBudgetResult:
+              tool_definitions: StMessage | None = None, encoding: str = "o200k_base") -> StBudgetResult:
     """SillyTavern's token budget (§6): what fits in max_context - max_tokens, in its processing order.
 
-    3 tokens are reserved for priming. `mandatory` groups are taken in the order given (SillyTavern's processing
+    3 tokens are reserved for priming, and `tool_definitions` (the message SillyTavern counts for them, see
+    TOOL_DEFINITIONS) when given. `mandatory` groups are taken in the order given (SillyTavern's processing
     order); a group that does not fit is the failure "Mandatory prompts exceed the context size." and everything
     after it is not reached -- the result then holds the partial prompt, as SillyTavern sends it (§11.12). Reserved
     groups are budgeted where they stand and placed last. Then the chat history (chronological, injections included,
@@ -329,7 +333,8 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     every = [m for g in groups for m in g.messages] + chat + continued + [m for b in blocks for m in b]
     unique_ids(every + ([new_chat] if new_chat else []), "messages")
 
-    ledger = _Ledger(limit - PRIMING_TOKENS, encoding)
+    tools = st_message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
+    ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding)
     plan = _Plan(ledger, chat=chat, separator=new_chat, continued=continued, filler=send_if_empty, blocks=blocks)
     failure = _take_mandatory(plan, groups)
     if failure is not None:

@@ -34,6 +34,7 @@ matches "ſ" with `/s/i`), captures inside a repeated group are not reset betwee
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -104,9 +105,13 @@ class JsRegex:
     def replace(self, text: str, template: str) -> str:
         """String.prototype.replace(regex, template): the first match, or with `g` every one, replaced by
         `substitute(template, ...)`."""
+        return self.replace_each(text, lambda match: self.substitute(template, match))
+
+    def replace_each(self, text: str, replacement: Callable[[re.Match[str]], str]) -> str:
+        """String.prototype.replace(regex, fn): each match `replace` visits becomes `replacement(match)`."""
         out, last = [], 0
         for match in self.matches(text):
-            out += [text[last:match.start()], self.substitute(template, match)]
+            out += [text[last:match.start()], replacement(match)]
             last = match.end()
         return "".join(out) + text[last:]
 

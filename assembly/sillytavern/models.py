@@ -274,6 +274,24 @@ class ChatLog(_Frozen):
     world_info: str = ""  # the name of the world book bound to the chat (chat lore, §7.2)
 
 
+class RegexScript(_Frozen):
+    """One SillyTavern regex script (its regex extension, sillytavern.md §13.1), field names in snake_case."""
+
+    script_name: str = ""
+    find_regex: str = ""
+    replace_string: str = ""
+    trim_strings: tuple[str, ...] = ()
+    placement: tuple[int, ...] = ()  # 1 user input, 2 AI output, 3 slash command, 5 world info, 6 reasoning
+    disabled: bool = False
+    markdown_only: bool = False
+    prompt_only: bool = False
+    run_on_edit: bool = True
+    substitute_regex: int = 0  # 0 none, 1 raw macros, 2 macros regex-escaped
+    min_depth: int | None = None
+    max_depth: int | None = None
+    other_fields: dict[str, Any] = {}
+
+
 class Resources(_Frozen):
     preset: Preset | None = None
     character: Character | None = None
@@ -281,4 +299,6 @@ class Resources(_Frozen):
     worldbook: WorldBook | None = None
     author_note: AuthorNote | None = None
     extension_prompts: tuple[ExtensionPrompt, ...] = ()
+    regex_scripts: tuple[RegexScript, ...] = ()  # SillyTavern's global scripts (its settings); preset / card
+    # scripts stay in their files (preset extensions, card extensions)
 

@@ -21,10 +21,20 @@ from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage
-from assembly.sillytavern.budget import StBudgetGroup, st_budget
+from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
+from assembly.sillytavern.slots import (
+    EmptySlots,
+    continue_collection_place,
+    empty_in_chat_main,
+    empty_prompt_messages,
+    in_chat_markers,
+    in_collection_order,
+    place_continue_collection,
+)
 from assembly.sillytavern.steps import (
     apply_names_behavior,
     attach_to_in_chat_main,
@@ -41,6 +51,7 @@ from assembly.sillytavern.steps import (
     take_continue_prefill,
 )
 from assembly.sillytavern.worldinfo_emission import format_world_info
+from assembly.sources import ordered_prompts
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 
@@ -167,20 +178,40 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
     ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
     utility = bool(preset is not None and preset.has_utility_prompts)
+    # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
+    history_sent = preset is None or not preset.has_prompt_order or any(
+        p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
-        # SillyTavern expands macros in the chat's first message (the card's greeting) at every generation (§3)
+        # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
+        # history is filled (_expanded_chat)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
+    scripts = scripts_in_order(resources)
+    if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
+        macros = MacroContext(user=user, char=char)
+        texts = regexed_chat([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
+                             typed=[kind == "normal" and n.module == "input" for n in chat_nodes])
+        for node, text in zip(chat_nodes, texts, strict=True):
+            node.text = text
     chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                               sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
+    extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
-    injections = _injections(depth_nodes) + extras.injections
+    ordered, marker_injections = in_chat_markers(ordered, preset, kind)
+    injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
+        extras.injections
     main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
     in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
+    elif extras.attachments and main is None and empty_in_chat_main(preset) is not None:
+        # Main sends nothing but is in-chat: what attaches to it still takes its depth, role and order (§4.4)
+        anchor = empty_in_chat_main(preset)
+        injections = [i for i in attach_to_in_chat_main([*injections, anchor], extras.attachments,
+                                                         main_source_id="preset:main:empty") if i is not anchor]
+        extras.attachments = []
 
     # World info at the example positions becomes example dialogues beside the card's (sillytavern.md §7.5)
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
@@ -211,11 +242,19 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     plan: list[StMessage] = []
     tail: list[StMessage] = []
     chat_done = False
+    slots = EmptySlots(preset)
+    # Main sends nothing (disabled or empty): its attachments still go where Main's slot is (§4.4, §11.8)
     if extras.attachments and main is None and in_chat_main is None:
-        plan.extend(_claimed(main_slot_messages(None, extras.attachments), by_id))
+        attached = _claimed(main_slot_messages(None, extras.attachments), by_id)
+        if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
+            plan.extend(attached)
+    if preset is not None and preset.has_prompt_order:
+        for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
+            slots.add(identifier, [empty])
     index = 0
     while index < len(ordered):
         node = ordered[index]
+        plan.extend(slots.before(node))
         if node.module in ("history", "input"):  # conversation messages, or the empty anchors of an empty chat
             run = []
             while index < len(ordered) and ordered[index].module in ("history", "input"):
@@ -224,7 +263,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
                                       kind)
-            plan.extend(block)
+            if history_sent:
+                plan.extend(block)
             chat_done = True
             continue
         if id(node) in em_ids:
@@ -256,23 +296,31 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         else:
             plan.append(message)
         index += 1
-    if not chat_done and injections:
+    plan.extend(slots.rest())
+    if not chat_done and injections and history_sent:
         block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind)
         plan.extend(block)
 
-    plan.extend(tail)
+    if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
+        tail = [m for m in tail if m.kind == "continue_prefill"]
+
     def expand(text: str) -> str:
         return expand_text_macros(text, MacroContext(user=user, char=char)).text
 
-    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
-                                   quiet_prompt=expand(generation.quiet_prompt or "")):
-        plan.extend(_claimed([control], by_id, module="generation"))
+    # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
+    # control prompts (impersonate, quiet) last
     bias = bias_message(expand(generation.start_reply_with or ""), kind)
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
+    plan.extend(tail)
+    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
+                                   quiet_prompt=expand(generation.quiet_prompt or "")):
+        plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
+    if kind == "continue" and preset is not None and preset.has_prompt_order:
+        plan = place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
@@ -309,7 +357,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
                        has_history_slot=bool(history) or separator is not None,
-                       has_examples_slot=bool(examples), encoding=tokenizer)
+                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:
         diagnostics.append({"code": result.failure.code, "message": result.failure.message,
@@ -355,6 +403,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
+    named = _expanded_chat(named, by_id, user, char)
     history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)
     if kind == "continue" and preset is not None and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
@@ -368,6 +417,21 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
     block.extend(history)
     return block, tail
+
+
+def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:
+    """SillyTavern expands the text macros of every chat message as it fills the history (the continue prefill,
+    taken out before, keeps its text as written)."""
+    out = []
+    for message in chat:
+        if "{{" in message.content:
+            message = message.model_copy(update={
+                "content": expand_text_macros(message.content, MacroContext(user=user, char=char)).text})
+            for source in message.sources:
+                if source in by_id and "{{" in by_id[source].text:
+                    by_id[source].text = expand_text_macros(by_id[source].text, MacroContext(user=user, char=char)).text
+        out.append(message)
+    return out
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:

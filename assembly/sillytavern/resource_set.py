@@ -7,9 +7,19 @@ from typing import Any
 
 from assembly.reading import MISSING, Reader, guarded, read_object
 from assembly.sillytavern.card import parse_character
-from assembly.sillytavern.models import AuthorNote, Character, ExtensionPrompt, Persona, Preset, Resources, WorldBook
+from assembly.sillytavern.models import (
+    AuthorNote,
+    Character,
+    ExtensionPrompt,
+    Persona,
+    Preset,
+    RegexScript,
+    Resources,
+    WorldBook,
+)
 from assembly.sillytavern.notes import parse_author_note, parse_extension_prompts, parse_persona
 from assembly.sillytavern.preset import parse_preset
+from assembly.sillytavern.regex import parse_regex_scripts
 from assembly.sillytavern.worldbook import parse_worldbook
 
 _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], Any]]] = {
@@ -19,6 +29,7 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
     "worldbook": (("world_book", "worldBook"), WorldBook, parse_worldbook),
     "author_note": (("authorNote",), AuthorNote, parse_author_note),
     "extension_prompts": (("extensionPrompts",), tuple, parse_extension_prompts),
+    "regex_scripts": (("regexScripts",), tuple, parse_regex_scripts),
 }
 
 
@@ -33,7 +44,8 @@ def _resources(value: Any, path: str) -> Resources:
             continue
         if model is not tuple and isinstance(item, model):
             fields[name] = item
-        elif model is tuple and isinstance(item, (list, tuple)) and all(isinstance(i, ExtensionPrompt) for i in item):
+        elif model is tuple and isinstance(item, (list, tuple)) and item and all(
+                isinstance(i, (ExtensionPrompt, RegexScript)) for i in item):
             fields[name] = tuple(item)
         else:
             fields[name] = read(item, where)

@@ -231,16 +231,19 @@ def test_injected_texts_get_their_macros_expanded(resources):
     assert not any("{{" in t for t in texts)
 
 
-def test_the_first_chat_message_gets_its_macros_expanded_and_later_ones_do_not():
-    # sillytavern.md §3: chat[0].mes (the greeting) is macro-substituted; other chat messages are sent as written.
+def test_every_chat_message_gets_its_macros_expanded():
+    # SillyTavern 1.18 substitutes the text macros of every chat message it sends (oracle, issue 13 rule 1), not
+    # only of the greeting.
     result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
                        "resources": {"preset": utility_preset([]), "character": {"name": "Sera"}},
                        "conversation": {"history": [
                            {"id": "g", "role": "assistant", "content": "Welcome, {{user}}. I am {{char}}."},
-                           {"id": "u1", "role": "user", "content": "Is {{char}} a macro?"}],
-                           "input": [{"id": "i", "role": "user", "content": "Hi"}]},
+                           {"id": "u1", "role": "user", "content": "Is {{char}} a macro?"},
+                           {"id": "a1", "role": "assistant", "content": "{{user}}, it is."}],
+                           "input": [{"id": "i", "role": "user", "content": "Thanks, {{char}}"}]},
                        "names": {"user": "Alex"}})
-    assert [c for c, _ in pairs(result)][1:] == ["Welcome, Alex. I am Sera.", "Is {{char}} a macro?", "Hi"]
+    assert [c for c, _ in pairs(result)][1:] == ["Welcome, Alex. I am Sera.", "Is Sera a macro?", "Alex, it is.",
+                                                 "Thanks, Sera"]
 
 
 SWIPE_PRESET = {"prompts": [

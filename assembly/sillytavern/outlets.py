@@ -1,0 +1,35 @@
+"""`{{outlet::name}}` as SillyTavern fills it (sillytavern.md §7.6): every use of the macro gets the outlet's text,
+empty when no activated entry feeds it.
+
+The placement primitive (`assembly.positions.fill_outlets`) fills one host per outlet, the first; placement `st`
+then fills every marker left, with the same text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from assembly.blocks import Node
+
+_OUTLET_MACRO = re.compile(r"\{\{outlet::(.+?)\}\}", re.IGNORECASE)
+
+
+def outlet_texts(outlet_blocks: list[dict[str, Any]]) -> dict[str, str]:
+    """Each outlet's text: its entries joined by a newline, in the order the placement primitive uses."""
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for block in outlet_blocks:
+        by_name.setdefault(block["outlet_name"], []).append(block)
+    return {name: "\n".join(b["content"] for b in sorted(blocks, key=lambda b: (b["order"], b["id"])))
+            for name, blocks in by_name.items()}
+
+
+def fill_every_outlet(nodes: list[Node], outlet_blocks: list[dict[str, Any]],
+                      diagnostics: list[dict[str, Any]]) -> None:
+    """Fill the outlet markers the first pass left (repeated uses, outlets without entries); their
+    OUTLET_MARKER_REPEATED diagnostics no longer apply."""
+    texts = outlet_texts(outlet_blocks)
+    for node in nodes:
+        if node.message is None and "{{" in node.text:
+            node.text = _OUTLET_MACRO.sub(lambda m: texts.get(m.group(1).strip(), ""), node.text)
+    diagnostics[:] = [d for d in diagnostics if d.get("code") != "OUTLET_MARKER_REPEATED"]

@@ -1,0 +1,156 @@
+"""SillyTavern's regex scripts (its regex extension, sillytavern.md §13.1): which scripts run on a text, and what
+one script does to it.
+
+Scripts come from three lists, applied in this order: the global ones (`resources.regex_scripts`), the preset's
+`extensions.regex_scripts`, the card's `data.extensions.regex_scripts`. A script whose find SillyTavern could not
+compile does nothing; `invalid_finds` names them so the preview can say so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from assembly.macros import MacroContext, expand_text_macros
+from assembly.reading import ImportInvalid
+from assembly.sillytavern.js_regex import JsRegex, regex_from_string
+from assembly.sillytavern.models import RegexScript
+
+USER_INPUT, AI_OUTPUT, SLASH_COMMAND, WORLD_INFO, REASONING = 1, 2, 3, 5, 6
+_FIELDS = {"scriptName": "script_name", "findRegex": "find_regex", "replaceString": "replace_string",
+           "trimStrings": "trim_strings", "placement": "placement", "disabled": "disabled",
+           "markdownOnly": "markdown_only", "promptOnly": "prompt_only", "runOnEdit": "run_on_edit",
+           "substituteRegex": "substitute_regex", "minDepth": "min_depth", "maxDepth": "max_depth"}
+_GROUP_REFERENCE = re.compile(r"\$(\d+)|\$<([^>]+)>")
+_MATCH_MACRO = re.compile(r"\{\{match\}\}", re.IGNORECASE)
+_REGEX_SPECIALS = re.compile(r"[.*+?^${}()|[\]\\]")
+
+
+def parse_regex_scripts(value: Any, path: str) -> tuple[RegexScript, ...]:
+    """A list of SillyTavern regex script objects (as its regex extension exports them)."""
+    if isinstance(value, dict):
+        value = [value]  # one exported script file
+    if not isinstance(value, (list, tuple)):
+        raise ImportInvalid(path, "a list of regex script objects")
+    scripts = []
+    for index, item in enumerate(value):
+        if isinstance(item, RegexScript):
+            scripts.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ImportInvalid(f"{path}[{index}]", "a regex script object")
+        fields: dict[str, Any] = {"other_fields": {k: v for k, v in item.items() if k not in _FIELDS}}
+        for key, name in _FIELDS.items():
+            if key in item and item[key] is not None:
+                fields[name] = item[key]
+        try:
+            scripts.append(RegexScript.model_validate(fields))
+        except ValueError:
+            raise ImportInvalid(f"{path}[{index}]", "a regex script object (scriptName, findRegex, "
+                                "replaceString, trimStrings, placement, ...)") from None
+    return tuple(scripts)
+
+
+def scripts_in_order(resources: Any) -> tuple[RegexScript, ...]:
+    """Global, then preset, then card scripts (§13.1)."""
+    out = list(getattr(resources, "regex_scripts", ()) or ())
+    preset, character = resources.preset, resources.character
+    for where, owner in (("preset.extensions.regex_scripts", preset and preset.other_fields.get("extensions")),
+                         ("character.extensions.regex_scripts", character and character.extensions)):
+        raw = owner.get("regex_scripts") if isinstance(owner, dict) else None
+        if raw:
+            try:
+                out.extend(parse_regex_scripts(raw, where))
+            except ImportInvalid:
+                continue  # a resource file's own scripts that do not read are passed over, as SillyTavern does
+    return tuple(out)
+
+
+def _find(script: RegexScript, macros: MacroContext) -> JsRegex | None:
+    find = script.find_regex
+    if script.substitute_regex == 1:
+        find = expand_text_macros(find, macros).text
+    elif script.substitute_regex == 2:
+        escaped = MacroContext(user=_escape(macros.user), char=_escape(macros.char))
+        find = expand_text_macros(find, escaped).text
+    regex = regex_from_string(find)
+    return regex if isinstance(regex, JsRegex) else None  # SillyTavern could not compile it: the script does nothing
+
+
+def _escape(text: str) -> str:
+    return _REGEX_SPECIALS.sub(lambda m: "\\" + m.group(0), text)
+
+
+def run_regex_script(script: RegexScript, text: str, macros: MacroContext) -> str:
+    """One script on one text: every match (the first without g) becomes the replacement, with {{match}}, $N and
+    $<name> filled (each group value without the trim strings) and then the macros substituted."""
+    if script.disabled or not script.find_regex or not text:
+        return text
+    regex = _find(script, macros)
+    if regex is None:
+        return text
+    trims = [expand_text_macros(t, macros).text for t in script.trim_strings]
+    template = _MATCH_MACRO.sub("$0", script.replace_string)
+
+    def group_value(found: re.Match[str], number: str | None, name: str | None) -> str:
+        value = regex.group(found, int(number) if number is not None else name)  # None: no such group
+        if not value:
+            return ""
+        for trim in trims:
+            if trim:
+                value = value.replace(trim, "")
+        return value
+
+    def replace(found: re.Match[str]) -> str:
+        filled = _GROUP_REFERENCE.sub(lambda g: group_value(found, g.group(1), g.group(2)), template)
+        return expand_text_macros(filled, macros).text
+
+    return regex.replace_each(text, replace)
+
+
+
+def regexed(text: str, placement: int, scripts: Sequence[RegexScript], macros: MacroContext, *,
+            is_prompt: bool = False, depth: int | None = None) -> str:
+    """SillyTavern's `getRegexedString`: the scripts this call runs, in order, each on the previous one's output.
+    A prompt call runs the prompt-only scripts; an unmarked call those with neither prompt-only nor markdown-only.
+    With a depth, a script is skipped below its minDepth (a number >= -1) or above its maxDepth (>= 0)."""
+    if not text:
+        return text
+    for script in scripts:
+        if is_prompt:
+            if not script.prompt_only:
+                continue
+        elif script.prompt_only or script.markdown_only:
+            continue
+        if depth is not None:
+            if script.min_depth is not None and script.min_depth >= -1 and depth < script.min_depth:
+                continue
+            if script.max_depth is not None and script.max_depth >= 0 and depth > script.max_depth:
+                continue
+        if placement in script.placement:
+            text = run_regex_script(script, text, macros)
+    return text
+
+
+def invalid_finds(scripts: Sequence[RegexScript], macros: MacroContext) -> list[dict[str, Any]]:
+    """The enabled scripts whose find SillyTavern could not compile: they change nothing."""
+    return [{"code": "ST_REGEX_FIND_INVALID", "script": s.script_name, "find": s.find_regex}
+            for s in scripts if not s.disabled and s.find_regex and _find(s, macros) is None]
+
+
+def regexed_chat(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
+                 generation_type: str, typed: Sequence[bool] = ()) -> list[str]:
+    """Every chat message as it reaches the prompt (§13.1): a message typed now first gets the user-input scripts of
+    an unmarked call and the macros (what SillyTavern stores); then every message gets the prompt-only scripts of
+    its placement (user input for user messages, AI output otherwise), at its depth: 0 for the newest, counting up
+    toward older ones; with continue everything shifts by one (the continued message is -1)."""
+    out = []
+    shift = 1 if generation_type == "continue" else 0
+    for index, (role, content) in enumerate(chat):
+        placement = USER_INPUT if role == "user" else AI_OUTPUT
+        if index < len(typed) and typed[index] and role == "user":
+            content = expand_text_macros(regexed(content, USER_INPUT, scripts, macros), macros).text
+        depth = len(chat) - 1 - index - shift
+        out.append(regexed(content, placement, scripts, macros, is_prompt=True, depth=depth))
+    return out
