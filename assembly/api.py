@@ -34,6 +34,7 @@ from assembly.host import (
 )
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import LogicalResult, assemble_logical
+from assembly.model_catalogue import ENCODING_FRAMING, FRAMINGS, encoding_entry, model_entry, request_total
 from assembly.native import native_regions, runtime_context_controls, validate_native
 from assembly.positions import (
     apply_manual_positions,
@@ -218,6 +219,29 @@ def _count(run: _Run, built: _Built) -> _Counted:
     return _Counted(built, node_tokens, sum(m.tokens for m in built.messages))
 
 
+def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
+    """The counts, and the request as the model's API counts it against its window: the request's budget, else
+    SillyTavern's context settings for `st` with a preset, else the model's window from the catalogue."""
+    req = run.req
+    entry = model_entry(req.model) if req.model is not None else encoding_entry(req.tokenizer)
+    own_encoding = entry.encoding == req.tokenizer
+    framing = FRAMINGS[entry.framing if own_encoding else ENCODING_FRAMING[req.tokenizer]]
+    window = reserve = source = None
+    if req.budget is not None:
+        window, reserve, source = req.budget.context_window, req.budget.reserve_output, "budget"
+    elif run.st_rules:
+        preset = run.resources.preset
+        window, reserve, source = preset.openai_max_context, preset.openai_max_tokens, "preset"
+    elif req.model is not None and entry.context_window is not None:
+        window, reserve, source = entry.context_window, entry.reply_reserve, "model"
+    total = request_total(counted.built.messages, req.tokenizer, framing)
+    return TokenSummary(
+        total=counted.total, by_module=by_module, tokenizer=req.tokenizer, model=req.model, family=entry.family,
+        exact=entry.exact and own_encoding if req.model is not None else True, framing=framing.name,
+        request_total=total, context_window=window, reply_reserve=reserve, window_source=source,
+        fits=None if window is None else total + (reserve or 0) <= window)
+
+
 def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[str, Any]]
             ) -> tuple[_Counted, dict[str, Any] | None]:
     """The budget report; when it is applied, the request is built again without the evicted nodes."""
@@ -264,7 +288,7 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         positions=position_rows(strategy, nodes, logical.position_decisions),
         durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
                                       strategy_id=run.strategy_id, revision=revision),
-        tokens=TokenSummary(total=counted.total, by_module=by_module, tokenizer=run.req.tokenizer),
+        tokens=_token_summary(run, counted, by_module),
         budget=_budget_view(budget, st_budget),
         layout=build_trusted(LayoutView, policy=strategy.get("layout"), slots=logical.slots,
                              blocks=layout_blocks(nodes, backend)),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from assembly.errors import AssemblyError
+from assembly.model_catalogue import model_entry
 from assembly.tokens import ENCODINGS
 
 
@@ -80,13 +81,23 @@ class AssemblyRequest(_Model):
     host: HostSettings = Field(default_factory=HostSettings)
     names: Names = Field(default_factory=Names)
     budget: BudgetRequest | None = None
-    tokenizer: Literal["o200k_base", "cl100k_base"] = "o200k_base"
+    tokenizer: Literal["o200k_base", "cl100k_base", "llama3", "mistral-tekken", "mistral-v3", "qwen2",
+                       "deepseek"] = "o200k_base"
+    # The model the request is for (a catalogue name or any name, matched as SillyTavern does): it picks the
+    # encoding unless `tokenizer` is given too, the chat framing, and the window when nothing else sets one.
+    model: str | None = Field(default=None, min_length=1, max_length=200)
 
     @field_validator("tokenizer")
     @classmethod
     def _known_tokenizer(cls, value: str) -> str:
         assert value in ENCODINGS
         return value
+
+    @model_validator(mode="after")
+    def _model_encoding(self) -> AssemblyRequest:
+        if self.model is not None and "tokenizer" not in self.model_fields_set:
+            self.tokenizer = model_entry(self.model).encoding  # type: ignore[assignment]
+        return self
 
 
 def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:

@@ -94,9 +94,21 @@ class StrategyRef(BaseModel):
 
 
 class TokenSummary(BaseModel):
+    """Message tokens (`total`, `by_module`) in `tokenizer`, and the request as the model's API counts it: plus the
+    chat format's framing (`request_total`), against the window less the reply's reserve (`fits`)."""
+
     total: int
     by_module: dict[str, int]
     tokenizer: str
+    model: str | None = None  # the request's model, as it named it
+    family: str = "openai"
+    exact: bool = True  # False where the tokenizer only approximates the model's (Claude, Gemini, unknown names)
+    framing: str = "openai"
+    request_total: int = 0
+    context_window: int | None = None
+    reply_reserve: int | None = None
+    window_source: str | None = None  # "budget", "preset" (SillyTavern's context settings) or "model"
+    fits: bool | None = None
 
 
 def _absent(value: Any) -> bool:

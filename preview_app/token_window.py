@@ -1,0 +1,86 @@
+"""Presenters of a result's tokens against the context window (issue 15): the bar, and the same request counted by
+every encoding the engine ships ("across models"). Pure: they read the AssemblyResult and the model catalogue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext as _
+
+from assembly.model_catalogue import FRAMINGS, ModelEntry, encoding_entry, model_choices, request_total
+from assembly.results import AssemblyResult
+from assembly.tokens import ENCODINGS
+
+
+@dataclass(frozen=True)
+class WindowView:
+    """The request total against the window: the bar's three parts (percent of the window) and its numbers."""
+
+    request_total: int
+    context_window: int | None
+    reply_reserve: int
+    fits: bool | None
+    over_by: int
+    used_percent: float
+    reserve_percent: float
+    source: str  # what set the window, in words ("" when none did)
+    tokenizer: str
+    exact: bool
+    model: str | None
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(min(100.0, 100 * part / whole), 2) if whole else 0.0
+
+
+def window_view(result: AssemblyResult) -> WindowView:
+    tokens = result.tokens
+    window, reserve = tokens.context_window, tokens.reply_reserve or 0
+    over_by = max(0, tokens.request_total + reserve - window) if window else 0
+    used = _percent(tokens.request_total, window) if window else 0.0
+    sources = {"budget": _("the budget below"), "preset": _("the SillyTavern preset's context size"),
+               "model": _("the model's context window")}
+    return WindowView(
+        request_total=tokens.request_total, context_window=window, reply_reserve=reserve, fits=tokens.fits,
+        over_by=over_by, used_percent=used,
+        reserve_percent=min(_percent(reserve, window), round(100 - used, 2)) if window else 0.0,
+        source=sources.get(tokens.window_source or "", ""), tokenizer=tokens.tokenizer, exact=tokens.exact,
+        model=tokens.model)
+
+
+@dataclass(frozen=True)
+class AcrossRow:
+    encoding: str
+    model: str
+    request_total: int
+    context_window: int
+    reply_reserve: int
+    fits: bool
+    over_by: int
+    current: bool  # the encoding the page counts with
+
+
+def across_models(result: AssemblyResult) -> list[AcrossRow]:
+    """The request's messages counted by every encoding, framed by its family, against its model's window."""
+    rows = []
+    messages = result.request.messages
+    for encoding in ENCODINGS:
+        entry = encoding_entry(encoding)
+        total = request_total(messages, encoding, FRAMINGS[entry.framing])
+        window, reserve = entry.context_window or 0, entry.reply_reserve or 0
+        over_by = max(0, total + reserve - window)
+        rows.append(AcrossRow(encoding=encoding, model=entry.model, request_total=total, context_window=window,
+                              reply_reserve=reserve, fits=not over_by, over_by=over_by,
+                              current=encoding == result.tokens.tokenizer))
+    return rows
+
+
+def model_choice_label(entry: ModelEntry) -> str:
+    """A picker option: the model, the tokenizer that counts it and whether that count is exact."""
+    exactness = _("exact") if entry.exact else _("approximate")
+    return f"{entry.model} · {entry.encoding} · {exactness}"
+
+
+def model_picker_choices() -> list[tuple[str, str]]:
+    return [("", _("— none (count with the tokenizer) —"))] + [
+        (entry.model, model_choice_label(entry)) for entry in model_choices()]
