@@ -209,9 +209,12 @@ def test_the_sessions_api_refuses_a_bad_choice_naming_it(users, st_session):
         response = client.patch(f"/api/sessions/{st_session.pk}", json.dumps(body), content_type="application/json")
         assert response.status_code == status
     assert Session.objects.get(pk=st_session.pk).regex_scripts.count() == 0
-    created = client.post("/api/sessions", json.dumps({"name": "With", "regex_scripts": []}),
+    script = RegexScript.objects.create(name="s", find_regex="/a/", placement=[1])
+    created = client.post("/api/sessions", json.dumps({"name": "With", "regex_scripts": [script.pk]}),
                           content_type="application/json")
     assert created.status_code == 201
+    assert client.get(f"/api/sessions/{created.json()['id']}").json()["regex_scripts"] == [script.pk]
+    assert client.get("/api/resources").json()["regex"] == [{"id": script.pk, "name": "s"}]
 
 
 # ---------------------------------------------------------------------------------------------- preset / card
@@ -231,3 +234,12 @@ def test_card_scripts_round_trip_on_export(users):
     exported = client_for(users["qa"]).get(f"/api/resources/character/{report.id}/export").json()
     assert exported["data"]["extensions"]["regex_scripts"] == [WOLF]
     assert Character.objects.get(pk=report.id).card_fields["extensions"]["regex_scripts"] == [WOLF]
+
+
+def test_admins_manage_scripts_in_the_django_admin(users):
+    script = RegexScript.objects.create(name="s", find_regex="/a/", placement=[1])
+    client = client_for(users["admin"])
+    listing = client.get("/admin/strategies_app/regexscript/")
+    assert listing.status_code == 200 and b'name="form-0-sort_order"' in listing.content
+    assert client.get(f"/admin/strategies_app/regexscript/{script.pk}/change/").status_code == 200
+    assert client_for(users["designer"]).get("/admin/strategies_app/regexscript/").status_code == 302
