@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -61,6 +61,7 @@ from assembly.results import (
 )
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
+from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
@@ -115,6 +116,7 @@ class _Built:
     messages: list[RequestMessage]
     nodes: list[Node]
     st_budget: dict[str, Any] | None
+    regex_changes: list[RegexChange] = field(default_factory=list)  # st: what regex scripts changed in the chat
 
 
 @dataclass(frozen=True)
@@ -200,10 +202,10 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
     """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request."""
     req = run.req
     if run.st_rules:
-        messages, ordered, st_diagnostics, st_budget = st_request(
+        messages, ordered, st_diagnostics, st_budget, regex_changes = st_request(
             nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer)
         diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
-        return _Built(messages, ordered, st_budget)
+        return _Built(messages, ordered, st_budget, regex_changes)
     if run.backend == "native":
         messages = native_request(
             nodes, system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
@@ -253,6 +255,8 @@ def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[
     for node in nodes:
         node.request_index = None
     rebuilt = _build(run, nodes, diagnostics)
+    kept = {n.id for n in nodes}  # the first build already ran the scripts on the nodes that stay
+    rebuilt.regex_changes[:0] = [c for c in built.regex_changes if c.part in kept]
     node_tokens = dict(counted.node_tokens)
     node_tokens.update({n.id: count_tokens(n.text, run.req.tokenizer) for n in rebuilt.nodes
                         if n.id not in node_tokens})
@@ -293,6 +297,7 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         layout=build_trusted(LayoutView, policy=strategy.get("layout"), slots=logical.slots,
                              blocks=layout_blocks(nodes, backend)),
         world_info=logical.world_info,
+        regex_changes=counted.built.regex_changes,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo import WorldInfoActivation
 
 _MODEL_SHAPES: dict[type, tuple[dict[str, Any], dict | None]] = {}
@@ -113,6 +114,10 @@ class TokenSummary(BaseModel):
 
 def _absent(value: Any) -> bool:
     return value is None
+
+
+def _none(value: Any) -> bool:
+    return not value
 
 
 class Diagnostic(BaseModel):
@@ -293,5 +298,7 @@ class AssemblyResult(BaseModel):
     budget: BudgetReport | PresetBudget | None = None  # PresetBudget alone: builtin-st without a request budget
     layout: LayoutView
     world_info: WorldInfoActivation | None = None  # keyword activation: every entry, active or skipped, with why
+    # builtin-st: each regex script that changed a chat text; left out of the JSON when none did (older JSON as it was)
+    regex_changes: list[RegexChange] = Field(default_factory=list, exclude_if=_none)
 
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("", include("preview_app.urls")),
     path("resources/", resource_views.resource_list, name="resources"),
     path("resources/import/", resource_views.resource_import, name="resource-import"),
+    path("resources/regex/<int:pk>/toggle/", resource_views.regex_script_toggle, name="regex-toggle"),
     # JSON API (web.md "HTTP API")
     path("api/assemble", preview_api.assemble_request, name="api-assemble"),
     path("api/strategies", strategies_api.strategies, name="api-strategies"),

@@ -48,6 +48,7 @@ def _session_json(session: Session) -> dict:
         "author_note": session.author_note, "extension_prompts": session.extension_prompts,
         "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
         "chat_lore": _resource_id(session.chat_lore),
+        "regex_scripts": [r.pk for r in session.regex_scripts.all()],
         "applied": _applied(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
@@ -74,6 +75,11 @@ def _resources_from(body: dict) -> dict:
         if not isinstance(books, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in books):
             raise invalid("world_books", "a list of world book ids")
         found["world_books"] = [resource_for_read("worldbook", pk) for pk in books]
+    if "regex_scripts" in body:
+        scripts = body["regex_scripts"]
+        if not isinstance(scripts, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in scripts):
+            raise invalid("regex_scripts", "a list of regex script ids")
+        found["regex_scripts"] = [resource_for_read("regex", pk) for pk in scripts]
     return found
 
 
@@ -100,7 +106,7 @@ def session_detail(request, pk):
         session = session_for_edit(request.user, pk)
         body = json_object(request)
         writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
-                    "card_lore", "chat_lore", "preset", "character", "persona", "world_books")
+                    "card_lore", "chat_lore", "preset", "character", "persona", "world_books", "regex_scripts")
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
-from strategies_app.models import Character, Persona, Preset, WorldBook
+from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from studio.errors import ServiceError
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
@@ -70,6 +70,11 @@ class JSONObjectField(forms.JSONField):
         return parsed
 
 
+class RegexScriptChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj) -> str:
+        return str(obj) if not obj.disabled else _("%(name)s (disabled: runs nothing)") % {"name": obj}
+
+
 class SessionForm(forms.Form):
     """A session's name, resources, host settings and current input."""
 
@@ -94,6 +99,11 @@ class SessionForm(forms.Form):
         label=_("Use the character card's own world book as character lore"), required=False,
         help_text=_("As SillyTavern does once the card's book is imported and linked; a selected book with the same "
                     "name is not loaded twice."))
+    regex_scripts = RegexScriptChoiceField(
+        label=_("Regex scripts (global)"), queryset=RegexScript.objects.all(), required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("SillyTavern's global regex scripts this chat runs, in the resources page's order, before the "
+                    "preset's and the card's own scripts (builtin-st)."))
     core_available = forms.BooleanField(label=_("The host has the advanced (core) backend"), required=False)
     native_available = forms.BooleanField(label=_("The host offers standard (native) system-prompt assembly"),
                                           required=False, initial=True)
@@ -146,7 +156,7 @@ class SessionForm(forms.Form):
                if name in cls.NOTE_FIELDS},
             "extension_prompts": session.extension_prompts or [],
             "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
-            "chat_lore": session.chat_lore_id,
+            "chat_lore": session.chat_lore_id, "regex_scripts": [r.pk for r in session.regex_scripts.all()],
         }
 
     def clean(self):
@@ -187,7 +197,7 @@ class SessionForm(forms.Form):
                 "current_input": data["current_input"], "author_note": data["author_note"],
                 "extension_prompts": data["extension_prompts"],
                 "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"],
-                "chat_lore": data["chat_lore"]}
+                "chat_lore": data["chat_lore"], "regex_scripts": list(data["regex_scripts"])}
 
 
 class SessionCreateForm(SessionForm):

@@ -8,7 +8,7 @@ session; null means assembly is off. Rows are written only through `preview_app.
 from django.conf import settings
 from django.db import models
 
-from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 
 
 def default_host() -> dict:
@@ -43,6 +43,10 @@ class Session(models.Model):
     extension_prompts = models.JSONField(default=list, blank=True,
                                          help_text="other extensions' prompts (summary, vectors, ...) in the engine's "
                                                    "shape: [{key, content, position, depth, role, scan}]")
+    regex_scripts = models.ManyToManyField(
+        RegexScript, blank=True, related_name="+",
+        help_text="the global regex scripts this chat runs, in their own order (sort order, then name), before the "
+                  "preset's and the card's")
     applied_strategy = models.ForeignKey(Strategy, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="sessions")
     applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,

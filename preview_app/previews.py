@@ -60,6 +60,9 @@ def session_resources(session: Session) -> dict[str, Any]:
     worldbook = _session_worldbook(session)
     if worldbook is not None:
         resources["worldbook"] = worldbook
+    scripts = session.regex_scripts.all()  # in the model's order: the order SillyTavern runs its global scripts
+    if scripts:
+        resources["regex_scripts"] = tuple(sillytavern.regex_script_model(s) for s in scripts)
     return resources
 
 

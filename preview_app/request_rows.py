@@ -28,6 +28,7 @@ def _labels() -> dict[str, str]:
         "depth": _("depth"), "rule": _("rule"), "locked": _("locked"), "free": _("free"),
         "host_text": _("Host text: no module of the strategy made this message (for example the runtime-context "
                        "framing)."),
+        "regex_before": _("Before"), "regex_after": _("After"),
     }.items()}
 
 
@@ -127,6 +128,22 @@ def _content(row: Row, labels: dict[str, str]) -> str:
     return html
 
 
+def _regex_changes(row: Row, labels: dict[str, str]) -> str:
+    """Each regex script that changed a part of this message (builtin-st), named; before and after on request."""
+    out = []
+    for part in row.parts:
+        for change in part.regex_changes:
+            summary = _e(_("Regex script “%(script)s” changed %(part)s") % {
+                "script": change.script or _("(unnamed)"), "part": part.label})
+            out.append(f"<details class=\"regex-change\" data-regex-script=\"{_e(change.script)}\" "
+                       f"data-part-id=\"{_e(part.id)}\"><summary>{summary}</summary><div class=\"regex-diff\">"
+                       f"<div><span class=\"muted small\">{labels['regex_before']}</span>"
+                       f"<pre class=\"content before\">{_e(change.before)}</pre></div>"
+                       f"<div><span class=\"muted small\">{labels['regex_after']}</span>"
+                       f"<pre class=\"content after\">{_e(change.after)}</pre></div></div></details>")
+    return "".join(out)
+
+
 def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     message = row.message
     role, status, delivery = short[message.role], short[message.history_status], short[message.delivery]
@@ -142,7 +159,8 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
         f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[message.region]}</td>"
         f"<td class=\"history-entry\" title=\"{short[row.history_words]}\">{enters} "
         f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
-        f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_parts(row, labels, short)}</td>"
+        f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_regex_changes(row, labels)}"
+        f"{_parts(row, labels, short)}</td>"
         f"</tr></tbody>\n")
 
 

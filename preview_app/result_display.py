@@ -11,6 +11,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
+from assembly.sillytavern.regex_changes import RegexChange
 from studio.wording import diagnostic_details, excerpt, lock_words, meaning
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
@@ -80,6 +81,7 @@ class Part:
     id: str
     node: NodeView | None
     words: Words
+    regex_changes: tuple[RegexChange, ...] = ()  # builtin-st: each regex script that changed this part's text
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -223,7 +225,11 @@ class PreviewDisplay:
 def _rows(result: AssemblyResult) -> list[Row]:
     nodes = {node.id: node for node in result.nodes}
     words = Words()
-    return [Row(index, message, [Part(part, nodes.get(part), words) for part in message.parts], words)
+    changes: dict[str, list[RegexChange]] = {}
+    for change in result.regex_changes:
+        changes.setdefault(change.part, []).append(change)
+    return [Row(index, message, [Part(part, nodes.get(part), words, tuple(changes.get(part, ())))
+                                 for part in message.parts], words)
             for index, message in enumerate(result.request.messages)]
 
 

@@ -23,7 +23,7 @@ from assembly.sillytavern.resource_set import normalize_resources
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
-from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.errors import ServiceError, invalid
 
 EVENT_ROLES = ("system", "user", "assistant", "tool")
@@ -111,7 +111,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
                    world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
-                   greeting: bool | int = False) -> Session:
+                   regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False) -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
     its first message; a number: that greeting, 0 the first message and n alternate greeting n)."""
     if isinstance(greeting, bool):
@@ -129,6 +129,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"),
         chat_lore=chat_lore)
     session.world_books.set(list(world_books))
+    session.regex_scripts.set(list(regex_scripts))
     if index is not None:
         _greeting_event(session, character, index)
     return session
@@ -146,6 +147,7 @@ def session_copy(*, session: Session, user) -> Session:
     copy = Session.objects.create(name=_check_name(f"{source.name} (copy)"[:200]), owner=user,
                                   **{field: getattr(source, field) for field in _COPIED_FIELDS})
     copy.world_books.set(source.world_books.all())
+    copy.regex_scripts.set(source.regex_scripts.all())
     SessionEvent.objects.bulk_create(
         SessionEvent(session=copy, seq=e.seq, message_id=e.message_id, role=e.role, content=e.content, name=e.name,
                      source=e.source, tool_calls=e.tool_calls, tool_call_id=e.tool_call_id)
@@ -207,7 +209,8 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    world_books: Iterable[WorldBook] = UNSET, host: dict[str, Any] = UNSET,
                    current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET,
                    extension_prompts: list[dict[str, Any]] | None = UNSET, world_info_activation: str = UNSET,
-                   card_lore: bool = UNSET, chat_lore: WorldBook | None = UNSET) -> Session:
+                   card_lore: bool = UNSET, chat_lore: WorldBook | None = UNSET,
+                   regex_scripts: Iterable[RegexScript] = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     given = {"name": name, "host": host, "current_input": current_input, "author_note": author_note,
@@ -221,6 +224,8 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
     locked.save()
     if world_books is not UNSET:
         locked.world_books.set(list(world_books))
+    if regex_scripts is not UNSET:
+        locked.regex_scripts.set(list(regex_scripts))
     return locked
 
 

@@ -98,6 +98,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "session": session, "events": events, "editable": editable,
         "event_rows": presenters.event_rows(session, events, editable, editing, edit_errors),
         "world_books": list(session.world_books.all()),
+        "regex_scripts": list(session.regex_scripts.all()),
         "last_seq": events[-1].seq if events else 0,
         "goldens": session.goldens.select_related("revision__strategy"),
         "settings_form": SessionForm(initial=SessionForm.initial_for(session)) if editable else None,

@@ -9,7 +9,7 @@ yes/no answer pages use to show controls, and the raising check every write goes
 
 from __future__ import annotations
 
-from strategies_app.models import Character, Persona, Preset, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.errors import ServiceError, forbidden, not_found
 
 EDIT_STRATEGY = "strategies_app.edit_strategy"
@@ -75,10 +75,11 @@ def revision_for_read(strategy: Strategy, revision: str | None) -> StrategyRevis
     return found
 
 
-RESOURCE_MODELS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook}
+RESOURCE_MODELS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook,
+                   "regex": RegexScript}
 
 
-def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook:
+def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook | RegexScript:
     model = RESOURCE_MODELS.get(kind)
     if model is None:
         raise not_found("resource kind", kind)
@@ -86,3 +87,9 @@ def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook
     if found is None:
         raise not_found(kind, pk)
     return found
+
+
+def regex_script_for_manage(user, pk) -> RegexScript:
+    """A global regex script its user may enable, disable or change (the manage_resources permission)."""
+    require(user, MANAGE_RESOURCES, "manage regex scripts")  # before the lookup: no 404 for who may not manage
+    return resource_for_read("regex", pk)

@@ -11,6 +11,7 @@ from strategies_app.models import (
     Persona,
     Preset,
     PromptEntry,
+    RegexScript,
     ResourceCategory,
     Strategy,
     StrategyRevision,
@@ -127,3 +128,13 @@ class StrategyRevisionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(RegexScript)
+class RegexScriptAdmin(admin.ModelAdmin):
+    """Global regex scripts: `sort_order` is the order sessions run them in (then the name)."""
+
+    list_display = ["name", "find_regex", "sort_order", "disabled", "prompt_only", "owner"]
+    list_editable = ["sort_order", "disabled"]
+    search_fields = ["name", "find_regex"]
+    readonly_fields = ["created_at"]

@@ -201,3 +201,29 @@ class WorldBookEntry(models.Model):
 
     def __str__(self) -> str:
         return self.comment or f"entry {self.entry_fields.get('uid', self.pk)}"
+
+
+class RegexScript(models.Model):
+    """A global SillyTavern regex script (its regex extension's file). The columns are what the studio shows and
+    toggles; `script_fields` holds the rest of the file (id, trimStrings, runOnEdit, substituteRegex, depths, ...)
+    so an export gives the file back. Sessions run the scripts they choose in this model's order: `sort_order` (the
+    order admins give, as SillyTavern's list of global scripts), then the name."""
+
+    name = models.CharField(max_length=200, blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    sort_order = models.PositiveIntegerField(default=0)
+    find_regex = models.TextField()
+    replace_string = models.TextField(blank=True)
+    placement = models.JSONField(default=list, blank=True)
+    disabled = models.BooleanField(default=False)
+    prompt_only = models.BooleanField(default=False)
+    markdown_only = models.BooleanField(default=False)
+    script_fields = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["sort_order", "name", "id"]
+
+    def __str__(self) -> str:
+        return self.name or self.find_regex

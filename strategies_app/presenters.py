@@ -265,3 +265,19 @@ def line_diff(a: list[str], b: list[str], a_name: str, b_name: str) -> list[dict
     return lines
 
 
+
+
+# ---------------------------------------------------------------------------------------------- regex scripts
+
+REGEX_PLACEMENTS = {1: gettext_lazy("User input"), 2: gettext_lazy("AI output"), 3: gettext_lazy("Slash commands"),
+                    5: gettext_lazy("World info"), 6: gettext_lazy("Reasoning")}
+
+
+def regex_script_row(script) -> dict[str, Any]:
+    """One global regex script for the resources page: what it finds, what it writes, where and when it runs."""
+    when = [_("prompt only")] if script.prompt_only else []
+    when += [_("display only")] if script.markdown_only else []
+    return {"script": script, "pk": script.pk, "name": script.name or _("(unnamed)"), "find": script.find_regex,
+            "replace": script.replace_string, "enabled": not script.disabled,
+            "placements": ", ".join(str(REGEX_PLACEMENTS.get(p, p)) for p in script.placement) or "—",
+            "when": ", ".join(when)}

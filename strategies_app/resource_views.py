@@ -3,22 +3,24 @@
 
 from __future__ import annotations
 
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
 from strategies_app import services
-from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, require
-from strategies_app.selectors import resource_rows
+from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, regex_script_for_manage, require
+from strategies_app.presenters import regex_script_row
+from strategies_app.selectors import regex_scripts, resource_rows
 from studio.errors import ServiceError
 from studio.http import MAX_BODY_BYTES, file_content, flag, too_large
 
 KINDS = [("preset", gettext_lazy("Chat-completion preset (JSON, or settings.json)")),
          ("character", gettext_lazy("Character card (JSON or PNG)")),
          ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
-         ("persona", gettext_lazy("Persona (JSON, or settings.json)"))]
+         ("persona", gettext_lazy("Persona (JSON, or settings.json)")),
+         ("regex", gettext_lazy("Regex scripts (JSON: one script, or a list)"))]
 
 
 def _section_words() -> dict[str, tuple[str, str | None]]:
@@ -35,7 +37,22 @@ def resource_list(request):
     return render(request, "resources/list.html", {
         "sections": [{"kind": kind, "title": words[kind][0], "rows": list(rows), "items_label": words[kind][1],
                       "admin_change": f"admin:strategies_app_{kind}_change"} for kind, rows in resource_rows()],
+        "regex_rows": [regex_script_row(s) for s in regex_scripts()],
         "manage": can_manage_resources(request.user), "admin": request.user.is_staff})
+
+
+@require_POST
+def regex_script_toggle(request, pk):
+    """Enable or disable a global regex script (`disabled` = 1 or 0); htmx gets the row back, a form the page."""
+    try:
+        script = regex_script_for_manage(request.user, pk)
+        script = services.regex_script_update(script=script, disabled=flag(request.POST.get("disabled")))
+    except CodedError as error:
+        return render(request, "strategies/refused.html", {"refusal": error.to_json()}, status=error.status)
+    if request.htmx:
+        return render(request, "resources/list.html#regex-row", {
+            "row": regex_script_row(script), "manage": True, "admin": request.user.is_staff})
+    return redirect("resources")
 
 
 def resource_import(request):

@@ -7,7 +7,16 @@ import re
 from django.db.models import BooleanField, Count, ExpressionWrapper, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
-from strategies_app.models import Character, Persona, Preset, PromptEntry, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    PromptEntry,
+    RegexScript,
+    Strategy,
+    StrategyRevision,
+    WorldBook,
+)
 
 
 def strategy_or_404(slug: str) -> Strategy:
@@ -71,7 +80,7 @@ def preset_prompts(preset_id: int | None) -> dict[str, tuple[str, str]]:
 
 def resources_by_kind() -> dict[str, QuerySet]:
     return {"preset": Preset.objects.all(), "character": Character.objects.all(), "persona": Persona.objects.all(),
-            "worldbook": WorldBook.objects.all()}
+            "worldbook": WorldBook.objects.all(), "regex": RegexScript.objects.all()}
 
 
 def resource_rows() -> list[tuple[str, QuerySet]]:
@@ -83,3 +92,8 @@ def resource_rows() -> list[tuple[str, QuerySet]]:
         ("worldbook", WorldBook.objects.select_related("owner").annotate(items=Count("entries"))),
         ("persona", Persona.objects.select_related("owner")),
     ]
+
+
+def regex_scripts() -> QuerySet[RegexScript]:
+    """The global regex scripts in the order sessions run them (sort order, then name)."""
+    return RegexScript.objects.select_related("owner")

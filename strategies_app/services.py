@@ -25,6 +25,7 @@ from strategies_app.models import (
     Persona,
     Preset,
     PromptEntry,
+    RegexScript,
     Strategy,
     StrategyRevision,
     WorldBook,
@@ -224,8 +225,34 @@ def persona_import(*, user, data: Any, name: str | None = None, dry_run: bool = 
     return report
 
 
+@transaction.atomic
+def regex_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+    """A SillyTavern regex script file (one script, or a list) as global scripts, after the existing ones in their
+    order. Each script keeps its own name (`name`, the file name, names the report of a list)."""
+    raws = sillytavern.read_regex_scripts(data)
+    parts = [sillytavern.regex_script_parts(raw) for raw in raws]
+    title = parts[0]["name"] if len(parts) == 1 else (name or "Imported regex scripts")
+    report = ImportReport(kind="regex", name=title or parts[0]["find_regex"], dry_run=dry_run,
+                          creates={"regex_scripts": len(parts)}, items=[p["name"] or p["find_regex"] for p in parts])
+    if dry_run:
+        return report
+    start = (RegexScript.objects.order_by("-sort_order").values_list("sort_order", flat=True).first() or 0) + 1
+    rows = RegexScript.objects.bulk_create(RegexScript(owner=user, sort_order=start + index, **values)
+                                           for index, values in enumerate(parts))
+    report.id = rows[0].pk if len(rows) == 1 else None
+    return report
+
+
+@transaction.atomic
+def regex_script_update(*, script: RegexScript, disabled: bool) -> RegexScript:
+    """Enable or disable a global regex script (its file's `disabled`)."""
+    RegexScript.objects.filter(pk=script.pk).update(disabled=disabled)
+    script.refresh_from_db()
+    return script
+
+
 IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,
-             "persona": persona_import}
+             "persona": persona_import, "regex": regex_import}
 
 
 # ---------------------------------------------------------------------------------------------- editor edits

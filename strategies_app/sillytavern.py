@@ -16,9 +16,10 @@ from typing import Any
 
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
-from assembly.sillytavern.models import Character, Persona, Preset, WorldBook
+from assembly.sillytavern.models import Character, Persona, Preset, RegexScript, WorldBook
 from assembly.sillytavern.png import card_png
 from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.regex_file import SCRIPT_KEYS, import_regex_scripts
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
@@ -214,8 +215,54 @@ def persona_document(row) -> dict[str, Any]:
     return persona_model(row).model_dump()
 
 
+# ---------------------------------------------------------------------------------------------- regex scripts
+
+# file key -> column; the other keys stay in `script_fields`
+REGEX_COLUMNS = {"scriptName": "name", "findRegex": "find_regex", "replaceString": "replace_string",
+                 "placement": "placement", "disabled": "disabled", "promptOnly": "prompt_only",
+                 "markdownOnly": "markdown_only"}
+
+
+def read_regex_scripts(data: Any) -> list[dict[str, Any]]:
+    """A regex script file (one script or a list), each script checked by the engine's strict reader; the file's
+    objects as they came."""
+    import_regex_scripts(data)
+    return [data] if isinstance(data, dict) else list(data)
+
+
+def regex_script_parts(raw: dict[str, Any]) -> dict[str, Any]:
+    """One script object -> RegexScript row values (columns, and the rest in `script_fields`)."""
+    script = import_regex_scripts(raw)[0]
+    if len(script.script_name) > MAX_NAME_CHARS:  # kept as written (not stripped): the export gives it back
+        raise ImportInvalid("scriptName", f"a name of at most {MAX_NAME_CHARS} characters")
+    values = {"name": script.script_name,
+              "find_regex": script.find_regex, "replace_string": script.replace_string,
+              "placement": list(script.placement), "disabled": script.disabled,
+              "prompt_only": script.prompt_only, "markdown_only": script.markdown_only}
+    values["script_fields"] = {k: v for k, v in raw.items() if k not in REGEX_COLUMNS}
+    return values
+
+
+def regex_script_document(row) -> dict[str, Any]:
+    """RegexScript row -> the script's SillyTavern JSON: the keys the file had, in SillyTavern's order, then any
+    others; the columns always (they are what the studio edits)."""
+    columns = {key: getattr(row, column) for key, column in REGEX_COLUMNS.items()}
+    fields = row.script_fields
+    document = {key: columns[key] if key in columns else fields[key]
+                for key in SCRIPT_KEYS if key in columns or key in fields}
+    document.update((k, v) for k, v in fields.items() if k not in document)
+    return document
+
+
+def regex_script_model(row) -> RegexScript:
+    """RegexScript row -> the engine's RegexScript (what a preview runs)."""
+    return import_regex_scripts(regex_script_document(row))[0]
+
+
 def resource_document(kind: str, row) -> dict[str, Any]:
-    """Any stored resource as its SillyTavern JSON (`kind`: preset, character, worldbook, persona)."""
+    """Any stored resource as its SillyTavern JSON (`kind`: preset, character, worldbook, persona, regex)."""
+    if kind == "regex":
+        return regex_script_document(row)
     if kind == "preset":
         return preset_document(row, row.entries.all())
     if kind == "character":

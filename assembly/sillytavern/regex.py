@@ -16,6 +16,7 @@ from assembly.macros import MacroContext, expand_text_macros
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.js_regex import JsRegex, regex_from_string
 from assembly.sillytavern.models import RegexScript
+from assembly.sillytavern.regex_changes import RegexStep
 
 USER_INPUT, AI_OUTPUT, SLASH_COMMAND, WORLD_INFO, REASONING = 1, 2, 3, 5, 6
 _FIELDS = {"scriptName": "script_name", "findRegex": "find_regex", "replaceString": "replace_string",
@@ -115,8 +116,15 @@ def regexed(text: str, placement: int, scripts: Sequence[RegexScript], macros: M
     """SillyTavern's `getRegexedString`: the scripts this call runs, in order, each on the previous one's output.
     A prompt call runs the prompt-only scripts; an unmarked call those with neither prompt-only nor markdown-only.
     With a depth, a script is skipped below its minDepth (a number >= -1) or above its maxDepth (>= 0)."""
+    return regexed_steps(text, placement, scripts, macros, is_prompt=is_prompt, depth=depth)[0]
+
+
+def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], macros: MacroContext, *,
+                  is_prompt: bool = False, depth: int | None = None) -> tuple[str, list[RegexStep]]:
+    """`regexed`, and each script that changed the text with the text before and after it (for the preview)."""
+    steps: list[RegexStep] = []
     if not text:
-        return text
+        return text, steps
     for script in scripts:
         if is_prompt:
             if not script.prompt_only:
@@ -129,8 +137,11 @@ def regexed(text: str, placement: int, scripts: Sequence[RegexScript], macros: M
             if script.max_depth is not None and script.max_depth >= 0 and depth > script.max_depth:
                 continue
         if placement in script.placement:
-            text = run_regex_script(script, text, macros)
-    return text
+            after = run_regex_script(script, text, macros)
+            if after != text:
+                steps.append(RegexStep(script=script.script_name, before=text, after=after))
+            text = after
+    return text, steps
 
 
 def invalid_finds(scripts: Sequence[RegexScript], macros: MacroContext) -> list[dict[str, Any]]:
@@ -141,16 +152,27 @@ def invalid_finds(scripts: Sequence[RegexScript], macros: MacroContext) -> list[
 
 def regexed_chat(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
                  generation_type: str, typed: Sequence[bool] = ()) -> list[str]:
-    """Every chat message as it reaches the prompt (§13.1): a message typed now first gets the user-input scripts of
-    an unmarked call and the macros (what SillyTavern stores); then every message gets the prompt-only scripts of
-    its placement (user input for user messages, AI output otherwise), at its depth: 0 for the newest, counting up
-    toward older ones; with continue everything shifts by one (the continued message is -1)."""
+    """Every chat message as it reaches the prompt (§13.1)."""
+    return [text for text, _ in regexed_chat_steps(chat, scripts, macros, generation_type=generation_type,
+                                                    typed=typed)]
+
+
+def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
+                       generation_type: str, typed: Sequence[bool] = ()) -> list[tuple[str, list[RegexStep]]]:
+    """Every chat message as it reaches the prompt (§13.1), with the scripts that changed it: a message typed now
+    first gets the user-input scripts of an unmarked call and the macros (what SillyTavern stores); then every
+    message gets the prompt-only scripts of its placement (user input for user messages, AI output otherwise), at
+    its depth: 0 for the newest, counting up toward older ones; with continue everything shifts by one (the
+    continued message is -1)."""
     out = []
     shift = 1 if generation_type == "continue" else 0
     for index, (role, content) in enumerate(chat):
         placement = USER_INPUT if role == "user" else AI_OUTPUT
+        steps: list[RegexStep] = []
         if index < len(typed) and typed[index] and role == "user":
-            content = expand_text_macros(regexed(content, USER_INPUT, scripts, macros), macros).text
+            content, steps = regexed_steps(content, USER_INPUT, scripts, macros)
+            content = expand_text_macros(content, macros).text
         depth = len(chat) - 1 - index - shift
-        out.append(regexed(content, placement, scripts, macros, is_prompt=True, depth=depth))
+        content, prompt_steps = regexed_steps(content, placement, scripts, macros, is_prompt=True, depth=depth)
+        out.append((content, steps + prompt_steps))
     return out

@@ -25,7 +25,8 @@ from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budg
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
 from assembly.sillytavern.models import AuthorNote
-from assembly.sillytavern.regex import invalid_finds, regexed_chat, scripts_in_order
+from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
+from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.slots import (
     EmptySlots,
     continue_collection_place,
@@ -167,9 +168,10 @@ def _expanded_injections(resources: Any, user: str, char: str) -> Any:
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None]:
+               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None,
+                                        list[RegexChange]]:
     """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
-    diagnostics of SillyTavern's own steps and its budget report."""
+    diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat."""
     preset, character = resources.preset, resources.character
     kind = normalize_generation_type(generation.type)
     by_id = {n.id: n for n in nodes}
@@ -188,12 +190,14 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         # history is filled (_expanded_chat)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
+    regex_changes: list[RegexChange] = []
     if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
         macros = MacroContext(user=user, char=char)
-        texts = regexed_chat([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
-                             typed=[kind == "normal" and n.module == "input" for n in chat_nodes])
-        for node, text in zip(chat_nodes, texts, strict=True):
+        texts = regexed_chat_steps([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
+                                   typed=[kind == "normal" and n.module == "input" for n in chat_nodes])
+        for node, (text, steps) in zip(chat_nodes, texts, strict=True):
             node.text = text
+            regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
     chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
                               sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
@@ -325,7 +329,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
     messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
-    return messages, order, extras.diagnostics, report
+    return messages, order, extras.diagnostics, report, regex_changes
 
 
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}

@@ -16,6 +16,12 @@ ASSEMBLE = {"strategy": "builtin-native-slots",
 PRESET_FILE = {"prompts": [{"identifier": "main", "content": "x"}]}
 
 
+def _regex_script() -> int:
+    from strategies_app.models import RegexScript
+
+    return RegexScript.objects.create(name="s", find_regex="/a/g", placement=[1]).pk
+
+
 def _draft(world, key):
     strategy = world[key]
     return {"version": strategy.version, "draft": {**strategy.draft, "name": "Renamed"}}
@@ -48,6 +54,12 @@ ROUTES = [
     ("resource list", "get", lambda w: "/api/resources", None, (401, 200, 200, 200)),
     ("resource import", "post", lambda w: "/api/resources/preset/import", lambda w: PRESET_FILE,
      (401, 403, 403, 201)),
+    ("regex script import", "post", lambda w: "/api/resources/regex/import",
+     lambda w: {"scriptName": "s", "findRegex": "/a/g", "placement": [1]}, (401, 403, 403, 201)),
+    ("regex script export", "get", lambda w: f"/api/resources/regex/{_regex_script()}/export", None,
+     (401, 200, 200, 200)),
+    ("regex script toggle", "post", lambda w: f"/resources/regex/{_regex_script()}/toggle/", lambda w: {},
+     (302, 403, 403, 302)),  # a form: anonymous to the login page, admins back to the resources page
     ("resource export", "get", lambda w: f"/api/resources/preset/{w['preset']}/export", None, (401, 200, 200, 200)),
     ("card export png", "get", lambda w: f"/api/resources/character/{w['character']}/export?format=png", None,
      (401, 200, 200, 200)),
