@@ -73,7 +73,7 @@ class DraftPreviews:
 
     def run(self, draft: dict[str, Any]) -> AssemblyResult:
         """The result of `draft`; the engine's refusal raises (again, for a draft already refused)."""
-        key = json.dumps(draft, ensure_ascii=False)
+        key = json.dumps(draft, ensure_ascii=False, sort_keys=True)  # jsonb (PostgreSQL) reorders keys
         if key not in self._runs:
             try:
                 self._runs[key] = assemble(self.request(draft))
@@ -86,7 +86,7 @@ class DraftPreviews:
 
     def shown(self, draft: dict[str, Any]) -> tuple[AssemblyResult | None, dict[str, Any] | None]:
         """(result, refusal JSON) of `draft`: what the editor shows (its presenters read the result)."""
-        key = json.dumps(draft, ensure_ascii=False)
+        key = json.dumps(draft, ensure_ascii=False, sort_keys=True)  # jsonb (PostgreSQL) reorders keys
         if key not in self._shown:
             try:
                 self._shown[key] = self.run(draft), None
