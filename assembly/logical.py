@@ -21,7 +21,7 @@ from assembly.blocks import Block, Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
-from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
+from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
 # The host's own messages (reference A.10.1): they keep their roles and are never placed by hand.
@@ -73,6 +73,7 @@ class _State:
     macro_ctx: MacroContext
     claimed_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     emitted: set[tuple[str, str]] = field(default_factory=set)
+    placed: set[tuple[str, str]] = field(default_factory=set)  # emitted at their own place, not inside a macro
     decisions: list[dict[str, Any]] = field(default_factory=list)
     slots: list[dict[str, Any]] = field(default_factory=list)
     unavailable_reported: set[str] = field(default_factory=set)
@@ -234,6 +235,12 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
         # the first rule of a kind owns the source; text-mode rules only add their own text
         if kind not in state.entries and rule.get("inputMode") != "text":
             state.entries[kind] = entry
+    # The preset and custom text depend on the world book (their world-info slots), so the library resolves the book
+    # for them even when its rule is disabled or absent; the book then still reports its missing slots.
+    book_rule = next((r for r in state.strategy["rules"] if r["kind"] == "worldbook"), None)
+    if (state.placement != "st" and not (book_rule and book_rule["enabled"])
+            and any(r["enabled"] and r["kind"] in ("preset", "custom") for r in state.strategy["rules"])):
+        world_book_slot_diagnostics(ctx)
     # Referenced sources without a rule still resolve (their rule is treated as disabled): a card's description is
     # reachable through the preset's marker even when the strategy has no character row.
     for kind in ("character", "persona"):
@@ -389,9 +396,12 @@ def _rule_for(state: _State, source: str) -> _Entry | None:
 def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, plan: dict[str, list[Node]]) -> None:
     key = _key(block)
     if block.type == "reference":
-        targets = [t for t in _reference_targets_claimed(state, block)]
+        targets = _reference_targets_claimed(state, block)
         slot_id = f"{entry.rule['id']}:{block.id}"
-        duplicate = bool(targets) and all(_key(t) in state.emitted for t in targets)
+        # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
+        # (reference A.9).
+        pointed = _reference_targets(state, block)
+        duplicate = bool(pointed) and all(_key(t) in state.placed for t in pointed)
         state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
                             "group": block.target_group, "emitsText": False, "duplicate": duplicate})
         if duplicate:
@@ -410,6 +420,7 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, 
     if key in state.emitted:
         return
     state.emitted.add(key)
+    state.placed.add(key)
     bucket = entry.rule["id"]
     if block.redirect_source:
         redirect = next((e for e in state.rule_entries if e.rule["kind"] == block.redirect_source), None)

@@ -1,0 +1,121 @@
+"""Rules of dsh-prompt-assembler that its own answers showed (issue 14), each on small data of our own.
+
+Expected values follow the reference's reading (shared/reference/dsh-prompt-assembler.md) and the library's answers.
+"""
+
+from assembly import assemble
+
+
+def rule(kind, **extra):
+    return {"id": extra.pop("id", kind), "kind": kind, **extra}
+
+
+def strategy(rules, *, backend="native", placement="native-roles", layout=None):
+    doc = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "fixture", "placement": placement,
+           "rules": rules}
+    if backend:
+        doc["backend"] = backend
+    if layout:
+        doc["layout"] = layout
+    return doc
+
+
+def text(identifier, role, content, **extra):
+    return {"identifier": identifier, "name": identifier, "role": role, "content": content, "enabled": True, **extra}
+
+
+def marker(identifier, role="system"):
+    return {"identifier": identifier, "name": identifier, "role": role, "content": "", "marker": True,
+            "enabled": True}
+
+
+def lore(uid, content, position, **extra):
+    return {"uid": uid, "comment": uid, "content": content, "position": position, "enabled": True, **extra}
+
+
+def run(doc, prompts=(), *, entries=(), character=None, persona=None, history=("OLD",), inputs=("NOW",),
+        sections=(), contexts=()):
+    resources = {"preset": {"prompts": list(prompts)}}
+    if entries:
+        resources["worldbook"] = {"entries": list(entries), "activation": "all"}
+    if character:
+        resources["character"] = character
+    if persona:
+        resources["persona"] = persona
+    return assemble({
+        "strategy": doc,
+        "resources": resources,
+        "conversation": {
+            "history": [{"id": f"h{i}", "role": "user", "content": t} for i, t in enumerate(history)],
+            "input": [{"id": f"i{i}", "role": "user", "content": t} for i, t in enumerate(inputs)],
+        },
+        "host": {"core_available": True, "official_sections": list(sections), "contexts": list(contexts)},
+    })
+
+
+def codes(result):
+    return sorted(d["code"] for d in result.diagnostics)
+
+
+def texts(result):
+    return [n.text for n in result.nodes if n.text]
+
+
+NATIVE_BASE = [rule("native-system"), rule("preset", role="system"), rule("worldbook", role="system"),
+               rule("history"), rule("input")]
+
+
+# world-book slots (reference A.12) -------------------------------------------------------------------------------
+
+
+def test_slot_positions_outside_slot_layouts_fall_back_quietly():
+    doc = strategy([rule("preset", role="system"), rule("worldbook", role="system"), rule("history"),
+                    rule("input")], backend=None, placement="modules")
+    result = run(doc, [text("lead", "system", "LEAD")], entries=[lore("a", "NOTE-LORE", "before_author_note")])
+    assert "WORLD_BOOK_SLOT_MISSING" not in codes(result)
+    assert "NOTE-LORE" in texts(result)
+
+
+def test_slot_positions_without_their_prompt_are_reported_in_adaptive_placements():
+    result = run(strategy(NATIVE_BASE), [text("lead", "system", "LEAD")],
+                 entries=[lore("a", "EX-LORE", "after_example_messages")])
+    assert codes(result).count("WORLD_BOOK_SLOT_MISSING") == 1
+
+
+def test_a_plain_author_note_prompt_is_the_author_note_anchor():
+    doc = strategy(NATIVE_BASE, placement="native-slots")
+    prompts = [marker("chatHistory"), text("authorNote", "user", "NOTE")]
+    result = run(doc, prompts, entries=[lore("a", "BEFORE-NOTE", "before_author_note"),
+                                        lore("b", "AFTER-NOTE", "after_author_note")])
+    assert "WORLD_BOOK_SLOT_MISSING" not in codes(result)
+    assert texts(result)[-3:] == ["BEFORE-NOTE", "NOTE", "AFTER-NOTE"]
+
+
+def test_a_disabled_book_still_reports_missing_slots_when_the_preset_reads_it():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("worldbook", enabled=False),
+             rule("history"), rule("input")]
+    entries = [lore("a", "EX-LORE", "before_example_messages")]
+    assert codes(run(strategy(rules), [text("lead", "system", "LEAD")], entries=entries)) == [
+        "WORLD_BOOK_SLOT_MISSING"]
+    rules[1]["enabled"] = False  # nothing reads the book any more
+    assert "WORLD_BOOK_SLOT_MISSING" not in codes(run(strategy(rules), [text("lead", "system", "LEAD")],
+                                                      entries=entries))
+
+
+# repeated slots (reference A.9) ----------------------------------------------------------------------------------
+
+
+def test_a_slot_used_twice_expands_once_and_says_so():
+    result = run(strategy(NATIVE_BASE, placement="native-slots"),
+                 [text("frame", "user", "A{{chatHistory}}B{{chatHistory}}C")])
+    assert texts(result) == ["A", "OLD", "NOW", "B", "C"]
+    assert codes(result).count("LAYOUT_DUPLICATE_SLOT") == 2  # {{chatHistory}} is two slots: history and input
+
+
+def test_a_slot_whose_targets_another_source_placed_is_a_repeat():
+    # the preset's marker takes the world info first (slot owners claim first); the custom text's slot comes later
+    rules = NATIVE_BASE[:2] + [rule("custom", id="late", inputMode="text", text="X{{worldInfoAfter}}Y",
+                                    role="system")] + NATIVE_BASE[2:]
+    result = run(strategy(rules), [marker("worldInfoAfter")], entries=[lore("a", "LATE-LORE", "after")])
+    assert codes(result).count("LAYOUT_DUPLICATE_SLOT") == 1
+    assert texts(result).count("LATE-LORE") == 1
