@@ -507,6 +507,8 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
         trust="operator", block=block, field=block.field, position_id=block.position_id, order=block.order,
         lifetime=rule.get("lifetime", "request"), children=children, activation=block.activation,
     )
+    if target_rule is not rule:
+        node.placement_rule_id = target_rule["id"]
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
         node.authored_role = slot.authored_role

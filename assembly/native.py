@@ -37,8 +37,9 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     history_nodes = [n for n in nodes if n.module == "history"]
     input_nodes = [n for n in nodes if n.module == "input"]
 
-
     requested_slots = placement == "native-slots"
+    adaptive = placement in ("native-roles", "native-slots")
+    history_rule = next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1)
     history_slot = any(n.slot_owner for n in history_nodes) or _anchor_slotted(history)
     input_slot = any(n.slot_owner for n in input_nodes) or _anchor_slotted(current)
     slots = requested_slots and (history_slot or input_slot)
@@ -95,7 +96,7 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             node.region, node.delivery = "system", "system"
             groups[0].append(node)
             continue
-        rule = rules.get(node.rule_id, (0, {}))[1]
+        rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
         slot_owned = node.slot_owner is not None or node.source_id in SLOT_OWNERS
         forced = (slots and slot_owned) or node.native_depth_anchor is not None
         if forced:
@@ -120,6 +121,11 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             node.native_placement, node.region, node.delivery = "system", "system", "system"
             groups[0].append(node)
             continue
+        if not adaptive and rule_index < history_rule:
+            # module order: a user text before history can only be a preserved role, and the host has nowhere to
+            # put it (reference A.8 step 7)
+            raise _unsupported("Preserved user-role source content must follow native history.", id=node.id,
+                               ruleId=node.rule_id)
         delivery = "pre-step" if forced else rule.get("delivery") or "context"
         if forced and rule.get("delivery") == "context":
             diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,

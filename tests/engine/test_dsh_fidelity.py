@@ -3,7 +3,7 @@
 Expected values follow the reference's reading (shared/reference/dsh-prompt-assembler.md) and the library's answers.
 """
 
-from assembly import assemble
+from assembly import AssemblyError, assemble
 
 
 def rule(kind, **extra):
@@ -119,3 +119,29 @@ def test_a_slot_whose_targets_another_source_placed_is_a_repeat():
     result = run(strategy(rules), [marker("worldInfoAfter")], entries=[lore("a", "LATE-LORE", "after")])
     assert codes(result).count("LAYOUT_DUPLICATE_SLOT") == 1
     assert texts(result).count("LATE-LORE") == 1
+
+
+# native module order (reference A.8 step 7) ----------------------------------------------------------------------
+
+
+def test_preserved_user_text_before_history_is_refused_in_module_order():
+    rules = [rule("native-system"), rule("worldbook", role="preserve"), rule("history"), rule("input")]
+    doc = strategy(rules, placement="modules")
+    try:
+        run(doc, entries=[lore("a", "USER-LORE", "before", role="user")])
+    except AssemblyError as exc:
+        assert (exc.code, exc.status) == ("ASSEMBLY_NATIVE_UNSUPPORTED", 409)
+        assert "Preserved user-role source content must follow native history." in exc.message
+    else:
+        raise AssertionError("expected a refusal")
+    # the same entry as system text is fine
+    assert "USER-LORE" in texts(run(doc, entries=[lore("a", "USER-LORE", "before", role="system")]))
+
+
+def test_the_jailbreak_takes_the_phi_rule_place_and_delivery_in_module_order():
+    rules = [rule("native-system"), rule("preset", role="system", delivery="pre-step"), rule("history"),
+             rule("input"), rule("phi", role="user", delivery="context")]
+    result = run(strategy(rules, placement="modules"), [text("main", "system", "MAIN"),
+                                                        text("jailbreak", "user", "JB")])
+    jailbreak = next(n for n in result.nodes if n.text == "JB")
+    assert (jailbreak.role, jailbreak.region, jailbreak.delivery) == ("user", "after-input", "context")
