@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy
-from assembly.conversation import check_size, validate_tool_transactions
+from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -181,6 +181,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    validate_system_boundary(nodes)
     validate_tool_transactions(nodes)
     check_size(nodes)
     return nodes

@@ -202,7 +202,19 @@ def _check_host_rule(rule: dict[str, Any], index: int) -> None:
                             "depth)", detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
 
 
+def _check_preset_rule(rule: dict[str, Any], index: int) -> None:
+    """The preset's prompts are read for each request; its source declares no retained snapshots (reference A.10),
+    so a preset rule asking for one is refused before anything resolves."""
+    if rule["enabled"] and rule["kind"] == "preset" and rule.get("lifetime") == "snapshot":
+        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
+                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for preset: lifetime "
+                            "'snapshot' (the preset is read for each request)",
+                            detail={"ruleId": rule["id"], "sourceId": "preset"})
+
+
 def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
+    for index, rule in enumerate(state.strategy["rules"]):
+        _check_preset_rule(rule, index)
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
         if kind in CONTEXT_CONTROL_KINDS:

@@ -145,3 +145,30 @@ def test_the_jailbreak_takes_the_phi_rule_place_and_delivery_in_module_order():
                                                         text("jailbreak", "user", "JB")])
     jailbreak = next(n for n in result.nodes if n.text == "JB")
     assert (jailbreak.role, jailbreak.region, jailbreak.delivery) == ("user", "after-input", "context")
+
+
+# core: the host's system prompt, the preset's lifetime (reference A.9 step 6, A.10) ----------------------------
+
+
+def test_core_refuses_to_put_the_host_system_prompt_after_the_conversation():
+    rules = [rule("preset", role="system"), rule("history"), rule("input"), rule("native-system")]
+    try:
+        run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "MAIN")],
+            sections=[{"name": "head", "text": "OFFICIAL"}])
+    except AssemblyError as exc:
+        assert (exc.code, exc.status) == ("ASSEMBLY_NATIVE_SYSTEM_ORDER", 409)
+    else:
+        raise AssertionError("expected a refusal")
+    # without official text there is no host system message to move
+    run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "MAIN")])
+
+
+def test_a_preset_rule_cannot_be_a_retained_snapshot():
+    rules = [rule("native-system"), rule("preset", role="system", lifetime="snapshot"), rule("history"),
+             rule("input")]
+    try:
+        run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "MAIN")])
+    except AssemblyError as exc:
+        assert "Unsupported rule settings for preset" in exc.message
+    else:
+        raise AssertionError("expected a refusal")
