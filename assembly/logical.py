@@ -147,7 +147,8 @@ def assemble_logical(
         priority=priority, settings=settings, entries={}, rule_entries=[], messages=messages,
         diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
-                               last_user_message=last_user, last_char_message=last_char),
+                               last_user_message=last_user, last_char_message=last_char,
+                               drop_unknown=placement != "st"),
     )
     if host_system_text:
         messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",

@@ -173,9 +173,14 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     if prompt.injection_position == 1:
         depth = prompt.injection_depth if prompt.injection_depth is not None else 0
         order = prompt.injection_order if prompt.injection_order is not None else 100
-        return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
-                      macro_claims=_macro_names(text), extra=(("field_claims", claims),),
-                      **{**common, "position_id": "depth"})]
+        if ctx.placement == "st" or not SLOT_MACRO_RE.search(text):
+            return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
+                          macro_claims=_macro_names(text), extra=(("field_claims", claims),),
+                          **{**common, "position_id": "depth"})]
+        # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
+        pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
+        return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),)) if p.type == "text" else p
+                for p in pieces]
     pieces = split_slot_text(ident, "preset", text, **common)
     if claims or redirect:
         pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]

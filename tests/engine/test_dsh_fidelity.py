@@ -172,3 +172,21 @@ def test_a_preset_rule_cannot_be_a_retained_snapshot():
         assert "Unsupported rule settings for preset" in exc.message
     else:
         raise AssertionError("expected a refusal")
+
+
+# text: slot macros in in-chat prompts, unknown macros (reference A.12) -------------------------------------------
+
+
+def test_slot_macros_split_an_in_chat_prompt_outside_st():
+    rules = [rule("preset", role="system"), rule("worldbook", role="system"), rule("history"), rule("input")]
+    prompts = [text("deep", "system", "TOP{{worldInfoBefore}}BOTTOM", injection_position=1, injection_depth=2)]
+    result = run(strategy(rules, backend="core", placement="modules"), prompts, history=("A", "B"))
+    assert texts(result) == ["A", "TOP", "BOTTOM", "B", "NOW"]
+    assert "UNSUPPORTED_MACRO" not in codes(result)
+
+
+def test_unknown_macros_render_empty_outside_st_and_are_reported():
+    rules = [rule("preset", role="system"), rule("history"), rule("input")]
+    result = run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "A{{nosuch}}B")])
+    assert texts(result)[0] == "AB"
+    assert codes(result) == ["UNSUPPORTED_MACRO"]
