@@ -586,10 +586,8 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
 
 
 def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -> int | None:
-    if state.list_placement and rule.get("depth") is not None:
-        depth = rule["depth"]
-    else:
-        depth = block.depth if block.depth is not None else rule.get("depth")
+    # a listed rule places its blocks: its depth, not the block's (reference A.9)
+    depth = rule.get("depth") if state.list_placement or block.depth is None else block.depth
     if depth is None:
         return None
     setting = state.setting(block)

@@ -261,7 +261,7 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # a disabled field position blanks the field (reference A.12)
         text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
-                            name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
+                            name=f"{character.name} · {name}", reference_only=name in _reference_only_fields(ctx),
                             resource_id=character.name))
     depth_prompt = getattr(character, "depth_prompt", None)
     if depth_prompt is not None and (depth_prompt.prompt or "").strip():
@@ -270,6 +270,13 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
     return blocks
+
+
+def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
+    """The card fields that appear only where something pulls them. Reference A.12: the post-history instructions;
+    the system prompt stands on its own unless a `main` prompt consumes it. Placement st keeps SillyTavern's rule:
+    the card's system prompt only ever replaces `main`."""
+    return ("system", "phi") if ctx.placement == "st" else ("phi",)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:

@@ -180,9 +180,20 @@ def test_a_preset_rule_cannot_be_a_retained_snapshot():
 def test_slot_macros_split_an_in_chat_prompt_outside_st():
     rules = [rule("preset", role="system"), rule("worldbook", role="system"), rule("history"), rule("input")]
     prompts = [text("deep", "system", "TOP{{worldInfoBefore}}BOTTOM", injection_position=1, injection_depth=2)]
-    result = run(strategy(rules, backend="core", placement="modules"), prompts, history=("A", "B"))
-    assert texts(result) == ["A", "TOP", "BOTTOM", "B", "NOW"]
+    result = run(strategy(rules, backend="core", placement="modules"), prompts, entries=[lore("a", "LORE", "before")],
+                 history=("A", "B"))
+    # module order: the listed book keeps its own place, and the preset's rule (no depth) places the pieces
+    assert texts(result) == ["TOP", "BOTTOM", "LORE", "A", "B", "NOW"]
     assert "UNSUPPORTED_MACRO" not in codes(result)
+
+
+def test_module_order_places_blocks_at_the_rule_depth_not_their_own():
+    rules = [rule("worldbook", role="system"), rule("history"), rule("input")]
+    entries = [lore("a", "DEEP", "at_depth", depth=1)]
+    doc = strategy(rules, backend="core", placement="modules")
+    assert texts(run(doc, entries=entries, history=("A", "B"))) == ["DEEP", "A", "B", "NOW"]
+    rules[0]["depth"] = 2
+    assert texts(run(doc, entries=entries, history=("A", "B"))) == ["A", "DEEP", "B", "NOW"]
 
 
 def test_unknown_macros_render_empty_outside_st_and_are_reported():
@@ -190,3 +201,13 @@ def test_unknown_macros_render_empty_outside_st_and_are_reported():
     result = run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "A{{nosuch}}B")])
     assert texts(result)[0] == "AB"
     assert codes(result) == ["UNSUPPORTED_MACRO"]
+
+
+def test_the_card_system_prompt_stands_on_its_own_unless_main_consumes_it():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("character", role="system"),
+             rule("history"), rule("input")]
+    card = {"name": "Card", "description": "DESC", "system_prompt": "CARD-SYSTEM"}
+    alone = run(strategy(rules), [text("lead", "system", "LEAD")], character=card)
+    assert texts(alone)[:3] == ["LEAD", "DESC", "CARD-SYSTEM"]
+    consumed = run(strategy(rules), [text("main", "system", "MAIN")], character=card)
+    assert texts(consumed).count("CARD-SYSTEM") == 1 and "MAIN" not in texts(consumed)
