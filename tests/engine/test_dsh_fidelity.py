@@ -211,3 +211,12 @@ def test_the_card_system_prompt_stands_on_its_own_unless_main_consumes_it():
     assert texts(alone)[:3] == ["LEAD", "DESC", "CARD-SYSTEM"]
     consumed = run(strategy(rules), [text("main", "system", "MAIN")], character=card)
     assert texts(consumed).count("CARD-SYSTEM") == 1 and "MAIN" not in texts(consumed)
+
+
+def test_a_pulled_block_takes_its_role_from_the_rule_that_places_it():
+    # the phi rule (preserve) pulls the card's post-history instructions: they keep their own role, system
+    rules = [rule("character", role="user"), rule("history"), rule("input"), rule("phi")]
+    card = {"name": "Card", "description": "DESC", "post_history_instructions": "AFTER-ALL"}
+    result = run(strategy(rules, backend="core", placement="modules"), character=card)
+    assert [(n.text, n.role) for n in result.nodes if n.text in ("DESC", "AFTER-ALL")] == [
+        ("DESC", "user"), ("AFTER-ALL", "system")]
