@@ -385,7 +385,10 @@ def _macro_allowed(state: _State, target: Block) -> bool:
     if not state.position_enabled(target) or state.user_placed(target) or state.prefer_source(target):
         return False
     entry = state.entries.get(target.source)
-    listed = entry is not None and entry.rule["enabled"] and not entry.rule["id"].startswith("reference-")
+    own_rule = entry is not None and not entry.rule["id"].startswith("reference-")
+    # In list placement a listed source keeps its text to its own row; outside st that holds for a disabled row too
+    # (reference A.9: "listed in list mode").
+    listed = own_rule and (entry.rule["enabled"] or state.placement != "st")
     return not (state.list_placement and listed)
 
 
@@ -548,7 +551,10 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
     children: list[dict[str, Any]] = []
     for name in block.macro_claims:
         target = _macro_target(state, name)
-        allowed = target is not None and state.claimed_by.get(_key(target)) == _key(block)
+        # Outside st every macro of an allowed target expands, even where another block claimed it first (the
+        # claim only keeps the target from standing on its own, reference A.9).
+        allowed = target is not None and (state.claimed_by.get(_key(target)) == _key(block) or (
+            state.placement != "st" and _macro_allowed(state, target)))
         replacement = target.text if allowed and target is not None else ""
         if allowed and target is not None:
             state.emitted.add(_key(target))

@@ -220,3 +220,27 @@ def test_a_pulled_block_takes_its_role_from_the_rule_that_places_it():
     result = run(strategy(rules, backend="core", placement="modules"), character=card)
     assert [(n.text, n.role) for n in result.nodes if n.text in ("DESC", "AFTER-ALL")] == [
         ("DESC", "user"), ("AFTER-ALL", "system")]
+
+
+# resource macros and markers (reference A.9, A.12) ---------------------------------------------------------------
+
+
+def test_a_macro_expands_wherever_it_is_written_even_after_a_marker_took_the_block():
+    rules = NATIVE_BASE[:2] + [rule("persona", role="system"),
+                               rule("custom", id="note", inputMode="text", text="<{{persona}}>", role="system")]
+    rules += NATIVE_BASE[2:]
+    result = run(strategy(rules), [marker("personaDescription")], persona={"name": "P", "description": "ME"})
+    assert texts(result)[:2] == ["ME", "<ME>"]
+
+
+def test_module_order_gives_no_macro_text_from_a_listed_source_even_disabled():
+    rules = [rule("persona", enabled=False), rule("preset", role="system"), rule("history"), rule("input")]
+    result = run(strategy(rules, backend="core", placement="modules"), [text("main", "system", "[{{persona}}]")],
+                 persona={"name": "P", "description": "ME"})
+    assert texts(result)[0] == "[]"
+
+
+def test_a_persona_marker_pulls_the_persona_although_its_rule_is_off():
+    rules = NATIVE_BASE[:2] + [rule("persona", enabled=False)] + NATIVE_BASE[2:]
+    result = run(strategy(rules), [marker("personaDescription")], persona={"name": "P", "description": "ME"})
+    assert "ME" in texts(result)
