@@ -154,7 +154,7 @@ def _logical(run: _Run) -> LogicalResult:
     req = run.req
     logical = assemble_logical(
         run.strategy, run.resources, run.history, run.inputs, names=run.names,
-        host_system_text=run.host_text if run.backend == "core" else "",
+        host_system_text=run.host_text,
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type,

@@ -150,6 +150,8 @@ def assemble_logical(
                                last_user_message=last_user, last_char_message=last_char,
                                drop_unknown=placement != "st"),
     )
+    if "assembler-native-system" in messages:
+        host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
     if host_system_text:
         messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
                                                "content": host_system_text, "source": {"kind": "system-prompt"}}

@@ -244,3 +244,11 @@ def test_a_persona_marker_pulls_the_persona_although_its_rule_is_off():
     rules = NATIVE_BASE[:2] + [rule("persona", enabled=False)] + NATIVE_BASE[2:]
     result = run(strategy(rules), [marker("personaDescription")], persona={"name": "P", "description": "ME"})
     assert "ME" in texts(result)
+
+
+def test_official_sections_stand_at_the_native_system_rule_place():
+    rules = [rule("custom", id="first", inputMode="text", text="FIRST", role="system"), rule("native-system"),
+             rule("preset", role="system"), rule("history"), rule("input")]
+    result = run(strategy(rules, placement="modules"), [text("main", "system", "MAIN")],
+                 sections=[{"name": "head", "text": "OFFICIAL"}])
+    assert result.request.messages[0].content == "FIRST\n\nOFFICIAL\n\nMAIN"
