@@ -35,7 +35,7 @@ class LogicalResult:
     position_decisions: list[dict[str, Any]]
     slots: list[dict[str, Any]]
     adaptive: bool
-    rules: list[dict[str, Any]]
+    rules: list[dict[str, Any]]  # every rule of the strategy, in order, disabled ones and controls included
     outlet_blocks: list[dict[str, Any]]
     world_info: Any = None
 
@@ -173,7 +173,7 @@ def assemble_logical(
     _check_native_once(state, nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
-        adaptive=adaptive, rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
+        adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
         world_info=ctx.world_info,
     )
 

@@ -262,32 +262,46 @@ def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: d
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]) -> list[dict]:
-    """Reference A.9 placementControls: per rule, how much of its output a slot owns and how much moves freely."""
-    by_rule: dict[str, list[Node]] = {}
-    slotted_by_source: dict[str, list[Node]] = {}
+    """Reference A.9 placementControls: per rule of the strategy (disabled ones and control rows too), how many of
+    its text blocks a slot owner holds (in a slot, as a macro, as a replaced field, or at a depth boundary) and how
+    many stand on their own."""
+    owned: dict[str, int] = {}
+    independent: dict[str, int] = {}
+    source_rule = {}
+    for rule in rules:
+        if rule.get("inputMode") != "text":
+            source_rule.setdefault(rule["kind"], rule["id"])
+    host_system = False
     for node in nodes:
-        if node.message is None and node.text.strip():
-            by_rule.setdefault(node.rule_id, []).append(node)
-            if node.slot_owner_rule_id is not None:
-                slotted_by_source.setdefault(node.source_id, []).append(node)
+        if node.module == "native-system" and node.message is not None:
+            host_system = True
+        if node.message is not None or not node.text.strip():
+            continue
+        held = node.slot_owner in slot_owners or node.native_depth_anchor is not None
+        tally = owned if held else independent
+        tally[node.rule_id] = tally.get(node.rule_id, 0) + 1
+        puller = node.slot_owner_rule_id
+        if not held and puller is not None and puller != node.rule_id:  # a free reference's text is its rule's too
+            independent[puller] = independent.get(puller, 0) + 1
+        if node.source_id in slot_owners:
+            for child in node.children:  # the blocks its macros and replaced fields took in
+                target = source_rule.get(child.get("source"))
+                if target is not None:
+                    owned[target] = owned.get(target, 0) + 1
     controls = []
     for rule in rules:
-        kind = rule["kind"]
+        kind, rule_id = rule["kind"], rule["id"]
         if kind in CONTEXT_CONTROL_KINDS:
-            continue
-        if kind in ("history", "input"):
-            controls.append({"rule_id": rule["id"], "control": "native", "owned": 0, "independent": 0})
-            continue
-        own = by_rule.get(rule["id"], [])
-        seen = {id(n) for n in own}
-        mine = own + [n for n in slotted_by_source.get(kind, []) if id(n) not in seen]
-        if kind in slot_owners:
-            owned = sum(1 for n in mine if n.source_id == kind)
-            controls.append({"rule_id": rule["id"], "control": "preset" if owned else "empty", "owned": owned,
-                             "independent": 0})
-            continue
-        owned = sum(1 for n in mine if n.slot_id is not None or n.native_depth_anchor is not None)
-        independent = len(mine) - owned
-        control = "empty" if not mine else "mixed" if owned and independent else "preset" if owned else "independent"
-        controls.append({"rule_id": rule["id"], "control": control, "owned": owned, "independent": independent})
+            control = "empty"
+        elif kind in ("history", "input"):
+            control = "native"
+        elif kind == "native-system":  # the official sections, when they produce text
+            control = "independent" if rule["enabled"] and host_system else "empty"
+        elif kind in slot_owners:  # a slot owner's rule is a preset control while it takes part
+            control = "preset" if rule["enabled"] else "empty"
+        else:
+            mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0)
+            control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
+        controls.append({"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+                         "independent": independent.get(rule_id, 0)})
     return controls

@@ -252,3 +252,22 @@ def test_official_sections_stand_at_the_native_system_rule_place():
     result = run(strategy(rules, placement="modules"), [text("main", "system", "MAIN")],
                  sections=[{"name": "head", "text": "OFFICIAL"}])
     assert result.request.messages[0].content == "FIRST\n\nOFFICIAL\n\nMAIN"
+
+
+# placement controls (reference A.9 item 8) -----------------------------------------------------------------------
+
+
+def test_placement_controls_list_every_rule_and_count_what_a_slot_owner_holds():
+    rules = [rule("dsh.runtime-context", id="context"), rule("native-system"), rule("preset", role="system"),
+             rule("persona", enabled=False), rule("character", role="system"), rule("history"), rule("input"),
+             rule("phi", role="user", delivery="pre-step")]
+    card = {"name": "Card", "description": "DESC", "personality": "MOOD"}
+    result = run(strategy(rules, placement="native-slots"), [text("main", "system", "A {{personality}} B"),
+                                                             marker("chatHistory"), marker("charDescription")],
+                 character=card, sections=[{"name": "head", "text": "OFFICIAL"}])
+    assert [(c["rule_id"], c["control"]) for c in result.placement_controls] == [
+        ("context", "empty"), ("native-system", "independent"), ("preset", "preset"),
+        ("persona", "empty"), ("character", "preset"), ("history", "native"), ("input", "native"),
+        ("phi", "empty")]
+    without_sections = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
+    assert dict((c["rule_id"], c["control"]) for c in without_sections.placement_controls)["native-system"] == "empty"
