@@ -588,8 +588,8 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
         return block.role or "system"
     owns_slots = block.source in SLOT_OWNERS
     if state.adaptive and (owns_slots or slot is not None):
-        if slot is not None:
-            return slot.authored_role if block.source in ("character", "persona") else block.role or slot.authored_role
+        if slot is not None:  # a pulled block takes its slot's role (reference A.9 role resolution, step 3)
+            return slot.authored_role
         return block.role or "system"
     if target_rule["role"] == "preserve":
         return block.role or "system"

@@ -271,3 +271,11 @@ def test_placement_controls_list_every_rule_and_count_what_a_slot_owner_holds():
         ("phi", "empty")]
     without_sections = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
     assert dict((c["rule_id"], c["control"]) for c in without_sections.placement_controls)["native-system"] == "empty"
+
+
+def test_in_native_slots_lore_a_slot_pulls_takes_the_slot_role_and_place():
+    prompts = [marker("chatHistory"), text("after", "user", "AFTER"), marker("worldInfoAfter", role="user")]
+    result = run(strategy(NATIVE_BASE, placement="native-slots"), prompts,
+                 entries=[lore("a", "LORE", "after", role="system")])
+    assert [(n.text, n.role, n.region) for n in result.nodes if n.text in ("AFTER", "LORE")] == [
+        ("AFTER", "user", "after-input"), ("LORE", "user", "after-input")]
