@@ -40,8 +40,8 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     requested_slots = placement == "native-slots"
     adaptive = placement in ("native-roles", "native-slots")
     history_rule = next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1)
-    history_slot = any(n.slot_owner for n in history_nodes) or _anchor_slotted(history)
-    input_slot = any(n.slot_owner for n in input_nodes) or _anchor_slotted(current)
+    history_slot = any(n.slot_owner in SLOT_OWNERS for n in history_nodes) or _anchor_slotted(history)
+    input_slot = any(n.slot_owner in SLOT_OWNERS for n in input_nodes) or _anchor_slotted(current)
     slots = requested_slots and (history_slot or input_slot)
     if requested_slots and not slots:
         diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
@@ -97,7 +97,7 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             groups[0].append(node)
             continue
         rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
-        slot_owned = node.slot_owner is not None or node.source_id in SLOT_OWNERS
+        slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
         forced = (slots and slot_owned) or node.native_depth_anchor is not None
         if forced:
             if node.native_depth_anchor:
@@ -161,13 +161,13 @@ def _anchor(nodes: list[Node], module: str) -> Node:
 
 
 def _anchor_slotted(node: Node) -> bool:
-    return node.slot_owner is not None
+    return node.slot_owner in SLOT_OWNERS
 
 
 def _anchor_index(order: list[Node], rules: dict[str, tuple[int, dict]], module: str) -> int:
     rule_index = next((i for i, r in rules.values() if r["kind"] == module), len(rules))
     for position, node in enumerate(order):
-        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner is None:
+        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner not in SLOT_OWNERS:
             return position
     return len(order)
 
@@ -183,7 +183,7 @@ def _slot_spine(order: list[Node], strategy: dict[str, Any], history: Node, curr
     rule_index = {r["id"]: i for i, r in enumerate(strategy["rules"])}
 
     def slot_owned(node: Node) -> bool:
-        return node.slot_owner is not None or node.source_id in SLOT_OWNERS or node in (history, current)
+        return node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS or node in (history, current)
 
     spine = [n for n in order if slot_owned(n)]
     independent = [n for n in order if not slot_owned(n)]

@@ -300,8 +300,9 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         elif kind in slot_owners:  # a slot owner's rule is a preset control while it takes part
             control = "preset" if rule["enabled"] else "empty"
         else:
-            mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0)
+            # a disabled rule places nothing itself: only what a slot owner holds of its source counts
+            mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
         controls.append({"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
-                         "independent": independent.get(rule_id, 0)})
+                         "independent": independent.get(rule_id, 0) if rule["enabled"] else 0})
     return controls

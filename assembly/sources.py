@@ -404,8 +404,9 @@ def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block
 
 
 def phi_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    # outside st the phi rule reads the card's instructions even when the character rule is off
     blocks = [Block(id="phi", source="phi", type="reference", target_source="character", target_fields=("phi",),
-                    lock=False, name="Post-history instructions")]
+                    lock=False, name="Post-history instructions", honor_enabled=ctx.placement == "st")]
     if rule.get("text"):
         blocks.append(Block(id="additional-phi", source="phi", type="text", text=rule["text"],
                             name=rule.get("name") or "Additional post-history instructions",

@@ -279,3 +279,22 @@ def test_in_native_slots_lore_a_slot_pulls_takes_the_slot_role_and_place():
                  entries=[lore("a", "LORE", "after", role="system")])
     assert [(n.text, n.role, n.region) for n in result.nodes if n.text in ("AFTER", "LORE")] == [
         ("AFTER", "user", "after-input"), ("LORE", "user", "after-input")]
+
+
+def test_the_phi_rule_reads_the_card_even_when_the_character_rule_is_off():
+    rules = [rule("native-system"), rule("character", enabled=False), rule("history"), rule("input"), rule("phi")]
+    card = {"name": "Card", "description": "DESC", "post_history_instructions": "LAST"}
+    result = run(strategy(rules), character=card)
+    assert "LAST" in texts(result) and "DESC" not in texts(result)
+    controls = {c["rule_id"]: c["control"] for c in result.placement_controls}
+    assert (controls["character"], controls["phi"]) == ("empty", "independent")
+
+
+def test_only_a_slot_owner_makes_a_slot_in_native_slots():
+    # the phi reference is no slot owner: what it pulls is independent and keeps the card's place and role
+    rules = [rule("native-system"), rule("preset", role="system"), rule("character", role="system"),
+             rule("history"), rule("input"), rule("phi")]
+    card = {"name": "Card", "description": "DESC", "post_history_instructions": "LAST"}
+    result = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
+    last = next(n for n in result.nodes if n.text == "LAST")
+    assert (last.role, last.region) == ("system", "system")
