@@ -521,7 +521,7 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
     role = _resolve_role(state, block, rule, target_rule, slot)
     original_role = block.role or (rule["role"] if rule.get("inputMode") == "text" and rule["role"] != "preserve"
                                    else "system")
-    depth = _select_depth(state, block, rule, slot)
+    depth = _select_depth(state, block, target_rule if block.redirect_source else rule, slot)  # jailbreak: phi
     node = Node(
         id=f"{rule['id']}:{block.id}", rule_id=rule["id"], module=rule["kind"] if block.source == rule["kind"]
         else block.source, name=block.name or block.id, role=role, original_role=original_role, text=text,

@@ -176,11 +176,11 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
         if ctx.placement == "st" or not SLOT_MACRO_RE.search(text):
             return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
                           macro_claims=_macro_names(text), extra=(("field_claims", claims),),
-                          **{**common, "position_id": "depth"})]
+                          redirect_source=redirect, **{**common, "position_id": "depth"})]
         # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
         pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
-        return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),)) if p.type == "text" else p
-                for p in pieces]
+        return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
+                if p.type == "text" else p for p in pieces]
     pieces = split_slot_text(ident, "preset", text, **common)
     if claims or redirect:
         pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]

@@ -298,3 +298,12 @@ def test_only_a_slot_owner_makes_a_slot_in_native_slots():
     result = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
     last = next(n for n in result.nodes if n.text == "LAST")
     assert (last.role, last.region) == ("system", "system")
+
+
+def test_an_in_chat_jailbreak_takes_the_phi_rule_depth_and_role_in_module_order():
+    rules = [rule("preset", role="system"), rule("history"), rule("input"), rule("phi", role="system", depth=1)]
+    prompts = [text("main", "system", "MAIN"), text("jailbreak", "user", "JB", injection_position=1,
+                                                  injection_depth=0)]
+    result = run(strategy(rules, backend="core", placement="modules"), prompts, history=("A",))
+    assert [(n.text, n.role) for n in result.nodes] == [("MAIN", "system"), ("A", "user"), ("JB", "system"),
+                                                          ("NOW", "user")]
