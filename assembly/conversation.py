@@ -70,6 +70,17 @@ def _transaction_ends(natives: list[Node]) -> list[int | None]:
     return ends
 
 
+def check_native_once(nodes: list[Node]) -> None:
+    """Every enabled conversation message appears exactly once (reference A.9 step 6)."""
+    seen: set[str] = set()
+    for node in nodes:
+        if node.message is not None:
+            if node.message["id"] in seen:
+                raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
+                                    f"once: {node.message['id']} appears twice")
+            seen.add(node.message["id"])
+
+
 def validate_system_boundary(nodes: list[Node]) -> None:
     """The host's system prompt heads the conversation; an order that puts conversation messages before it moves
     them across a system update (reference A.9 step 6)."""

@@ -19,8 +19,10 @@ from typing import Any
 
 from assembly.blocks import Block, Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
+from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
+from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
@@ -170,7 +172,7 @@ def assemble_logical(
     _claim(state, roots)
     plan = _emit(state, roots)
     nodes = _concatenate(state, plan)
-    _check_native_once(state, nodes)
+    check_native_once(nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
         adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
@@ -190,34 +192,8 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 # 1. sources -------------------------------------------------------------------------------------------------------
 
 
-
-def _check_host_rule(rule: dict[str, Any], index: int) -> None:
-    """Reference A.10.1: the host's own messages keep their roles, live for the request and have no depth, so a rule
-    asking otherwise is refused instead of being ignored."""
-    asked = [f"{name} {rule.get(name)!r}" for name, allowed in (("role", "preserve"), ("lifetime", "request"))
-             if rule.get(name) not in (None, allowed)]
-    if rule.get("depth") is not None:
-        asked.append(f"depth {rule['depth']!r}")
-    if asked:
-        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
-                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for {rule['kind']}: "
-                            f"{', '.join(asked)} (the host's messages keep role preserve, lifetime request and no "
-                            "depth)", detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
-
-
-def _check_preset_rule(rule: dict[str, Any], index: int) -> None:
-    """The preset's prompts are read for each request; its source declares no retained snapshots (reference A.10),
-    so a preset rule asking for one is refused before anything resolves."""
-    if rule["enabled"] and rule["kind"] == "preset" and rule.get("lifetime") == "snapshot":
-        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
-                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for preset: lifetime "
-                            "'snapshot' (the preset is read for each request)",
-                            detail={"ruleId": rule["id"], "sourceId": "preset"})
-
-
 def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
-    for index, rule in enumerate(state.strategy["rules"]):
-        _check_preset_rule(rule, index)
+    check_preset_rules(state.strategy["rules"])
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
         if kind in CONTEXT_CONTROL_KINDS:
@@ -235,27 +211,17 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
             continue
         entry = _Entry(rule=rule, index=index, blocks=blocks)
         if rule["enabled"] and kind in HOST_KINDS:
-            _check_host_rule(rule, index)
+            check_host_rule(rule, index)
         if rule["enabled"]:
             owner = state.entries.get(kind)
             if (owner is not None and owner.rule["enabled"] and kind not in TEXT_RULE_KINDS
                     and rule.get("inputMode") != "text"):
-                # Reference A.10: one source, one rule (text rules: as many as the designer writes); a second
-                # would silently emit nothing.
-                raise AssemblyError("ASSEMBLY_DUPLICATE_SOURCE_RULE",
-                                    f"rules[{index}] ({rule['id']}): a second enabled rule for the source {kind!r} "
-                                    f"(the first is {owner.rule['id']!r})",
-                                    detail={"ruleId": rule["id"], "sourceId": kind})
+                refuse_second_rule(rule, index, owner.rule)
             state.rule_entries.append(entry)
         # the first rule of a kind owns the source; text-mode rules only add their own text
         if kind not in state.entries and rule.get("inputMode") != "text":
             state.entries[kind] = entry
-    # The preset and custom text depend on the world book (their world-info slots), so the library resolves the book
-    # for them even when its rule is disabled or absent; the book then still reports its missing slots.
-    book_rule = next((r for r in state.strategy["rules"] if r["kind"] == "worldbook"), None)
-    if (state.placement != "st" and not (book_rule and book_rule["enabled"])
-            and any(r["enabled"] and r["kind"] in ("preset", "custom") for r in state.strategy["rules"])):
-        world_book_slot_diagnostics(ctx)
+    world_book_slot_diagnostics(ctx)
     # Referenced sources without a rule still resolve (their rule is treated as disabled): a card's description is
     # reachable through the preset's marker even when the strategy has no character row.
     for kind in ("character", "persona"):
@@ -341,10 +307,26 @@ def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
     if slot_first:
         passes = [[r for r in roots if r[1].source in SLOT_OWNERS], [r for r in roots if r[1].source not in SLOT_OWNERS]]
     for group in passes:
+        if state.placement != "st":
+            # within a pass, explicit claims (macros, a replaced card field) go before any reference (A.9)
+            for _entry, block in group:
+                if _key(block) not in state.claimed_by:
+                    _claim_explicit(state, block)
         for _entry, block in group:
             if _key(block) in state.claimed_by:
                 continue
             _claim_from(state, block, set())
+
+
+def _claim_explicit(state: _State, block: Block) -> None:
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
+            state.claimed_by[_key(target)] = _key(block)
+    for field_name in dict(block.extra).get("field_claims", ()):
+        target = _macro_target_field(state, "character", field_name)
+        if target is not None and _key(target) not in state.claimed_by:
+            state.claimed_by[_key(target)] = _key(block)
 
 
 def _macro_target(state: _State, name: str) -> Block | None:
@@ -407,10 +389,6 @@ def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[No
     return plan
 
 
-def _rule_for(state: _State, source: str) -> _Entry | None:
-    return state.entries.get(source)
-
-
 def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, plan: dict[str, list[Node]]) -> None:
     key = _key(block)
     if block.type == "reference":
@@ -432,7 +410,7 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, 
         for target in targets:
             if _key(target) in state.emitted:
                 continue
-            target_entry = _rule_for(state, target.source) or entry
+            target_entry = state.entries.get(target.source) or entry
             _emit_block(state, target_entry, target, inner, plan)
         return
     if key in state.emitted:
@@ -616,13 +594,3 @@ def _concatenate(state: _State, plan: dict[str, list[Node]]) -> list[Node]:
     for entry in state.rule_entries:
         nodes.extend(plan.get(entry.rule["id"], ()))
     return nodes
-
-
-def _check_native_once(state: _State, nodes: list[Node]) -> None:
-    seen: set[str] = set()
-    for node in nodes:
-        if node.message is not None:
-            if node.message["id"] in seen:
-                raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
-                                    f"once: {node.message['id']} appears twice")
-            seen.add(node.message["id"])

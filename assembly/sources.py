@@ -320,8 +320,13 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
 
 
 def world_book_slot_diagnostics(ctx: SourceContext) -> None:
-    """A disabled world-book rule still reports the entries whose slot is missing: the library's loader reads the
-    book before any rule decides whether it is used."""
+    """The preset and custom text depend on the world book (their world-info slots), so the book is read for them
+    even when its own rule is disabled or absent, and still reports the entries whose slot is missing. Not in st."""
+    rules = ctx.strategy["rules"]
+    book_rule = next((r for r in rules if r["kind"] == "worldbook"), None)
+    if (ctx.placement == "st" or (book_rule is not None and book_rule["enabled"])
+            or not any(r["enabled"] and r["kind"] in ("preset", "custom") for r in rules)):
+        return
     book = ctx.resources.worldbook
     if book is None or book.activation == "keywords":
         return

@@ -307,3 +307,13 @@ def test_an_in_chat_jailbreak_takes_the_phi_rule_depth_and_role_in_module_order(
     result = run(strategy(rules, backend="core", placement="modules"), prompts, history=("A",))
     assert [(n.text, n.role) for n in result.nodes] == [("MAIN", "system"), ("A", "user"), ("JB", "system"),
                                                           ("NOW", "user")]
+
+
+def test_a_jailbreak_that_takes_the_card_instructions_keeps_them_from_the_phi_rule():
+    # the phi rule comes first, yet the jailbreak's explicit claim on the card field goes before its reference
+    rules = [rule("phi"), rule("preset", role="system"), rule("character", role="system"), rule("history"),
+             rule("input")]
+    card = {"name": "Card", "description": "DESC", "post_history_instructions": "CARD-{{original}}"}
+    result = run(strategy(rules, backend="core", placement="modules"), [text("jailbreak", "system", "JB")],
+                 character=card)
+    assert texts(result).count("CARD-JB") == 1 and not any(t.startswith("CARD-{{") for t in texts(result))
