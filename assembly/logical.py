@@ -493,8 +493,8 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
     target_rule = rule
     if block.redirect_source:
         target_rule = next((e.rule for e in state.rule_entries if e.rule["kind"] == block.redirect_source), rule)
-    elif slot is not None and state.placement != "st":
-        # a pulled block takes its role from the rule that places it, the slot owner's (reference A.9)
+    elif slot is not None and state.placement != "st" and block.source in ("character", "persona"):
+        # a card or persona field a marker (or the phi rule) pulls uses the puller's rule: role and delivery
         target_rule = next((e.rule for e in state.rule_entries if e.rule["id"] == slot.owner_rule_id), rule)
     role = _resolve_role(state, block, rule, target_rule, slot)
     original_role = block.role or (rule["role"] if rule.get("inputMode") == "text" and rule["role"] != "preserve"

@@ -317,3 +317,13 @@ def test_a_jailbreak_that_takes_the_card_instructions_keeps_them_from_the_phi_ru
     result = run(strategy(rules, backend="core", placement="modules"), [text("jailbreak", "system", "JB")],
                  character=card)
     assert texts(result).count("CARD-JB") == 1 and not any(t.startswith("CARD-{{") for t in texts(result))
+
+
+def test_lore_in_a_preset_slot_keeps_its_own_rule_delivery_a_card_field_takes_the_marker_rule():
+    rules = [rule("native-system"), rule("preset", role="user", delivery="pre-step"), rule("character", role="user"),
+             rule("history"), rule("input"), rule("worldbook", role="user", delivery="context")]
+    prompts = [text("lead", "user", "A{{worldInfoAfter}}B"), marker("scenario", role="user"), marker("chatHistory")]
+    result = run(strategy(rules), prompts, entries=[lore("a", "LORE", "after", role="user")],
+                 character={"name": "Card", "scenario": "PLACE"})
+    got = {n.text: (n.region, n.delivery) for n in result.nodes if n.text in ("LORE", "PLACE")}
+    assert got == {"LORE": ("after-input", "context"), "PLACE": ("before-input", "pre-step")}
