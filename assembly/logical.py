@@ -564,9 +564,9 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
         return "system"
     if state.placement == "native-roles" and block.source == "worldbook":
         return block.role or "system"
-    owns_slots = block.source in SLOT_OWNERS
-    if state.adaptive and (owns_slots or slot is not None):
-        if slot is not None:  # a pulled block takes its slot's role (reference A.9 role resolution, step 3)
+    owner_slot = slot is not None and slot.owner in SLOT_OWNERS
+    if state.adaptive and (block.source in SLOT_OWNERS or owner_slot):
+        if owner_slot:  # a block a slot owner pulls takes the slot's role (reference A.9 role resolution, step 3)
             return slot.authored_role
         return block.role or "system"
     if target_rule["role"] == "preserve":

@@ -199,7 +199,7 @@ def _slot_spine(order: list[Node], strategy: dict[str, Any], history: Node, curr
             if first is not None:
                 anchors.append((index, first))
     for node in independent:
-        own = rule_index.get(node.rule_id, len(rule_index))
+        own = rule_index.get(node.placement_rule_id or node.rule_id, len(rule_index))
         anchor = next((n for i, n in anchors if i > own), None)
         if anchor is None:
             spine.append(node)

@@ -327,3 +327,12 @@ def test_lore_in_a_preset_slot_keeps_its_own_rule_delivery_a_card_field_takes_th
                  character={"name": "Card", "scenario": "PLACE"})
     got = {n.text: (n.region, n.delivery) for n in result.nodes if n.text in ("LORE", "PLACE")}
     assert got == {"LORE": ("after-input", "context"), "PLACE": ("before-input", "pre-step")}
+
+
+def test_in_native_slots_what_the_phi_rule_pulls_takes_the_phi_rule_role_and_place():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("character", role="system"),
+             rule("history"), rule("input"), rule("phi", role="user")]
+    card = {"name": "Card", "description": "DESC", "post_history_instructions": "LAST"}
+    result = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
+    last = next(n for n in result.nodes if n.text == "LAST")
+    assert (last.role, last.region, last.delivery) == ("user", "after-input", "context")
