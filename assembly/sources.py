@@ -214,9 +214,12 @@ def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     if ident in CHARACTER_MARKERS:
         return [Block(id=ident, type="reference", target_source="character",
                       target_fields=(CHARACTER_MARKERS[ident],), honor_enabled=False, **base)]
-    if ident in PERSONA_MARKERS:  # outside st the marker pulls the persona even when its rule is off
-        return [Block(id=ident, type="reference", target_source="persona", honor_enabled=ctx.placement == "st",
-                      **base)]
+    if ident in PERSONA_MARKERS:
+        if ctx.placement == "st":
+            return [Block(id=ident, type="reference", target_source="persona", **base)]
+        # like a card marker: it pulls the persona with its own rule off, and from a listed persona in module order
+        return [Block(id=ident, type="reference", target_source="persona", target_fields=("persona",),
+                      honor_enabled=False, **base)]
     if ident in AUTHOR_NOTE_MARKERS:
         return [Block(id=ident, type="text", text="", anchor=True, **base)]
     if ident == "chatHistory":

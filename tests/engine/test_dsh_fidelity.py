@@ -336,3 +336,13 @@ def test_in_native_slots_what_the_phi_rule_pulls_takes_the_phi_rule_role_and_pla
     result = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
     last = next(n for n in result.nodes if n.text == "LAST")
     assert (last.role, last.region, last.delivery) == ("user", "after-input", "context")
+
+
+def test_a_persona_marker_pulls_a_listed_persona_in_module_order():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("history"), rule("input"),
+             rule("persona", role="user", delivery="context")]
+    result = run(strategy(rules, placement="modules"), [text("main", "system", "MAIN"),
+                                                        marker("personaDescription")],
+                 persona={"name": "P", "description": "ME"})
+    me = next(n for n in result.nodes if n.text == "ME")
+    assert (me.role, me.region) == ("system", "system")
