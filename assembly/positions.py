@@ -68,7 +68,9 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
             continue
         moving = {id(n) for n in movable}
         rest = [n for n in nodes if id(n) not in moving]
-        index = _target_index(rest, setting, stored, layout, diagnostics)
+        index = _target_index(rest, setting, stored, layout, diagnostics, strategy.get("backend") == "native")
+        if index is None:  # native: nothing later to go before, so the rows stay where they are
+            index = sum(1 for n in nodes[:nodes.index(movable[0])] if id(n) not in moving)
         nodes = rest[:index] + movable + rest[index:]
         for node in movable:
             node.position_decision = "user"
@@ -79,7 +81,7 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
 
 
 def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], layout: dict[str, Any],
-                  diagnostics: list[dict[str, Any]]) -> int:
+                  diagnostics: list[dict[str, Any]], native: bool = False) -> int | None:
     anchor = setting.get("anchor")
     if isinstance(anchor, dict):
         target = f"{anchor['sourceId']}#{anchor['positionId']}"
@@ -91,10 +93,10 @@ def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], 
         if layout.get("fallback") == "error":
             raise AssemblyError("POSITION_ANCHOR_MISSING", f"layout.positions[{_setting_key(setting)}]: anchor "
                                 f"{target} has no output in this request", status=409, detail={"anchor": anchor})
-    if anchor == "end":
+    if anchor == "end" and not native:  # "the end" is a core / logical order's; native regions keep their order
         return len(rest)
     later = set(stored[stored.index(_setting_key(setting)) + 1 :])
-    return next((i for i, n in enumerate(rest) if row_key(n) in later), len(rest))
+    return next((i for i, n in enumerate(rest) if row_key(n) in later), None if native else len(rest))
 
 
 def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:

@@ -346,3 +346,18 @@ def test_a_persona_marker_pulls_a_listed_persona_in_module_order():
                  persona={"name": "P", "description": "ME"})
     me = next(n for n in result.nodes if n.text == "ME")
     assert (me.role, me.region) == ("system", "system")
+
+
+def test_a_manual_end_anchor_does_not_move_a_native_row():
+    # reference A.10.2: "anchor end" is the end of a core / logical order; native regions keep their order
+    rules = [rule("native-system"), rule("character", role="system"), rule("persona", role="system"),
+             rule("history"), rule("input")]
+    layout = {"version": 1, "source": "manual", "identity": "preserve", "fallback": "source-order", "overrides": [],
+              "positions": [{"sourceId": "character", "positionId": "description", "enabled": True,
+                             "placement": "list", "anchor": "end"}]}
+    result = run(strategy(rules, placement="modules", layout=layout), character={"name": "C", "description": "DESC"},
+                 persona={"name": "P", "description": "ME"})
+    assert texts(result)[:2] == ["DESC", "ME"]
+    core = run(strategy(rules[1:], backend="core", placement="modules", layout=layout),
+               character={"name": "C", "description": "DESC"}, persona={"name": "P", "description": "ME"})
+    assert texts(core)[-1] == "DESC"
