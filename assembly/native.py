@@ -24,8 +24,10 @@ def _unsupported(message: str, **detail: Any) -> AssemblyError:
     return AssemblyError("ASSEMBLY_NATIVE_UNSUPPORTED", message, status=409, detail=detail)
 
 
-def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
-    """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change."""
+def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
+                   emitted: list[Node] | None = None) -> list[Node]:
+    """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change.
+    `emitted` is the logical order before resource anchors and manual positions moved anything."""
     placement = strategy.get("placement")
     layout = strategy.get("layout") or {}
     rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
@@ -46,26 +48,11 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     if requested_slots and not slots:
         diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
 
-    # Work on a sequence where history and input are single anchors; they expand again at the end.
-    order: list[Node] = []
-    seen_history = seen_input = False
-    for node in nodes:
-        if node.module == "history":
-            if not seen_history:
-                order.append(history)
-                seen_history = True
-            continue
-        if node.module == "input":
-            if not seen_input:
-                order.append(current)
-                seen_input = True
-            continue
-        order.append(node)
-    if not seen_history:
-        order.insert(_anchor_index(order, rules, "history"), history)
-    if not seen_input:
-        order.insert(_anchor_index(order, rules, "input") if seen_history else len(order), current)
-    authored = [n.id for n in order]
+    order = _anchored(nodes, history, current, rules)
+    # Placement changes are counted against the emitted order; with identity `position` the resource and manual
+    # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
+    before = emitted if emitted is not None and layout.get("identity") == "position" else nodes
+    authored = [n.id for n in (order if before is nodes else _anchored(before, history, current, rules))]
 
     if slots:
         order = _slot_spine(order, strategy, history, current)
@@ -152,6 +139,30 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             diagnostics.append({"code": "NATIVE_PLACEMENT_ADJUSTED", "id": node.id, "name": node.name,
                                 "role": node.role, "placement": node.region})
     return final
+
+
+def _anchored(nodes: list[Node], history: Node, current: Node, rules: dict[str, tuple[int, dict]]) -> list[Node]:
+    """The order with history and input as single anchors (they expand again at the end); an empty one is placed
+    at its rule."""
+    order: list[Node] = []
+    seen_history = seen_input = False
+    for node in nodes:
+        if node.module == "history":
+            if not seen_history:
+                order.append(history)
+                seen_history = True
+            continue
+        if node.module == "input":
+            if not seen_input:
+                order.append(current)
+                seen_input = True
+            continue
+        order.append(node)
+    if not seen_history:
+        order.insert(_anchor_index(order, rules, "history"), history)
+    if not seen_input:
+        order.insert(_anchor_index(order, rules, "input") if seen_history else len(order), current)
+    return order
 
 
 def _anchor(nodes: list[Node], module: str) -> Node:

@@ -361,3 +361,12 @@ def test_a_manual_end_anchor_does_not_move_a_native_row():
     core = run(strategy(rules[1:], backend="core", placement="modules", layout=layout),
                character={"name": "C", "description": "DESC"}, persona={"name": "P", "description": "ME"})
     assert texts(core)[-1] == "DESC"
+
+
+def test_a_resource_anchor_move_counts_as_a_placement_change_with_identity_position():
+    # builtin-native-slots: world info "before" goes before the card (resource stage), which the projection reports
+    result = run("builtin-native-slots", [], entries=[lore("a", "LORE", "before", role="system")],
+                 character={"name": "C", "description": "DESC"})
+    assert texts(result)[:2] == ["LORE", "DESC"]
+    moved = [d["id"] for d in result.diagnostics if d["code"] == "NATIVE_PLACEMENT_ADJUSTED"]
+    assert any("description" in i for i in moved) and any(i.endswith("a") for i in moved)
