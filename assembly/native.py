@@ -85,11 +85,12 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             continue
         rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
         slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
-        forced = (slots and slot_owned) or node.native_depth_anchor is not None
+        manual = layout.get("identity") == "position" and node.position_decision == "user"
+        forced = (slots and slot_owned) or node.native_depth_anchor is not None or manual
         if forced:
             if node.native_depth_anchor:
                 target = "system" if node.native_depth_anchor == "before-history" else "user"
-            elif history_slot:
+            elif history_slot or manual:
                 target = "system" if index < history_index else "user"
             else:
                 target = "user" if index > input_index else node.role

@@ -68,7 +68,9 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
             continue
         moving = {id(n) for n in movable}
         rest = [n for n in nodes if id(n) not in moving]
-        index = _target_index(rest, setting, stored, layout, diagnostics, strategy.get("backend") == "native")
+        # native regions, unless identity `position` sorts inside the projection, in a logical order (A.8.1 step 7)
+        regions = strategy.get("backend") == "native" and layout.get("identity") != "position"
+        index = _target_index(rest, setting, stored, layout, diagnostics, regions)
         if index is None:  # native: nothing later to go before, so the rows stay where they are
             index = sum(1 for n in nodes[:nodes.index(movable[0])] if id(n) not in moving)
         nodes = rest[:index] + movable + rest[index:]

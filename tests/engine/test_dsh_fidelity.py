@@ -370,3 +370,17 @@ def test_a_resource_anchor_move_counts_as_a_placement_change_with_identity_posit
     assert texts(result)[:2] == ["LORE", "DESC"]
     moved = [d["id"] for d in result.diagnostics if d["code"] == "NATIVE_PLACEMENT_ADJUSTED"]
     assert any("description" in i for i in moved) and any(i.endswith("a") for i in moved)
+
+
+def test_with_identity_position_a_manual_row_sorts_in_the_logical_order_and_adapts():
+    # no later row and no anchor: the row goes to the end, after the input, so it becomes a user pre-step message
+    rules = [rule("native-system"), rule("preset", role="system"), rule("worldbook", role="system", delivery="context"),
+             rule("history"), rule("input")]
+    layout = {"version": 1, "source": "preset-slots", "identity": "position", "fallback": "source-order",
+              "overrides": [], "positions": [{"sourceId": "worldbook", "positionId": "after", "enabled": True,
+                                              "placement": "list"}]}
+    result = run(strategy(rules, placement="native-slots", layout=layout), [marker("chatHistory")],
+                 entries=[lore("a", "LORE", "after", role="system")])
+    lore_node = next(n for n in result.nodes if n.text == "LORE")
+    assert (lore_node.role, lore_node.region, lore_node.delivery) == ("user", "after-input", "pre-step")
+    assert {"NATIVE_ROLE_ADJUSTED", "NATIVE_DELIVERY_ADJUSTED"} <= set(codes(result))
