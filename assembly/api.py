@@ -172,8 +172,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     strategy, diagnostics = run.strategy, logical.diagnostics
     if run.backend == "native":
         nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
-        nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics,
-                               emitted=logical.nodes)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes)
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
     else:
         nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,

@@ -13,6 +13,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
+from assembly.positions import apply_manual_positions
 from assembly.sources import SLOT_OWNERS
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
@@ -27,7 +28,8 @@ def _unsupported(message: str, **detail: Any) -> AssemblyError:
 def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
                    emitted: list[Node] | None = None) -> list[Node]:
     """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change.
-    `emitted` is the logical order before resource anchors and manual positions moved anything."""
+    Manual position rows are applied here (before the projection, or inside it with identity `position`); `emitted`
+    is the logical order before resource anchors moved anything."""
     placement = strategy.get("placement")
     layout = strategy.get("layout") or {}
     rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
@@ -48,10 +50,13 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     if requested_slots and not slots:
         diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
 
+    sorting = layout.get("identity") == "position"
+    if not sorting:
+        nodes = apply_manual_positions(nodes, strategy, diagnostics)
     order = _anchored(nodes, history, current, rules)
     # Placement changes are counted against the emitted order; with identity `position` the resource and manual
     # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
-    before = emitted if emitted is not None and layout.get("identity") == "position" else nodes
+    before = emitted if emitted is not None and sorting else nodes
     authored = [n.id for n in (order if before is nodes else _anchored(before, history, current, rules))]
 
     if slots:
@@ -68,6 +73,8 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
                 order.insert(0, history)
     if requested_slots:
         order = _depth_boundary(order, history, diagnostics)
+    if sorting:  # identity `position`: manual rows sort inside the projection, after the spine (A.8.1 step 7)
+        order = apply_manual_positions(order, strategy, diagnostics)
 
     history_index = order.index(history)
     input_index = order.index(current)
@@ -85,7 +92,7 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             continue
         rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
         slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
-        manual = layout.get("identity") == "position" and node.position_decision == "user"
+        manual = sorting and node.position_decision == "user"
         forced = (slots and slot_owned) or node.native_depth_anchor is not None or manual
         if forced:
             if node.native_depth_anchor:
