@@ -63,7 +63,9 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
     stored = [_setting_key(s) for s in rows]
     for setting in _manual_order(settings):
         key = _setting_key(setting)
-        movable = [n for n in nodes if row_key(n) == key and n.message is None and n.lock_reason != "depth"]
+        # retained snapshots stay where their records are (reference A.10.2 step 2), outside st
+        movable = [n for n in nodes if row_key(n) == key and n.message is None and n.lock_reason != "depth"
+                   and not (n.lifetime == "snapshot" and strategy.get("placement") != "st")]
         if not movable:
             continue
         moving = {id(n) for n in movable}

@@ -384,3 +384,14 @@ def test_with_identity_position_a_manual_row_sorts_in_the_logical_order_and_adap
     lore_node = next(n for n in result.nodes if n.text == "LORE")
     assert (lore_node.role, lore_node.region, lore_node.delivery) == ("user", "after-input", "pre-step")
     assert {"NATIVE_ROLE_ADJUSTED", "NATIVE_DELIVERY_ADJUSTED"} <= set(codes(result))
+
+
+def test_a_manual_row_does_not_move_retained_snapshots():
+    rules = [rule("preset", role="system"), rule("worldbook", role="system", lifetime="snapshot"), rule("history"),
+             rule("input")]
+    layout = {"version": 1, "source": "manual", "identity": "position", "fallback": "source-order", "overrides": [],
+              "positions": [{"sourceId": "worldbook", "positionId": "before", "enabled": True, "placement": "list",
+                             "anchor": "end"}]}
+    result = run(strategy(rules, backend="core", placement="modules", layout=layout), [text("main", "system", "M")],
+                 entries=[lore("a", "KEPT", "before", role="system")])
+    assert texts(result)[:2] == ["M", "KEPT"]
