@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy
-from assembly.conversation import check_size, validate_tool_transactions
+from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -163,7 +163,7 @@ def _logical(run: _Run) -> LogicalResult:
     req = run.req
     logical = assemble_logical(
         run.strategy, run.resources, run.history, run.inputs, names=run.names,
-        host_system_text=run.host_text if run.backend == "core" else "",
+        host_system_text=run.host_text,
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
@@ -182,7 +182,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     strategy, diagnostics = run.strategy, logical.diagnostics
     if run.backend == "native":
         nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
-        nodes = native_regions(apply_manual_positions(nodes, strategy, diagnostics), strategy, diagnostics)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes)
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
     else:
         nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,
@@ -193,6 +193,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
         fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
+    validate_system_boundary(nodes)
     validate_tool_transactions(nodes)
     check_size(nodes)
     return nodes

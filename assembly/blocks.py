@@ -83,6 +83,7 @@ class Node:
     activation: str | None = None
     request_index: int | None = None
     original_slot_id: str | None = None
+    placement_rule_id: str | None = None  # the rule whose place and delivery it takes (jailbreak -> phi), if not its own
 
     @property
     def native(self) -> bool:

@@ -70,6 +70,30 @@ def _transaction_ends(natives: list[Node]) -> list[int | None]:
     return ends
 
 
+def check_native_once(nodes: list[Node]) -> None:
+    """Every enabled conversation message appears exactly once (reference A.9 step 6)."""
+    seen: set[str] = set()
+    for node in nodes:
+        if node.message is not None:
+            if node.message["id"] in seen:
+                raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
+                                    f"once: {node.message['id']} appears twice")
+            seen.add(node.message["id"])
+
+
+def validate_system_boundary(nodes: list[Node]) -> None:
+    """The host's system prompt heads the conversation; an order that puts conversation messages before it moves
+    them across a system update (reference A.9 step 6)."""
+    for node in nodes:
+        if node.module == "native-system" and node.message is not None:
+            return
+        if node.message is not None and node.module in ("history", "input"):
+            if any(n.module == "native-system" and n.message is not None for n in nodes):
+                raise AssemblyError("ASSEMBLY_NATIVE_SYSTEM_ORDER",
+                                    "This layout moves native messages across a system update boundary", status=409)
+            return
+
+
 def validate_tool_transactions(nodes: list[Node]) -> None:
     """A tool call and its results are one transaction: nothing may come between them."""
     pending: dict[str, str] = {}

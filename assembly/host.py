@@ -137,9 +137,14 @@ def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[Requ
 
 
 def native_system_text(nodes: list[Node], host_text: str, native_system_enabled: bool) -> str:
-    sections = [host_text] if native_system_enabled and host_text else []
-    sections.extend(n.text for n in nodes if n.region == "system" and n.module != "native-system")
-    return "\n\n".join(sections)
+    """The official sections stand where the native-system rule's node stands among the system texts (reference
+    A.8 step 7); without that node they head the surface."""
+    system = [n for n in nodes if n.region == "system"]
+    if not any(n.module == "native-system" for n in system):
+        sections = [host_text] if native_system_enabled and host_text else []
+        return "\n\n".join(sections + [n.text for n in system])
+    return "\n\n".join(host_text if n.module == "native-system" else n.text for n in system
+                         if n.module != "native-system" or (native_system_enabled and host_text))
 
 
 def native_request(

@@ -19,9 +19,11 @@ from typing import Any
 
 from assembly.blocks import Block, Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
+from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
-from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block
+from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
+from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
 # The host's own messages (reference A.10.1): they keep their roles and are never placed by hand.
@@ -35,7 +37,7 @@ class LogicalResult:
     position_decisions: list[dict[str, Any]]
     slots: list[dict[str, Any]]
     adaptive: bool
-    rules: list[dict[str, Any]]
+    rules: list[dict[str, Any]]  # every rule of the strategy, in order, disabled ones and controls included
     outlet_blocks: list[dict[str, Any]]
     world_info: Any = None
 
@@ -73,6 +75,7 @@ class _State:
     macro_ctx: MacroContext
     claimed_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     emitted: set[tuple[str, str]] = field(default_factory=set)
+    placed: set[tuple[str, str]] = field(default_factory=set)  # emitted at their own place, not inside a macro
     decisions: list[dict[str, Any]] = field(default_factory=list)
     slots: list[dict[str, Any]] = field(default_factory=list)
     unavailable_reported: set[str] = field(default_factory=set)
@@ -148,8 +151,11 @@ def assemble_logical(
         priority=priority, settings=settings, entries={}, rule_entries=[], messages=messages,
         diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
-                               last_user_message=last_user, last_char_message=last_char),
+                               last_user_message=last_user, last_char_message=last_char,
+                               drop_unknown=placement != "st"),
     )
+    if "assembler-native-system" in messages:
+        host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
     if host_system_text:
         messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
                                                "content": host_system_text, "source": {"kind": "system-prompt"}}
@@ -169,10 +175,10 @@ def assemble_logical(
     _claim(state, roots)
     plan = _emit(state, roots)
     nodes = _concatenate(state, plan)
-    _check_native_once(state, nodes)
+    check_native_once(nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
-        adaptive=adaptive, rules=[e.rule for e in state.rule_entries], outlet_blocks=_outlet_blocks(state),
+        adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
         world_info=ctx.world_info,
     )
 
@@ -189,22 +195,8 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 # 1. sources -------------------------------------------------------------------------------------------------------
 
 
-
-def _check_host_rule(rule: dict[str, Any], index: int) -> None:
-    """Reference A.10.1: the host's own messages keep their roles, live for the request and have no depth, so a rule
-    asking otherwise is refused instead of being ignored."""
-    asked = [f"{name} {rule.get(name)!r}" for name, allowed in (("role", "preserve"), ("lifetime", "request"))
-             if rule.get(name) not in (None, allowed)]
-    if rule.get("depth") is not None:
-        asked.append(f"depth {rule['depth']!r}")
-    if asked:
-        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
-                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for {rule['kind']}: "
-                            f"{', '.join(asked)} (the host's messages keep role preserve, lifetime request and no "
-                            "depth)", detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
-
-
 def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
+    check_preset_rules(state.strategy["rules"])
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
         if kind in CONTEXT_CONTROL_KINDS:
@@ -222,21 +214,17 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
             continue
         entry = _Entry(rule=rule, index=index, blocks=blocks)
         if rule["enabled"] and kind in HOST_KINDS:
-            _check_host_rule(rule, index)
+            check_host_rule(rule, index)
         if rule["enabled"]:
             owner = state.entries.get(kind)
             if (owner is not None and owner.rule["enabled"] and kind not in TEXT_RULE_KINDS
                     and rule.get("inputMode") != "text"):
-                # Reference A.10: one source, one rule (text rules: as many as the designer writes); a second
-                # would silently emit nothing.
-                raise AssemblyError("ASSEMBLY_DUPLICATE_SOURCE_RULE",
-                                    f"rules[{index}] ({rule['id']}): a second enabled rule for the source {kind!r} "
-                                    f"(the first is {owner.rule['id']!r})",
-                                    detail={"ruleId": rule["id"], "sourceId": kind})
+                refuse_second_rule(rule, index, owner.rule)
             state.rule_entries.append(entry)
         # the first rule of a kind owns the source; text-mode rules only add their own text
         if kind not in state.entries and rule.get("inputMode") != "text":
             state.entries[kind] = entry
+    world_book_slot_diagnostics(ctx)
     # Referenced sources without a rule still resolve (their rule is treated as disabled): a card's description is
     # reachable through the preset's marker even when the strategy has no character row.
     for kind in ("character", "persona"):
@@ -322,10 +310,26 @@ def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
     if slot_first:
         passes = [[r for r in roots if r[1].source in SLOT_OWNERS], [r for r in roots if r[1].source not in SLOT_OWNERS]]
     for group in passes:
+        if state.placement != "st":
+            # within a pass, explicit claims (macros, a replaced card field) go before any reference (A.9)
+            for _entry, block in group:
+                if _key(block) not in state.claimed_by:
+                    _claim_explicit(state, block)
         for _entry, block in group:
             if _key(block) in state.claimed_by:
                 continue
             _claim_from(state, block, set())
+
+
+def _claim_explicit(state: _State, block: Block) -> None:
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
+            state.claimed_by[_key(target)] = _key(block)
+    for field_name in dict(block.extra).get("field_claims", ()):
+        target = _macro_target_field(state, "character", field_name)
+        if target is not None and _key(target) not in state.claimed_by:
+            state.claimed_by[_key(target)] = _key(block)
 
 
 def _macro_target(state: _State, name: str) -> Block | None:
@@ -368,7 +372,10 @@ def _macro_allowed(state: _State, target: Block) -> bool:
     if not state.position_enabled(target) or state.user_placed(target) or state.prefer_source(target):
         return False
     entry = state.entries.get(target.source)
-    listed = entry is not None and entry.rule["enabled"] and not entry.rule["id"].startswith("reference-")
+    own_rule = entry is not None and not entry.rule["id"].startswith("reference-")
+    # In list placement a listed source keeps its text to its own row; outside st that holds for a disabled row too
+    # (reference A.9: "listed in list mode").
+    listed = own_rule and (entry.rule["enabled"] or state.placement != "st")
     return not (state.list_placement and listed)
 
 
@@ -385,16 +392,15 @@ def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[No
     return plan
 
 
-def _rule_for(state: _State, source: str) -> _Entry | None:
-    return state.entries.get(source)
-
-
 def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, plan: dict[str, list[Node]]) -> None:
     key = _key(block)
     if block.type == "reference":
-        targets = [t for t in _reference_targets_claimed(state, block)]
+        targets = _reference_targets_claimed(state, block)
         slot_id = f"{entry.rule['id']}:{block.id}"
-        duplicate = bool(targets) and all(_key(t) in state.emitted for t in targets)
+        # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
+        # (reference A.9).
+        pointed = _reference_targets(state, block)
+        duplicate = bool(pointed) and all(_key(t) in state.placed for t in pointed)
         state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
                             "group": block.target_group, "emitsText": False, "duplicate": duplicate})
         if duplicate:
@@ -407,12 +413,13 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, 
         for target in targets:
             if _key(target) in state.emitted:
                 continue
-            target_entry = _rule_for(state, target.source) or entry
+            target_entry = state.entries.get(target.source) or entry
             _emit_block(state, target_entry, target, inner, plan)
         return
     if key in state.emitted:
         return
     state.emitted.add(key)
+    state.placed.add(key)
     bucket = entry.rule["id"]
     if block.redirect_source:
         redirect = next((e for e in state.rule_entries if e.rule["kind"] == block.redirect_source), None)
@@ -489,16 +496,21 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
     target_rule = rule
     if block.redirect_source:
         target_rule = next((e.rule for e in state.rule_entries if e.rule["kind"] == block.redirect_source), rule)
+    elif slot is not None and state.placement != "st" and block.source in ("character", "persona"):
+        # a card or persona field a marker (or the phi rule) pulls uses the puller's rule: role and delivery
+        target_rule = next((e.rule for e in state.rule_entries if e.rule["id"] == slot.owner_rule_id), rule)
     role = _resolve_role(state, block, rule, target_rule, slot)
     original_role = block.role or (rule["role"] if rule.get("inputMode") == "text" and rule["role"] != "preserve"
                                    else "system")
-    depth = _select_depth(state, block, rule, slot)
+    depth = _select_depth(state, block, target_rule if block.redirect_source else rule, slot)  # jailbreak: phi
     node = Node(
         id=f"{rule['id']}:{block.id}", rule_id=rule["id"], module=rule["kind"] if block.source == rule["kind"]
         else block.source, name=block.name or block.id, role=role, original_role=original_role, text=text,
         trust="operator", block=block, field=block.field, position_id=block.position_id, order=block.order,
         lifetime=rule.get("lifetime", "request"), children=children, activation=block.activation,
     )
+    if target_rule is not rule:
+        node.placement_rule_id = target_rule["id"]
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
         node.authored_role = slot.authored_role
@@ -522,7 +534,10 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
     children: list[dict[str, Any]] = []
     for name in block.macro_claims:
         target = _macro_target(state, name)
-        allowed = target is not None and state.claimed_by.get(_key(target)) == _key(block)
+        # Outside st every macro of an allowed target expands, even where another block claimed it first (the
+        # claim only keeps the target from standing on its own, reference A.9).
+        allowed = target is not None and (state.claimed_by.get(_key(target)) == _key(block) or (
+            state.placement != "st" and _macro_allowed(state, target)))
         replacement = target.text if allowed and target is not None else ""
         if allowed and target is not None:
             state.emitted.add(_key(target))
@@ -552,10 +567,10 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
         return "system"
     if state.placement == "native-roles" and block.source == "worldbook":
         return block.role or "system"
-    owns_slots = block.source in SLOT_OWNERS
-    if state.adaptive and (owns_slots or slot is not None):
-        if slot is not None:
-            return slot.authored_role if block.source in ("character", "persona") else block.role or slot.authored_role
+    owner_slot = slot is not None and slot.owner in SLOT_OWNERS
+    if state.adaptive and (block.source in SLOT_OWNERS or owner_slot):
+        if owner_slot:  # a block a slot owner pulls takes the slot's role (reference A.9 role resolution, step 3)
+            return slot.authored_role
         return block.role or "system"
     if target_rule["role"] == "preserve":
         return block.role or "system"
@@ -563,10 +578,8 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
 
 
 def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -> int | None:
-    if state.list_placement and rule.get("depth") is not None:
-        depth = rule["depth"]
-    else:
-        depth = block.depth if block.depth is not None else rule.get("depth")
+    # a listed rule places its blocks: its depth, not the block's (reference A.9)
+    depth = rule.get("depth") if state.list_placement or block.depth is None else block.depth
     if depth is None:
         return None
     setting = state.setting(block)
@@ -584,13 +597,3 @@ def _concatenate(state: _State, plan: dict[str, list[Node]]) -> list[Node]:
     for entry in state.rule_entries:
         nodes.extend(plan.get(entry.rule["id"], ()))
     return nodes
-
-
-def _check_native_once(state: _State, nodes: list[Node]) -> None:
-    seen: set[str] = set()
-    for node in nodes:
-        if node.message is not None:
-            if node.message["id"] in seen:
-                raise AssemblyError("ASSEMBLY_INVALID", "Assembly must include each enabled native message exactly "
-                                    f"once: {node.message['id']} appears twice")
-            seen.add(node.message["id"])

@@ -5,8 +5,8 @@ prompt into pieces and are handled by the sources; resource macros (`{{descripti
 block's text in and claim it. This module expands what is left: names, variables, dice, comments and `{{trim}}`.
 
 Evaluation is deterministic so a preview is reproducible: `{{random::a::b}}` takes the first choice, `{{roll NdM}}`
-takes the middle face of each die. Anything unknown stays in the text as written and is reported as
-`UNSUPPORTED_MACRO`, never silently removed.
+takes the middle face of each die. Anything unknown is reported as `UNSUPPORTED_MACRO`; placement `st` keeps it in
+the text as written, the other placements render it as empty text (as dsh-prompt-assembler does).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class MacroContext:
     last_user_message: str = ""
     last_char_message: str = ""
     variables: dict[str, str] = field(default_factory=dict)
+    drop_unknown: bool = False  # outside placement st an unknown macro renders as empty text (still reported)
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
         if low == "trim":
             return match.group(0)  # handled after all other macros, see below
         unsupported.append(name)
-        return match.group(0)
+        return "" if ctx.drop_unknown else match.group(0)
 
     expanded = _MACRO_RE.sub(replace, text)
     expanded = _TRIM_RE.sub("", expanded)

@@ -13,6 +13,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
+from assembly.positions import apply_manual_positions
 from assembly.results import RuntimeContextControl, build_trusted
 from assembly.sources import SLOT_OWNERS
 
@@ -25,8 +26,11 @@ def _unsupported(message: str, **detail: Any) -> AssemblyError:
     return AssemblyError("ASSEMBLY_NATIVE_UNSUPPORTED", message, status=409, detail=detail)
 
 
-def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
-    """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change."""
+def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
+                   emitted: list[Node] | None = None) -> list[Node]:
+    """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change.
+    Manual position rows are applied here (before the projection, or inside it with identity `position`); `emitted`
+    is the logical order before resource anchors moved anything."""
     placement = strategy.get("placement")
     layout = strategy.get("layout") or {}
     rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
@@ -38,34 +42,23 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     history_nodes = [n for n in nodes if n.module == "history"]
     input_nodes = [n for n in nodes if n.module == "input"]
 
-
     requested_slots = placement == "native-slots"
-    history_slot = any(n.slot_owner for n in history_nodes) or _anchor_slotted(history)
-    input_slot = any(n.slot_owner for n in input_nodes) or _anchor_slotted(current)
+    adaptive = placement in ("native-roles", "native-slots")
+    history_rule = next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1)
+    history_slot = any(n.slot_owner in SLOT_OWNERS for n in history_nodes) or _anchor_slotted(history)
+    input_slot = any(n.slot_owner in SLOT_OWNERS for n in input_nodes) or _anchor_slotted(current)
     slots = requested_slots and (history_slot or input_slot)
     if requested_slots and not slots:
         diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
 
-    # Work on a sequence where history and input are single anchors; they expand again at the end.
-    order: list[Node] = []
-    seen_history = seen_input = False
-    for node in nodes:
-        if node.module == "history":
-            if not seen_history:
-                order.append(history)
-                seen_history = True
-            continue
-        if node.module == "input":
-            if not seen_input:
-                order.append(current)
-                seen_input = True
-            continue
-        order.append(node)
-    if not seen_history:
-        order.insert(_anchor_index(order, rules, "history"), history)
-    if not seen_input:
-        order.insert(_anchor_index(order, rules, "input") if seen_history else len(order), current)
-    authored = [n.id for n in order]
+    sorting = layout.get("identity") == "position"
+    if not sorting:
+        nodes = apply_manual_positions(nodes, strategy, diagnostics)
+    order = _anchored(nodes, history, current, rules)
+    # Placement changes are counted against the emitted order; with identity `position` the resource and manual
+    # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
+    before = emitted if emitted is not None and sorting else nodes
+    authored = [n.id for n in (order if before is nodes else _anchored(before, history, current, rules))]
 
     if slots:
         order = _slot_spine(order, strategy, history, current)
@@ -81,6 +74,8 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
                 order.insert(0, history)
     if requested_slots:
         order = _depth_boundary(order, history, diagnostics)
+    if sorting:  # identity `position`: manual rows sort inside the projection, after the spine (A.8.1 step 7)
+        order = apply_manual_positions(order, strategy, diagnostics)
 
     history_index = order.index(history)
     input_index = order.index(current)
@@ -96,13 +91,14 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             node.region, node.delivery = "system", "system"
             groups[0].append(node)
             continue
-        rule = rules.get(node.rule_id, (0, {}))[1]
-        slot_owned = node.slot_owner is not None or node.source_id in SLOT_OWNERS
-        forced = (slots and slot_owned) or node.native_depth_anchor is not None
+        rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
+        slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
+        manual = sorting and node.position_decision == "user"
+        forced = (slots and slot_owned) or node.native_depth_anchor is not None or manual
         if forced:
             if node.native_depth_anchor:
                 target = "system" if node.native_depth_anchor == "before-history" else "user"
-            elif history_slot:
+            elif history_slot or manual:
                 target = "system" if index < history_index else "user"
             else:
                 target = "user" if index > input_index else node.role
@@ -121,6 +117,11 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             node.native_placement, node.region, node.delivery = "system", "system", "system"
             groups[0].append(node)
             continue
+        if not adaptive and rule_index < history_rule:
+            # module order: a user text before history can only be a preserved role, and the host has nowhere to
+            # put it (reference A.8 step 7)
+            raise _unsupported("Preserved user-role source content must follow native history.", id=node.id,
+                               ruleId=node.rule_id)
         delivery = "pre-step" if forced else rule.get("delivery") or "context"
         if forced and rule.get("delivery") == "context":
             diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,
@@ -149,6 +150,30 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     return final
 
 
+def _anchored(nodes: list[Node], history: Node, current: Node, rules: dict[str, tuple[int, dict]]) -> list[Node]:
+    """The order with history and input as single anchors (they expand again at the end); an empty one is placed
+    at its rule."""
+    order: list[Node] = []
+    seen_history = seen_input = False
+    for node in nodes:
+        if node.module == "history":
+            if not seen_history:
+                order.append(history)
+                seen_history = True
+            continue
+        if node.module == "input":
+            if not seen_input:
+                order.append(current)
+                seen_input = True
+            continue
+        order.append(node)
+    if not seen_history:
+        order.insert(_anchor_index(order, rules, "history"), history)
+    if not seen_input:
+        order.insert(_anchor_index(order, rules, "input") if seen_history else len(order), current)
+    return order
+
+
 def _anchor(nodes: list[Node], module: str) -> Node:
     # Empty history or input still needs a place in the order (reference A.14.1 N2): a node with no message.
     return Node(id=f"{module}:anchor", rule_id=module, module=module, name=module, role="user", original_role="user",
@@ -156,13 +181,13 @@ def _anchor(nodes: list[Node], module: str) -> Node:
 
 
 def _anchor_slotted(node: Node) -> bool:
-    return node.slot_owner is not None
+    return node.slot_owner in SLOT_OWNERS
 
 
 def _anchor_index(order: list[Node], rules: dict[str, tuple[int, dict]], module: str) -> int:
     rule_index = next((i for i, r in rules.values() if r["kind"] == module), len(rules))
     for position, node in enumerate(order):
-        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner is None:
+        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner not in SLOT_OWNERS:
             return position
     return len(order)
 
@@ -178,7 +203,7 @@ def _slot_spine(order: list[Node], strategy: dict[str, Any], history: Node, curr
     rule_index = {r["id"]: i for i, r in enumerate(strategy["rules"])}
 
     def slot_owned(node: Node) -> bool:
-        return node.slot_owner is not None or node.source_id in SLOT_OWNERS or node in (history, current)
+        return node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS or node in (history, current)
 
     spine = [n for n in order if slot_owned(n)]
     independent = [n for n in order if not slot_owned(n)]
@@ -194,7 +219,7 @@ def _slot_spine(order: list[Node], strategy: dict[str, Any], history: Node, curr
             if first is not None:
                 anchors.append((index, first))
     for node in independent:
-        own = rule_index.get(node.rule_id, len(rule_index))
+        own = rule_index.get(node.placement_rule_id or node.rule_id, len(rule_index))
         anchor = next((n for i, n in anchors if i > own), None)
         if anchor is None:
             spine.append(node)

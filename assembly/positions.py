@@ -64,12 +64,18 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
     stored = [_setting_key(s) for s in rows]
     for setting in _manual_order(settings):
         key = _setting_key(setting)
-        movable = [n for n in nodes if row_key(n) == key and n.message is None and n.lock_reason != "depth"]
+        # retained snapshots stay where their records are (reference A.10.2 step 2), outside st
+        movable = [n for n in nodes if row_key(n) == key and n.message is None and n.lock_reason != "depth"
+                   and not (n.lifetime == "snapshot" and strategy.get("placement") != "st")]
         if not movable:
             continue
         moving = {id(n) for n in movable}
         rest = [n for n in nodes if id(n) not in moving]
-        index = _target_index(rest, setting, stored, layout, diagnostics)
+        # native regions, unless identity `position` sorts inside the projection, in a logical order (A.8.1 step 7)
+        regions = strategy.get("backend") == "native" and layout.get("identity") != "position"
+        index = _target_index(rest, setting, stored, layout, diagnostics, regions)
+        if index is None:  # native: nothing later to go before, so the rows stay where they are
+            index = sum(1 for n in nodes[:nodes.index(movable[0])] if id(n) not in moving)
         nodes = rest[:index] + movable + rest[index:]
         for node in movable:
             node.position_decision = "user"
@@ -80,7 +86,7 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
 
 
 def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], layout: dict[str, Any],
-                  diagnostics: list[dict[str, Any]]) -> int:
+                  diagnostics: list[dict[str, Any]], native: bool = False) -> int | None:
     anchor = setting.get("anchor")
     if isinstance(anchor, dict):
         target = f"{anchor['sourceId']}#{anchor['positionId']}"
@@ -92,10 +98,10 @@ def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], 
         if layout.get("fallback") == "error":
             raise AssemblyError("POSITION_ANCHOR_MISSING", f"layout.positions[{_setting_key(setting)}]: anchor "
                                 f"{target} has no output in this request", status=409, detail={"anchor": anchor})
-    if anchor == "end":
+    if anchor == "end" and not native:  # "the end" is a core / logical order's; native regions keep their order
         return len(rest)
     later = set(stored[stored.index(_setting_key(setting)) + 1 :])
-    return next((i for i, n in enumerate(rest) if row_key(n) in later), len(rest))
+    return next((i for i, n in enumerate(rest) if row_key(n) in later), None if native else len(rest))
 
 
 def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
@@ -264,33 +270,49 @@ def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: d
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
                        ) -> list[PlacementControl]:
-    """Reference A.9 placementControls: per rule, how much of its output a slot owns and how much moves freely."""
-    by_rule: dict[str, list[Node]] = {}
-    slotted_by_source: dict[str, list[Node]] = {}
+    """Reference A.9 placementControls: per rule of the strategy (disabled ones and control rows too), how many of
+    its text blocks a slot owner holds (in a slot, as a macro, as a replaced field, or at a depth boundary) and how
+    many stand on their own."""
+    owned: dict[str, int] = {}
+    independent: dict[str, int] = {}
+    source_rule = {}
+    for rule in rules:
+        if rule.get("inputMode") != "text":
+            source_rule.setdefault(rule["kind"], rule["id"])
+    host_system = False
     for node in nodes:
-        if node.message is None and node.text.strip():
-            by_rule.setdefault(node.rule_id, []).append(node)
-            if node.slot_owner_rule_id is not None:
-                slotted_by_source.setdefault(node.source_id, []).append(node)
+        if node.module == "native-system" and node.message is not None:
+            host_system = True
+        if node.message is not None or not node.text.strip():
+            continue
+        held = node.slot_owner in slot_owners or node.native_depth_anchor is not None
+        tally = owned if held else independent
+        tally[node.rule_id] = tally.get(node.rule_id, 0) + 1
+        puller = node.slot_owner_rule_id
+        if not held and puller is not None and puller != node.rule_id:  # a free reference's text is its rule's too
+            independent[puller] = independent.get(puller, 0) + 1
+        if node.source_id in slot_owners:
+            for child in node.children:  # the blocks its macros and replaced fields took in
+                target = source_rule.get(child.get("source"))
+                if target is not None:
+                    owned[target] = owned.get(target, 0) + 1
     controls = []
     for rule in rules:
-        kind = rule["kind"]
+        kind, rule_id = rule["kind"], rule["id"]
         if kind in CONTEXT_CONTROL_KINDS:
-            continue
-        if kind in ("history", "input"):
-            controls.append(_control(rule["id"], "native", 0, 0))
-            continue
-        own = by_rule.get(rule["id"], [])
-        seen = {id(n) for n in own}
-        mine = own + [n for n in slotted_by_source.get(kind, []) if id(n) not in seen]
-        if kind in slot_owners:
-            owned = sum(1 for n in mine if n.source_id == kind)
-            controls.append(_control(rule["id"], "preset" if owned else "empty", owned, 0))
-            continue
-        owned = sum(1 for n in mine if n.slot_id is not None or n.native_depth_anchor is not None)
-        independent = len(mine) - owned
-        control = "empty" if not mine else "mixed" if owned and independent else "preset" if owned else "independent"
-        controls.append(_control(rule["id"], control, owned, independent))
+            control = "empty"
+        elif kind in ("history", "input"):
+            control = "native"
+        elif kind == "native-system":  # the official sections, when they produce text
+            control = "independent" if rule["enabled"] and host_system else "empty"
+        elif kind in slot_owners:  # a slot owner's rule is a preset control while it takes part
+            control = "preset" if rule["enabled"] else "empty"
+        else:
+            # a disabled rule places nothing itself: only what a slot owner holds of its source counts
+            mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
+            control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
+        controls.append(_control(rule_id, control, owned.get(rule_id, 0),
+                                 independent.get(rule_id, 0) if rule["enabled"] else 0))
     return controls
 
 

@@ -148,47 +148,73 @@ def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     preset = ctx.resources.preset
     if preset is None:
         return []
-    character = ctx.resources.character
     prompts = ordered_prompts(preset, ctx.generation_type)
+    anchors = world_book_anchors(ctx, prompts)
     blocks: list[Block] = []
     for prompt in prompts:
         role = prompt.role or "system"
         common = {"role": role, "name": prompt.name or prompt.identifier, "field": prompt.identifier,
                   "position_id": _preset_position(prompt)}
         ident = prompt.identifier
+        slot_groups = _WORLD_BOOK_SLOT_GROUPS[ident] if ident in anchors else None
+        if slot_groups:
+            blocks.append(_wb_slot(ident, slot_groups[0], role, common["name"]))
         if prompt.marker:
-            if ctx.adaptive_worldbook and ident == "dialogueExamples":
-                blocks.append(_wb_slot(ident, "before_example_messages", role, common["name"]))
-            if ctx.adaptive_worldbook and ident in AUTHOR_NOTE_MARKERS:
-                blocks.append(_wb_slot(ident, "before_author_note", role, common["name"]))
             blocks.extend(_marker_blocks(ctx, prompt, common))
-            if ctx.adaptive_worldbook and ident == "dialogueExamples":
-                blocks.append(_wb_slot(ident, "after_example_messages", role, common["name"]))
-            if ctx.adaptive_worldbook and ident in AUTHOR_NOTE_MARKERS:
-                blocks.append(_wb_slot(ident, "after_author_note", role, common["name"]))
-            continue
-        text = prompt.content or ""
-        claims: tuple[str, ...] = ()
-        override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
-        if override_field and character is not None and _may_override(ctx, prompt, override_field):
-            replacement = _character_field(character, override_field)
-            text = replacement.replace("{{original}}", text)
-            claims = (override_field,)
-        redirect = "phi" if ident == "jailbreak" and ctx.placement == "modules" and "phi" in ctx.enabled_kinds() else None
-        if prompt.injection_position == 1:
-            depth = prompt.injection_depth if prompt.injection_depth is not None else 0
-            order = prompt.injection_order if prompt.injection_order is not None else 100
-            blocks.append(
-                Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
-                      macro_claims=_macro_names(text), extra=(("field_claims", claims),), **{**common,
-                      "position_id": "depth"})
-            )
-            continue
-        pieces = split_slot_text(ident, "preset", text, **common)
-        if claims or redirect:
-            pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
-        blocks.extend(pieces)
+        else:
+            blocks.extend(_prompt_blocks(ctx, prompt, common))
+        if slot_groups:
+            blocks.append(_wb_slot(ident, slot_groups[1], role, common["name"]))
     return blocks
+
+
+_WORLD_BOOK_SLOT_GROUPS = {
+    "dialogueExamples": ("before_example_messages", "after_example_messages"),
+    "authorNote": ("before_author_note", "after_author_note"),
+    "authorsNote": ("before_author_note", "after_author_note"),
+}
+
+
+def world_book_anchors(ctx: SourceContext, prompts: list[Any]) -> frozenset[str]:
+    """The prompts that world-book example and author's-note slots surround, in slot layouts only. Reference A.12:
+    the first enabled `dialogueExamples` prompt and the first enabled `authorNote` / `authorsNote` prompt, marker or
+    not; placement `st` keeps SillyTavern's markers (every marker of those names)."""
+    if not ctx.adaptive_worldbook:
+        return frozenset()
+    if ctx.placement == "st":
+        return frozenset(p.identifier for p in prompts if p.marker and p.identifier in _WORLD_BOOK_SLOT_GROUPS)
+    examples = next((p.identifier for p in prompts if p.identifier == "dialogueExamples"), None)
+    note = next((p.identifier for p in prompts if p.identifier in AUTHOR_NOTE_MARKERS), None)
+    return frozenset(i for i in (examples, note) if i)
+
+
+def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> list[Block]:
+    """A prompt that is not a marker: its text, split on slot macros (or one block at depth)."""
+    ident = prompt.identifier
+    character = ctx.resources.character
+    text = prompt.content or ""
+    claims: tuple[str, ...] = ()
+    override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
+    if override_field and character is not None and _may_override(ctx, prompt, override_field):
+        replacement = _character_field(character, override_field)
+        text = replacement.replace("{{original}}", text)
+        claims = (override_field,)
+    redirect = "phi" if ident == "jailbreak" and ctx.placement == "modules" and "phi" in ctx.enabled_kinds() else None
+    if prompt.injection_position == 1:
+        depth = prompt.injection_depth if prompt.injection_depth is not None else 0
+        order = prompt.injection_order if prompt.injection_order is not None else 100
+        if ctx.placement == "st" or not SLOT_MACRO_RE.search(text):
+            return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
+                          macro_claims=_macro_names(text), extra=(("field_claims", claims),),
+                          redirect_source=redirect, **{**common, "position_id": "depth"})]
+        # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
+        pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
+        return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
+                if p.type == "text" else p for p in pieces]
+    pieces = split_slot_text(ident, "preset", text, **common)
+    if claims or redirect:
+        pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
+    return pieces
 
 
 def _with(block: Block, **changes: Any) -> Block:
@@ -219,7 +245,11 @@ def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
         return [Block(id=ident, type="reference", target_source="character",
                       target_fields=(CHARACTER_MARKERS[ident],), honor_enabled=False, **base)]
     if ident in PERSONA_MARKERS:
-        return [Block(id=ident, type="reference", target_source="persona", **base)]
+        if ctx.placement == "st":
+            return [Block(id=ident, type="reference", target_source="persona", **base)]
+        # like a card marker: it pulls the persona with its own rule off, and from a listed persona in module order
+        return [Block(id=ident, type="reference", target_source="persona", target_fields=("persona",),
+                      honor_enabled=False, **base)]
     if ident in AUTHOR_NOTE_MARKERS:
         return [Block(id=ident, type="text", text="", anchor=True, **base)]
     if ident == "chatHistory":
@@ -267,7 +297,7 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue
         text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
-                            name=f"{character.name} · {name}", reference_only=name in ("system", "phi"),
+                            name=f"{character.name} · {name}", reference_only=name in _reference_only_fields(ctx),
                             resource_id=character.name))
     depth_prompt = getattr(character, "depth_prompt", None)
     if depth_prompt is not None and (depth_prompt.prompt or "").strip():
@@ -290,6 +320,13 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
         prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
         return prompt is not None and _may_override(ctx, prompt, name)
     return st_sends_marker(ctx, FIELD_MARKERS[name]) or _st_claimed_by_macro(ctx, "character", name)
+
+
+def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
+    """The card fields that appear only where something pulls them. Reference A.12: the post-history instructions;
+    the system prompt stands on its own unless a `main` prompt consumes it. Placement st keeps SillyTavern's rule:
+    the card's system prompt only ever replaces `main`."""
+    return ("system", "phi") if ctx.placement == "st" else ("phi",)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:
@@ -317,33 +354,62 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     book = ctx.resources.worldbook
     if book is None:
         return []
-    prompts = ordered_prompts(ctx.resources.preset) if ctx.resources.preset is not None else []
-    idents = {p.identifier for p in prompts if p.marker}
+    anchors = _world_book_anchor_kinds(ctx)
     blocks = []
     for entry, reason in active_world_entries(ctx, book):
         position = entry.position or "after"
         if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
-        group = position
-        if position == "at_depth":
-            group = "depth"
-        elif position in ("before_example_messages", "after_example_messages", "before_author_note",
-                          "after_author_note"):
-            anchor = "dialogueExamples" if "example" in position else "authorNote"
-            present = anchor in idents or (anchor == "authorNote" and "authorsNote" in idents)
-            if not (ctx.adaptive_worldbook and present):
-                ctx.diagnostics.append({"code": "WORLD_BOOK_SLOT_MISSING", "name": entry.display_name,
-                                        "position": position, "anchor": anchor})
-                group = "after"
         blocks.append(Block(
             id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=entry.role or "system",
-            name=entry.display_name, group=group, position_id="depth" if position == "at_depth" else position,
+            name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
+            position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
             order=entry.order if entry.order is not None else 100, resource_id=str(entry.uid),
             activation=reason, extra=(("outlet_name", entry.outlet_name),),
             reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
         ))
     return blocks
+
+
+def world_book_slot_diagnostics(ctx: SourceContext) -> None:
+    """The preset and custom text depend on the world book (their world-info slots), so the book is read for them
+    even when its own rule is disabled or absent, and still reports the entries whose slot is missing. Not in st."""
+    rules = ctx.strategy["rules"]
+    book_rule = next((r for r in rules if r["kind"] == "worldbook"), None)
+    if (ctx.placement == "st" or (book_rule is not None and book_rule["enabled"])
+            or not any(r["enabled"] and r["kind"] in ("preset", "custom") for r in rules)):
+        return
+    book = ctx.resources.worldbook
+    if book is None or book.activation == "keywords":
+        return
+    anchors = _world_book_anchor_kinds(ctx)
+    for entry in book.entries:
+        if entry.enabled:
+            _world_book_group(ctx, entry, anchors)
+
+
+def _world_book_anchor_kinds(ctx: SourceContext) -> set[str]:
+    prompts = ordered_prompts(ctx.resources.preset) if ctx.resources.preset is not None else []
+    return {"authorNote" if i in AUTHOR_NOTE_MARKERS else i for i in world_book_anchors(ctx, prompts)}
+
+
+def _world_book_group(ctx: SourceContext, entry: Any, anchors: set[str]) -> str:
+    """The group an entry joins; an example or author's-note position without its slot falls back to `after`, and
+    in slot layouts (the only ones that promise those positions) says so (reference A.12)."""
+    position = entry.position or "after"
+    if position == "at_depth":
+        return "depth"
+    if position not in ("before_example_messages", "after_example_messages", "before_author_note",
+                        "after_author_note"):
+        return position
+    anchor = "dialogueExamples" if "example" in position else "authorNote"
+    if anchor in anchors:
+        return position
+    if ctx.adaptive_worldbook:
+        ctx.diagnostics.append({"code": "WORLD_BOOK_SLOT_MISSING", "name": entry.display_name,
+                                "position": position, "anchor": anchor})
+    return "after"
 
 
 def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]:
@@ -435,8 +501,9 @@ def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block
 
 
 def phi_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
+    # outside st the phi rule reads the card's instructions even when the character rule is off
     blocks = [Block(id="phi", source="phi", type="reference", target_source="character", target_fields=("phi",),
-                    lock=False, name="Post-history instructions")]
+                    lock=False, name="Post-history instructions", honor_enabled=ctx.placement == "st")]
     if rule.get("text"):
         blocks.append(Block(id="additional-phi", source="phi", type="text", text=rule["text"],
                             name=rule.get("name") or "Additional post-history instructions",

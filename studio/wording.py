@@ -85,6 +85,8 @@ REFUSALS: dict[str, Any] = {
                                      "a disabled history rule); the message names the rule."),
     "ASSEMBLY_NATIVE_UNAVAILABLE": _("The host offers no standard system-prompt assembly, so a standard-backend "
                                      "strategy cannot run."),
+    "ASSEMBLY_NATIVE_SYSTEM_ORDER": _("The order puts conversation messages before the host's system prompt; move "
+                                      "the native-system rule before history and input."),
     "ASSEMBLY_PLACEMENT_INVALID": _("The strategy's placement mode belongs to the other backend."),
     "STRATEGY_INVALID": _("The strategy document is not valid; the message names the field."),
     "STRATEGY_NOT_FOUND": _("No built-in strategy has this id."),
