@@ -299,7 +299,9 @@ class PreviewOptionsForm(forms.Form):
     quiet_prompt = forms.CharField(label=_("Quiet prompt (quiet generations)"), required=False, max_length=10000)
     model = forms.ChoiceField(label=_("Model"), choices=model_picker_choices, required=False,
                               help_text=_("Counts with the model's tokenizer and chat framing, against its window."))
-    tokenizer = forms.ChoiceField(label=_("Tokenizer"), choices=[(e, e) for e in ENCODINGS], required=False)
+    # A blank first option, so a submitted form leaves the picked model's own tokenizer in place.
+    tokenizer = forms.ChoiceField(label=_("Tokenizer"), choices=[("", _("— the model's, else o200k_base —"))] + [
+        (e, e) for e in ENCODINGS], required=False)
     context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
     reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
 

@@ -3,13 +3,23 @@ every encoding the engine ships ("across models"). Pure: they read the AssemblyR
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
 
-from assembly.model_catalogue import FRAMINGS, ModelEntry, encoding_entry, model_choices, request_total
-from assembly.results import AssemblyResult
+from assembly.model_catalogue import (
+    FRAMINGS,
+    FramedMessage,
+    ModelEntry,
+    encoding_entry,
+    model_choices,
+    model_entry,
+    request_total,
+)
+from assembly.results import AssemblyResult, RequestMessage, TokenSummary
 from assembly.tokens import ENCODINGS
+from preview_app.goldens import GoldenStatus
 
 
 @dataclass(frozen=True)
@@ -34,7 +44,11 @@ def _percent(part: int, whole: int) -> float:
 
 
 def window_view(result: AssemblyResult) -> WindowView:
-    tokens = result.tokens
+    return tokens_window(result.tokens)
+
+
+def tokens_window(tokens: TokenSummary) -> WindowView:
+    """The bar of a result's token summary (a stored result's too: a golden's fresh run)."""
     window, reserve = tokens.context_window, tokens.reply_reserve or 0
     over_by = max(0, tokens.request_total + reserve - window) if window else 0
     used = _percent(tokens.request_total, window) if window else 0.0
@@ -46,6 +60,30 @@ def window_view(result: AssemblyResult) -> WindowView:
         reserve_percent=min(_percent(reserve, window), round(100 - used, 2)) if window else 0.0,
         source=sources.get(tokens.window_source or "", ""), tokenizer=tokens.tokenizer, exact=tokens.exact,
         model=tokens.model)
+
+
+def model_window(messages: Iterable[FramedMessage], model: str) -> WindowView:
+    """`messages` counted as `model` counts them, against its window: the bar of a request that was built for
+    another tokenizer (a golden's fresh run), without running it again."""
+    entry = model_entry(model)
+    total = request_total(messages, entry.encoding, FRAMINGS[entry.framing])
+    window = entry.context_window
+    return tokens_window(TokenSummary(
+        total=total, by_module={}, tokenizer=entry.encoding, model=model, family=entry.family, exact=entry.exact,
+        framing=entry.framing, request_total=total, context_window=window, reply_reserve=entry.reply_reserve,
+        window_source="model" if window else None,
+        fits=None if window is None else total + (entry.reply_reserve or 0) <= window))
+
+
+def golden_window(status: GoldenStatus, model: str | None) -> WindowView | None:
+    """A golden's fresh run against the window: as `model` counts it when one is picked, else as it was counted;
+    None when the engine refused it."""
+    if status.error is not None:
+        return None
+    if model:
+        messages = [RequestMessage.model_validate(m) for m in status.fresh["request"]["messages"]]
+        return model_window(messages, model)
+    return tokens_window(TokenSummary.model_validate(status.fresh["tokens"]))
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from preview_app.request_rows import render_rows
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
+from preview_app.token_window import golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
@@ -210,8 +211,11 @@ def goldens(request):
     if session_filter:
         rows = rows.filter(session=session_for_read(session_filter))
     statuses = golden_statuses(rows)
+    options = PreviewOptionsForm(request.GET or None)
+    model = options.cleaned_data.get("model") if options.is_bound and options.is_valid() else None
     return render(request, "preview/goldens.html", {
-        "statuses": statuses, "session_filter": session_filter,
+        "statuses": statuses, "session_filter": session_filter, "preview_options": options,
+        "rows": [(s, golden_window(s, model)) for s in statuses],
         "differing": sum(1 for s in statuses if s.status == "differs"),
         "can_pin": can_approve_goldens(request.user),
     })

@@ -57,17 +57,19 @@ def session_previews() -> SessionPreviews:
 class DraftPreviews:
     """The engine runs of one editor request, one per draft, on `session`'s request (read once). A write checks the
     stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is shared wherever
-    both look at the same draft (a refused write, the checked block move)."""
+    both look at the same draft (a refused write, the checked block move). `model` (a catalogue name) counts the
+    request with its tokenizer and framing against its window, as the preview page's model picker does."""
 
-    def __init__(self, strategy: Strategy, session: PreviewSession | None):
-        self._strategy, self._session = strategy, session
+    def __init__(self, strategy: Strategy, session: PreviewSession | None, *, model: str | None = None):
+        self._strategy, self._session, self.model = strategy, session, model
         self._base: dict[str, Any] | None = None  # the session's request, its strategy replaced per draft
         self._runs: dict[str, AssemblyResult | AssemblyError] = {}
         self._shown: dict[str, tuple[AssemblyResult | None, dict[str, Any] | None]] = {}
 
     def request(self, draft: dict[str, Any]) -> dict[str, Any]:
         if self._base is None:
-            self._base = session_previews().request(self._strategy, draft, self._session)
+            base = session_previews().request(self._strategy, draft, self._session)
+            self._base = {**base, "model": self.model} if self.model else base
             return self._base
         return {**self._base, "strategy": {**draft, "id": self._strategy.slug}}
 

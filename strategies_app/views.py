@@ -31,6 +31,7 @@ from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.edits import layout_or_default, position_keys
 from assembly.errors import CodedError
+from assembly.model_catalogue import CATALOGUE
 from assembly.strategy import (
     DELIVERIES,
     LAYOUT_FALLBACKS,
@@ -59,11 +60,18 @@ from studio.http import valid_form
 from studio.wording import LockWords, known_meaning, refusal_words
 
 EDITOR = "strategies/editor.html"
+CATALOGUE_MODELS = frozenset(entry.model for entry in CATALOGUE)
 
 
-def _edit_url(strategy: Strategy, session: PreviewSession | None) -> str:
+def _edit_url(strategy: Strategy, session: PreviewSession | None, model: str | None = None) -> str:
     url = reverse("strategies:edit", args=[strategy.slug])
-    return f"{url}?{urlencode({'session': session.pk})}" if session is not None else url
+    query = {**({"session": session.pk} if session is not None else {}), **({"model": model} if model else {})}
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _preview_model(raw: str | None) -> str | None:
+    """The live preview's model (`?model=`, or the form's): a catalogue model, else none (o200k_base, no window)."""
+    return raw if raw in CATALOGUE_MODELS else None
 
 
 def _lock_words(draft: dict[str, Any], session: PreviewSession | None) -> LockWords:
@@ -75,22 +83,23 @@ def _lock_words(draft: dict[str, Any], session: PreviewSession | None) -> LockWo
 
 def _editor_context(request, strategy: Strategy, session: PreviewSession | None, *, notice: str | None = None,
                     refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
-                    previews: DraftPreviews | None = None) -> dict[str, Any]:
+                    previews: DraftPreviews | None = None, model: str | None = None) -> dict[str, Any]:
     user = request.user
     draft = strategy.draft
-    result, preview_error = (previews or DraftPreviews(strategy, session)).shown(draft)
+    previews = previews or DraftPreviews(strategy, session, model=model)
+    result, preview_error = previews.shown(draft)
     layout = draft.get("layout")
     policy = layout_or_default(draft=draft)
     latest = latest_revision(strategy)
     draft_revision = strategy_revision(draft)
-    # Every edit form carries these three; built once, not once per form (the page has dozens of forms).
+    # Every edit form carries these four; built once, not once per form (the page has dozens of forms).
     hidden_fields = format_html(
         '<input type="hidden" name="csrfmiddlewaretoken" value="{}"><input type="hidden" name="version" value="{}">'
-        '<input type="hidden" name="session" value="{}">', get_token(request), strategy.version,
-        session.pk if session is not None else "")
+        '<input type="hidden" name="session" value="{}"><input type="hidden" name="model" value="{}">',
+        get_token(request), strategy.version, session.pk if session is not None else "", previews.model or "")
     sessions = session_previews()
     return {
-        "strategy": strategy, "draft": draft, "session": session, "can_edit": can_edit_strategy(user, strategy),
+        "strategy": strategy, "draft": draft, "session": session, "model": previews.model, "can_edit": can_edit_strategy(user, strategy),
         "hidden_fields": hidden_fields,
         "urls": {name.replace("-", "_"): reverse(f"strategies:{name}", args=[strategy.slug]) for name in (
             "block-move", "block-reset", "control", "layout", "position-update", "positions-order", "priority-order",
@@ -101,7 +110,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
         "has_layout": layout is not None, "policy": policy, "priority": presenters.priority_rows(policy["priority"]),
         "positions": presenters.editor_positions(draft, result, _lock_words(draft, session)),
         **presenters.block_context(draft, result),
-        "preview": presenters.preview_view(result), "preview_error": preview_error,
+        "preview": presenters.preview_view(result), "preview_result": result, "preview_error": preview_error,
         "preview_error_meaning": known_meaning(preview_error["code"]) if preview_error else "",
         "sessions": sessions.picker(),
         "latest": latest, "draft_revision": draft_revision,
@@ -118,7 +127,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
 def strategy_edit(request, slug):
     strategy = strategy_or_404(slug)
     session = session_previews().chosen(request.GET.get("session"), strategy)
-    context = _editor_context(request, strategy, session)
+    context = _editor_context(request, strategy, session, model=_preview_model(request.GET.get("model")))
     if request.htmx:
         return render(request, f"{EDITOR}#workspace", context)
     return render(request, EDITOR, context)
@@ -132,7 +141,7 @@ def _answer(request, strategy: Strategy, session: PreviewSession | None, *, stat
             previews: DraftPreviews | None = None) -> HttpResponse:
     strategy = Strategy.objects.select_related("owner").get(pk=strategy.pk)  # the fresh state
     context = _editor_context(request, strategy, session, notice=notice, refusal=refusal, kept=kept,
-                              previews=previews)
+                              previews=previews, model=previews.model if previews is not None else None)
     if refusal is not None:
         refusal["words"] = refusal_words(refusal, context["positions"])
     if request.htmx:
@@ -153,7 +162,7 @@ def editor_write(keeps_text: bool = False):
         def view(request, slug, **kwargs):
             strategy = strategy_or_404(slug)
             session = session_previews().chosen(request.POST.get("session"), strategy)
-            previews = DraftPreviews(strategy, session)
+            previews = DraftPreviews(strategy, session, model=_preview_model(request.POST.get("model")))
             try:
                 strategy_for_edit(request.user, slug)
                 notice = handler(request, strategy, session, **kwargs,
@@ -174,7 +183,7 @@ def editor_write(keeps_text: bool = False):
             if request.htmx:
                 return _answer(request, strategy, session, notice=notice, previews=previews)
             messages.success(request, notice)
-            return HttpResponseRedirect(_edit_url(strategy, session), status=303)
+            return HttpResponseRedirect(_edit_url(strategy, session, previews.model), status=303)
 
         return view
 

@@ -15,3 +15,9 @@ def window_view(result):
 @register.filter
 def across_models(result):
     return token_window.across_models(result)
+
+
+@register.simple_tag
+def model_picker_choices():
+    """`{% model_picker_choices as choices %}`: the model picker's options where no form renders it (the editor)."""
+    return token_window.model_picker_choices()

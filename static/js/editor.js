@@ -42,7 +42,7 @@
           htmx.ajax("POST", list.dataset.sortableUrl, {
             source: list, target: "#workspace", swap: "outerHTML",
             values: {order: order, moved: event.item.dataset.rowId, version: workspace.dataset.version,
-                     session: workspace.dataset.session}
+                     session: workspace.dataset.session, model: workspace.dataset.model}
           });
         }
       });
@@ -73,7 +73,7 @@
             source: list, target: "#workspace", swap: "outerHTML",
             values: {target: item.dataset.blockId, anchor: anchor.dataset.blockId,
                      side: anchor === next ? "before" : "after", version: workspace.dataset.version,
-                     session: workspace.dataset.session}
+                     session: workspace.dataset.session, model: workspace.dataset.model}
           });
         }
       });

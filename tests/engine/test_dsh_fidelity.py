@@ -54,7 +54,7 @@ def run(doc, prompts=(), *, entries=(), character=None, persona=None, history=("
 
 
 def codes(result):
-    return sorted(d["code"] for d in result.diagnostics)
+    return sorted(d.code for d in result.diagnostics)
 
 
 def texts(result):
@@ -265,12 +265,12 @@ def test_placement_controls_list_every_rule_and_count_what_a_slot_owner_holds():
     result = run(strategy(rules, placement="native-slots"), [text("main", "system", "A {{personality}} B"),
                                                              marker("chatHistory"), marker("charDescription")],
                  character=card, sections=[{"name": "head", "text": "OFFICIAL"}])
-    assert [(c["rule_id"], c["control"]) for c in result.placement_controls] == [
+    assert [(c.rule_id, c.control) for c in result.placement_controls] == [
         ("context", "empty"), ("native-system", "independent"), ("preset", "preset"),
         ("persona", "empty"), ("character", "preset"), ("history", "native"), ("input", "native"),
         ("phi", "empty")]
     without_sections = run(strategy(rules, placement="native-slots"), [marker("chatHistory")], character=card)
-    assert dict((c["rule_id"], c["control"]) for c in without_sections.placement_controls)["native-system"] == "empty"
+    assert dict((c.rule_id, c.control) for c in without_sections.placement_controls)["native-system"] == "empty"
 
 
 def test_in_native_slots_lore_a_slot_pulls_takes_the_slot_role_and_place():
@@ -286,7 +286,7 @@ def test_the_phi_rule_reads_the_card_even_when_the_character_rule_is_off():
     card = {"name": "Card", "description": "DESC", "post_history_instructions": "LAST"}
     result = run(strategy(rules), character=card)
     assert "LAST" in texts(result) and "DESC" not in texts(result)
-    controls = {c["rule_id"]: c["control"] for c in result.placement_controls}
+    controls = {c.rule_id: c.control for c in result.placement_controls}
     assert (controls["character"], controls["phi"]) == ("empty", "independent")
 
 
@@ -368,7 +368,7 @@ def test_a_resource_anchor_move_counts_as_a_placement_change_with_identity_posit
     result = run("builtin-native-slots", [], entries=[lore("a", "LORE", "before", role="system")],
                  character={"name": "C", "description": "DESC"})
     assert texts(result)[:2] == ["LORE", "DESC"]
-    moved = [d["id"] for d in result.diagnostics if d["code"] == "NATIVE_PLACEMENT_ADJUSTED"]
+    moved = [d.id for d in result.diagnostics if d.code == "NATIVE_PLACEMENT_ADJUSTED"]
     assert any("description" in i for i in moved) and any(i.endswith("a") for i in moved)
 
 
