@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from assembly.errors import CodedError
+
 JS_FLAGS = "dgimsuyv"
 LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
 _WHITESPACE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -168,9 +170,11 @@ class JsRegex:
         return match.group(number)
 
 
-class _Refused(Exception):
+class _Refused(CodedError):
+    """Why the translator stops; `compile_js` turns it into an `Uncompilable` answer, so it never leaves this module."""
+
     def __init__(self, kind: Literal["syntax", "unsupported"], reason: str) -> None:
-        super().__init__(reason)
+        super().__init__("ST_REGEX_FIND_INVALID", reason, detail={"kind": kind})
         self.kind = kind
         self.reason = reason
 
