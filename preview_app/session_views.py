@@ -1,11 +1,7 @@
 """Pages of sessions (web.md screen 7): the list, a session with its settings and history and their writes, its
-chat file in and out, the strategy applied to it, and the "apply to sessions" panel of the strategy pages.
-
-Every page works without JavaScript: reads are GET pages, writes are POST forms (CSRF-checked by Django) that
-redirect back on success and re-render the page with the refusal inline on failure, with the refusal's status
-(400 bad input, 403 not allowed, 404, 409). Permissions are checked through `access` before any service is called;
-templates only hide controls a role could not use anyway.
-"""
+chat file in and out, the strategy applied to it, and the "apply to sessions" panel of the strategy pages. They
+follow the page rules written in `preview_app.views` (no JavaScript needed, refusals inline with their status,
+permissions through `access` before a service runs)."""
 
 from __future__ import annotations
 

@@ -17,19 +17,10 @@ from preview_app import services as session_services
 from preview_app.models import Session
 from preview_app.previews import session_request, session_resources, strategy_document
 from strategies_app import services, sillytavern
-from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from strategies_app.models import Strategy, WorldBook
+from tests.web.test_imports import FILE_KINDS, MODELS  # what each shared file is imported as, and its row model
 
-FILES = {  # what each shared file is imported as
-    "st_card_Seraphina.png": ("character", "worldbook"),
-    "st_card_Seraphina.v2.chara.json": ("character", "worldbook"),
-    "st_card_Seraphina.v3.ccv3.json": ("character", "worldbook"),
-    "st_cc_preset_Default.json": ("preset",),
-    "st_cc_preset_Default.v1.12.6.json": ("preset",),
-    "st_default_settings.json": ("preset", "persona"),
-    "st_worldinfo_Eldoria.json": ("worldbook",),
-}
 CORE = {"core_available": True}
-ROWS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook}
 
 
 def _card_lore(session):
@@ -124,10 +115,10 @@ def _import(user, filename, kind, shared_fixtures):
     raw = (shared_fixtures / "sillytavern" / filename).read_bytes()
     data = raw if raw.startswith(b"\x89PNG") else json.loads(raw)
     report = services.IMPORTERS[kind](user=user, data=data, name=filename)
-    return ROWS[kind].objects.get(pk=report.id)
+    return MODELS[kind].objects.get(pk=report.id)
 
 
-@pytest.mark.parametrize(("filename", "kind"), [(f, k) for f, kinds in FILES.items() for k in kinds])
+@pytest.mark.parametrize(("filename", "kind"), [(f, k) for f, kinds in FILE_KINDS.items() for k in kinds])
 def test_each_shared_file_reads_the_same_resources(shared_fixtures, users, filename, kind):
     row = _import(users["admin"], filename, kind, shared_fixtures)
     fields = {"world_books": [row]} if kind == "worldbook" else {kind: row}
