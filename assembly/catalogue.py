@@ -93,6 +93,23 @@ _BUILTINS: tuple[dict[str, Any], ...] = tuple(
 BUILTIN_STRATEGY_IDS = tuple(builtin["id"] for builtin in _BUILTINS)
 
 
+# Each built-in's name per language: the documents keep their bilingual name (revisions and exports stay the same);
+# the studio shows one language (`name_in_language`).
+BUILTIN_NAMES: dict[str, dict[str, str]] = {
+    builtin_id: dict(zip(("zh", "en"), document["name"].split(" / "), strict=True))
+    for builtin_id, document in _BUILTIN_DOCUMENTS
+}
+
+
+def name_in_language(name: str, language: str) -> str:
+    """`name` with a built-in's bilingual name in it (a built-in, "… (copy)") in `language` ("zh" or "en") only."""
+    for names in BUILTIN_NAMES.values():
+        both = f"{names['zh']} / {names['en']}"
+        if both in name:
+            return name.replace(both, names["zh" if language == "zh" else "en"])
+    return name
+
+
 def builtin_strategies() -> list[dict[str, Any]]:
     """The built-in strategies (A.3), normalized, each with its `id`; the default first. Fresh copies every call."""
     return copy.deepcopy(list(_BUILTINS))

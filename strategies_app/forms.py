@@ -163,3 +163,16 @@ class MoveForm(VersionedForm):
 
 class NameForm(forms.Form):
     name = forms.CharField(required=False, max_length=200)
+
+
+# The live preview's generation types (engine.md §1 `generation`), as the full preview names them.
+GENERATIONS = ("normal", "continue", "impersonate", "swipe", "regenerate", "quiet")
+
+
+def generation_choices() -> list[tuple[str, str]]:
+    words = {"normal": _("normal: the character's next reply"), "continue": _("continue: extend the last reply"),
+             "impersonate": _("impersonate: write the user's next message"),
+             "swipe": _("swipe: another version of the last message"),
+             "regenerate": _("regenerate: the last reply again (delete it from the history first)"),
+             "quiet": _("quiet: a background prompt")}
+    return [(value, words[value]) for value in GENERATIONS]

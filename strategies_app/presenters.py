@@ -16,11 +16,12 @@ from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
 from assembly import edits
-from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, POSITION_CATALOGUE
+from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, POSITION_CATALOGUE, name_in_language
 from assembly.logical import HOST_KINDS
 from assembly.positions import position_rows as engine_position_rows
 from assembly.results import AssemblyResult, NodeView, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS, strategy_backend
+from strategies_app.edit_effects import EditEffect, module_reason, position_reason
 from strategies_app.models import Strategy
 from studio.wording import LockWords, excerpt, known_meaning
 
@@ -55,10 +56,67 @@ def _chinese() -> bool:
     return (get_language() or "").lower().startswith("zh")
 
 
+PLACEMENT_MODES = {
+    "native-slots": gettext_lazy("preset slots first"), "native-roles": gettext_lazy("roles first"),
+    "st": gettext_lazy("SillyTavern order (advanced)"), "modules": gettext_lazy("module order"),
+}
+
+
+def placement_choices(placements) -> list[tuple[str, str]]:
+    """The placement modes in words (the id goes beside them in small type)."""
+    return [(value, PLACEMENT_MODES.get(value, value)) for value in placements]
+
+
+COPY_SUFFIX = " (copy)"  # what services.strategy_copy appends
+
+
+def strategy_name(document_or_name: dict[str, Any] | str) -> str:
+    """A strategy's name in the page's language: a built-in's bilingual name in one language, its copies too."""
+    name = document_or_name["name"] if isinstance(document_or_name, dict) else document_or_name
+    shown = name_in_language(name, "zh" if _chinese() else "en")
+    if shown != name and shown.endswith(COPY_SUFFIX):
+        shown = shown[: -len(COPY_SUFFIX)] + _(" (copy)")
+    return shown
+
+
+def _placed_tokens(result: AssemblyResult | None) -> dict[str, int]:
+    """Node id -> its tokens, for the nodes in the request."""
+    if result is None:
+        return {}
+    return {node.id: node.tokens for node in result.nodes if node.request_index is not None}
+
+
+def window_line(result: AssemblyResult | None) -> dict[str, Any] | None:
+    """The header's request total against the context window and the reply reserve, and over the window the
+    eviction plan in one line."""
+    if result is None:
+        return None
+    tokens = result.tokens
+    window, reserve = tokens.context_window, tokens.reply_reserve or 0
+    over = max(0, tokens.request_total + reserve - window) if window else 0
+    plan = ""
+    if over:
+        budget = result.budget
+        items = getattr(budget, "eviction_plan", None) or []
+        if items:
+            by_module: dict[str, list[int]] = defaultdict(list)
+            for item in items:
+                by_module[item.module].append(item.tokens)
+            plan = _("Eviction plan: drop %(items)s.") % {"items": ", ".join(
+                ngettext("%(n)s %(module)s item (%(tokens)s tokens)", "%(n)s %(module)s items (%(tokens)s tokens)",
+                         len(found)) % {"n": len(found), "module": KIND_LABELS.get(module, module),
+                                        "tokens": sum(found)} for module, found in by_module.items())}
+        else:
+            plan = _("No budget is set, so nothing is dropped: set one in the full preview to see the eviction "
+                     "plan (oldest history first, then world book entries).")
+    return {"total": tokens.request_total, "window": window, "reserve": reserve, "over": over, "plan": plan}
+
+
 def strategy_rows(strategies, user, using: dict[int, list[Any]], can_edit) -> list[dict[str, Any]]:
     """The strategy list's rows; `using`: strategy pk -> the sessions applying it; `can_edit(user, strategy)`."""
     return [{"strategy": s, "backend": strategy_backend(s.draft), "given_backend": s.draft.get("backend"),
-             "placement": s.draft.get("placement"), "sessions": using.get(s.pk, []), "can_edit": can_edit(user, s),
+             "placement": s.draft.get("placement"),
+             "placement_words": PLACEMENT_MODES.get(s.draft.get("placement"), s.draft.get("placement")), "sessions": using.get(s.pk, []), "can_edit": can_edit(user, s),
              "mine": s.owner_id == user.pk} for s in strategies]
 
 
@@ -69,6 +127,11 @@ def rule_rows(strategy: Strategy, result: AssemblyResult | None,
     draft = strategy.draft
     controls = {c.rule_id: c for c in result.placement_controls} if result is not None else {}
     movable = [rule for rule in draft["rules"] if rule["kind"] not in CONTEXT_CONTROL_KINDS]
+    placed = _placed_tokens(result)
+    tokens: dict[str, int] = defaultdict(int)
+    for node in result.nodes if result is not None else []:
+        if node.id in placed:
+            tokens[node.rule_id] += node.tokens
     rules = []
     for index, rule in enumerate(movable):
         control = controls.get(rule["id"])
@@ -83,6 +146,8 @@ def rule_rows(strategy: Strategy, result: AssemblyResult | None,
                       "kept": bool(kept and kept.get("rule") == rule["id"]),
                       "host": rule["kind"] in HOST_KINDS,
                       "control": control, "control_words": CONTROL_WORDS.get(control.control, "") if control else "",
+                      "tokens": tokens.get(rule["id"], 0),
+                      "no_effect": module_reason(result, rule["id"]) if result is not None else "",
                       "first": index == 0, "last": index == len(movable) - 1})
     return rules
 
@@ -129,6 +194,7 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
     for rule in draft["rules"]:
         rule_on.setdefault(rule["kind"], rule["enabled"])
     chinese = _chinese()
+    placed = _placed_tokens(result)
     shown = []
     for index, row in enumerate(rows):
         key = row.key
@@ -152,6 +218,9 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "held_outputs": [node.name for node in own if node.locked],
             "decisions": row.decisions, "first": index == 0, "last": index == len(rows) - 1,
             "held_id": key + HELD_SUFFIX,
+            "tokens": sum(placed.get(node_id, 0) for node_id in row.node_ids),
+            "no_effect": position_reason(result, key) if result is not None and key not in locked_keys else "",
+            "placement_words": PLACEMENT_WORDS.get(row.placement, row.placement),
         })
     return shown
 
@@ -175,9 +244,14 @@ def _anchor_label(anchor: Any, rows: list[PositionRow], chinese: bool) -> str:
     return (_("before “%(row)s”") if anchor["side"] == "before" else _("after “%(row)s”")) % {"row": name}
 
 
-def preview_view(result: AssemblyResult | None) -> dict[str, Any] | None:
+PLACEMENT_WORDS = {"source": gettext_lazy("where its module puts it"), "list": gettext_lazy("placed by hand")}
+
+
+def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None) -> dict[str, Any] | None:
+    """The live preview's messages; after a write, each changed message with its changes (`effect`)."""
     if result is None:
         return None
+    changes = effect.changes if effect is not None else {}
     names = {node.id: node.name for node in result.nodes}
     messages_shown = []
     for index, message in enumerate(result.request.messages):
@@ -186,6 +260,7 @@ def preview_view(result: AssemblyResult | None) -> dict[str, Any] | None:
             "history_status": message.history_status, "enters_history": message.enters_history,
             "tokens": message.tokens, "parts": [names.get(part, part) for part in message.parts],
             "excerpt": excerpt(message.content, EXCERPT_CHARS, as_written=True),
+            "changes": changes.get(index, []),
         })
     diagnostics = []
     for found in result.diagnostics:
@@ -212,6 +287,7 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
         blocks = []
     else:
         names = {node.id: node.name or node.id for node in result.nodes}
+        placed = _placed_tokens(result)
         blocks = []
         for index, block in enumerate(result.layout.blocks):
             rule_id, module, group, _slot, depth, role, _region = block.key
@@ -228,7 +304,8 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
                            "group": group, "role": role, "depth": depth, "region": block.region,
                            "binding": block.binding, "binding_words": BINDING_WORDS[block.binding],
                            "movable": block.movable, "overridable": block.overridable,
-                           "detached": bool(block.original_slot_id)})
+                           "detached": bool(block.original_slot_id),
+                           "tokens": sum(placed.get(node_id, 0) for node_id in members)})
     labels = {b["id"]: f"#{b['index']} {b['label']}" for b in blocks}
     overrides = [{**o, "target_label": labels.get(o["target"]), "anchor_label": labels.get(o["anchor"])}
                  for o in (draft.get("layout") or {}).get("overrides") or []]

@@ -60,8 +60,10 @@ class DraftPreviews:
     both look at the same draft (a refused write, the checked block move). `model` (a catalogue name) counts the
     request with its tokenizer and framing against its window, as the preview page's model picker does."""
 
-    def __init__(self, strategy: Strategy, session: PreviewSession | None, *, model: str | None = None):
+    def __init__(self, strategy: Strategy, session: PreviewSession | None, *, model: str | None = None,
+                 generation: str | None = None):
         self._strategy, self._session, self.model = strategy, session, model
+        self.generation = generation if generation != "normal" else None  # normal is the engine's default
         self._base: dict[str, Any] | None = None  # the session's request, its strategy replaced per draft
         self._runs: dict[str, AssemblyResult | AssemblyError] = {}
         self._shown: dict[str, tuple[AssemblyResult | None, dict[str, Any] | None]] = {}
@@ -69,7 +71,8 @@ class DraftPreviews:
     def request(self, draft: dict[str, Any]) -> dict[str, Any]:
         if self._base is None:
             base = session_previews().request(self._strategy, draft, self._session)
-            self._base = {**base, "model": self.model} if self.model else base
+            self._base = {**base, **({"model": self.model} if self.model else {}),
+                          **({"generation": {"type": self.generation}} if self.generation else {})}
             return self._base
         return {**self._base, "strategy": {**draft, "id": self._strategy.slug}}
 

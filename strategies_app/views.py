@@ -44,7 +44,7 @@ from assembly.strategy import (
     strategy_backend,
     strategy_revision,
 )
-from strategies_app import forms, presenters, services
+from strategies_app import edit_effects, forms, presenters, services
 from strategies_app.access import (
     EDIT_STRATEGY,
     can_create_strategies,
@@ -63,15 +63,54 @@ EDITOR = "strategies/editor.html"
 CATALOGUE_MODELS = frozenset(entry.model for entry in CATALOGUE)
 
 
-def _edit_url(strategy: Strategy, session: PreviewSession | None, model: str | None = None) -> str:
+def _edit_url(strategy: Strategy, session: PreviewSession | None, model: str | None = None,
+              generation: str | None = None) -> str:
     url = reverse("strategies:edit", args=[strategy.slug])
-    query = {**({"session": session.pk} if session is not None else {}), **({"model": model} if model else {})}
+    query = {**({"session": session.pk} if session is not None else {}), **({"model": model} if model else {}),
+             **({"generation": generation} if generation else {})}
     return f"{url}?{urlencode(query)}" if query else url
 
 
 def _preview_model(raw: str | None) -> str | None:
     """The live preview's model (`?model=`, or the form's): a catalogue model, else none (o200k_base, no window)."""
     return raw if raw in CATALOGUE_MODELS else None
+
+
+def _preview_generation(raw: str | None) -> str | None:
+    return raw if raw in forms.GENERATIONS else None
+
+
+# The live preview's options are remembered in Django's session storage: per strategy the session last previewed,
+# per strategy and session the model and generation type (issue 17).
+OPTIONS_KEY = "editor-preview"
+
+
+def _remembered(request, slug: str, session_pk: Any = None) -> dict[str, Any]:
+    stored = request.session.get(OPTIONS_KEY, {})
+    if session_pk is None:
+        return {"session": stored.get(slug)}
+    return stored.get(f"{slug}:{session_pk}", {})
+
+
+def _remember(request, slug: str, session: PreviewSession | None, previews: DraftPreviews) -> None:
+    if session is None:
+        return
+    stored = dict(request.session.get(OPTIONS_KEY, {}))
+    wanted = {slug: session.pk, f"{slug}:{session.pk}": {"model": previews.model, "generation": previews.generation}}
+    if any(stored.get(key) != value for key, value in wanted.items()):
+        request.session[OPTIONS_KEY] = {**stored, **wanted}
+
+
+def _previews_for(request, strategy: Strategy, data) -> tuple[PreviewSession | None, DraftPreviews]:
+    """The chosen session and its engine runs from the query or form (`data`), else the remembered options."""
+    raw_session = data.get("session") or _remembered(request, strategy.slug)["session"]
+    session = session_previews().chosen(raw_session, strategy)
+    kept = _remembered(request, strategy.slug, session.pk if session is not None else None)
+    model = data.get("model") if "model" in data else kept.get("model")
+    generation = data.get("generation") if "generation" in data else kept.get("generation")
+    previews = DraftPreviews(strategy, session, model=_preview_model(model), generation=_preview_generation(generation))
+    _remember(request, strategy.slug, session, previews)
+    return session, previews
 
 
 def _lock_words(draft: dict[str, Any], session: PreviewSession | None) -> LockWords:
@@ -83,7 +122,8 @@ def _lock_words(draft: dict[str, Any], session: PreviewSession | None) -> LockWo
 
 def _editor_context(request, strategy: Strategy, session: PreviewSession | None, *, notice: str | None = None,
                     refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
-                    previews: DraftPreviews | None = None, model: str | None = None) -> dict[str, Any]:
+                    previews: DraftPreviews | None = None, model: str | None = None,
+                    effect: tuple[str, Any, str | None] | None = None) -> dict[str, Any]:
     user = request.user
     draft = strategy.draft
     previews = previews or DraftPreviews(strategy, session, model=model)
@@ -95,28 +135,37 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
     # Every edit form carries these four; built once, not once per form (the page has dozens of forms).
     hidden_fields = format_html(
         '<input type="hidden" name="csrfmiddlewaretoken" value="{}"><input type="hidden" name="version" value="{}">'
-        '<input type="hidden" name="session" value="{}"><input type="hidden" name="model" value="{}">',
-        get_token(request), strategy.version, session.pk if session is not None else "", previews.model or "")
+        '<input type="hidden" name="session" value="{}"><input type="hidden" name="model" value="{}">'
+        '<input type="hidden" name="generation" value="{}">',
+        get_token(request), strategy.version, session.pk if session is not None else "", previews.model or "",
+        previews.generation or "")
     sessions = session_previews()
+    # (kind, result before the write, moved row): the write's effect against the result shown now
+    edit_effect = edit_effects.edit_effect(effect[0], effect[1], result, effect[2]) if effect else None
     return {
-        "strategy": strategy, "draft": draft, "session": session, "model": previews.model, "can_edit": can_edit_strategy(user, strategy),
+        "edit_effect": edit_effect, "panel": effect[0] if effect else None,
+        "window": presenters.window_line(result),
+        "strategy": strategy, "draft": draft, "session": session, "model": previews.model,
+        "generation": previews.generation or "", "generations": forms.generation_choices(), "can_edit": can_edit_strategy(user, strategy),
         "hidden_fields": hidden_fields,
         "urls": {name.replace("-", "_"): reverse(f"strategies:{name}", args=[strategy.slug]) for name in (
             "block-move", "block-reset", "control", "layout", "position-update", "positions-order", "priority-order",
             "revision-save", "rule-add", "rules-order", "settings")},
         "can_copy": can_create_strategies(user), "backend": strategy_backend(draft),
         "backend_given": draft.get("backend"), "native": strategy_backend(draft) == "native",
-        "rules": presenters.rule_rows(strategy, result, kept), "context_rules": presenters.context_rule_rows(draft),
+        "rules": presenters.rule_rows(strategy, result, kept), "display_name": presenters.strategy_name(draft), "context_rules": presenters.context_rule_rows(draft),
         "has_layout": layout is not None, "policy": policy, "priority": presenters.priority_rows(policy["priority"]),
         "positions": presenters.editor_positions(draft, result, _lock_words(draft, session)),
         **presenters.block_context(draft, result),
-        "preview": presenters.preview_view(result), "preview_result": result, "preview_error": preview_error,
+        "preview": presenters.preview_view(result, edit_effect), "preview_result": result, "preview_error": preview_error,
         "preview_error_meaning": known_meaning(preview_error["code"]) if preview_error else "",
         "sessions": sessions.picker(),
         "latest": latest, "draft_revision": draft_revision,
         "saved": latest is not None and latest.revision == draft_revision,
         "notice": notice, "refusal": refusal, "kept": kept,
         "roles": ROLES, "deliveries": DELIVERIES, "lifetimes": LIFETIMES, "placements": PLACEMENTS,
+        "placement_choices": presenters.placement_choices(PLACEMENTS),
+        "placement_words": presenters.PLACEMENT_MODES.get(draft.get("placement"), draft.get("placement")),
         "layout_sources": LAYOUT_SOURCES, "layout_identities": LAYOUT_IDENTITIES, "layout_fallbacks": LAYOUT_FALLBACKS,
         "text_kinds": TEXT_RULE_KINDS,
         **sessions.apply_panel(user, strategy),
@@ -126,8 +175,8 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
 @require_GET
 def strategy_edit(request, slug):
     strategy = strategy_or_404(slug)
-    session = session_previews().chosen(request.GET.get("session"), strategy)
-    context = _editor_context(request, strategy, session, model=_preview_model(request.GET.get("model")))
+    session, previews = _previews_for(request, strategy, request.GET)
+    context = _editor_context(request, strategy, session, previews=previews)
     if request.htmx:
         return render(request, f"{EDITOR}#workspace", context)
     return render(request, EDITOR, context)
@@ -138,10 +187,11 @@ def strategy_edit(request, slug):
 
 def _answer(request, strategy: Strategy, session: PreviewSession | None, *, status: int = 200, notice: str | None = None,
             refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
-            previews: DraftPreviews | None = None) -> HttpResponse:
+            previews: DraftPreviews | None = None, effect: tuple[str, Any, str | None] | None = None) -> HttpResponse:
     strategy = Strategy.objects.select_related("owner").get(pk=strategy.pk)  # the fresh state
     context = _editor_context(request, strategy, session, notice=notice, refusal=refusal, kept=kept,
-                              previews=previews, model=previews.model if previews is not None else None)
+                              previews=previews, model=previews.model if previews is not None else None,
+                              effect=effect)
     if refusal is not None:
         refusal["words"] = refusal_words(refusal, context["positions"])
     if request.htmx:
@@ -149,10 +199,11 @@ def _answer(request, strategy: Strategy, session: PreviewSession | None, *, stat
     return render(request, EDITOR, context, status=status)
 
 
-def editor_write(keeps_text: bool = False):
+def editor_write(keeps_text: bool = False, effect: str = "rule"):
     """An editor POST: permission (403 / 409 for a built-in), then the handler, which returns the notice to show.
-    Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect. A
-    handler that takes `previews` gets the request's engine runs, which the answer then reuses."""
+    Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect, with
+    the write's `effect` (a kind of `edit_effects.EFFECT_KINDS`) on the session's request. A handler that takes
+    `previews` gets the request's engine runs, which the answer then reuses."""
 
     def decorate(handler):
         wants_previews = "previews" in inspect.signature(handler).parameters
@@ -161,8 +212,10 @@ def editor_write(keeps_text: bool = False):
         @functools.wraps(handler)
         def view(request, slug, **kwargs):
             strategy = strategy_or_404(slug)
-            session = session_previews().chosen(request.POST.get("session"), strategy)
-            previews = DraftPreviews(strategy, session, model=_preview_model(request.POST.get("model")))
+            session, previews = _previews_for(request, strategy, request.POST)
+            before, _refused = previews.shown(strategy.draft) if session is not None else (None, None)
+            moved = next((request.POST[name] for name in ("moved", "row", "key", "target") if request.POST.get(name)),
+                         None)
             try:
                 strategy_for_edit(request.user, slug)
                 notice = handler(request, strategy, session, **kwargs,
@@ -181,16 +234,19 @@ def editor_write(keeps_text: bool = False):
                 return _answer(request, strategy, session, status=error.status, refusal=refusal, kept=kept,
                                previews=previews)
             if request.htmx:
-                return _answer(request, strategy, session, notice=notice, previews=previews)
-            messages.success(request, notice)
-            return HttpResponseRedirect(_edit_url(strategy, session, previews.model), status=303)
+                return _answer(request, strategy, session, notice=notice, previews=previews,
+                               effect=(effect, before, moved))
+            fresh = Strategy.objects.get(pk=strategy.pk)
+            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved)
+            messages.success(request, notice + (" " + found.sentence if found else ""))
+            return HttpResponseRedirect(_edit_url(strategy, session, previews.model, previews.generation), status=303)
 
         return view
 
     return decorate
 
 
-@editor_write()
+@editor_write(effect="modules")
 def rules_order(request, strategy, session):
     form = valid_form(forms.MoveForm, request)
     current = [rule["id"] for rule in strategy.draft["rules"] if rule["kind"] not in CONTEXT_CONTROL_KINDS]
@@ -229,7 +285,7 @@ def rule_remove(request, strategy, session, rule_id):
     return _("Custom rule “%(rule)s” removed.") % {"rule": rule_id}
 
 
-@editor_write()
+@editor_write(effect="control")
 def control_set(request, strategy, session):
     form = valid_form(forms.ControlForm, request)
     data = form.cleaned_data
@@ -238,7 +294,7 @@ def control_set(request, strategy, session):
     return _("Runtime-context switch saved.")
 
 
-@editor_write()
+@editor_write(effect="positions")
 def positions_order(request, strategy, session, previews):
     form = valid_form(forms.MoveForm, request)
     try:
@@ -253,7 +309,7 @@ def positions_order(request, strategy, session, previews):
     return notice if had_layout else notice + " " + _("The strategy adopted a layout policy to store it.")
 
 
-@editor_write()
+@editor_write(effect="positions")
 def position_update(request, strategy, session, previews):
     form = valid_form(forms.PositionForm, request)
     data = form.cleaned_data
@@ -263,7 +319,7 @@ def position_update(request, strategy, session, previews):
     return _("Position “%(row)s” saved.") % {"row": data["key"]}
 
 
-@editor_write()
+@editor_write(effect="priority")
 def priority_order(request, strategy, session):
     form = valid_form(forms.MoveForm, request)
     try:
@@ -275,7 +331,7 @@ def priority_order(request, strategy, session):
     return _("Priority order saved.")
 
 
-@editor_write()
+@editor_write(effect="layout")
 def layout_update(request, strategy, session):
     form = valid_form(forms.LayoutForm, request)
     data = form.cleaned_data
@@ -284,7 +340,7 @@ def layout_update(request, strategy, session):
     return _("Layout policy saved.")
 
 
-@editor_write()
+@editor_write(effect="blocks")
 def block_move(request, strategy, session, previews):
     form = valid_form(forms.BlockMoveForm, request)
     data = form.cleaned_data
@@ -294,7 +350,7 @@ def block_move(request, strategy, session, previews):
     return _("Block moved; the strategy keeps the move as a layout override.")
 
 
-@editor_write()
+@editor_write(effect="blocks")
 def block_reset(request, strategy, session):
     form = valid_form(forms.BlockResetForm, request)
     services.block_override_remove(strategy=strategy, user=request.user, target=form.cleaned_data["target"],

@@ -3,7 +3,10 @@
 //   version and the preview session; the answer is the re-rendered #workspace (the server decides, the drag does not).
 // - SortableJS on the request blocks (data-block-move-url): a drop posts the block and its new neighbour.
 // - Refusals (400, 403, 409, 413) are swapped in like successes, so their message and the fresh state show.
-// - Focus stays on the control that started a request (or on its row), so keyboard moves can be repeated.
+// - Focus stays on the control that started a request (or on its row), so keyboard moves can be repeated; after a
+//   drag, on the dragged row.
+// - The panels the designer opened or closed stay so across the swap; the "Preview" toggle (narrow screens) hides or
+//   shows the preview (without JS it is an anchor to it).
 (function () {
   "use strict";
 
@@ -39,10 +42,12 @@
           if (order.join("\n") === before) { return; }
           var workspace = document.getElementById("workspace");
           list.setAttribute("aria-busy", "true");
+          if (event.item.id) { dragged = event.item.id; }
           htmx.ajax("POST", list.dataset.sortableUrl, {
             source: list, target: "#workspace", swap: "outerHTML",
             values: {order: order, moved: event.item.dataset.rowId, version: workspace.dataset.version,
-                     session: workspace.dataset.session, model: workspace.dataset.model}
+                     session: workspace.dataset.session, model: workspace.dataset.model,
+                     generation: workspace.dataset.generation}
           });
         }
       });
@@ -73,16 +78,31 @@
             source: list, target: "#workspace", swap: "outerHTML",
             values: {target: item.dataset.blockId, anchor: anchor.dataset.blockId,
                      side: anchor === next ? "before" : "after", version: workspace.dataset.version,
-                     session: workspace.dataset.session, model: workspace.dataset.model}
+                     session: workspace.dataset.session, model: workspace.dataset.model,
+                     generation: workspace.dataset.generation}
           });
         }
       });
     });
   }
 
-  var focusAfter = null;
+  var focusAfter = null, dragged = null, panelsOpen = null, previewHidden = false;
+
+  document.addEventListener("click", function (event) {
+    var toggle = event.target.closest && event.target.closest("[data-preview-toggle]");
+    if (!toggle) { return; }
+    var workspace = document.getElementById("workspace");
+    previewHidden = !workspace.classList.contains("preview-hidden");
+    workspace.classList.toggle("preview-hidden", previewHidden);
+    toggle.setAttribute("aria-expanded", previewHidden ? "false" : "true");
+    event.preventDefault();
+  });
 
   document.addEventListener("htmx:beforeRequest", function () {
+    panelsOpen = {};
+    Array.prototype.forEach.call(document.querySelectorAll("details.panel[id]"), function (panel) {
+      panelsOpen[panel.id] = panel.open;
+    });
     var active = document.activeElement;
     focusAfter = null;
     if (active && active !== document.body && active.id) {
@@ -92,6 +112,20 @@
   });
 
   document.addEventListener("htmx:afterSettle", function () {
+    var workspace = document.getElementById("workspace");
+    if (workspace) { workspace.classList.toggle("preview-hidden", previewHidden); }
+    if (panelsOpen) {
+      Object.keys(panelsOpen).forEach(function (id) {
+        var panel = document.getElementById(id);
+        if (panel && panelsOpen[id]) { panel.open = true; }  // the server opens the panel of the write
+      });
+      panelsOpen = null;
+    }
+    if (dragged) {
+      var row = document.getElementById(dragged);
+      dragged = null;
+      if (row) { row.focus(); return; }
+    }
     if (!focusAfter) { return; }
     var wanted = document.getElementById(focusAfter.id);
     if (wanted && !wanted.disabled) {

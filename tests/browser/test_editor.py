@@ -306,6 +306,7 @@ def test_the_editor_switches_to_chinese(live_server, page, login_as, studio):
 def test_dragging_a_request_block_keeps_the_move(live_server, page, login_as, studio):
     login_as("designer")
     page.goto(editor_url(live_server, studio))
+    page.locator("#blocks-panel > summary").click()  # a collapsed panel (issue 17)
     blocks = page.locator("#block-list > li")
     ids = blocks.evaluate_all("items => items.map(item => item.dataset.blockId)")
     note = next(i for i, b in enumerate(ids) if '"depth_prompt"' in b)
