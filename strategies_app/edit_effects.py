@@ -30,10 +30,10 @@ def _count_words(counts: dict[str, int]) -> str:
         "added": lambda n: ngettext("%(n)s added", "%(n)s added", n),
         "removed": lambda n: ngettext("%(n)s removed", "%(n)s removed", n),
         "moved": lambda n: ngettext("%(n)s moved", "%(n)s moved", n),
-        "role": lambda n: ngettext("%(n)s changed role", "%(n)s changed role", n),
-        "delivery": lambda n: ngettext("%(n)s changed delivery", "%(n)s changed delivery", n),
-        "history_status": lambda n: ngettext("%(n)s changed history status", "%(n)s changed history status", n),
-        "content": lambda n: ngettext("%(n)s changed content", "%(n)s changed content", n),
+        "role": lambda n: ngettext("%(n)s with a new role", "%(n)s with a new role", n),
+        "delivery": lambda n: ngettext("%(n)s with a new delivery", "%(n)s with a new delivery", n),
+        "history_status": lambda n: ngettext("%(n)s with a new history status", "%(n)s with a new history status", n),
+        "content": lambda n: ngettext("%(n)s with new content", "%(n)s with new content", n),
     }
     return ", ".join(words[kind](n) % {"n": n} for kind, n in counts.items() if n)
 

@@ -244,6 +244,9 @@ def _anchor_label(anchor: Any, rows: list[PositionRow], chinese: bool) -> str:
     return (_("before “%(row)s”") if anchor["side"] == "before" else _("after “%(row)s”")) % {"row": name}
 
 
+CHANGE_WORDS = {"added": gettext_lazy("added"), "removed": gettext_lazy("removed"), "moved": gettext_lazy("moved"),
+                "role": gettext_lazy("role changed"), "delivery": gettext_lazy("delivery changed"),
+                "history_status": gettext_lazy("history status changed"), "content": gettext_lazy("content changed")}
 PLACEMENT_WORDS = {"source": gettext_lazy("where its module puts it"), "list": gettext_lazy("placed by hand")}
 
 
@@ -261,6 +264,7 @@ def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None
             "tokens": message.tokens, "parts": [names.get(part, part) for part in message.parts],
             "excerpt": excerpt(message.content, EXCERPT_CHARS, as_written=True),
             "changes": changes.get(index, []),
+            "change_words": ", ".join(str(CHANGE_WORDS[c]) for c in changes.get(index, [])),
         })
     diagnostics = []
     for found in result.diagnostics:
