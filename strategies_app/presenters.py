@@ -218,11 +218,36 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "held_outputs": [node.name for node in own if node.locked],
             "decisions": row.decisions, "first": index == 0, "last": index == len(rows) - 1,
             "held_id": key + HELD_SUFFIX,
+            **dict(zip(("way_out", "source_frees"), _way_out(own, bool(holds.get(key))), strict=True)),
             "tokens": sum(placed.get(node_id, 0) for node_id in row.node_ids),
             "no_effect": position_reason(result, key) if result is not None and key not in locked_keys else "",
             "placement_words": PLACEMENT_WORDS.get(row.placement, row.placement),
         })
     return shown
+
+
+WAY_OUT = {
+    "slot": gettext_lazy("To free it: disable that marker in the preset, remove it from the preset, or switch the "
+                         "slot source to “manual” so the strategy places it."),
+    "macro": gettext_lazy("To free it: remove the macro from the prompt that pulls it in, or disable that prompt in "
+                          "the preset."),
+    "depth": gettext_lazy("To free it: give the entry a position instead of a depth in its world book or card."),
+    "host": gettext_lazy("The host fixes its place; nothing in the strategy frees it."),
+}
+
+
+def _way_out(nodes: list[NodeView], held_by_macro: bool) -> tuple[list[str], bool]:
+    """How to free a locked row, one sentence per kind of hold, and whether switching the slot source does it."""
+    kinds = []
+    for node in nodes:
+        reason = node.lock_reason or ""
+        kind = ("slot" if reason.startswith("reference") else "macro" if reason.startswith("macro") else
+                "depth" if reason == "depth" else "host" if reason in ("runtime", "native-depth-boundary") else None)
+        if node.locked and kind and kind not in kinds:
+            kinds.append(kind)
+    if held_by_macro and "macro" not in kinds:
+        kinds.append("macro")
+    return [str(WAY_OUT[kind]) for kind in kinds], "slot" in kinds
 
 
 def _anchor_value(anchor: Any) -> str:

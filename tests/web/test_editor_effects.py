@@ -87,3 +87,18 @@ def test_names_show_one_language(users, editor):  # noqa: F811
     assert "身份优先（标准）" in chinese and "Roles first" not in chinese
     page = client.get("/strategies/builtin-st/edit/").content.decode()
     assert "<h1>Preset slots first (advanced)</h1>" in page and "advanced backend (core)" in page
+
+
+def test_each_lock_says_how_to_free_it_and_a_slot_lock_has_the_switch(users, editor):  # noqa: F811
+    html = client_for(users["designer"]).get(
+        _url(editor["strategy"], f"edit/?session={editor['session'].pk}")).content.decode()
+
+    def row(key):
+        start = html.index(f'id="pos-row-{key}"')
+        return html[start:html.index("</li>", start)]
+
+    description = row("character#description")
+    assert "disable that marker in the preset" in description and 'name="source" value="manual"' in description
+    persona_row = row("persona#persona")  # pulled into the main prompt by {{persona}}
+    assert "remove the macro from the prompt that pulls it in" in persona_row
+    assert 'name="source" value="manual"' not in persona_row

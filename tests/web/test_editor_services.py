@@ -189,11 +189,11 @@ def test_a_refused_drag_runs_the_engine_once(users, locking_editor, runs):  # no
     ("rules/phi/edit/", {"enabled": ["false"]}),
     ("positions/", {"key": PERSONA, "enabled": ["false"], "placement": "source"}),
 ])
-def test_other_writes_run_the_engine_once(users, locking_editor, runs, path, data):  # noqa: F811
+def test_other_writes_run_the_engine_once_per_draft(users, locking_editor, runs, path, data):  # noqa: F811
     strategy, session = locking_editor["strategy"], locking_editor["session"]
     response = _post(users, strategy, path, {"version": strategy.version, "session": session.pk, **data})
     assert response.status_code == 200 and _fresh(strategy).version == strategy.version + 1
-    assert len(runs) == 1
+    assert len(runs) == 2  # the request before the write (its effect is the difference) and after it
 
 
 def test_a_block_move_shows_the_run_that_checked_it(users, core_editor, runs):  # noqa: F811
