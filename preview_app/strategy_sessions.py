@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from preview_app.access import editable_sessions
+from preview_app.compare import align_messages
 from preview_app.models import Session
 from preview_app.previews import session_request, strategy_document
 from preview_app.selectors import preview_session, session_picker, sessions_by_applied_strategy
@@ -14,6 +15,8 @@ from strategies_app.selectors import recent_revisions
 
 
 class StrategySessions:
+    align = staticmethod(align_messages)  # the compare view's alignment: the editor's "what changed"
+
     def chosen(self, raw: Any, strategy: Strategy) -> Session | None:
         return preview_session(raw, strategy)
 

@@ -1,4 +1,5 @@
-"""What an editor write did to the chosen session's request (issue 17): the compare view's alignment of the request
+"""What an editor write did to the chosen session's request (issue 17): the compare view's alignment (through the
+sessions port: strategies_app does not import preview_app) of the request
 before the write against the request after it, one sentence, and when nothing changed the reason in the designer's
 terms, read from the engine's own facts (placement controls, the rows' output, the nodes' position decisions).
 Also the rows the engine knows a move cannot change (muted before the drag)."""
@@ -11,7 +12,7 @@ from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
 from assembly.results import AssemblyResult
-from preview_app.compare import align_messages
+from strategies_app.session_previews import session_previews
 
 # The writes that answer with an effect, by the list or form they come from.
 EFFECT_KINDS = ("modules", "positions", "blocks", "priority", "rule", "layout", "control", "settings")
@@ -112,7 +113,7 @@ def edit_effect(kind: str, before: AssemblyResult | None, after: AssemblyResult 
     """The effect of one write; None when either run is missing (no session, or the engine refused one)."""
     if before is None or after is None:
         return None
-    alignment = align_messages(before.request.messages, after.request.messages)
+    alignment = session_previews().align(before.request.messages, after.request.messages)
     changed_rows = [row for row in alignment.rows if row.changes]
     changed = len(changed_rows)
     if not changed:

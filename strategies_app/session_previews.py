@@ -33,6 +33,9 @@ class SessionPreviews(Protocol):
     def request(self, strategy: Strategy, document: dict[str, Any], session: PreviewSession | None) -> dict[str, Any]:
         """The engine request of `document` (a draft or revision of `strategy`) on `session`."""
 
+    def align(self, a: list[Any], b: list[Any]) -> Any:
+        """Two requests' messages aligned as the compare view aligns them (`rows` with their `changes`, `counts`)."""
+
     def applied_by_strategy(self) -> dict[int, list[PreviewSession]]:
         """Strategy pk -> the sessions it is applied to."""
 

@@ -292,7 +292,7 @@ def test_the_editor_switches_to_chinese(live_server, page, login_as, studio):
     login_as("designer")
     page.goto(editor_url(live_server, studio))
     page.locator("#lang-select").select_option("zh-hans")
-    page.get_by_role("button", name="Switch").click()
+    page.get_by_role("button", name="Switch", exact=True).click()
     page.wait_for_url(re.compile(r".*/edit/.*"))
     assert page.locator("html").get_attribute("lang") == "zh-hans"
     assert page.get_by_role("heading", name="资源位置").is_visible()

@@ -162,7 +162,7 @@ def test_each_language_shows_its_own_names(live_server, page, login_as, studio):
     page.goto(f"{live_server.url}/strategies/builtin-native-slots/edit/")
     assert page.locator("h1").inner_text() == "Preset slots first (standard)"
     page.locator("#lang-select").select_option("zh-hans")
-    page.get_by_role("button", name="Switch").click()
+    page.get_by_role("button", name="Switch", exact=True).click()
     page.wait_for_function("() => document.documentElement.lang === 'zh-hans'")
     assert page.locator("h1").inner_text() == "预设插槽优先（标准）"
     page.goto(f"{live_server.url}/strategies/")
