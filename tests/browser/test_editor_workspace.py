@@ -125,6 +125,7 @@ def test_five_moves_each_say_what_changed_or_why_not(live_server, page, login_as
     for row in page.locator("#module-list > li, #position-list > li:not([data-part=held]), #block-list > li").all():
         assert row.get_attribute("data-tokens").isdigit()
     assert int(page.locator("[data-head-total]").get_attribute("data-head-total")) > 0
+    shot(page, "five-moves-last-1400")
 
 
 @pytest.mark.parametrize("width", [1400, 800])
@@ -147,10 +148,11 @@ def test_the_preview_stays_in_view(live_server, page, login_as, studio, width):
     assert 0 <= box["y"] < 900  # sticky: still in view while the lists scroll
     shot(page, f"layout-{width}-scrolled")
     if width == 800:
+        messages = preview.locator(".request")
+        page.locator("[data-preview-toggle]").click()  # folds the preview to its sticky heading
+        assert not messages.is_visible() and page.locator("[data-preview-toggle]").is_visible()
         page.locator("[data-preview-toggle]").click()
-        assert not preview.is_visible()
-        page.locator("[data-preview-toggle]").click()
-        assert preview.is_visible()
+        assert messages.is_visible()
 
 
 def test_each_language_shows_its_own_names(live_server, page, login_as, studio):
