@@ -103,6 +103,13 @@ def no_effect_reason(kind: str, before: AssemblyResult, after: AssemblyResult, m
     if kind == "priority":
         return _("No text in this session is wanted by two placements, so the order of the stages decides "
                  "nothing here.")
+    if kind == "rule" and moved:
+        control = next((c for c in before.placement_controls if c.rule_id == moved), None)
+        if control is not None and control.owned:
+            return ngettext("This module's output in this session is held by a preset slot (%(n)s item), and the "
+                            "slot still places it.",
+                            "This module's output in this session is held by preset slots (%(n)s items), and the "
+                            "slots still place it.", control.owned) % {"n": control.owned}
     if kind == "blocks":
         return _("The block already sat there in this session's request.")
     return _("This setting decides nothing in this session's request.")

@@ -216,6 +216,7 @@ def editor_write(keeps_text: bool = False, effect: str = "rule"):
             before, _refused = previews.shown(strategy.draft) if session is not None else (None, None)
             moved = next((request.POST[name] for name in ("moved", "row", "key", "target") if request.POST.get(name)),
                          None)
+            moved = moved or kwargs.get("rule_id")
             try:
                 strategy_for_edit(request.user, slug)
                 notice = handler(request, strategy, session, **kwargs,

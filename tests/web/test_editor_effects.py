@@ -102,3 +102,10 @@ def test_each_lock_says_how_to_free_it_and_a_slot_lock_has_the_switch(users, edi
     persona_row = row("persona#persona")  # pulled into the main prompt by {{persona}}
     assert "remove the macro from the prompt that pulls it in" in persona_row
     assert 'name="source" value="manual"' not in persona_row
+
+
+def test_a_switch_whose_output_a_slot_holds_says_the_slot_still_places_it(users, editor):  # noqa: F811
+    answer = _write(users, editor, "rules/persona/edit/", {"enabled": ["false"]})
+    changed, sentence = _effect(answer.content.decode())
+    # the main prompt pulls the persona in through {{persona}}: switching the module off leaves the request as it was
+    assert changed == 0 and "is held by a preset slot (1 item), and the slot still places it." in sentence
