@@ -14,6 +14,7 @@ from preview_app.services import EVENT_ROLES, author_note_settings, extension_pr
 from preview_app.token_window import model_picker_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from studio.errors import ServiceError
+from studio.input_boundary import StrictJSONDecoder
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
                          ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
@@ -31,6 +32,7 @@ class JSONListField(forms.JSONField):
         self.item = item
         kwargs.setdefault("required", False)
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}))
+        kwargs.setdefault("decoder", StrictJSONDecoder)  # the input boundary: no NaN, NUL, lone surrogates, deep JSON
         super().__init__(**kwargs)
 
     def prepare_value(self, value):
@@ -54,6 +56,7 @@ class JSONObjectField(forms.JSONField):
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
         kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}))
+        kwargs.setdefault("decoder", StrictJSONDecoder)
         super().__init__(**kwargs)
 
     def prepare_value(self, value):

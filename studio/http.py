@@ -22,6 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 from assembly.errors import CodedError
 from assembly.reading import MAX_IMPORT_BYTES
 from assembly.sillytavern.png import PNG_SIGNATURE
+from studio import input_boundary
 from studio.errors import FormInvalid, ServiceError
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -94,8 +95,9 @@ def too_large(field: str, size: int | None) -> ServiceError:
 
 
 def parse_json(raw: bytes, field: str) -> Any:
+    """JSON bytes through the input boundary: 415 for non-UTF-8, 400 for not JSON or unsafe values (naming where)."""
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return input_boundary.loads(raw.decode("utf-8-sig"), field)
     except UnicodeDecodeError:
         raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected UTF-8 JSON text", status=415,
                            detail={"path": field}) from None
