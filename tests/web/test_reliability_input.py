@@ -41,7 +41,7 @@ def test_api_event_append_refuses_json_nested_too_deep(world, field):
     session = world["session"]
     client = client_for(session.owner)
     before = SessionEvent.objects.filter(session=session).count()
-    raw = '{"role": "assistant", "content": "x", "%s": %s}' % (field, nested(900))
+    raw = '{"role": "assistant", "content": "x", "' + field + '": ' + nested(900) + '}'
     response = post_json(client, f"/api/sessions/{session.pk}/events", raw)
     assert response.status_code == 400
     assert f"nested at most {MAX_JSON_DEPTH} levels" in response.json()["error"]
@@ -71,8 +71,9 @@ def test_form_with_nul_is_a_page_naming_the_field(world):
 
 
 def test_form_json_field_refuses_nan_and_surrogates(world):
-    from preview_app.forms import JSONListField, JSONObjectField
     from django import forms
+
+    from preview_app.forms import JSONListField, JSONObjectField
 
     with pytest.raises(forms.ValidationError, match="finite numbers"):
         JSONListField(item="tool calls").clean('[{"id": "a", "n": NaN}]')
