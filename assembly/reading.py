@@ -69,9 +69,10 @@ class UnsafeValue:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def unsafe_text(text: str) -> str | None:
-    """What is wrong with a string a store or an encoder would choke on (NUL, a lone surrogate), or None."""
-    if "\x00" in text:
+def unsafe_text(text: str, *, nul: bool = True) -> str | None:
+    """What is wrong with a string a store or an encoder would choke on (NUL, a lone surrogate), or None. `nul=False`
+    lets NUL pass (valid JSON text; only a store like PostgreSQL refuses it)."""
+    if nul and "\x00" in text:
         return "text without NUL characters (\\u0000)"
     surrogate = _SURROGATE.search(text)
     if surrogate:
@@ -79,14 +80,16 @@ def unsafe_text(text: str) -> str | None:
     return None
 
 
-def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) -> UnsafeValue | None:
-    """The first place in decoded JSON with a NUL or lone surrogate in a string or key, a NaN or infinite number,
-    or lists/objects nested deeper than `max_depth`; None when the value is safe. Iterative, so depth is no risk."""
+def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, nul: bool = True
+                ) -> UnsafeValue | None:
+    """The first place in decoded JSON with a NUL (unless `nul=False`) or lone surrogate in a string or key, a NaN
+    or infinite number, or lists/objects nested deeper than `max_depth`; None when the value is safe. Iterative, so
+    depth is no risk."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
         if isinstance(item, str):
-            problem = unsafe_text(item)
+            problem = unsafe_text(item, nul=nul)
             if problem:
                 return UnsafeValue(where or "the input", problem)
         elif isinstance(item, float):
@@ -97,8 +100,8 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) 
                 return UnsafeValue(where or "the input", f"JSON nested at most {max_depth} levels deep")
             children = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in reversed(list(children)):
-                if isinstance(key, str) and unsafe_text(key):
-                    return UnsafeValue(join_path(where, key), unsafe_text(key) or "")
+                if isinstance(key, str) and unsafe_text(key, nul=nul):
+                    return UnsafeValue(join_path(where, key), unsafe_text(key, nul=nul) or "")
                 stack.append((child, join_path(where, key), depth + 1))
     return None
 

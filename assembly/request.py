@@ -107,7 +107,7 @@ def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
-    unsafe = find_unsafe(request)
+    unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})

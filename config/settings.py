@@ -139,6 +139,11 @@ WHITENOISE_USE_FINDERS = not PRODUCTION  # serve straight from static/ until col
 # Uploads above 5 MiB are refused (quality.md); Django's own cap stops larger bodies early.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 6 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "studio.input_boundary.FileNameLimit",  # a 5,000-character name is a 400 naming the limit, not cut silently
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie; kept default-compatible

@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
@@ -74,6 +75,26 @@ class StrictJSONDecoder(json.JSONDecoder):
 # -------------------------------------------------------------------------------------------------- middleware
 
 
+class UploadNameTooLong(MultiPartParserError):
+    def __init__(self, field: str, length: int):
+        super().__init__(f"{field}: a file name of {length} characters")
+        self.field, self.length = field, length
+
+
+class FileNameLimit(FileUploadHandler):
+    """First of FILE_UPLOAD_HANDLERS: sees an upload's name before Django cuts it to 255 characters silently."""
+
+    def new_file(self, field_name, file_name, *args, **kwargs):
+        if len(file_name or "") > MAX_FILE_NAME:
+            raise UploadNameTooLong(field_name, len(file_name))
+
+    def receive_data_chunk(self, raw_data, start):
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None
+
+
 def _form_refusal(request) -> ServiceError | None:
     """Read the posted form once (Django caches it) and check every field name, value and upload name."""
     try:
@@ -91,6 +112,8 @@ def _form_refusal(request) -> ServiceError | None:
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
         return ServiceError("INPUT_INVALID", f"body: expected at most {limit} files", status=400,
                             detail={"path": "body", "limit": limit})
+    except UploadNameTooLong as error:
+        return unsafe_input(error.field, f"a file name of at most {MAX_FILE_NAME} characters, got {error.length}")
     except MultiPartParserError as error:
         return ServiceError("INPUT_INVALID", f"body: expected a well-formed multipart form, with part headers "
                             f"(file names included) of at most 10 KiB ({error})", status=400,
@@ -102,10 +125,7 @@ def _form_refusal(request) -> ServiceError | None:
                 return unsafe_input(name if text is not name else "field names", problem)
     for name, uploads in files.lists():
         for upload in uploads:
-            file_name = upload.name or ""
-            if len(file_name) > MAX_FILE_NAME:
-                return unsafe_input(name, f"a file name of at most {MAX_FILE_NAME} characters")
-            problem = unsafe_text(file_name)
+            problem = unsafe_text(upload.name or "")
             if problem:
                 return unsafe_input(f"{name} (file name)", problem)
     return None

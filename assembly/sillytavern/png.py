@@ -9,7 +9,7 @@ import struct
 import zlib
 from typing import Any
 
-from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid, loads_strict, read_object
+from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid, read_object
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CARD_CHUNKS = ("ccv3", "chara")  # preferred first, as SillyTavern reads them
@@ -100,8 +100,8 @@ def card_from_png(png: bytes) -> tuple[dict[str, Any], str]:
             except (binascii.Error, ValueError):
                 raise ImportInvalid(path, "base64-encoded UTF-8 JSON") from None
             try:
-                card = loads_strict(decoded, path)
-            except json.JSONDecodeError:
+                card = json.loads(decoded)
+            except (ValueError, RecursionError):
                 raise ImportInvalid(path, "base64-encoded JSON (the decoded text is not JSON)") from None
             return read_object(card, path, "a character card object"), path
     raise ImportInvalid("png", "a PNG with a 'chara' or 'ccv3' text chunk (a SillyTavern character card)",
