@@ -101,7 +101,8 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
             children = item.items() if isinstance(item, dict) else enumerate(item)
             for key, child in reversed(list(children)):
                 if isinstance(key, str) and unsafe_text(key, nul=nul):
-                    return UnsafeValue(join_path(where, key), unsafe_text(key, nul=nul) or "")
+                    # The path is echoed in the error: spell the bad key with escapes, never the raw characters.
+                    return UnsafeValue(join_path(where, ascii(key)[1:-1]), unsafe_text(key, nul=nul) or "")
                 stack.append((child, join_path(where, key), depth + 1))
     return None
 

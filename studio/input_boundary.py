@@ -21,7 +21,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from assembly.reading import MAX_JSON_DEPTH, ImportInvalid, find_unsafe, loads_strict, unsafe_text
+from assembly.reading import ImportInvalid, find_unsafe, loads_strict, unsafe_text
 from studio.errors import ServiceError
 from studio.limits import MAX_FILE_NAME
 
@@ -48,28 +48,35 @@ def loads(raw: str | bytes, field: str) -> Any:
         raise unsafe_input(error.path, error.expected) from None
 
 
-class StrictJSONDecoder(json.JSONDecoder):
-    """For Django form JSON fields (`decoder=`): the boundary's rules, refused as the field's validation error."""
+class StrictJSONField(forms.JSONField):
+    """A form JSON field behind the boundary: NaN / Infinity, NUL, lone surrogates and deep JSON are the field's
+    validation error, saying which; the refused text is kept in the form as typed."""
 
-    def __init__(self, *args, **kwargs):
-        kwargs["parse_constant"] = self._refuse_constant
-        super().__init__(*args, **kwargs)
-
-    @staticmethod
-    def _refuse_constant(name: str) -> Any:
-        raise forms.ValidationError(_("Expected finite numbers (JSON has no %(name)s).") % {"name": name})
-
-    def decode(self, s, *args, **kwargs):
+    def to_python(self, value):
+        if self.disabled or not isinstance(value, str) or not value.strip():
+            return super().to_python(value)
         try:
-            value = super().decode(s, *args, **kwargs)
-        except RecursionError:
-            raise forms.ValidationError(_("Expected JSON nested at most %(depth)d levels deep.")
-                                        % {"depth": MAX_JSON_DEPTH}) from None
-        problem = find_unsafe(value)
-        if problem is not None:
-            raise forms.ValidationError(_("Expected %(expected)s at %(path)s.") % {"expected": problem.expected,
-                                                                                 "path": problem.path})
-        return value
+            parsed = loads_strict(value)
+        except json.JSONDecodeError:
+            return super().to_python(value)  # Django's own "Enter a valid JSON."
+        except ImportInvalid as error:
+            where = f" ({error.path})" if error.path else ""
+            raise forms.ValidationError(_("Expected %(expected)s%(where)s.") % {"expected": error.expected,
+                                                                                "where": where}) from None
+        return super().to_python(json.dumps(parsed))
+
+    def bound_data(self, data, initial):
+        if isinstance(data, str) and _refused_text(data):
+            return forms.fields.InvalidJSONInput(data)
+        return super().bound_data(data, initial)
+
+
+def _refused_text(text: str) -> bool:
+    try:
+        loads_strict(text)
+    except (ValueError, ImportInvalid):
+        return True
+    return False
 
 
 # -------------------------------------------------------------------------------------------------- middleware
