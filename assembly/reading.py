@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import ValidationError
@@ -19,6 +21,7 @@ from pydantic import ValidationError
 from assembly.errors import CodedError
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024  # uploads (quality.md "Bad input")
+MAX_JSON_DEPTH = 64  # nested lists/objects; deeper JSON breaks rendering and copying far from where it came in
 
 
 class ImportInvalid(CodedError, ValueError):
@@ -50,6 +53,79 @@ def describe(value: Any) -> str:
 
 def invalid(path: str, expected: str, value: Any, *, status: int = 400) -> ImportInvalid:
     return ImportInvalid(path, expected, got=value, has_got=True, status=status)
+
+
+# -------------------------------------------------------------------------------------------------- unsafe input
+
+
+@dataclass(frozen=True)
+class UnsafeValue:
+    """Where a decoded JSON value breaks the input rules (`path`) and what was expected there."""
+
+    path: str
+    expected: str
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def unsafe_text(text: str, *, nul: bool = True) -> str | None:
+    """What is wrong with a string a store or an encoder would choke on (NUL, a lone surrogate), or None. `nul=False`
+    lets NUL pass (valid JSON text; only a store like PostgreSQL refuses it)."""
+    if nul and "\x00" in text:
+        return "text without NUL characters (\\u0000)"
+    surrogate = _SURROGATE.search(text)
+    if surrogate:
+        return f"text without lone surrogates (\\u{ord(surrogate.group()):04x}; send the character itself)"
+    return None
+
+
+def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, nul: bool = True
+                ) -> UnsafeValue | None:
+    """The first place in decoded JSON with a NUL (unless `nul=False`) or lone surrogate in a string or key, a NaN
+    or infinite number, or lists/objects nested deeper than `max_depth`; None when the value is safe. Iterative, so
+    depth is no risk."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, str):
+            problem = unsafe_text(item, nul=nul)
+            if problem:
+                return UnsafeValue(where or "the input", problem)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return UnsafeValue(where or "the input", "a finite number (not NaN or Infinity)")
+        elif isinstance(item, (dict, list)):
+            if depth >= max_depth:
+                return UnsafeValue(where or "the input", f"JSON nested at most {max_depth} levels deep")
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in reversed(list(children)):
+                if isinstance(key, str) and unsafe_text(key, nul=nul):
+                    # The path is echoed in the error: spell the bad key with escapes, never the raw characters.
+                    return UnsafeValue(join_path(where, ascii(key)[1:-1]), unsafe_text(key, nul=nul) or "")
+                stack.append((child, join_path(where, key), depth + 1))
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def loads_strict(text: str | bytes, path: str = "") -> Any:
+    """JSON text -> value, refusing what `find_unsafe` refuses (NaN / Infinity already at parse time, as JSON has
+    none); a refusal is ImportInvalid naming the path."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ImportInvalid(path, f"JSON nested at most {MAX_JSON_DEPTH} levels deep") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:
+        raise ImportInvalid(path, f"a finite number (not {error})") from None
+    problem = find_unsafe(value, path)
+    if problem is not None:
+        raise ImportInvalid(problem.path, problem.expected)
+    return value
 
 
 # -------------------------------------------------------------------------------------------------- values

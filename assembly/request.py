@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
+from assembly.reading import find_unsafe
 from assembly.tokens import ENCODINGS
 
 
@@ -106,6 +107,10 @@ def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
+    unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
+    if unsafe is not None:
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
+                            detail={"path": unsafe.path, "expected": unsafe.expected})
     try:
         return AssemblyRequest.model_validate(request)
     except ValidationError as exc:

@@ -14,6 +14,7 @@ from preview_app.services import EVENT_ROLES, author_note_settings, extension_pr
 from preview_app.token_window import model_picker_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from studio.errors import ServiceError
+from studio.input_boundary import StrictJSONField
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
                          ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
@@ -24,7 +25,7 @@ NOTE_POSITION_CHOICES = [("in_chat", _("In the chat, at a depth")), ("before_mai
 NOTE_ROLE_CHOICES = [("system", "system"), ("user", "user"), ("assistant", "assistant")]
 
 
-class JSONListField(forms.JSONField):
+class JSONListField(StrictJSONField):  # the input boundary: no NaN, NUL, surrogates, deep JSON
     """A JSON textarea that must hold a list (blank is an empty list)."""
 
     def __init__(self, *, item: str, **kwargs):
@@ -48,7 +49,7 @@ class JSONListField(forms.JSONField):
         return parsed
 
 
-class JSONObjectField(forms.JSONField):
+class JSONObjectField(StrictJSONField):
     """A JSON textarea that must hold an object (blank is an empty object)."""
 
     def __init__(self, **kwargs):

@@ -25,6 +25,8 @@ from preview_app.previews import next_message_id, session_request, strategy_docu
 from strategies_app.access import revision_for_read
 from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.errors import ServiceError, invalid
+from studio.input_boundary import refuse_unsafe
+from studio.limits import check_chat_lines, check_event_count
 
 EVENT_ROLES = ("system", "user", "assistant", "tool")
 UNSET: Any = object()
@@ -248,6 +250,8 @@ def event_append(*, session: Session, role: str, content: str, name: str = "", s
                  tool_calls: list[dict[str, Any]] | None = None, tool_call_id: str = "") -> SessionEvent:
     """Append one message to the session's durable history (the history editor)."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
+    check_event_count(locked.events.count())
+    refuse_unsafe({"content": content, "name": name, "source": source, "tool_calls": tool_calls}, "event")
     fields = _event_fields(role, content, name, tool_calls, tool_call_id)
     if source is not None and not isinstance(source, dict):
         raise invalid("source", "an object")
@@ -262,7 +266,10 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     out of prompts) and, when asked, take its author's note; a session without chat lore binds the chat's world book
     when the studio has one of that name. Returns the new events and the number left out; a file the importer
     refuses stores nothing."""
+    check_chat_lines(data)
     log = import_chat(data)
+    refuse_unsafe([[message.content, message.name] for message in log.messages], "file")
+    check_event_count(session.events.count(), len(log.messages))
     if not log.messages:
         raise invalid("file", "a chat with at least one message a prompt can see")
     locked = Session.objects.select_for_update().get(pk=session.pk)
@@ -316,6 +323,7 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
     assembly off, the input as a user message) and then the typed assistant reply, and clear the input.
     `expected_seq` (the last event the caller saw) turns a concurrent commit into a 409 instead of a double turn."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
+    check_event_count(locked.events.count(), 2)
     reply = _check_text(reply, "reply")
     last_seq = _next_seq(locked) - 1
     if expected_seq is not None and expected_seq != last_seq:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
@@ -64,6 +64,20 @@ def _free_slug(wanted: str) -> str:
     return slug
 
 
+def _create_with_free_slug(wanted: str, **fields: Any) -> Strategy:
+    """Strategy.objects.create under a free slug; a racing writer that took the slug first (unique index) makes us
+    try the next free one, and after a few lost races the caller gets a 409 instead of a 500."""
+    for _attempt in range(5):
+        slug = _free_slug(wanted)
+        try:
+            with transaction.atomic():  # a savepoint: the outer transaction survives the IntegrityError
+                return Strategy.objects.create(slug=slug, **fields)
+        except IntegrityError:
+            continue
+    raise ServiceError("STRATEGY_SLUG_TAKEN", f"name: another strategy took the id {slug!r} at the same time; "
+                       "try again", status=409, detail={"path": "name", "id": slug})
+
+
 def _named(document: dict[str, Any], name: str | None) -> dict[str, Any]:
     return normalize_strategy({**document, "name": name} if name is not None else document)
 
@@ -81,7 +95,7 @@ def strategy_create(*, user, name: str, document: dict[str, Any] | None = None) 
     source = document if document is not None else {k: v for k, v in get_builtin_strategy(DEFAULT_BUILTIN_ID).items()
                                                     if k != "id"}
     draft = _named(source, name)
-    return Strategy.objects.create(slug=_free_slug(draft["name"]), name=draft["name"], owner=user, draft=draft)
+    return _create_with_free_slug(draft["name"], name=draft["name"], owner=user, draft=draft)
 
 
 @transaction.atomic
@@ -89,8 +103,8 @@ def strategy_copy(*, user, source: Strategy, name: str | None = None) -> Strateg
     """A copy of `source`'s draft owned by `user` (how a built-in becomes editable)."""
     wanted = name if name is not None else f"{source.name} (copy)"[:200]
     draft = _named(source.draft, wanted)
-    slug = _free_slug(draft["name"] if name is not None else source.slug + "-copy")
-    return Strategy.objects.create(slug=slug, name=draft["name"], owner=user, draft=draft)
+    return _create_with_free_slug(draft["name"] if name is not None else source.slug + "-copy", name=draft["name"],
+                                  owner=user, draft=draft)
 
 
 @transaction.atomic

@@ -21,7 +21,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from assembly.errors import CodedError
 from assembly.reading import MAX_IMPORT_BYTES
-from assembly.sillytavern.png import PNG_SIGNATURE
+from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
+from studio import input_boundary
 from studio.errors import FormInvalid, ServiceError
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
@@ -94,8 +95,9 @@ def too_large(field: str, size: int | None) -> ServiceError:
 
 
 def parse_json(raw: bytes, field: str) -> Any:
+    """JSON bytes through the input boundary: 415 for non-UTF-8, 400 for not JSON or unsafe values (naming where)."""
     try:
-        return json.loads(raw.decode("utf-8-sig"))
+        return input_boundary.loads(raw.decode("utf-8-sig"), field)
     except UnicodeDecodeError:
         raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected UTF-8 JSON text", status=415,
                            detail={"path": field}) from None
@@ -145,6 +147,12 @@ def file_content(raw: bytes, *, kind: str, field: str = "file") -> Any:
     """File bytes -> what an importer takes: PNG bytes for a card (or a card's world book), JSON otherwise."""
     if raw.startswith(PNG_SIGNATURE):
         if kind in ("character", "worldbook"):
+            # The card JSON inside the PNG passes the input boundary too (the engine reads PNGs leniently).
+            try:
+                card, path = card_from_png(raw)
+            except CodedError:
+                return raw  # the importer refuses it, with its own words
+            input_boundary.refuse_unsafe(card, f"{field}.{path}")
             return raw
         raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected a JSON {kind} file, got a PNG image",
                            status=415, detail={"path": field})

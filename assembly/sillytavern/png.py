@@ -13,7 +13,8 @@ from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid, read_object
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CARD_CHUNKS = ("ccv3", "chara")  # preferred first, as SillyTavern reads them
-_MAX_INFLATED = 4 * MAX_IMPORT_BYTES
+_MAX_INFLATED = MAX_IMPORT_BYTES  # a compressed chunk may not smuggle more than the upload cap
+MAX_AVATAR_SIDE = 4096  # pixels a side; read from IHDR, before anything decodes the image
 
 
 def _inflate(data: bytes, path: str) -> bytes:
@@ -23,8 +24,23 @@ def _inflate(data: bytes, path: str) -> bytes:
     except zlib.error as error:
         raise ImportInvalid(path, f"valid zlib-compressed text ({error})") from None
     if inflater.unconsumed_tail:
-        raise ImportInvalid(path, f"compressed text of at most {_MAX_INFLATED} bytes", status=413)
+        raise ImportInvalid(path, f"compressed text inflating to at most {_MAX_INFLATED} bytes (the upload cap)",
+                            status=413)
     return out
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """(width, height) from the IHDR chunk, which the PNG format puts first."""
+    if len(png) < 24 or png[12:16] != b"IHDR":
+        raise ImportInvalid("png.chunks[0]", "an IHDR chunk first (the image header)")
+    return struct.unpack(">II", png[16:24])
+
+
+def check_avatar_size(png: bytes) -> None:
+    width, height = png_size(png)
+    if width > MAX_AVATAR_SIDE or height > MAX_AVATAR_SIDE:
+        raise ImportInvalid("png.IHDR", f"an image of at most {MAX_AVATAR_SIDE} x {MAX_AVATAR_SIDE} pixels, got "
+                            f"{width} x {height}", status=413)
 
 
 def _png_text_chunks(png: bytes) -> dict[str, tuple[str, str]]:
@@ -74,6 +90,7 @@ def _png_text_chunks(png: bytes) -> dict[str, tuple[str, str]]:
 
 
 def card_from_png(png: bytes) -> tuple[dict[str, Any], str]:
+    check_avatar_size(png)
     chunks = _png_text_chunks(png)
     for keyword in _CARD_CHUNKS:
         if keyword in chunks:

@@ -4,6 +4,7 @@ import os
 import shutil
 
 import pytest
+from playwright.sync_api import expect
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM guard would refuse DB access there.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -24,6 +25,20 @@ def browser_type_launch_args(browser_type_launch_args):
         "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"],
     }
+
+
+# A loaded machine answers slowly (issue 16): wait up to a minute for a condition instead of Playwright's 5 s for
+# `expect` and 30 s for actions; a passing test never waits longer than its condition takes.
+LOADED_MACHINE_TIMEOUT_MS = 60_000
+expect.set_options(timeout=LOADED_MACHINE_TIMEOUT_MS)
+
+
+@pytest.fixture(autouse=True)
+def patient_page(request):
+    if "page" in request.fixturenames:
+        page = request.getfixturevalue("page")
+        page.set_default_timeout(LOADED_MACHINE_TIMEOUT_MS)
+        page.set_default_navigation_timeout(LOADED_MACHINE_TIMEOUT_MS)
 
 
 BROWSER_PASSWORD = "a long enough browser password"

@@ -116,7 +116,9 @@ def test_a_locked_row_does_not_move_and_says_why(live_server, page, login_as, st
     page.on("request", lambda request: posts.append(request.url) if request.method == "POST" else None)
     before = order(page, "position-list")
     drag(page, row.locator(".row-title strong"), page.locator("#position-list > li").first)
-    page.wait_for_timeout(600)
+    # No fixed sleep: two animation frames and a task let any post the drop queued go out before we look.
+    page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => "
+                  "setTimeout(done, 0))))")
     assert order(page, "position-list") == before and posts == []
     assert row.locator("[data-move]").count() == 0  # no buttons to move it either
 
@@ -138,14 +140,13 @@ def test_keyboard_moves_keep_focus_on_the_moved_row(live_server, page, login_as,
     moved = order(page, "module-list")
     assert moved.index("persona") == start.index("persona") + 1
     # focus comes back once htmx has settled the swap (a few ms after the new version is in the page)
-    page.wait_for_function("document.activeElement.id === 'rule-down-persona'", timeout=3000)
+    page.wait_for_function("document.activeElement.id === 'rule-down-persona'")
 
     old = version(page)
     page.keyboard.press("Enter")  # again, without touching the mouse
     wait_for_new_version(page, old)
     assert order(page, "module-list").index("persona") == start.index("persona") + 2
-    page.wait_for_function("document.activeElement.closest('[data-row-id]')?.dataset.rowId === 'persona'",
-                           timeout=3000)
+    page.wait_for_function("document.activeElement.closest('[data-row-id]')?.dataset.rowId === 'persona'")
 
     old = version(page)
     page.locator("#pos-up-preset\\#jailbreak").focus()
@@ -153,7 +154,7 @@ def test_keyboard_moves_keep_focus_on_the_moved_row(live_server, page, login_as,
     wait_for_new_version(page, old)
     assert order(page, "position-list")[0] == "preset#jailbreak"
     # at the top "move up" is disabled, so focus falls back to the row's other button (once htmx settled)
-    page.wait_for_function("document.activeElement.id === 'pos-down-preset#jailbreak'", timeout=3000)
+    page.wait_for_function("document.activeElement.id === 'pos-down-preset#jailbreak'")
 
 
 def test_a_stale_tab_gets_the_conflict_and_loses_nothing(live_server, page, login_as, studio):

@@ -12,7 +12,7 @@ def run_manage(*args, **env):
     environment = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     environment.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env=environment, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=600)
 
 
 def test_check_deploy_is_clean_in_production():

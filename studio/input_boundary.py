@@ -1,0 +1,175 @@
+"""The one input boundary: every JSON body, posted form, upload name and importer passes these checks before a
+service sees the value. Refused with 400 naming the field: NUL characters and lone surrogates (PostgreSQL and the
+UTF-8 encoder choke on them), NaN / Infinity (JSON has none; Python's parser accepts them), JSON nested deeper than
+MAX_JSON_DEPTH. Django's own refusals of a body (too big, too many fields, a broken multipart) become the same
+friendly 400 / 413, as a page or, under /api/, as the error JSON. The engine runs the same checks
+(`assembly.reading.find_unsafe`) in its request parser and importers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.core.files.uploadhandler import FileUploadHandler
+from django.http import HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.template.loader import render_to_string
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
+
+from assembly.reading import ImportInvalid, find_unsafe, loads_strict, unsafe_text
+from studio.errors import ServiceError
+from studio.limits import MAX_FILE_NAME
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def unsafe_input(field: str, expected: str) -> ServiceError:
+    return ServiceError("INPUT_UNSAFE", f"{field}: expected {expected}", detail={"path": field, "expected": expected})
+
+
+def refuse_unsafe(value: Any, field: str) -> Any:
+    """`value` (decoded JSON, or text) unchanged, or a 400 naming where under `field` it breaks the rules."""
+    problem = find_unsafe(value, field)
+    if problem is not None:
+        raise unsafe_input(problem.path, problem.expected)
+    return value
+
+
+def loads(raw: str | bytes, field: str) -> Any:
+    """JSON text -> a safe value; json.JSONDecodeError still means "not JSON" (callers word that themselves)."""
+    try:
+        return loads_strict(raw, field)
+    except ImportInvalid as error:
+        raise unsafe_input(error.path, error.expected) from None
+
+
+class StrictJSONField(forms.JSONField):
+    """A form JSON field behind the boundary: NaN / Infinity, NUL, lone surrogates and deep JSON are the field's
+    validation error, saying which; the refused text is kept in the form as typed."""
+
+    def to_python(self, value):
+        if self.disabled or not isinstance(value, str) or not value.strip():
+            return super().to_python(value)
+        try:
+            parsed = loads_strict(value)
+        except json.JSONDecodeError:
+            return super().to_python(value)  # Django's own "Enter a valid JSON."
+        except ImportInvalid as error:
+            where = f" ({error.path})" if error.path else ""
+            raise forms.ValidationError(_("Expected %(expected)s%(where)s.") % {"expected": error.expected,
+                                                                                "where": where}) from None
+        return super().to_python(json.dumps(parsed))
+
+    def bound_data(self, data, initial):
+        if isinstance(data, str) and _refused_text(data):
+            return forms.fields.InvalidJSONInput(data)
+        return super().bound_data(data, initial)
+
+
+def _refused_text(text: str) -> bool:
+    try:
+        loads_strict(text)
+    except (ValueError, ImportInvalid):
+        return True
+    return False
+
+
+# -------------------------------------------------------------------------------------------------- middleware
+
+
+class UploadNameTooLong(MultiPartParserError):
+    def __init__(self, field: str, length: int):
+        super().__init__(f"{field}: a file name of {length} characters")
+        self.field, self.length = field, length
+
+
+class FileNameLimit(FileUploadHandler):
+    """First of FILE_UPLOAD_HANDLERS: sees an upload's name before Django cuts it to 255 characters silently."""
+
+    def new_file(self, field_name, file_name, *args, **kwargs):
+        if len(file_name or "") > MAX_FILE_NAME:
+            raise UploadNameTooLong(field_name, len(file_name))
+
+    def receive_data_chunk(self, raw_data, start):
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None
+
+
+def _form_refusal(request) -> ServiceError | None:
+    """Read the posted form once (Django caches it) and check every field name, value and upload name."""
+    try:
+        fields, files = request.POST, request.FILES
+    except RequestDataTooBig:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return ServiceError("PAYLOAD_TOO_LARGE", f"body: expected at most {limit} bytes of form data "
+                            f"(DATA_UPLOAD_MAX_MEMORY_SIZE); send large files as an upload", status=413,
+                            detail={"path": "body", "limit": limit})
+    except TooManyFieldsSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        return ServiceError("INPUT_INVALID", f"body: expected at most {limit} form fields", status=400,
+                            detail={"path": "body", "limit": limit})
+    except TooManyFilesSent:
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        return ServiceError("INPUT_INVALID", f"body: expected at most {limit} files", status=400,
+                            detail={"path": "body", "limit": limit})
+    except UploadNameTooLong as error:
+        return unsafe_input(error.field, f"a file name of at most {MAX_FILE_NAME} characters, got {error.length}")
+    except MultiPartParserError as error:
+        return ServiceError("INPUT_INVALID", f"body: expected a well-formed multipart form, with part headers "
+                            f"(file names included) of at most 10 KiB ({error})", status=400,
+                            detail={"path": "body", "limit": 10 * 1024})
+    for name, values in fields.lists():
+        for text in (name, *values):
+            problem = unsafe_text(text)
+            if problem:
+                return unsafe_input(name if text is not name else "field names", problem)
+    for name, uploads in files.lists():
+        for upload in uploads:
+            problem = unsafe_text(upload.name or "")
+            if problem:
+                return unsafe_input(f"{name} (file name)", problem)
+    return None
+
+
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class InputBoundaryMiddleware:
+    """Checks posted forms before CSRF and the views read them (placed before CsrfViewMiddleware, which would
+    otherwise meet Django's own refusals first and answer a bare "Bad Request (400)")."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method in WRITE_METHODS and request.content_type in FORM_TYPES:
+            refusal = _form_refusal(request)
+            if refusal is not None:
+                return refusal_response(request, refusal)
+        return self.get_response(request)
+
+
+def refusal_response(request, error: ServiceError) -> HttpResponse:
+    """The error JSON under /api/, otherwise a small page (or an htmx fragment) saying the same."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
+    title = _("Too large") if error.status == 413 else _("Not accepted")
+    page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request),
+                                                    "lang": get_language() or "en"})
+    return HttpResponse(page, status=error.status)
+
+
+def _back(request) -> str:
+    # Same-site pages only: the Referer is the user's page when it names our own host.
+    referer = request.headers.get("Referer", "")
+    host = request.get_host() if request.headers.get("Host") else ""
+    if host and referer.split("/")[2:3] == [host]:
+        return referer
+    return "/"
