@@ -9,6 +9,7 @@ the preset slot that holds it unless the move detaches it; a `runtime` block (co
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -41,6 +42,12 @@ def _group_key(node: Node, backend: str) -> tuple:
     return (node.rule_id, node.module, group, node.slot_id, depth, role, node_region(node, backend))
 
 
+@functools.lru_cache(maxsize=4096)
+def _key_text(key: tuple) -> str:
+    """A block key as the JSON its id carries (the same keys recur in every request of a strategy)."""
+    return json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+
+
 def _binding(node: Node) -> str:
     if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
         return "runtime"
@@ -63,7 +70,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     for key, members in runs:
         first = members[0]
         binding = _binding(first)
-        text_key = json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+        text_key = _key_text(key)
         block_id = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
         reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
         limitations = []
