@@ -38,6 +38,7 @@ test-postgres: $(DEV_STAMP)
 	$(BIN)/python -m pytest tests/web tests/postgres --override-ini="addopts=-ra --strict-markers -p no:cacheprovider"
 
 bench: $(STAMP)
+	@$(BIN)/python -c "import fast_tavern" 2>/dev/null || $(BIN)/pip install -q -e '.[bench]'
 	$(BIN)/python -m bench
 
 lint: $(DEV_STAMP)

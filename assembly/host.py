@@ -208,9 +208,10 @@ def native_request(
                 out.append(pending_update)
                 pending_update = None
             node.request_index = len(out)
-            out.append(send([node], role=node.role, content=node.text, delivery=node.region, region=node.region,
-                            status="native" if node.region == "history" else "appended",
-                            name=node.message.get("name")))
+            # called directly, not through `send`: this runs once per history message
+            out.append(request_message([node], role=node.role, content=node.text, delivery=node.region,
+                                       region=node.region, status="native" if node.region == "history" else "appended",
+                                       tokenizer=tokenizer, step=step, name=node.message.get("name")))
         elif node.region == "before-input" or (node.region == "after-input" and node.native_delivery == "pre-step"):
             if node.region == "after-input" and not context_done:
                 add_context()  # after the input, context always precedes pre-step

@@ -9,6 +9,7 @@ the preset slot that holds it unless the move detaches it; a `runtime` block (co
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -41,10 +42,32 @@ def _group_key(node: Node, backend: str) -> tuple:
     return (node.rule_id, node.module, group, node.slot_id, depth, role, node_region(node, backend))
 
 
+@functools.lru_cache(maxsize=4096)
+def _key_text(key: tuple) -> str:
+    """A block key as the JSON its id carries (the same keys recur in every request of a strategy)."""
+    return json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+
+
 def _binding(node: Node) -> str:
     if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
         return "runtime"
     return "slot" if node.slot_id is not None else "free"
+
+
+_set_attribute = object.__setattr__
+_ENTRY_FIELDS = set(LayoutEntry.model_fields)  # every field is set, so one set serves all entries (see build_trusted)
+
+
+def _entry(node: Node) -> LayoutEntry:
+    """One node's layout entry, built as `build_trusted` does but inline: this runs once per node of every request."""
+    entry = LayoutEntry.__new__(LayoutEntry)
+    _set_attribute(entry, "__dict__", {
+        "id": node.id, "text": node.text, "original_role": node.original_role, "effective_role": node.role,
+        "position_id": node.position_id, "position_decision": node.position_decision, "order": node.order})
+    _set_attribute(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
+    _set_attribute(entry, "__pydantic_extra__", None)
+    _set_attribute(entry, "__pydantic_private__", None)
+    return entry
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
@@ -63,7 +86,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     for key, members in runs:
         first = members[0]
         binding = _binding(first)
-        text_key = json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+        text_key = _key_text(key)
         block_id = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
         reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
         limitations = []
@@ -76,9 +99,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
             overridable=binding == "slot", region=node_region(first, backend), reason=reason,
             slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
             node_ids=[n.id for n in members],
-            entries=[build_trusted(LayoutEntry, id=n.id, text=n.text, original_role=n.original_role,
-                                   effective_role=n.role, position_id=n.position_id,
-                                   position_decision=n.position_decision, order=n.order) for n in members],
+            entries=[_entry(n) for n in members],
         ))
     return blocks
 

@@ -160,13 +160,19 @@ def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
     """The request as the model's API counts it: every message's content in `encoding` plus the chat format's own
     tokens (counts are cached, so the encoding the request was built with costs nothing again)."""
     total = framing.per_request + framing.reply
+    unknown_role = max(framing.per_message.values())
+    by_role: dict[str, int] = {}  # what a message's role costs, worked out once per role (not once per message)
     for message in messages:
         total += count_tokens(message.content, encoding)
-        total += framing.per_message.get(message.role, max(framing.per_message.values()))
-        if framing.role_tokens:
-            total += count_tokens(message.role, encoding)
-        if message.role in framing.role_text:
-            total += count_tokens(framing.role_text[message.role], encoding)
+        role_cost = by_role.get(message.role)
+        if role_cost is None:
+            role_cost = framing.per_message.get(message.role, unknown_role)
+            if framing.role_tokens:
+                role_cost += count_tokens(message.role, encoding)
+            if message.role in framing.role_text:
+                role_cost += count_tokens(framing.role_text[message.role], encoding)
+            by_role[message.role] = role_cost
+        total += role_cost
         if message.name and framing.name_tokens:
             total += framing.per_name + count_tokens(message.name, encoding)
     return total

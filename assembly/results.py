@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo import WorldInfoActivation
 
-_MODEL_SHAPES: dict[type, tuple[dict[str, Any], dict | None]] = {}
+_MODEL_SHAPES: dict[type, tuple[dict[str, Any], set[str] | None]] = {}
+_set_attribute = object.__setattr__
 
 
 def build_trusted(model: type[BaseModel], **values: Any) -> Any:
@@ -21,18 +22,24 @@ def build_trusted(model: type[BaseModel], **values: Any) -> Any:
     """
     shape = _MODEL_SHAPES.get(model)
     if shape is None:
-        shape = _MODEL_SHAPES[model] = (dict(model.model_fields),
-                                        {} if model.model_config.get("extra") == "allow" else None)
-    fields, extra = shape
+        # Every field is set, so a model without extra fields can share one fields-set (pydantic only ever adds a
+        # name it already holds); models with extra fields get their own, as setting an extra adds its name.
+        shared = None if model.model_config.get("extra") == "allow" else set(model.model_fields)
+        shape = _MODEL_SHAPES[model] = (dict(model.model_fields), shared)
+    fields, shared = shape
     if len(values) < len(fields):  # fill the defaults of fields the caller left out
         for name, info in fields.items():
             if name not in values:
                 values[name] = info.get_default(call_default_factory=True)
     instance = model.__new__(model)
-    object.__setattr__(instance, "__dict__", values)
-    object.__setattr__(instance, "__pydantic_fields_set__", set(values))
-    object.__setattr__(instance, "__pydantic_extra__", None if extra is None else {})
-    object.__setattr__(instance, "__pydantic_private__", None)
+    _set_attribute(instance, "__dict__", values)
+    if shared is None:
+        _set_attribute(instance, "__pydantic_fields_set__", set(values))
+        _set_attribute(instance, "__pydantic_extra__", {})
+    else:
+        _set_attribute(instance, "__pydantic_fields_set__", shared)
+        _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
     return instance
 
 

@@ -105,6 +105,11 @@ _lock = threading.Lock()
 _encoders: dict[str, tiktoken.Encoding] = {}
 _family_encoders: dict[str, Encoder] = {}
 _counts: OrderedDict[tuple[str, str | bytes], int] = OrderedDict()
+# One request counts the same string objects several times (a node's text, its message, the framed total); a small
+# cache by object identity answers those without hashing a long text again. Each entry holds its text, so an id is
+# never reused while its entry lives; the cache is dropped whole when full.
+_IDENTITY_CACHE_SIZE = 16_384
+_by_identity: dict[str, dict[int, tuple[str, int]]] = {}
 
 
 # OpenAI's encodings through tiktoken's cache ------------------------------------------------------------------------
@@ -318,20 +323,29 @@ def encode(text: str, encoding: str = "o200k_base") -> list[int]:
 def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     """Number of tokens of `text`; counts are cached by encoding and content hash, so unchanged text is never
     re-tokenized."""
+    same = _by_identity.get(encoding)
+    if same is not None:
+        seen = same.get(id(text))
+        if seen is not None and seen[0] is text:
+            return seen[1]
     if not isinstance(text, str):
         raise TypeError(f"count_tokens: text must be a string, got {type(text).__name__}")
     # Short texts are their own key (Python caches a string's hash); long ones are keyed by a digest so the cache
     # does not keep large texts alive.
     key = (encoding, text if len(text) <= _INLINE_KEY_CHARS
            else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
-    cached = _counts.get(key)
-    if cached is not None:
-        return cached
-    n = len(encode(text, encoding))
-    with _lock:
-        _counts[key] = n
-        if len(_counts) > _COUNT_CACHE_SIZE:
-            _counts.popitem(last=False)
+    n = _counts.get(key)
+    if n is None:
+        n = len(encode(text, encoding))
+        with _lock:
+            _counts[key] = n
+            if len(_counts) > _COUNT_CACHE_SIZE:
+                _counts.popitem(last=False)
+    if same is None:
+        same = _by_identity.setdefault(encoding, {})
+    if len(same) >= _IDENTITY_CACHE_SIZE:
+        same.clear()
+    same[id(text)] = (text, n)
     return n
 
 
@@ -339,3 +353,4 @@ def clear_token_cache() -> None:
     """Forget cached counts (benchmarks measure cold and warm caches)."""
     with _lock:
         _counts.clear()
+        _by_identity.clear()

@@ -54,6 +54,10 @@ class PromptOrderList(_Frozen):
     order: tuple[PromptOrderEntry, ...] = ()
 
 
+_ORDERED_PROMPTS_SIZE = 256
+_ORDERED_PROMPTS: dict[int, tuple[Any, tuple, tuple, tuple]] = {}
+
+
 class Preset(_Frozen):
     """A chat-completion preset: prompt definitions, their resolved order, and the options SillyTavern applies."""
 
@@ -101,12 +105,22 @@ class Preset(_Frozen):
     def ordered_prompts(self) -> tuple[Prompt, ...]:
         """The prompts in prompt_order, each with `enabled` set to the order's flag (SillyTavern ignores the
         prompt's own flag). Prompts missing from the order are not part of the assembly, as in SillyTavern."""
+        # One request asks ~20 times. The preset is frozen; the answer is kept beside the preset and the very tuples
+        # it came from (so an id is never reused while cached, and a model_copy with new prompts is not served it).
+        # Kept outside the model, as a private attribute would take part in ==.
+        cached = _ORDERED_PROMPTS.get(id(self))
+        if cached is not None and cached[0] is self and cached[1] is self.prompts and cached[2] is self.prompt_order:
+            return cached[3]
         by_id = {p.identifier: p for p in self.prompts}
-        return tuple(
+        ordered = tuple(
             by_id[e.identifier] if by_id[e.identifier].enabled == e.enabled
             else by_id[e.identifier].model_copy(update={"enabled": e.enabled})
             for e in self.prompt_order
         )
+        if len(_ORDERED_PROMPTS) >= _ORDERED_PROMPTS_SIZE:
+            _ORDERED_PROMPTS.clear()
+        _ORDERED_PROMPTS[id(self)] = (self, self.prompts, self.prompt_order, ordered)
+        return ordered
 
 
 class DepthPrompt(_Frozen):

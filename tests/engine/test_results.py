@@ -35,3 +35,18 @@ def test_budget_fields_that_were_absent_stay_absent():
     preset = build_trusted(PresetBudget, source="preset", limit=70, remaining=3, dropped=[], failure=None)
     report = report.model_copy(update={"total_after": 5, "preset_budget": preset})
     assert list(report.model_dump(mode="json"))[-2:] == ["total_after", "preset_budget"]
+
+
+def test_trusted_results_share_a_fields_set_only_where_it_cannot_change():
+    first = build_trusted(EvictionItem, id="a", module="history", tokens=1, reason="over_budget")
+    second = build_trusted(EvictionItem, id="b", module="history", tokens=2, reason="over_budget")
+    assert second.model_dump(exclude_unset=True) == {"id": "b", "module": "history", "tokens": 2, "reason": "over_budget"}
+    copied = first.model_copy(update={"tokens": 5})
+    assert (copied.tokens, first.tokens, second.tokens) == (5, 1, 2)
+    assert first.model_fields_set == second.model_fields_set == set(EvictionItem.model_fields)
+    # A model with extra fields keeps its own set: an extra set on one message is not another's.
+    one = build_trusted(DurableEvent, id="x", role="user", content="", source=None)
+    other = build_trusted(DurableEvent, id="y", role="user", content="", source=None)
+    one.note = "kept"
+    assert "note" in one.model_fields_set and "note" not in other.model_fields_set
+    assert "note" not in other.model_dump()

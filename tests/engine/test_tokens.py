@@ -184,3 +184,19 @@ def test_special_token_text_is_plain_text_for_the_tiktoken_families():
     assert count_tokens("<|begin_of_text|>", "llama3") > 1
     assert count_tokens("<|im_start|>", "qwen2") > 1
     assert count_tokens("<s>[INST]", "mistral-v3") > 2
+
+
+def test_a_long_text_counted_again_is_not_hashed_or_encoded_again(monkeypatch):
+    # One request counts the same string object several times (a node's text, its message, the framed total).
+    tokens_module.clear_token_cache()
+    text = "lantern " * 400  # past the inline-key length, so the content cache keys it by a digest
+    first = count_tokens(text, "o200k_base")
+    digests = []
+    real_blake2b = tokens_module.hashlib.blake2b
+    monkeypatch.setattr(tokens_module.hashlib, "blake2b", lambda *a, **k: digests.append(1) or real_blake2b(*a, **k))
+    assert count_tokens(text, "o200k_base") == first == len(encode(text, "o200k_base"))
+    assert digests == []
+    equal_copy = "".join(["lantern "] * 400)  # an equal text in another object goes through the content cache
+    assert equal_copy is not text and count_tokens(equal_copy, "o200k_base") == first
+    assert len(digests) == 1
+    assert count_tokens(text, "cl100k_base") == len(encode(text, "cl100k_base"))  # keyed by encoding too

@@ -725,3 +725,12 @@ def test_models_are_frozen():
     with pytest.raises(ValueError, match="prompt_order"):
         Preset(prompts=(prompt,), prompt_order=(PromptOrderEntry(identifier="b", enabled=True),))
     assert isinstance(Character(name="x").talkativeness, float)
+
+
+def test_ordered_prompts_are_computed_once_and_follow_a_copy_with_new_prompts():
+    prompt = Prompt(identifier="a")
+    preset = Preset(prompts=(prompt,), prompt_order=(PromptOrderEntry(identifier="a", enabled=False),))
+    assert preset.ordered_prompts() is preset.ordered_prompts()  # one request asks many times
+    assert preset == Preset(prompts=(prompt,), prompt_order=(PromptOrderEntry(identifier="a", enabled=False),))
+    changed = preset.model_copy(update={"prompt_order": (PromptOrderEntry(identifier="a", enabled=True),)})
+    assert changed.ordered_prompts()[0].enabled is True and preset.ordered_prompts()[0].enabled is False

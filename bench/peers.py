@@ -1,0 +1,123 @@
+"""The engine against its peers and its floor (issue 19): `assemble()` vs the Python peer fast-tavern on requests both
+support, and warm `assemble()` vs a bare tiktoken encode of its own output.
+
+fast-tavern does less (no placement, positions, layout or result models), so the shared input is what it understands:
+SillyTavern's default-shaped preset, a character card, a chat history and a world book whose entries are all constant
+(both engines activate them, no keyword scan). Targets: assemble at most fast-tavern's median on the small and the
+2,000-message request; warm assemble at most x1.5 a bare encode at 200 / 2,000 / 10,000 messages; linear growth.
+fast-tavern is the `bench` extra (`pip install -e '.[bench]'`, which `make bench` does); without it its table says so.
+"""
+
+from __future__ import annotations
+
+from bench.fixtures import DEFAULT_PRESET_PROMPTS, assemble_request
+from bench.report import Table
+from bench.timing import Timing, measure
+
+TITLE = "peers"
+STRATEGY = "builtin-st"
+PEER_CASES = (("small", 10, 10), ("2,000 messages", 2_000, 10))  # (label, history, constant world book entries)
+PEER_TARGET = 1.0  # assemble / fast-tavern median
+FLOOR_SIZES = (200, 2_000, 10_000)
+FLOOR_WORLDBOOK = 10
+FLOOR_TARGET = 1.5  # warm assemble / bare encode of its output
+LINEAR_SLACK = 2.0  # as bench.assemble: per-message cost may grow this much per step
+# fast-tavern's world book positions for ours (0 before the card, 1 after it, 4 at depth).
+_PEER_POSITIONS = {"before": 0, "after": 1, "at_depth": 4}
+
+
+def _shared_request(history: int, worldbook: int) -> dict:
+    """Our request with every world book entry constant, activated by the engine itself (no `activation: all`)."""
+    request = assemble_request(STRATEGY, history=history, worldbook=worldbook, prompts=DEFAULT_PRESET_PROMPTS)
+    book = request["resources"]["worldbook"]
+    book.pop("activation", None)
+    for entry in book["entries"]:
+        entry.update(constant=True, key=[])
+    return request
+
+
+def _peer_params(request: dict) -> dict:
+    """The same request in fast-tavern's SillyTavern-shaped input."""
+    resources, conversation = request["resources"], request["conversation"]
+    entries = [{**entry, "position": _PEER_POSITIONS[entry["position"]]} for entry in resources["worldbook"]["entries"]]
+    history = [{"role": m["role"], "content": m["content"]} for m in conversation["history"] + conversation["input"]]
+    return {"preset": resources["preset"], "character": resources["character"], "globals": {"worldBooks": entries},
+            "history": history, "view": "model", "outputFormat": "openai",
+            "macros": {"user": request["names"]["user"], "char": request["names"]["char"]}}
+
+
+def _time(fn, items: int) -> Timing:
+    large = items >= 2_000
+    return measure(fn, min_runs=3 if large else 5, max_runs=5 if large else 50, budget_s=1.0)
+
+
+def _verdict(ratio: float, target: float) -> str:
+    return "met" if ratio <= target else "NOT MET"
+
+
+def _peer_table() -> Table:
+    from assembly import assemble
+
+    table = Table(f"assemble() vs fast-tavern ({STRATEGY}, default preset, card, chat, constant world book entries; "
+                  "warm token cache)",
+                  ["request", "history", "world book", "messages out", "fast-tavern ms", "assemble ms", "ratio",
+                   "target", "verdict"])
+    try:
+        from fast_tavern import build_prompt_from_silly_tavern
+    except ImportError:
+        table.notes.append("fast-tavern is not installed: pip install -e '.[bench]' (make bench does).")
+        return table
+    for label, history, worldbook in PEER_CASES:
+        request = _shared_request(history, worldbook)
+        params = _peer_params(request)
+        ours = assemble(request)
+        theirs = build_prompt_from_silly_tavern(params)["stages"]["output"]["afterPostRegex"]
+        delivered = sum(1 for m in ours.request.messages if m.delivery == "history")
+        if delivered != history or len(theirs) < history:
+            raise AssertionError(f"{label}: a request lost history ({delivered} ours, {len(theirs)} theirs)")
+        peer = _time(lambda p=params: build_prompt_from_silly_tavern(p), history)
+        own = _time(lambda r=request: assemble(r), history)
+        ratio = own.median_s / peer.median_s
+        table.add(label, f"{history:,}", worldbook, f"{len(ours.request.messages)} / {len(theirs)}",
+                  f"{peer.median_ms:.2f}", f"{own.median_ms:.2f}", f"x{ratio:.2f}", f"<= x{PEER_TARGET:g}",
+                  _verdict(ratio, PEER_TARGET))
+    table.notes.append("messages out: ours / fast-tavern's. ratio = assemble median / fast-tavern median; assemble "
+                       "also counts tokens, places, and builds the typed result (positions, layout, durable events).")
+    return table
+
+
+def _floor_table() -> Table:
+    from assembly import assemble
+    from assembly.tokens import get_encoding
+
+    table = Table(f"warm assemble() vs a bare tiktoken encode of its output ({STRATEGY}, world book "
+                  f"{FLOOR_WORLDBOOK}, default preset)",
+                  ["history", "runs", "assemble ms", "bare encode ms", "ratio", "us/message", "growth", "target",
+                   "verdict"])
+    previous: tuple[int, float] | None = None
+    for history in FLOOR_SIZES:
+        request = assemble_request(STRATEGY, history=history, worldbook=FLOOR_WORLDBOOK)
+        result = assemble(request)  # fills the token cache: the rows are warm
+        contents = [m.content for m in result.request.messages]
+        encoder = get_encoding(result.tokens.tokenizer)
+        bare = _time(lambda c=contents, e=encoder: [e.encode(t, disallowed_special=()) for t in c], history)
+        own = _time(lambda r=request: assemble(r), history)
+        ratio = own.median_s / bare.median_s
+        growth = "-"
+        if previous is not None:
+            per_item = (own.median_s / history) / (previous[1] / previous[0])
+            growth = f"{'linear' if per_item <= LINEAR_SLACK else 'not linear'} (x{per_item:.1f}/message)"
+        previous = (history, own.median_s)
+        table.add(f"{history:,}", own.runs, f"{own.median_ms:.2f}", f"{bare.median_ms:.2f}", f"x{ratio:.2f}",
+                  f"{own.median_s / history * 1e6:.1f}", growth, f"<= x{FLOOR_TARGET:g}, linear",
+                  _verdict(ratio, FLOOR_TARGET) if growth.startswith(("-", "linear")) else "NOT MET")
+    table.notes.append("bare encode: tiktoken o200k_base over the request messages' contents, nothing cached.")
+    return table
+
+
+def run() -> list[Table]:
+    from assembly.tokens import clear_token_cache
+
+    tables = [_peer_table(), _floor_table()]
+    clear_token_cache()
+    return tables
