@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.utils.text import slugify
 
 from assembly.strategy import strategy_backend
 from strategies_app import services, sillytavern
@@ -118,11 +119,16 @@ def resource_export(request, kind, pk):
     row = resource_for_read(kind, pk)
     if kind == "character" and request.GET.get("format") == "png":
         response = HttpResponse(sillytavern.character_png(row), content_type="image/png")
-        response["Content-Disposition"] = f'attachment; filename="character-{row.pk}.png"'
+        response["Content-Disposition"] = f'attachment; filename="{_export_name(row, kind, "png")}"'
         return response
     response = ok(sillytavern.resource_document(kind, row))
-    response["Content-Disposition"] = f'attachment; filename="{kind}-{row.pk}.json"'
+    response["Content-Disposition"] = f'attachment; filename="{_export_name(row, kind, "json")}"'
     return response
+
+
+def _export_name(row, kind: str, extension: str) -> str:
+    """`<slug of the name>-<kind>.<extension>`, e.g. `default-preset.json` (the id when the name has no letters)."""
+    return f"{slugify(row.name)[:80].strip('-') or row.pk}-{kind}.{extension}"
 
 
 @api_route("GET")

@@ -19,6 +19,7 @@ from assembly.sillytavern.card import export_character, import_character
 from assembly.sillytavern.models import Character, Persona, Preset, RegexScript, WorldBook
 from assembly.sillytavern.png import card_png
 from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.sillytavern.regex_file import SCRIPT_KEYS, import_regex_scripts
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
@@ -127,8 +128,9 @@ def preset_model(preset_row, entries) -> Preset:
 
 
 def preset_document(preset_row, entries) -> dict[str, Any]:
-    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal)."""
-    return export_preset(preset_model(preset_row, entries))
+    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal).
+    Credentials are stripped again here: a preset stored before import stripped them must not export them."""
+    return strip_preset_secrets(export_preset(preset_model(preset_row, entries)))[0]
 
 
 # ---------------------------------------------------------------------------------------------- characters
