@@ -19,7 +19,7 @@ from strategies_app.access import (
 from strategies_app.models import Strategy
 from strategies_app.selectors import listed_strategies, resources_by_kind
 from studio.errors import ServiceError, not_found
-from studio.http import api_route, file_content, flag, json_body, json_object, ok, uploaded_file
+from studio.http import api_route, flag, json_body, json_object, ok, uploaded_file
 
 
 def _strategy_row(strategy: Strategy, latest: str | None) -> dict:
@@ -107,7 +107,7 @@ def resource_import(request, kind):
     if kind not in services.IMPORTERS:
         raise not_found("resource kind", kind)
     raw, filename = uploaded_file(request)
-    report = services.IMPORTERS[kind](user=request.user, data=file_content(raw, kind=kind),
+    report = services.IMPORTERS[kind](user=request.user, data=sillytavern.upload_content(raw, kind=kind),
                                       name=request.GET.get("name") or filename.rsplit(".", 1)[0] or None,
                                       dry_run=flag(request.GET.get("dry_run") or request.POST.get("dry_run")))
     return ok(report.to_json(), status=200 if report.dry_run else 201)

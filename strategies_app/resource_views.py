@@ -11,14 +11,16 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
+from assembly.sillytavern.charx import is_charx
 from assembly.sillytavern.detect import KIND_NAMES, detect_kind
 from assembly.sillytavern.png import PNG_SIGNATURE
 from strategies_app import services
 from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, regex_script_for_manage, require
 from strategies_app.presenters import regex_script_row
 from strategies_app.selectors import regex_scripts, resource_rows
+from strategies_app.sillytavern import upload_content
 from studio.errors import ServiceError
-from studio.http import MAX_BODY_BYTES, file_content, flag, too_large
+from studio.http import MAX_BODY_BYTES, flag, too_large
 
 AUTO = "auto"
 KINDS = [(AUTO, gettext_lazy("Detect from the file")),
@@ -99,7 +101,8 @@ def _import(request) -> dict:
         raise ServiceError("INPUT_INVALID", "kind: expected one of " + ", ".join([AUTO, *services.IMPORTERS]),
                            detail={"path": "kind"})
     raw, filename, kept = _upload(request)
-    detected = detect_kind(raw if raw.startswith(PNG_SIGNATURE) else _parsed_or_none(raw))
+    binary = raw.startswith(PNG_SIGNATURE) or is_charx(raw)
+    detected = detect_kind(raw if binary else _parsed_or_none(raw))
     if kind == AUTO:
         if detected not in services.IMPORTERS:
             what = KIND_NAMES.get(detected or "", "")
@@ -110,7 +113,7 @@ def _import(request) -> dict:
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None
     try:
-        report = services.IMPORTERS[kind](user=request.user, data=file_content(raw, kind=kind), name=name,
+        report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
                                           dry_run=dry_run)
     except CodedError as error:
         if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"

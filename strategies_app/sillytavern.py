@@ -16,6 +16,7 @@ from typing import Any
 
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
+from assembly.sillytavern.charx import card_from_charx, is_charx
 from assembly.sillytavern.models import Character, Persona, Preset, RegexScript, WorldBook
 from assembly.sillytavern.png import card_png
 from assembly.sillytavern.preset import export_preset, import_preset
@@ -25,10 +26,19 @@ from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from studio.http import file_content
 
 MAX_NAME_CHARS = 200
 
 # ---------------------------------------------------------------------------------------------- reading files
+
+
+def upload_content(raw: bytes, *, kind: str) -> Any:
+    """Uploaded bytes -> what an importer takes: a CharX card's card.json (for a card or its book), else PNG bytes
+    or parsed JSON as `studio.http.file_content` gives them."""
+    if kind in ("character", "worldbook") and is_charx(raw):
+        return card_from_charx(raw)
+    return file_content(raw, kind=kind)
 
 
 def read_preset(data: Any) -> Preset:

@@ -116,3 +116,12 @@ def test_png_export_is_named_after_the_card_and_carries_ccv3_and_chara(users):
     v3 = json.loads(base64.b64decode(chunks["ccv3"][0]))
     assert v2["spec"] == "chara_card_v2" and v3["spec"] == "chara_card_v3"
     assert v2["data"]["name"] == v3["data"]["name"] == "Mira Vale"
+
+
+def test_a_charx_card_imports_from_the_page_with_its_kind_detected(users):
+    from tests.engine.sillytavern.test_charx import CARD as V3
+    from tests.engine.sillytavern.test_charx import archive
+    raw = archive({"card.json": json.dumps(V3).encode(), "assets/icon/main.png": b"x"})
+    page = page_post(client_for(users["admin"]), kind="auto", file=SimpleUploadedFile("ivo.charx", raw))
+    assert page.status_code == 200, page.content
+    assert b'data-detected-kind="character"' in page.content and Character.objects.get().name == "Ivo"
