@@ -210,7 +210,7 @@ def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     """A native world book, a card book, or a card that embeds one; named by the book, else by `name`."""
     book = sillytavern.read_worldbook(data)
     name = sillytavern.check_name(book.name or name or "Imported world book", "name")
-    settings, entries = sillytavern.worldbook_parts(book)
+    settings, entries = sillytavern.worldbook_parts(book, sillytavern.null_role_uids(data))
     report = ImportReport(kind="worldbook", name=name, dry_run=dry_run,
                           creates={"worldbook": 1, "entries": len(entries)},
                           items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])

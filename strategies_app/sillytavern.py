@@ -178,7 +178,18 @@ def character_png(row) -> bytes:
 _ENTRY_COLUMNS = ("comment", "content")
 
 
-def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def null_role_uids(data: Any) -> set[str]:
+    """uids of a native book's entries whose `role` is null (SillyTavern writes it for "no role"): the engine reads
+    them as system, and the rows remember the null so the export gives it back."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return set()
+    return {str(entry.get("uid", key)) for key, entry in entries.items()
+            if isinstance(entry, dict) and "role" in entry and entry["role"] is None}
+
+
+def worldbook_parts(book: WorldBook, null_roles: set[str] = frozenset()) -> tuple[dict[str, Any],
+                                                                                   list[dict[str, Any]]]:
     """WorldBook -> (settings, one dict of WorldBookEntry values per entry, in book order)."""
     exported = export_worldbook(book)
     settings = {k: v for k, v in exported.items() if k != "entries"}
@@ -189,6 +200,8 @@ def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any
             "enabled": not entry.get("disable", False),
             "entry_fields": {k: v for k, v in entry.items() if k not in (*_ENTRY_COLUMNS, "disable")},
         })
+        if str(entry.get("uid")) in null_roles:
+            entries[-1]["entry_fields"]["role"] = None
     return settings, entries
 
 
@@ -204,7 +217,13 @@ def worldbook_model(book_row, entries) -> WorldBook:
 
 def worldbook_document(book_row, entries) -> dict[str, Any]:
     """WorldBook row and its entries -> SillyTavern's native world book JSON {"entries": {"<uid>": {...}}}."""
-    return export_worldbook(worldbook_model(book_row, entries))
+    entries = list(entries)
+    document = export_worldbook(worldbook_model(book_row, entries))
+    for entry in entries:
+        uid = str(entry.entry_fields.get("uid"))
+        if "role" in entry.entry_fields and entry.entry_fields["role"] is None and uid in document["entries"]:
+            document["entries"][uid]["role"] = None
+    return document
 
 
 # ---------------------------------------------------------------------------------------------- personas

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from assembly.sillytavern.png import _png_text_chunks
-from strategies_app.models import Character, PendingUpload, Preset
+from strategies_app.models import Character, PendingUpload, Preset, WorldBook
 from tests.web.conftest import client_for, csrf_client_for
 
 SECRET_PRESET = {
@@ -125,3 +125,15 @@ def test_a_charx_card_imports_from_the_page_with_its_kind_detected(users):
     page = page_post(client_for(users["admin"]), kind="auto", file=SimpleUploadedFile("ivo.charx", raw))
     assert page.status_code == 200, page.content
     assert b'data-detected-kind="character"' in page.content and Character.objects.get().name == "Ivo"
+
+
+def test_a_world_book_role_null_round_trips(users):
+    book = {"entries": {"0": {"uid": 0, "key": ["glade"], "content": "A glade.", "role": None},
+                        "1": {"uid": 1, "key": ["river"], "content": "A river.", "role": 2}}}
+    admin = client_for(users["admin"])
+    page_post(admin, kind="auto", file=SimpleUploadedFile("wilds.json", json.dumps(book).encode()))
+    row = WorldBook.objects.get()
+    exported = admin.get(f"/api/resources/worldbook/{row.pk}/export")
+    assert exported["Content-Disposition"] == 'attachment; filename="wilds-worldbook.json"'
+    entries = exported.json()["entries"]
+    assert entries["0"]["role"] is None and entries["1"]["role"] == 2
