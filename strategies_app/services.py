@@ -194,6 +194,9 @@ def character_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     report = ImportReport(kind="character", name=columns["name"], dry_run=dry_run,
                           creates={"character": 1, "avatar": int(isinstance(data, bytes | bytearray))},
                           items=[c for c in sillytavern.CHARACTER_COLUMNS if columns[c]])
+    card_data = data.get("data") if isinstance(data, dict) else None
+    if isinstance(card_data, dict) and "character_book" in card_data and card_data["character_book"] is None:
+        report.notes.append("defaulted: data.character_book is null, read as no world book")
     if book is not None:
         report.notes.append(f"the card embeds a world book of {len(book.entries)} entries; import the card as a "
                             "world book to use it on its own")
@@ -214,6 +217,7 @@ def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     report = ImportReport(kind="worldbook", name=name, dry_run=dry_run,
                           creates={"worldbook": 1, "entries": len(entries)},
                           items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])
+    report.notes += sillytavern.worldbook_defaulted(data)
     if dry_run:
         return report
     row = WorldBook.objects.create(name=name, owner=user, settings=settings)

@@ -188,6 +188,24 @@ def null_role_uids(data: Any) -> set[str]:
             if isinstance(entry, dict) and "role" in entry and entry["role"] is None}
 
 
+# Fields real files often leave out; the report says which defaults were used (nothing silently assumed).
+_OFTEN_MISSING = ("scan_depth", "case_sensitive", "match_whole_words", "depth", "role", "order", "position")
+
+
+def worldbook_defaulted(data: Any) -> list[str]:
+    """One note per native book field left out of some entries: which entries took the default."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return []
+    notes = []
+    for name in _OFTEN_MISSING:
+        missing = [str(key) for key, entry in entries.items() if isinstance(entry, dict) and name not in entry]
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            notes.append(f"defaulted: {name} missing in entries {shown}; the default was used")
+    return notes
+
+
 def worldbook_parts(book: WorldBook, null_roles: set[str] = frozenset()) -> tuple[dict[str, Any],
                                                                                    list[dict[str, Any]]]:
     """WorldBook -> (settings, one dict of WorldBookEntry values per entry, in book order)."""

@@ -137,3 +137,14 @@ def test_a_world_book_role_null_round_trips(users):
     assert exported["Content-Disposition"] == 'attachment; filename="wilds-worldbook.json"'
     entries = exported.json()["entries"]
     assert entries["0"]["role"] is None and entries["1"]["role"] == 2
+
+
+def test_sloppy_files_import_and_the_report_lists_what_was_defaulted(users):
+    admin = client_for(users["admin"])
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {**CARD["data"], "character_book": None}}
+    page = page_post(admin, kind="auto", dry_run="1", file=SimpleUploadedFile("mira.json", json.dumps(card).encode()))
+    assert page.status_code == 200 and b"character_book is null" in page.content
+    book = {"entries": {"7": {"uid": 7, "key": ["glade"], "content": "A glade."}}}
+    page = page_post(admin, kind="auto", dry_run="1", file=SimpleUploadedFile("b.json", json.dumps(book).encode()))
+    assert page.status_code == 200 and b"defaulted: scan_depth missing in entries 7" in page.content
