@@ -80,3 +80,8 @@ def test_the_home_page_says_what_each_role_can_do(users, role, words):
 
 def test_the_favicon_is_linked(users):
     assert b'rel="icon" href="/static/favicon.svg"' in client_for(users["qa"]).get("/").content
+
+
+def test_the_admin_user_list_has_a_role_column(users):
+    page = client_for(users["admin"]).get("/admin/auth/user/")
+    assert page.status_code == 200 and b"column-studio_role" in page.content
