@@ -3,8 +3,11 @@ the editor's services, with their version checks); built-ins can only be hidden.
 entries are ordered by dragging their rows (or by editing the number)."""
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
 from strategies_app.models import (
     Character,
@@ -18,6 +21,7 @@ from strategies_app.models import (
     WorldBook,
     WorldBookEntry,
 )
+from studio.user_services import user_role
 
 
 class DragOrderInline(admin.TabularInline):
@@ -138,3 +142,16 @@ class RegexScriptAdmin(admin.ModelAdmin):
     list_editable = ["sort_order", "disabled"]
     search_fields = ["name", "find_regex"]
     readonly_fields = ["created_at"]
+
+
+# The user list shows each user's studio role (the Users page in the studio is where admins manage them).
+class StudioUserAdmin(UserAdmin):
+    list_display = (*UserAdmin.list_display, "studio_role", "is_active")
+
+    @admin.display(description=_("role"))
+    def studio_role(self, user) -> str:
+        return user_role(user) or "-"
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), StudioUserAdmin)

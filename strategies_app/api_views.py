@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpResponse
+from django.utils.text import slugify
 
 from assembly.strategy import strategy_backend
 from strategies_app import services, sillytavern
@@ -18,7 +19,7 @@ from strategies_app.access import (
 from strategies_app.models import Strategy
 from strategies_app.selectors import listed_strategies, resources_by_kind
 from studio.errors import ServiceError, not_found
-from studio.http import api_route, file_content, flag, json_body, json_object, ok, uploaded_file
+from studio.http import api_route, flag, json_body, json_object, ok, uploaded_file
 
 
 def _strategy_row(strategy: Strategy, latest: str | None) -> dict:
@@ -106,7 +107,7 @@ def resource_import(request, kind):
     if kind not in services.IMPORTERS:
         raise not_found("resource kind", kind)
     raw, filename = uploaded_file(request)
-    report = services.IMPORTERS[kind](user=request.user, data=file_content(raw, kind=kind),
+    report = services.IMPORTERS[kind](user=request.user, data=sillytavern.upload_content(raw, kind=kind),
                                       name=request.GET.get("name") or filename.rsplit(".", 1)[0] or None,
                                       dry_run=flag(request.GET.get("dry_run") or request.POST.get("dry_run")))
     return ok(report.to_json(), status=200 if report.dry_run else 201)
@@ -118,11 +119,16 @@ def resource_export(request, kind, pk):
     row = resource_for_read(kind, pk)
     if kind == "character" and request.GET.get("format") == "png":
         response = HttpResponse(sillytavern.character_png(row), content_type="image/png")
-        response["Content-Disposition"] = f'attachment; filename="character-{row.pk}.png"'
+        response["Content-Disposition"] = f'attachment; filename="{_export_name(row, kind, "png")}"'
         return response
     response = ok(sillytavern.resource_document(kind, row))
-    response["Content-Disposition"] = f'attachment; filename="{kind}-{row.pk}.json"'
+    response["Content-Disposition"] = f'attachment; filename="{_export_name(row, kind, "json")}"'
     return response
+
+
+def _export_name(row, kind: str, extension: str) -> str:
+    """`<slug of the name>-<kind>.<extension>`, e.g. `default-preset.json` (the id when the name has no letters)."""
+    return f"{slugify(row.name)[:80].strip('-') or row.pk}-{kind}.{extension}"
 
 
 @api_route("GET")

@@ -227,3 +227,18 @@ class RegexScript(models.Model):
 
     def __str__(self) -> str:
         return self.name or self.find_regex
+
+
+class PendingUpload(models.Model):
+    """A dry run's upload, kept under a random token so "Import it" imports the same bytes without picking the file
+    again. In the database (not one process's memory) so any worker behind it finds it; it expires after
+    `UPLOAD_TTL` and belongs to the user who uploaded it."""
+
+    token = models.CharField(max_length=64, unique=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    filename = models.CharField(max_length=255, blank=True)
+    content = models.BinaryField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return self.filename or self.token

@@ -3,20 +3,28 @@
 
 from __future__ import annotations
 
+import json
+
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
+from assembly.sillytavern.charx import is_charx
+from assembly.sillytavern.detect import KIND_NAMES, detect_kind
+from assembly.sillytavern.png import PNG_SIGNATURE
 from strategies_app import services
 from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, regex_script_for_manage, require
 from strategies_app.presenters import regex_script_row
 from strategies_app.selectors import regex_scripts, resource_rows
+from strategies_app.sillytavern import upload_content
 from studio.errors import ServiceError
-from studio.http import MAX_BODY_BYTES, file_content, flag, too_large
+from studio.http import MAX_BODY_BYTES, flag, too_large
 
-KINDS = [("preset", gettext_lazy("Chat-completion preset (JSON, or settings.json)")),
+AUTO = "auto"
+KINDS = [(AUTO, gettext_lazy("Detect from the file")),
+         ("preset", gettext_lazy("Chat-completion preset (JSON, or settings.json)")),
          ("character", gettext_lazy("Character card (JSON or PNG)")),
          ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
          ("persona", gettext_lazy("Persona (JSON, or settings.json)")),
@@ -56,30 +64,73 @@ def regex_script_toggle(request, pk):
 
 
 def resource_import(request):
+    """The import page: pick a file (its kind detected, and changeable); a dry run keeps the upload under a token
+    so its report's "Import it" imports the same bytes without picking the file again."""
     try:
         require(request.user, MANAGE_RESOURCES, "import resources")
     except ServiceError as error:
         return render(request, "resources/import.html", {"error": error.to_json(), "kinds": KINDS},
                       status=error.status)
-    context = {"kinds": KINDS, "kind": request.POST.get("kind", "preset"), "allowed": True}
+    context = {"kinds": KINDS, "kind": request.POST.get("kind", AUTO), "allowed": True}
     status = 200
     if request.method == "POST":
         try:
             context["report"] = _import(request)
+            context["kind"] = context["report"]["kind"]
         except CodedError as error:
             context["error"], status = error.to_json(), error.status
     return render(request, "resources/import.html", context, status=status)
 
 
-def _import(request) -> dict:
-    kind, upload = request.POST.get("kind"), request.FILES.get("file")
-    if kind not in services.IMPORTERS:
-        raise ServiceError("INPUT_INVALID", "kind: expected one of " + ", ".join(services.IMPORTERS),
-                           detail={"path": "kind"})
+def _upload(request) -> tuple[bytes, str, object | None]:
+    """(bytes, file name, the kept upload they came from or None): a new file, or a dry run's token."""
+    upload = request.FILES.get("file")
+    if upload is None and request.POST.get("token"):
+        kept = services.upload_claimed(user=request.user, token=request.POST["token"])
+        return bytes(kept.content), kept.filename, kept
     if upload is None:
         raise ServiceError("INPUT_INVALID", "file: expected a file upload", detail={"path": "file"})
     if upload.size > MAX_BODY_BYTES:
         raise too_large("file", upload.size)
-    name = (upload.name or "").rsplit(".", 1)[0] or None
-    return services.IMPORTERS[kind](user=request.user, data=file_content(upload.read(), kind=kind), name=name,
-                                    dry_run=flag(request.POST.get("dry_run"))).to_json()
+    return upload.read(), upload.name or "", None
+
+
+def _import(request) -> dict:
+    kind = request.POST.get("kind") or AUTO
+    if kind != AUTO and kind not in services.IMPORTERS:
+        raise ServiceError("INPUT_INVALID", "kind: expected one of " + ", ".join([AUTO, *services.IMPORTERS]),
+                           detail={"path": "kind"})
+    raw, filename, kept = _upload(request)
+    binary = raw.startswith(PNG_SIGNATURE) or is_charx(raw)
+    detected = detect_kind(raw if binary else _parsed_or_none(raw))
+    if kind == AUTO:
+        if detected not in services.IMPORTERS:
+            what = KIND_NAMES.get(detected or "", "")
+            raise ServiceError("INPUT_INVALID", (f"kind: the file looks like a {what}, which this page does not "
+                               "import; " if what else "kind: the kind could not be told from the file; ")
+                               + "choose the kind it is", detail={"path": "kind", "detected": detected})
+        kind = detected
+    dry_run = flag(request.POST.get("dry_run"))
+    name = filename.rsplit(".", 1)[0] or None
+    try:
+        report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
+                                          dry_run=dry_run)
+    except CodedError as error:
+        if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"
+            raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {KIND_NAMES[detected]}, not a "
+                               f"{KIND_NAMES[kind]} ({error.message})", status=error.status,
+                               detail={"path": "kind", "detected": detected}) from None
+        raise
+    if dry_run:
+        report.token = kept.token if kept else services.upload_keep(user=request.user, content=raw,
+                                                                    filename=filename)
+    elif kept is not None:
+        services.upload_discard(upload=kept)
+    return {**report.to_json(), "detected": detected}
+
+
+def _parsed_or_none(raw: bytes):
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return None

@@ -7,8 +7,10 @@ way store nothing. Permission checks happen before a service is called (`strateg
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -18,10 +20,12 @@ from django.utils.text import slugify
 
 from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
+from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import sillytavern
 from strategies_app.models import (
     Character,
+    PendingUpload,
     Persona,
     Preset,
     PromptEntry,
@@ -47,10 +51,13 @@ class ImportReport:
     items: list[str] = field(default_factory=list)
     id: int | str | None = None
     notes: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # credentials taken out of the file (never stored)
+    token: str | None = None  # a dry run's kept upload, for "Import it"
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": True, "kind": self.kind, "dry_run": self.dry_run, "id": self.id, "name": self.name,
-                "creates": self.creates, "items": self.items, "notes": self.notes}
+                "creates": self.creates, "items": self.items, "notes": self.notes, "removed": self.removed,
+                "token": self.token}
 
 
 # ---------------------------------------------------------------------------------------------- strategies
@@ -175,12 +182,14 @@ def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[Strategy
 @transaction.atomic
 def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
     """A preset file (or a settings.json's preset). Preset files carry no name: `name` (the file name) gives it."""
+    data, removed = strip_preset_secrets(data)
     preset = sillytavern.read_preset(data)
     name = sillytavern.check_name(name or "Imported preset", "name")
     options, has_order, entries = sillytavern.preset_parts(preset)
     report = ImportReport(kind="preset", name=name, dry_run=dry_run,
                           creates={"preset": 1, "prompt_entries": len(entries)},
                           items=[e["name"] or e["identifier"] for e in sorted(entries, key=lambda e: e["position"])])
+    report.removed = removed
     if dry_run:
         return report
     row = Preset.objects.create(name=name, owner=user, options=options, has_prompt_order=has_order)
@@ -199,6 +208,9 @@ def character_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     report = ImportReport(kind="character", name=columns["name"], dry_run=dry_run,
                           creates={"character": 1, "avatar": int(isinstance(data, bytes | bytearray))},
                           items=[c for c in sillytavern.CHARACTER_COLUMNS if columns[c]])
+    card_data = data.get("data") if isinstance(data, dict) else None
+    if isinstance(card_data, dict) and "character_book" in card_data and card_data["character_book"] is None:
+        report.notes.append("defaulted: data.character_book is null, read as no world book")
     if book is not None:
         report.notes.append(f"the card embeds a world book of {len(book.entries)} entries; import the card as a "
                             "world book to use it on its own")
@@ -215,10 +227,11 @@ def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     """A native world book, a card book, or a card that embeds one; named by the book, else by `name`."""
     book = sillytavern.read_worldbook(data)
     name = sillytavern.check_name(book.name or name or "Imported world book", "name")
-    settings, entries = sillytavern.worldbook_parts(book)
+    settings, entries = sillytavern.worldbook_parts(book, sillytavern.null_role_uids(data))
     report = ImportReport(kind="worldbook", name=name, dry_run=dry_run,
                           creates={"worldbook": 1, "entries": len(entries)},
                           items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])
+    report.notes += sillytavern.worldbook_defaulted(data)
     if dry_run:
         return report
     row = WorldBook.objects.create(name=name, owner=user, settings=settings)
@@ -263,6 +276,37 @@ def regex_script_update(*, script: RegexScript, disabled: bool) -> RegexScript:
     RegexScript.objects.filter(pk=script.pk).update(disabled=disabled)
     script.refresh_from_db()
     return script
+
+
+UPLOAD_TTL = timedelta(minutes=30)
+
+
+@transaction.atomic
+def upload_keep(*, user, content: bytes, filename: str) -> str:
+    """Keep a dry run's upload for "Import it" -> its token. Expired uploads are cleared on the way."""
+    PendingUpload.objects.filter(expires_at__lt=timezone.now()).delete()
+    token = secrets.token_urlsafe(32)
+    PendingUpload.objects.create(token=token, owner=user, content=content, filename=filename[:255],
+                                 expires_at=timezone.now() + UPLOAD_TTL)
+    return token
+
+
+def upload_claimed(*, user, token: str) -> PendingUpload:
+    """The kept upload `token` names, if it is `user`'s and still fresh; else 400 (unknown) or 410 (expired)."""
+    upload = PendingUpload.objects.filter(token=token, owner=user).first() if token else None
+    if upload is None:
+        raise ServiceError("INPUT_INVALID", "token: expected the token of an upload of yours from a dry run "
+                           "(this one is unknown; pick the file again)", detail={"path": "token"})
+    if upload.expires_at < timezone.now():
+        raise ServiceError("UPLOAD_EXPIRED", "token: this dry run's upload has expired (uploads are kept "
+                           f"{int(UPLOAD_TTL.total_seconds() // 60)} minutes); pick the file again",
+                           status=410, detail={"path": "token"})
+    return upload
+
+
+@transaction.atomic
+def upload_discard(*, upload: PendingUpload) -> None:
+    PendingUpload.objects.filter(pk=upload.pk).delete()
 
 
 IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,

@@ -16,18 +16,29 @@ from typing import Any
 
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
+from assembly.sillytavern.charx import card_from_charx, is_charx
 from assembly.sillytavern.models import Character, Persona, Preset, RegexScript, WorldBook
 from assembly.sillytavern.png import card_png
 from assembly.sillytavern.preset import export_preset, import_preset
+from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.sillytavern.regex_file import SCRIPT_KEYS, import_regex_scripts
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from studio.http import file_content
 
 MAX_NAME_CHARS = 200
 
 # ---------------------------------------------------------------------------------------------- reading files
+
+
+def upload_content(raw: bytes, *, kind: str) -> Any:
+    """Uploaded bytes -> what an importer takes: a CharX card's card.json (for a card or its book), else PNG bytes
+    or parsed JSON as `studio.http.file_content` gives them."""
+    if kind in ("character", "worldbook") and is_charx(raw):
+        return card_from_charx(raw)
+    return file_content(raw, kind=kind)
 
 
 def read_preset(data: Any) -> Preset:
@@ -127,8 +138,9 @@ def preset_model(preset_row, entries) -> Preset:
 
 
 def preset_document(preset_row, entries) -> dict[str, Any]:
-    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal)."""
-    return export_preset(preset_model(preset_row, entries))
+    """Preset row and its PromptEntry rows -> SillyTavern preset JSON (via the engine, so it reads back equal).
+    Credentials are stripped again here: a preset stored before import stripped them must not export them."""
+    return strip_preset_secrets(export_preset(preset_model(preset_row, entries)))[0]
 
 
 # ---------------------------------------------------------------------------------------------- characters
@@ -166,7 +178,36 @@ def character_png(row) -> bytes:
 _ENTRY_COLUMNS = ("comment", "content")
 
 
-def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def null_role_uids(data: Any) -> set[str]:
+    """uids of a native book's entries whose `role` is null (SillyTavern writes it for "no role"): the engine reads
+    them as system, and the rows remember the null so the export gives it back."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return set()
+    return {str(entry.get("uid", key)) for key, entry in entries.items()
+            if isinstance(entry, dict) and "role" in entry and entry["role"] is None}
+
+
+# Fields real files often leave out; the report says which defaults were used (nothing silently assumed).
+_OFTEN_MISSING = ("scan_depth", "case_sensitive", "match_whole_words", "depth", "role", "order", "position")
+
+
+def worldbook_defaulted(data: Any) -> list[str]:
+    """One note per native book field left out of some entries: which entries took the default."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict):
+        return []
+    notes = []
+    for name in _OFTEN_MISSING:
+        missing = [str(key) for key, entry in entries.items() if isinstance(entry, dict) and name not in entry]
+        if missing:
+            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
+            notes.append(f"defaulted: {name} missing in entries {shown}; the default was used")
+    return notes
+
+
+def worldbook_parts(book: WorldBook, null_roles: set[str] = frozenset()) -> tuple[dict[str, Any],
+                                                                                   list[dict[str, Any]]]:
     """WorldBook -> (settings, one dict of WorldBookEntry values per entry, in book order)."""
     exported = export_worldbook(book)
     settings = {k: v for k, v in exported.items() if k != "entries"}
@@ -177,6 +218,8 @@ def worldbook_parts(book: WorldBook) -> tuple[dict[str, Any], list[dict[str, Any
             "enabled": not entry.get("disable", False),
             "entry_fields": {k: v for k, v in entry.items() if k not in (*_ENTRY_COLUMNS, "disable")},
         })
+        if str(entry.get("uid")) in null_roles:
+            entries[-1]["entry_fields"]["role"] = None
     return settings, entries
 
 
@@ -192,7 +235,13 @@ def worldbook_model(book_row, entries) -> WorldBook:
 
 def worldbook_document(book_row, entries) -> dict[str, Any]:
     """WorldBook row and its entries -> SillyTavern's native world book JSON {"entries": {"<uid>": {...}}}."""
-    return export_worldbook(worldbook_model(book_row, entries))
+    entries = list(entries)
+    document = export_worldbook(worldbook_model(book_row, entries))
+    for entry in entries:
+        uid = str(entry.entry_fields.get("uid"))
+        if "role" in entry.entry_fields and entry.entry_fields["role"] is None and uid in document["entries"]:
+            document["entries"][uid]["role"] = None
+    return document
 
 
 # ---------------------------------------------------------------------------------------------- personas

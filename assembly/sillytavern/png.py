@@ -124,10 +124,13 @@ def solid_png(width: int = 1, height: int = 1, rgb: tuple[int, int, int] = (128,
 
 
 def card_png(card: dict[str, Any], image: bytes | None = None) -> bytes:
-    """`image` (a PNG; default a plain one) with `card` in a `chara` text chunk (base64 JSON), as SillyTavern writes
-    cards. Card chunks already in the image (`chara`, `ccv3`) are dropped so the new card is the one read back."""
+    """`image` (a PNG; default a plain one) with `card` in a `chara` text chunk (the V2 card) and a `ccv3` one (the
+    same card as V3), both base64 JSON, as SillyTavern writes cards. Card chunks already in the image (`chara`,
+    `ccv3`) are dropped so the new card is the one read back."""
     image = image or solid_png()
     text = base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8"))
+    v3 = {**card, "spec": "chara_card_v3", "spec_version": "3.0"}
+    text_v3 = base64.b64encode(json.dumps(v3, ensure_ascii=False).encode("utf-8"))
     out, position = [image[:len(PNG_SIGNATURE)]], len(PNG_SIGNATURE)
     while position < len(image):
         length, kind = struct.unpack(">I4s", image[position:position + 8])
@@ -138,6 +141,7 @@ def card_png(card: dict[str, Any], image: bytes | None = None) -> bytes:
             continue
         if kind == b"IEND":
             out.append(png_chunk(b"tEXt", b"chara\x00" + text))
+            out.append(png_chunk(b"tEXt", b"ccv3\x00" + text_v3))
             out.append(chunk)
             break
         out.append(chunk)

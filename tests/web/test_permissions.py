@@ -16,6 +16,11 @@ ASSEMBLE = {"strategy": "builtin-native-slots",
 PRESET_FILE = {"prompts": [{"identifier": "main", "content": "x"}]}
 
 
+def _spare_user() -> int:
+    from django.contrib.auth import get_user_model
+    return get_user_model().objects.get_or_create(username="spare-user")[0].pk
+
+
 def _regex_script() -> int:
     from strategies_app.models import RegexScript
 
@@ -32,6 +37,13 @@ ROUTES = [
     ("home", "get", lambda w: "/", None, (302, 200, 200, 200)),
     ("import page", "get", lambda w: "/resources/import/", None, (302, 403, 403, 200)),
     ("resource page", "get", lambda w: "/resources/", None, (302, 200, 200, 200)),
+    ("users page", "get", lambda w: "/users/", None, (302, 403, 403, 200)),
+    ("user add", "post", lambda w: "/users/add/", lambda w: {"username": "new-one", "password": "a long pass 42 x",
+                                                            "role": "qa"}, (302, 403, 403, 400)),
+    # the users page takes forms: a JSON body reaches an admin as a 400 naming the missing field
+    ("user role", "post", lambda w: f"/users/{_spare_user()}/role/", lambda w: {"role": "qa"}, (302, 403, 403, 400)),
+    ("user deactivate", "post", lambda w: f"/users/{_spare_user()}/deactivate/", lambda w: {},
+     (302, 403, 403, 302)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),
     ("strategy list", "get", lambda w: "/api/strategies", None, (401, 200, 200, 200)),

@@ -1,0 +1,50 @@
+"""Which kind of SillyTavern file an upload is, from its content: the import page's default choice, and what a
+wrong choice is explained with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# kind -> what the import page calls it in explanations
+KIND_NAMES = {"preset": "chat-completion preset", "character": "character card", "worldbook": "world book",
+              "persona": "persona", "regex": "regex script file", "strategy": "studio strategy",
+              "chat": "chat log"}
+
+_PRESET_KEYS = frozenset({"prompts", "prompt_order", "chat_completion_source", "openai_max_context",
+                          "openai_max_tokens", "temp_openai"})
+_CARD_KEYS = frozenset({"first_mes", "mes_example", "personality", "scenario"})
+
+
+def _is_regex(value: Any) -> bool:
+    return isinstance(value, dict) and "findRegex" in value
+
+
+def detect_kind(content: Any) -> str | None:
+    """`content` (PNG/zip bytes, or parsed JSON) -> preset, character, worldbook, persona, regex, strategy, chat,
+    or None when nothing tells."""
+    if isinstance(content, bytes | bytearray):
+        return "character"  # PNG and CharX uploads are cards (a card's book is imported by choosing world book)
+    if isinstance(content, list):
+        if content and all(_is_regex(item) for item in content):
+            return "regex"
+        if content and all(isinstance(item, dict) and ("mes" in item or "chat_metadata" in item) for item in content):
+            return "chat"
+        return None
+    if not isinstance(content, dict):
+        return None
+    keys = set(content)
+    if "oai_settings" in keys or keys & _PRESET_KEYS:
+        return "preset"
+    data = content.get("data")
+    if str(content.get("spec", "")).startswith("chara_card") or keys & _CARD_KEYS or (
+            isinstance(data, dict) and set(data) & _CARD_KEYS):
+        return "character"
+    if "entries" in keys:
+        return "worldbook"
+    if _is_regex(content):
+        return "regex"
+    if "rules" in keys and "placement" in keys:
+        return "strategy"
+    if "power_user" in keys or ("description" in keys and ("position" in keys or "name" in keys)):
+        return "persona"
+    return None

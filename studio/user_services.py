@@ -1,0 +1,87 @@
+"""Writes to studio users (issue 18 point 8): a role is one of the groups qa, designer, admin (admins are also
+staff, so `/admin/` stays theirs). Keyword-only, one transaction each; bad input raises `ServiceError` naming the
+field before anything is written."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from studio.errors import ServiceError, invalid
+
+ROLES = ("qa", "designer", "admin")
+
+
+def user_role(user) -> str | None:
+    """The user's studio role (the highest group they are in), or None."""
+    names = set(user.groups.values_list("name", flat=True))
+    return next((role for role in reversed(ROLES) if role in names), None)
+
+
+def is_studio_admin(user) -> bool:
+    return user.is_active and (user.is_superuser or user.groups.filter(name="admin").exists())
+
+
+def _check_role(role: str) -> str:
+    if role not in ROLES:
+        raise invalid("role", "one of " + ", ".join(ROLES))
+    return role
+
+
+def _set_role(user, role: str) -> None:
+    user.groups.remove(*Group.objects.filter(name__in=ROLES))
+    user.groups.add(Group.objects.get(name=role))
+    user.is_staff = role == "admin"
+    user.save(update_fields=["is_staff"])
+
+
+def _active_admins():
+    return get_user_model().objects.filter(is_active=True, groups__name="admin").distinct()
+
+
+@transaction.atomic
+def user_create(*, username: str, password: str, role: str):
+    """A new active user with `role`."""
+    username = username.strip()
+    model = get_user_model()
+    if not username or len(username) > 150:
+        raise invalid("username", "a user name of 1 to 150 characters")
+    if model.objects.filter(username=username).exists():
+        raise ServiceError("CONFLICT", f"username: {username!r} is taken", status=409, detail={"path": "username"})
+    _check_role(role)
+    try:
+        validate_password(password, model(username=username))
+    except ValidationError as error:
+        raise ServiceError("INPUT_INVALID", "password: " + " ".join(error.messages),
+                           detail={"path": "password"}) from None
+    user = model.objects.create_user(username, password=password)
+    _set_role(user, role)
+    return user
+
+
+@transaction.atomic
+def user_role_update(*, actor, user, role: str):
+    """Give `user` the role `role`; the last active admin cannot be demoted."""
+    _check_role(role)
+    if role != "admin" and user_role(user) == "admin" and not _active_admins().exclude(pk=user.pk).exists():
+        raise ServiceError("CONFLICT", "role: the last admin cannot be demoted (make another user admin first)",
+                           status=409, detail={"path": "role"})
+    _set_role(user, role)
+    return user
+
+
+@transaction.atomic
+def user_deactivate(*, actor, user):
+    """Stop `user` logging in (kept, with their work); never yourself, never the last admin."""
+    if user.pk == actor.pk:
+        raise ServiceError("CONFLICT", "user: you cannot deactivate yourself", status=409,
+                           detail={"path": "user"})
+    if user_role(user) == "admin" and not _active_admins().exclude(pk=user.pk).exists():
+        raise ServiceError("CONFLICT", "user: the last admin cannot be deactivated", status=409,
+                           detail={"path": "user"})
+    user.is_active = False
+    user.save(update_fields=["is_active"])
+    return user

@@ -1,0 +1,77 @@
+"""The Users page (issue 18 point 8): admins list users with their roles, add a user with a role, change a role and
+deactivate, without `/admin/`. Everyone else gets 403."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from assembly.errors import CodedError
+from studio import user_services
+from studio.errors import forbidden, not_found
+
+
+def _require_admin(user) -> None:
+    if not user_services.is_studio_admin(user):
+        raise forbidden(f"{user.get_username()} may not manage users (admins only)")
+
+
+def _page(request, *, error=None, status=200, form=None):
+    rows = [{"user": u, "role": user_services.user_role(u), "me": u.pk == request.user.pk}
+            for u in get_user_model().objects.order_by("username").prefetch_related("groups")]
+    return render(request, "users/list.html", {"rows": rows, "roles": user_services.ROLES, "error": error,
+                                               "form": form or {"role": "designer"}}, status=status)
+
+
+def _refused(request, error: CodedError):
+    if isinstance(error, CodedError) and error.status == 403:
+        return render(request, "users/list.html", {"denied": error.to_json()}, status=403)
+    return _page(request, error=error.to_json(), status=error.status, form=request.POST)
+
+
+@require_GET
+def user_list(request):
+    try:
+        _require_admin(request.user)
+    except CodedError as error:
+        return _refused(request, error)
+    return _page(request)
+
+
+@require_POST
+def user_add(request):
+    try:
+        _require_admin(request.user)
+        user_services.user_create(username=request.POST.get("username", ""),
+                                  password=request.POST.get("password", ""), role=request.POST.get("role", ""))
+    except CodedError as error:
+        return _refused(request, error)
+    return redirect("users")
+
+
+def _target(pk: int):
+    user = get_user_model().objects.filter(pk=pk).first()
+    if user is None:
+        raise not_found("user", pk)
+    return user
+
+
+@require_POST
+def user_role(request, pk):
+    try:
+        _require_admin(request.user)
+        user_services.user_role_update(actor=request.user, user=_target(pk), role=request.POST.get("role", ""))
+    except CodedError as error:
+        return _refused(request, error)
+    return redirect("users")
+
+
+@require_POST
+def user_deactivate(request, pk):
+    try:
+        _require_admin(request.user)
+        user_services.user_deactivate(actor=request.user, user=_target(pk))
+    except CodedError as error:
+        return _refused(request, error)
+    return redirect("users")

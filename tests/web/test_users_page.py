@@ -1,0 +1,87 @@
+"""The Users page (issue 18 point 8): admins manage users and roles in the studio; everyone else gets 403; CSRF on
+every write; you cannot deactivate yourself and the last admin cannot be demoted. The home page says per role what
+that role can do."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from studio.user_services import user_role
+from tests.web.conftest import client_for, csrf_client_for
+
+
+def test_admins_see_users_with_roles(users):
+    page = client_for(users["admin"]).get("/users/")
+    assert page.status_code == 200
+    for role in ("qa", "designer", "admin"):
+        assert f'data-user="{role}-user" data-role="{role}" data-active="true"'.encode() in page.content
+    assert b'href="/users/"' in page.content  # the nav link
+
+
+@pytest.mark.parametrize("role", ["qa", "designer"])
+def test_non_admins_get_403_everywhere(users, role):
+    client = client_for(users[role])
+    assert client.get("/users/").status_code == 403
+    assert client.post("/users/add/", {"username": "x", "password": "a long pass phrase 42", "role": "admin"}
+                       ).status_code == 403
+    assert client.post(f"/users/{users['admin'].pk}/deactivate/").status_code == 403
+    assert get_user_model().objects.get(pk=users["admin"].pk).is_active
+    assert not get_user_model().objects.filter(username="x").exists()
+    assert b'href="/users/"' not in client.get("/").content
+
+
+def test_add_change_role_and_deactivate(users):
+    client = client_for(users["admin"])
+    assert client.post("/users/add/", {"username": "nia", "password": "a long pass phrase 42",
+                                       "role": "designer"}).status_code == 302
+    nia = get_user_model().objects.get(username="nia")
+    assert user_role(nia) == "designer" and nia.check_password("a long pass phrase 42") and not nia.is_staff
+    assert client.post(f"/users/{nia.pk}/role/", {"role": "admin"}).status_code == 302
+    nia.refresh_from_db()
+    assert user_role(nia) == "admin" and nia.is_staff
+    assert client.post(f"/users/{nia.pk}/deactivate/").status_code == 302
+    nia.refresh_from_db()
+    assert not nia.is_active
+
+
+def test_bad_input_names_the_field_and_stores_nothing(users):
+    client = client_for(users["admin"])
+    page = client.post("/users/add/", {"username": "zed", "password": "a long pass phrase 42", "role": "boss"})
+    assert page.status_code == 400 and b"role: expected one of qa, designer, admin" in page.content
+    page = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"})
+    assert page.status_code == 409 and b"username:" in page.content
+    assert not get_user_model().objects.filter(username="zed").exists()
+    assert client.post("/users/999999/role/", {"role": "qa"}).status_code == 404
+
+
+def test_no_self_deactivation_and_the_last_admin_stays(users):
+    admin = users["admin"]
+    client = client_for(admin)
+    page = client.post(f"/users/{admin.pk}/deactivate/")
+    assert page.status_code == 409 and b"cannot deactivate yourself" in page.content
+    page = client.post(f"/users/{admin.pk}/role/", {"role": "qa"})
+    assert page.status_code == 409 and b"last admin cannot be demoted" in page.content
+    admin.refresh_from_db()
+    assert admin.is_active and user_role(admin) == "admin"
+
+
+def test_writes_need_csrf(users):
+    client = csrf_client_for(users["admin"])
+    assert client.post("/users/add/", {"username": "c", "password": "a long pass phrase 42",
+                                       "role": "qa"}).status_code == 403
+    assert not get_user_model().objects.filter(username="c").exists()
+
+
+@pytest.mark.parametrize(("role", "words"), [("admin", b"As an admin"), ("designer", b"As a designer"),
+                                             ("qa", b"As QA")])
+def test_the_home_page_says_what_each_role_can_do(users, role, words):
+    page = client_for(users[role]).get("/")
+    assert f'data-role-help="{role}"'.encode() in page.content and words in page.content
+
+
+def test_the_favicon_is_linked(users):
+    assert b'rel="icon" href="/static/favicon.svg"' in client_for(users["qa"]).get("/").content
+
+
+def test_the_admin_user_list_has_a_role_column(users):
+    page = client_for(users["admin"]).get("/admin/auth/user/")
+    assert page.status_code == 200 and b"column-studio_role" in page.content
