@@ -46,9 +46,10 @@ def event_form(event: SessionEvent) -> EventForm:
 
 
 def event_rows(session: Session, events: list[SessionEvent], editable: bool, editing: str,
-               edit_errors: dict[int, EventForm]) -> list[dict[str, Any]]:
-    """Per history message: its edit form when it is being edited, and the URLs and accessible names of its
-    buttons (built here once, not with a url and a translate tag per message in the template)."""
+               edit_errors: dict[int, EventForm], *, first_seq: int = 0, last_seq: int = 0) -> list[dict[str, Any]]:
+    """Per history message (of the window shown): its edit form when it is being edited, and the URLs and
+    accessible names of its buttons (built here once, not with a url and a translate tag per message in the
+    template); `first_seq`/`last_seq` are the whole history's ends, so "move up" is off only on its first message."""
     if not editable:
         return [{"event": event, "seq": str(event.seq)} for event in events]
     base = reverse("preview:session", args=[session.pk])
@@ -62,7 +63,7 @@ def event_rows(session: Session, events: list[SessionEvent], editable: bool, edi
                      "form": (edit_errors.get(event.seq) or event_form(event)) if show_form else None,
                      "move_url": f"{base}events/{event.seq}/move/", "delete_url": f"{base}events/{event.seq}/delete/",
                      "up_label": up % seq, "down_label": down % seq, "delete_label": delete % seq,
-                     "edit_label": edit % seq})
+                     "edit_label": edit % seq, "first": event.seq <= first_seq, "last": event.seq >= last_seq})
     return rows
 
 

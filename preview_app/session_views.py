@@ -41,7 +41,7 @@ from preview_app.forms import (
 )
 from preview_app.models import Session
 from preview_app.previews import session_chat_log
-from preview_app.selectors import listed_sessions, session_history
+from preview_app.selectors import HISTORY_WINDOW, history_window, listed_sessions
 from preview_app.strategy_sessions import apply_panel
 from preview_app.views import refusals_as_pages
 from strategies_app.access import require, strategy_for_read
@@ -83,19 +83,34 @@ def session_create(request):
     return render(request, "preview/session_create.html", {"form": form}, status=status)
 
 
+def _window_before(request, editing: str, edit_errors) -> int | None:
+    """Which window of the history the page shows: `?before=<seq>` (the "show older" link), else the one holding the
+    message being edited, else the newest."""
+    raw = request.GET.get("before", "")
+    if raw.isdecimal():
+        return int(raw)
+    target = next(iter(edit_errors), None) or (int(editing) if editing.isdecimal() else None)
+    return target + HISTORY_WINDOW // 2 if target else None
+
+
 def _session_page(request, session: Session, *, status: int = 200, edit_errors=None, **overrides):
-    """The session page. Only the message being edited (`?edit=<seq>`, or the one whose edit was refused) carries
-    its form, so a long history stays a light page."""
+    """The session page. It shows a window of the history (the newest messages; older ones one "show older" click
+    away), never the whole of it, and only the message being edited (`?edit=<seq>`, or the one whose edit was
+    refused) carries its form, so a long history stays a light page."""
     editable = can_edit_session(request.user, session)
-    events = session_history(session)
     edit_errors = edit_errors or {}
     editing = request.GET.get("edit", "")
+    window = history_window(session, before=_window_before(request, editing, edit_errors))
+    rows = presenters.event_rows(session, window.events, editable, editing, edit_errors,
+                                 first_seq=window.first_seq, last_seq=window.last_seq)
+    if request.htmx and request.GET.get("before") and request.method == "GET":
+        return render(request, "preview/session.html#history-rows", {
+            "session": session, "window": window, "event_rows": rows, "editable": editable})
     context = {
-        "session": session, "events": events, "editable": editable,
-        "event_rows": presenters.event_rows(session, events, editable, editing, edit_errors),
+        "session": session, "window": window, "editable": editable, "event_rows": rows,
         "world_books": list(session.world_books.all()),
         "regex_scripts": list(session.regex_scripts.all()),
-        "last_seq": events[-1].seq if events else 0,
+        "last_seq": window.last_seq,
         "goldens": session.goldens.select_related("revision__strategy"),
         "settings_form": SessionForm(initial=SessionForm.initial_for(session)) if editable else None,
         "event_form": EventForm(prefix="new", initial={"role": "user"}) if editable else None,
@@ -106,7 +121,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "commit_form": CommitForm() if editable else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
-                      if editable and not events else []),
+                      if editable and not window.total else []),
     }
     context.update(overrides)
     return render(request, "preview/session.html", context, status=status)
