@@ -111,9 +111,11 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
                    world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
-                   regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False) -> Session:
+                   regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False,
+                   strategy: Strategy | None = None) -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
-    its first message; a number: that greeting, 0 the first message and n alternate greeting n)."""
+    its first message; a number: that greeting, 0 the first message and n alternate greeting n). `strategy`: apply
+    its latest revision (a host that cannot run it refuses with 409 and nothing is stored)."""
     if isinstance(greeting, bool):
         index = 0 if greeting else None
     elif isinstance(greeting, int):
@@ -132,6 +134,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     session.regex_scripts.set(list(regex_scripts))
     if index is not None:
         _greeting_event(session, character, index)
+    if strategy is not None:
+        session = strategy_apply(session=session, strategy=strategy)
     return session
 
 

@@ -72,13 +72,21 @@ def sessions(request):
 @require_http_methods(["GET", "POST"])
 def session_create(request):
     require(request.user, EDIT_SESSION, "create sessions")
-    # a new session scans world books as SillyTavern does; the API keeps each book's own setting unless told
-    form = SessionCreateForm(request.POST or None, initial={"native_available": True, "system_prompt_update": "head",
-                                                            "world_info_activation": "keywords"})
+    # a new session scans world books as SillyTavern does, on a host with the advanced backend for builtin-st;
+    # the API keeps each book's own setting unless told
+    form = SessionCreateForm(request.POST or None, initial={
+        "native_available": True, "core_available": True, "system_prompt_update": "head",
+        "world_info_activation": "keywords"})
     if request.method == "POST" and form.is_valid():
-        session = services.session_create(user=request.user, **form.service_fields())
-        messages.success(request, _("Session created."))
-        return redirect("preview:session", pk=session.pk)
+        slug = form.strategy_slug
+        try:
+            session = services.session_create(user=request.user, **form.service_fields(),
+                                              strategy=strategy_for_read(slug) if slug else None)
+        except CodedError as error:  # the host cannot run the chosen strategy: nothing was stored
+            form.add_error("strategy", error.message)
+        else:
+            messages.success(request, _("Session created."))
+            return redirect("preview:session", pk=session.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "preview/session_create.html", {"form": form}, status=status)
 
@@ -274,7 +282,7 @@ def session_apply(request, pk):
         return _session_page(request, session, status=error.status, apply_error=presenters.error_context(error),
                              applied_value=request.POST.get("choice", ""))
     messages.success(request, _("Strategy applied.") if choice != "off" else _("Assembly turned off."))
-    return redirect("preview:session", pk=session.pk)
+    return redirect(_safe_next(request, reverse("preview:session", args=[session.pk])))
 
 
 @refusals_as_pages

@@ -41,7 +41,7 @@ from preview_app.selectors import golden_count, golden_of, last_seq, listed_gold
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from preview_app.token_window import golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
-from strategies_app.selectors import resources_by_kind, visible_strategies
+from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
 from studio.http import error_response
 
@@ -127,8 +127,14 @@ def preview(request, pk):
         if choice.revision is not None:
             context["golden"] = golden_of(session, choice.revision)
     except CodedError as error:
-        context["error"] = presenters.error_context(error)
-        status = error.status
+        if error.code == "SESSION_ASSEMBLY_OFF":  # not a refusal to show: an offer to apply a strategy
+            context["assembly_off"] = True
+            if context["editable"]:
+                context["apply_options"] = presenters.apply_options(
+                    visible_strategies().only("id", "slug", "name"), visible_revisions_by_strategy())
+        else:
+            context["error"] = presenters.error_context(error)
+            status = error.status
     return render(request, "preview/preview.html", context, status=status)
 
 

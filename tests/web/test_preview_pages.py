@@ -23,7 +23,7 @@ LOGIN = "/accounts/login/"
 def _session_form(**overrides):
     data = {"name": "Renamed", "preset": "", "character": "", "persona": "", "system_prompt_update": "head",
             "core_available": "on", "native_available": "on", "official_sections": "", "contexts": "",
-            "variables": "", "current_input": "Hi again"}
+            "variables": "", "current_input": "Hi again", "strategy": "builtin-st"}
     return {**data, **overrides}
 
 
@@ -283,9 +283,9 @@ def test_assembly_off_and_core_required_are_explained(world, users):
     assert b'data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"' in response.content
     assert b"needs the advanced (core) backend" in response.content
     services.strategy_apply(session=session, strategy=None)
-    response = client.get(f"/sessions/{session.pk}/preview/")
-    assert response.status_code == 409
-    assert b'data-code="SESSION_ASSEMBLY_OFF"' in response.content
+    response = client.get(f"/sessions/{session.pk}/preview/")  # an offer, not a bare 409
+    assert response.status_code == 200 and b"data-assembly-off" in response.content
+    assert b"data-apply-strategy" not in response.content  # QA cannot apply; the page says who can
 
 
 def test_budget_bar_and_eviction_plan(world, users):
