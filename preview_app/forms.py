@@ -315,6 +315,17 @@ class CommitForm(forms.Form):
     expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
 
+class ComposerForm(forms.Form):
+    """The session page's composer: the next user message, and the reply typed when the turn is committed."""
+
+    content = forms.CharField(label=_("Your next message"), required=False, strip=False,
+                              widget=forms.Textarea(attrs={"rows": 3}))
+    reply = forms.CharField(label=_("Assistant reply (you type it; leave it empty to commit only your message)"),
+                            required=False, strip=False, widget=forms.Textarea(attrs={"rows": 2}))
+    expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    action = forms.ChoiceField(choices=[("preview", "preview"), ("commit", "commit")], required=False)
+
+
 GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
                       ("continue", _("continue: extend the last reply")),
                       ("impersonate", _("impersonate: write the user's next message")),

@@ -353,6 +353,14 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
 
 
 @transaction.atomic
+def turn_send(*, session: Session, content: str, reply: str, expected_seq: int | None = None) -> list[SessionEvent]:
+    """The session page's composer: `content` becomes the current input and the turn is committed with the typed
+    `reply` (empty: only what sending the request records, the user message included), in one transaction."""
+    session_update(session=session, current_input=content)
+    return turn_commit(session=Session.objects.get(pk=session.pk), reply=reply, expected_seq=expected_seq)
+
+
+@transaction.atomic
 def golden_approve(*, session: Session, revision: StrategyRevision, user) -> GoldenSnapshot:
     """Record the current result of `session` with `revision` as the golden one (replacing an earlier approval of
     the same pair). A run the engine refuses cannot be approved: its error is raised."""

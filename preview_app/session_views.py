@@ -30,9 +30,11 @@ from preview_app.access import (
     session_for_edit,
     session_for_read,
 )
+from preview_app.composer import composer_preview
 from preview_app.forms import (
     ApplyForm,
     CommitForm,
+    ComposerForm,
     EventForm,
     MoveForm,
     SessionCreateForm,
@@ -127,6 +129,8 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "applied_value": (session.applied_strategy.slug + "@" + session.applied_revision.revision
                           if session.applied_revision else "off"),
         "commit_form": CommitForm() if editable else None,
+        "composer_form": ComposerForm(initial={"content": session.current_input}) if editable else None,
+        "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
                       if editable and not window.total else []),
@@ -151,6 +155,29 @@ def session_edit(request, pk):
     services.session_update(session=session, **form.service_fields())
     messages.success(request, _("Session settings saved."))
     return redirect("preview:session", pk=session.pk)
+
+
+@refusals_as_pages
+@require_POST
+def session_say(request, pk):
+    """The composer: `action=preview` (Enter) keeps the typed message as the current input and shows its request in
+    place; `action=commit` commits the turn with the typed reply. With htmx the page swaps only the chat."""
+    session = session_for_edit(request.user, pk)
+    form = ComposerForm(request.POST)
+    anchor = reverse("preview:session", args=[session.pk])
+    try:
+        if not form.is_valid():
+            raise invalid("expected_seq", "the number of the last message you saw")
+        data = form.cleaned_data
+        if data["action"] == "commit":
+            services.turn_send(session=session, content=data["content"], reply=data["reply"],
+                               expected_seq=data["expected_seq"])
+            return HttpResponseRedirect(anchor + "#composer")
+        services.session_update(session=session, current_input=data["content"])
+    except CodedError as error:  # shown in the composer; nothing was stored
+        return _session_page(request, session, status=error.status, composer_form=form,
+                             composer_error=presenters.error_context(error))
+    return HttpResponseRedirect(anchor + "?preview=1#composer")
 
 
 @refusals_as_pages
