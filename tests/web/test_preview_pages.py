@@ -420,3 +420,20 @@ def test_runtime_context_controls_and_the_context_snapshot(world, users):
     context_rows = [row for row in _rows(html) if row[2] == "context"]
     assert [(role, status) for _, role, _, status in context_rows] == [("user", "appended")]
     assert "Approval: ask first." in html and "Sandbox: read-only." not in html
+
+
+def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
+    """Issue 18 point 3: what persists is read at a glance; data-history-status keeps the stable value."""
+    html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    rows = re.findall(r'data-history-status="([^"]+)"[^>]*>.*?<td class="history-entry"><span class="entry '
+                      r'status-\1">([^<]+)</span>', html, re.S)
+    words = {"native": "kept: already in history", "appended": "kept: added to history by this request",
+             "request-only": "sent once (request only)", "reused": "snapshot reused",
+             "snapshot": "kept: added to history as a snapshot"}
+    assert rows and all(words[status] == text for status, text in rows)
+    assert "enters history" not in html
+    totals = dict(re.findall(r'data-history-total="([^"]+)"><dt><span[^>]*>[^<]+</span></dt><dd>(\d+) message', html))
+    counted: dict[str, int] = {}
+    for status, _text in rows:
+        counted[status] = counted.get(status, 0) + 1
+    assert {status: int(n) for status, n in totals.items()} == counted
