@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
 from assembly.errors import CodedError
+from assembly.turn_projection import DEFAULT_TURNS, MAX_TURNS, project_turns
 from preview_app import presenters, services
 from preview_app.access import (
     APPROVE_GOLDEN,
@@ -96,6 +97,23 @@ def _preview_request(session: Session, choice, options: PreviewOptionsForm | Non
     return request
 
 
+PROJECTED_BY_DEFAULT = 400  # history messages up to which the page projects turns without being asked
+
+
+def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
+    """The turn projection of the preview (`?turns=N`, default 5): on a long history only when asked, as it
+    assembles N+1 requests."""
+    raw = request.GET.get("turns", "")
+    turns = int(raw) if raw.isdecimal() else DEFAULT_TURNS
+    base = {"turns": turns, "max": MAX_TURNS}
+    if not raw and len(request_data["conversation"]["history"]) > PROJECTED_BY_DEFAULT:
+        return {**base, "deferred": True}
+    try:
+        return {**base, "result": project_turns(request_data, turns)}
+    except CodedError as error:
+        return {**base, "error": presenters.error_context(error)}
+
+
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
     query = {**choice.query, **options.query()}
     url = reverse("preview:preview", args=[session.pk])
@@ -121,7 +139,9 @@ def preview(request, pk):
         context["choice"] = choice
         if options.is_bound and not options.is_valid():
             status = 400
-        context["view"] = display(assemble(_preview_request(session, choice, options)))
+        request_data = _preview_request(session, choice, options)
+        context["view"] = display(assemble(request_data))
+        context["projection"] = _projection(request, request_data)
         context["rows_html"] = render_rows(context["view"].rows)
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:

@@ -437,3 +437,16 @@ def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
     for status, _text in rows:
         counted[status] = counted.get(status, 0) + 1
     assert {status: int(n) for status, n in totals.items()} == counted
+
+
+def test_the_preview_projects_turns_and_names_a_pre_step_that_piles_up(world, users):
+    """Issue 18 point 4: the standard backend keeps the post-history instructions as a pre-step every turn."""
+    client = client_for(users["qa"])
+    html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    assert 'data-turn-projection data-turns="5"' in html
+    assert len(re.findall(r'<tr data-turn="\d+"', html)) == 6
+    assert 'data-code="PRE_STEP_ACCUMULATES"' in html and "Stay brief." in html.split("data-turn-projection")[1]
+    three = client.get(f"/sessions/{world['session'].pk}/preview/?turns=3").content.decode()
+    assert 'data-turns="3"' in three and len(re.findall(r'<tr data-turn="\d+"', three)) == 4
+    bad = client.get(f"/sessions/{world['session'].pk}/preview/?turns=99").content.decode()
+    assert "turns: expected a whole number from 1 to 20" in bad
