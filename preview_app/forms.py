@@ -13,6 +13,7 @@ from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
+from strategies_app.selectors import visible_strategies
 from studio.errors import ServiceError
 from studio.input_boundary import StrictJSONField
 
@@ -201,22 +202,54 @@ class SessionForm(forms.Form):
                 "chat_lore": data["chat_lore"], "regex_scripts": list(data["regex_scripts"])}
 
 
-class SessionCreateForm(SessionForm):
-    """A new session may start its history with the character's greeting, as a new SillyTavern chat does."""
+# The built-ins a new session can start with, each explained in one line (the default first).
+STARTING_STRATEGIES = (
+    ("builtin-st", _("SillyTavern's own prompt order (preset slots, world info, depth injections): what a "
+                     "SillyTavern user sees. Needs the host's advanced backend, ticked below.")),
+    ("builtin-native-slots", _("The preset's slots in order, sent through the host's standard backend: works on "
+                               "any host.")),
+    ("builtin-native-roles", _("Grouped by role (system first, then the chat) through the standard backend: for "
+                               "hosts that want one system message.")),
+)
+ASSEMBLY_OFF = "off"
 
+
+class SessionCreateForm(SessionForm):
+    """A new session picks the strategy it starts with (so its first preview works) and may start its history with
+    the character's greeting, as a new SillyTavern chat does."""
+
+    strategy = forms.ChoiceField(label=_("Strategy"), widget=forms.RadioSelect, initial="builtin-st")
     greeting = forms.BooleanField(
         label=_("Start the history with the character's greeting (its first message)"), required=False,
         help_text=_("SillyTavern expands its macros, such as {{user}}, when it sends the request."))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        builtin = dict(STARTING_STRATEGIES)
+        others = [(s.slug, _("%(name)s: your studio's strategy, its latest saved revision.") % {"name": s.name})
+                  for s in visible_strategies().filter(builtin=False, revisions__isnull=False).distinct()
+                  .order_by("name").only("slug", "name")]
+        self.fields["strategy"].choices = (
+            [(slug, f"{slug}: {text}") for slug, text in builtin.items()] + others
+            + [(ASSEMBLY_OFF, _("off: send the conversation unchanged (no strategy yet)."))])
 
     def clean(self):
         data = super().clean()
         character = data.get("character")
         if data.get("greeting") and (character is None or not character.first_mes.strip()):
             self.add_error("greeting", _("Choose a character whose card has a first message."))
+        if data.get("strategy") == "builtin-st" and not data.get("core_available"):
+            self.add_error("strategy", _("builtin-st needs the host's advanced backend: tick “The host has the "
+                                         "advanced (core) backend” or choose a standard strategy."))
         return data
 
     def service_fields(self) -> dict[str, Any]:
         return {**super().service_fields(), "greeting": self.cleaned_data["greeting"]}
+
+    @property
+    def strategy_slug(self) -> str | None:
+        chosen = self.cleaned_data["strategy"]
+        return None if chosen == ASSEMBLY_OFF else chosen
 
 
 class EventForm(forms.Form):
@@ -281,6 +314,17 @@ class CommitForm(forms.Form):
     reply = forms.CharField(label=_("Assistant reply"), required=False, strip=False,
                             widget=forms.Textarea(attrs={"rows": 3}))
     expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+
+
+class ComposerForm(forms.Form):
+    """The session page's composer: the next user message, and the reply typed when the turn is committed."""
+
+    content = forms.CharField(label=_("Your next message"), required=False, strip=False,
+                              widget=forms.Textarea(attrs={"rows": 3}))
+    reply = forms.CharField(label=_("Assistant reply (you type it; leave it empty to commit only your message)"),
+                            required=False, strip=False, widget=forms.Textarea(attrs={"rows": 2}))
+    expected_seq = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+    action = forms.ChoiceField(choices=[("preview", "preview"), ("commit", "commit")], required=False)
 
 
 GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),

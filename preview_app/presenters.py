@@ -9,7 +9,9 @@ from typing import Any
 from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from assembly.core import SNAPSHOT_KIND
 from assembly.errors import CodedError
+from assembly.host import CONTEXT_KIND, LOG_KIND, PRE_STEP_KIND, SYSTEM_KIND
 from preview_app.forms import EventForm
 from preview_app.models import Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
@@ -39,6 +41,25 @@ def apply_options(strategies: list[Strategy], revisions: dict[int, list[Strategy
     return groups
 
 
+def host_records() -> dict[str, tuple[str, str]]:
+    """Per host record kind: what it is and what it does to later requests (the chat shows it apart, collapsed)."""
+    return {
+        SYSTEM_KIND: (_("System prompt record"), _(
+            "The system prompt this request sent, kept by the host; a later request whose system prompt differs "
+            "records it again.")),
+        CONTEXT_KIND: (_("Runtime-context snapshot"), _(
+            "A copy of the runtime context kept in the history: every later request sends it again, and an "
+            "identical snapshot is reused instead of added.")),
+        SNAPSHOT_KIND: (_("Runtime-context snapshot"), _(
+            "A copy of an assembled context kept in the history: every later request sends it again, and an "
+            "identical snapshot is reused instead of added.")),
+        PRE_STEP_KIND: (_("Pre-step message"), _(
+            "Text sent before your message, kept in the history: every later request sends this copy again, and "
+            "each turn adds another copy.")),
+        LOG_KIND: (_("Assembly log"), _("Which strategy revision built this request; it is never sent.")),
+    }
+
+
 def event_form(event: SessionEvent) -> EventForm:
     return EventForm(prefix=f"e{event.seq}", initial={
         "role": event.role, "content": event.content, "name": event.name, "tool_call_id": event.tool_call_id,
@@ -46,11 +67,17 @@ def event_form(event: SessionEvent) -> EventForm:
 
 
 def event_rows(session: Session, events: list[SessionEvent], editable: bool, editing: str,
-               edit_errors: dict[int, EventForm]) -> list[dict[str, Any]]:
-    """Per history message: its edit form when it is being edited, and the URLs and accessible names of its
-    buttons (built here once, not with a url and a translate tag per message in the template)."""
+               edit_errors: dict[int, EventForm], *, first_seq: int = 0, last_seq: int = 0) -> list[dict[str, Any]]:
+    """Per history message (of the window shown): its edit form when it is being edited, and the URLs and
+    accessible names of its buttons (built here once, not with a url and a translate tag per message in the
+    template); `first_seq`/`last_seq` are the whole history's ends, so "move up" is off only on its first message."""
+    records = host_records()
+
+    def record(event: SessionEvent) -> tuple[str, str] | None:
+        return records.get((event.source or {}).get("kind"))
+
     if not editable:
-        return [{"event": event, "seq": str(event.seq)} for event in events]
+        return [{"event": event, "seq": str(event.seq), "host_record": record(event)} for event in events]
     base = reverse("preview:session", args=[session.pk])
     up, down, delete = _("Move message %(seq)s up"), _("Move message %(seq)s down"), _("Delete message %(seq)s")
     edit = _("Edit message %(seq)s")
@@ -62,7 +89,7 @@ def event_rows(session: Session, events: list[SessionEvent], editable: bool, edi
                      "form": (edit_errors.get(event.seq) or event_form(event)) if show_form else None,
                      "move_url": f"{base}events/{event.seq}/move/", "delete_url": f"{base}events/{event.seq}/delete/",
                      "up_label": up % seq, "down_label": down % seq, "delete_label": delete % seq,
-                     "edit_label": edit % seq})
+                     "edit_label": edit % seq, "host_record": record(event), "first": event.seq <= first_seq, "last": event.seq >= last_seq})
     return rows
 
 

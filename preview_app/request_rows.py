@@ -21,7 +21,7 @@ from preview_app.result_display import Part, Row
 
 def _labels() -> dict[str, str]:
     return {key: escape(value) for key, value in {
-        "enters": _("enters history"), "not_kept": _("not kept"), "no_text": _("(no text)"),
+        "no_text": _("(no text)"),
         "tool_calls": _("Tool calls"), "answers": _("Answers tool call"), "trust": _("trust"),
         "item": _("Item"), "module": _("Module"), "trust_col": _("Trust"), "decision": _("Position decision"),
         "lock": _("Lock"), "original_role": _("Original role"), "tokens": _("Tokens"), "activation": _("activation"),
@@ -149,7 +149,6 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     role, status, delivery = short[message.role], short[message.history_status], short[message.delivery]
     name = f" <span class=\"muted\">{_e(message.name)}</span>" if message.name else ""
     enters_history = message.enters_history
-    enters = labels["enters_span"] if enters_history else labels["not_kept_span"]
     return (
         f"<tbody class=\"msg role-{role}\" id=\"msg-{row.index}\" data-index=\"{row.index}\" data-role=\"{role}\" "
         f"data-delivery=\"{delivery}\" data-region=\"{short[message.region]}\" data-history-status=\"{status}\" "
@@ -157,8 +156,7 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
         f"<tr class=\"msg-head\"><td class=\"num\">{row.index}</td>"
         f"<td><span class=\"role-badge role-{role}\">{role}</span>{name}</td>"
         f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[message.region]}</td>"
-        f"<td class=\"history-entry\" title=\"{short[row.history_words]}\">{enters} "
-        f"<span class=\"status status-{status}\">{status}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
+        f"<td class=\"history-entry\"><span class=\"entry status-{status}\">{short[row.history_words]}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
         f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_regex_changes(row, labels)}"
         f"{_parts(row, labels, short)}</td>"
         f"</tr></tbody>\n")
@@ -171,7 +169,5 @@ def render_rows(rows: list[Row]) -> SafeString:
         ("item", " class=\"w-item\""), ("module", ""), ("trust_col", ""), ("decision", ""),
         ("lock", " class=\"w-lock\""), ("original_role", ""), ("tokens", " class=\"num\"")))
     labels["free_span"] = f"<span class=\"muted\">{labels['free']}</span>"
-    labels["enters_span"] = f"<span class=\"enters yes\">{labels['enters']}</span>"
-    labels["not_kept_span"] = f"<span class=\"enters no\">{labels['not_kept']}</span>"
     short = _Escaped()
     return mark_safe("".join(_row(row, labels, short) for row in rows))  # every value in it went through escape()

@@ -17,13 +17,38 @@ from studio.wording import diagnostic_details, excerpt, lock_words, meaning
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
 
+# What the host keeps of each request message, in words (issue 18: "what persists" read at a glance); the stable
+# value stays in `data-history-status`.
 HISTORY_STATUS_WORDS = {
-    "native": gettext_lazy("already in history"),
-    "appended": gettext_lazy("recorded by this request"),
-    "reused": gettext_lazy("an identical snapshot already in history is reused"),
-    "request-only": gettext_lazy("sent, never recorded"),
-    "snapshot": gettext_lazy("kept as a snapshot record"),
+    "native": gettext_lazy("kept: already in history"),
+    "appended": gettext_lazy("kept: added to history by this request"),
+    "reused": gettext_lazy("snapshot reused"),
+    "request-only": gettext_lazy("sent once (request only)"),
+    "snapshot": gettext_lazy("kept: added to history as a snapshot"),
 }
+HISTORY_STATUS_ORDER = ("request-only", "appended", "snapshot", "native", "reused")
+
+
+@dataclass(frozen=True)
+class HistoryTotal:
+    status: str
+    words: str
+    messages: int
+    tokens: int
+
+
+def history_totals(rows: list[Row]) -> list[HistoryTotal]:
+    """The History entry column summed: per status, how many messages and tokens (statuses absent left out)."""
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        total = counts.setdefault(row.message.history_status, [0, 0])
+        total[0] += 1
+        total[1] += row.message.tokens
+    order = {status: i for i, status in enumerate(HISTORY_STATUS_ORDER)}
+    return [HistoryTotal(status, str(HISTORY_STATUS_WORDS.get(status, status)), n, tokens)
+            for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))]
+
+
 DELIVERY_WORDS = {
     "system": gettext_lazy("the system prompt"),
     "history": gettext_lazy("a message of the durable history"),
@@ -216,6 +241,10 @@ class PreviewDisplay:
     @property
     def message_count(self) -> int:
         return len(self.rows)
+
+    @property
+    def history_totals(self) -> list[HistoryTotal]:
+        return history_totals(self.rows)
 
     @property
     def diagnostic_count(self) -> int:

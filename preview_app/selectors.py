@@ -4,9 +4,10 @@ permissions in `access`)."""
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Max, Min, QuerySet
 
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
@@ -33,6 +34,40 @@ def golden_count() -> int:
 
 def session_history(session: Session) -> list[SessionEvent]:
     return list(session.events.order_by("seq"))
+
+
+HISTORY_WINDOW = 50  # messages a session page shows at once; the rest is one "show older" click away
+
+
+@dataclass(frozen=True)
+class HistoryWindow:
+    """The newest messages before `before` (all the newest when None), oldest first as a chat reads, and where the
+    history starts and ends, so the page can say what it left out without loading it."""
+
+    events: list[SessionEvent]
+    total: int
+    first_seq: int
+    last_seq: int
+    older: int  # messages before this window
+
+    @property
+    def older_before(self) -> int | None:
+        """The `before` of the next older window, or None when this window reaches the start."""
+        if self.events and self.events[0].seq > self.first_seq:
+            return self.events[0].seq
+        return None
+
+
+def history_window(session: Session, *, before: int | None = None, size: int = HISTORY_WINDOW) -> HistoryWindow:
+    """At most `size` messages with seq < `before`, newest kept: never the whole of a long history."""
+    stats = session.events.aggregate(total=Count("id"), first=Min("seq"), last=Max("seq"))
+    rows = session.events.order_by("-seq")
+    if before is not None:
+        rows = rows.filter(seq__lt=before)
+    events = list(rows[:size])[::-1]
+    older = session.events.filter(seq__lt=events[0].seq).count() if events else 0
+    return HistoryWindow(events=events, total=stats["total"], first_seq=stats["first"] or 0,
+                         last_seq=stats["last"] or 0, older=older)
 
 
 def last_seq(session: Session) -> int:

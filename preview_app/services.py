@@ -113,9 +113,11 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    host: dict[str, Any] | None = None, current_input: str = "",
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
                    world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
-                   regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False) -> Session:
+                   regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False,
+                   strategy: Strategy | None = None) -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
-    its first message; a number: that greeting, 0 the first message and n alternate greeting n)."""
+    its first message; a number: that greeting, 0 the first message and n alternate greeting n). `strategy`: apply
+    its latest revision (a host that cannot run it refuses with 409 and nothing is stored)."""
     if isinstance(greeting, bool):
         index = 0 if greeting else None
     elif isinstance(greeting, int):
@@ -134,6 +136,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
     session.regex_scripts.set(list(regex_scripts))
     if index is not None:
         _greeting_event(session, character, index)
+    if strategy is not None:
+        session = strategy_apply(session=session, strategy=strategy)
     return session
 
 
@@ -354,6 +358,14 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
     locked.current_input = ""
     locked.save(update_fields=["current_input", "updated_at"])
     return created
+
+
+@transaction.atomic
+def turn_send(*, session: Session, content: str, reply: str, expected_seq: int | None = None) -> list[SessionEvent]:
+    """The session page's composer: `content` becomes the current input and the turn is committed with the typed
+    `reply` (empty: only what sending the request records, the user message included), in one transaction."""
+    session_update(session=session, current_input=content)
+    return turn_commit(session=Session.objects.get(pk=session.pk), reply=reply, expected_seq=expected_seq)
 
 
 @transaction.atomic

@@ -30,9 +30,11 @@ from preview_app.access import (
     session_for_edit,
     session_for_read,
 )
+from preview_app.composer import composer_preview
 from preview_app.forms import (
     ApplyForm,
     CommitForm,
+    ComposerForm,
     EventForm,
     MoveForm,
     SessionCreateForm,
@@ -41,7 +43,7 @@ from preview_app.forms import (
 )
 from preview_app.models import Session
 from preview_app.previews import session_chat_log
-from preview_app.selectors import listed_sessions, session_history
+from preview_app.selectors import HISTORY_WINDOW, history_window, listed_sessions
 from preview_app.strategy_sessions import apply_panel
 from preview_app.views import refusals_as_pages
 from strategies_app.access import require, strategy_for_read
@@ -72,30 +74,53 @@ def sessions(request):
 @require_http_methods(["GET", "POST"])
 def session_create(request):
     require(request.user, EDIT_SESSION, "create sessions")
-    # a new session scans world books as SillyTavern does; the API keeps each book's own setting unless told
-    form = SessionCreateForm(request.POST or None, initial={"native_available": True, "system_prompt_update": "head",
-                                                            "world_info_activation": "keywords"})
+    # a new session scans world books as SillyTavern does, on a host with the advanced backend for builtin-st;
+    # the API keeps each book's own setting unless told
+    form = SessionCreateForm(request.POST or None, initial={
+        "native_available": True, "core_available": True, "system_prompt_update": "head",
+        "world_info_activation": "keywords"})
     if request.method == "POST" and form.is_valid():
-        session = services.session_create(user=request.user, **form.service_fields())
-        messages.success(request, _("Session created."))
-        return redirect("preview:session", pk=session.pk)
+        slug = form.strategy_slug
+        try:
+            session = services.session_create(user=request.user, **form.service_fields(),
+                                              strategy=strategy_for_read(slug) if slug else None)
+        except CodedError as error:  # the host cannot run the chosen strategy: nothing was stored
+            form.add_error("strategy", error.message)
+        else:
+            messages.success(request, _("Session created."))
+            return redirect("preview:session", pk=session.pk)
     status = 400 if request.method == "POST" else 200
     return render(request, "preview/session_create.html", {"form": form}, status=status)
 
 
+def _window_before(request, editing: str, edit_errors) -> int | None:
+    """Which window of the history the page shows: `?before=<seq>` (the "show older" link), else the one holding the
+    message being edited, else the newest."""
+    raw = request.GET.get("before", "")
+    if raw.isdecimal():
+        return int(raw)
+    target = next(iter(edit_errors), None) or (int(editing) if editing.isdecimal() else None)
+    return target + HISTORY_WINDOW // 2 if target else None
+
+
 def _session_page(request, session: Session, *, status: int = 200, edit_errors=None, **overrides):
-    """The session page. Only the message being edited (`?edit=<seq>`, or the one whose edit was refused) carries
-    its form, so a long history stays a light page."""
+    """The session page. It shows a window of the history (the newest messages; older ones one "show older" click
+    away), never the whole of it, and only the message being edited (`?edit=<seq>`, or the one whose edit was
+    refused) carries its form, so a long history stays a light page."""
     editable = can_edit_session(request.user, session)
-    events = session_history(session)
     edit_errors = edit_errors or {}
     editing = request.GET.get("edit", "")
+    window = history_window(session, before=_window_before(request, editing, edit_errors))
+    rows = presenters.event_rows(session, window.events, editable, editing, edit_errors,
+                                 first_seq=window.first_seq, last_seq=window.last_seq)
+    if request.htmx and request.GET.get("before") and request.method == "GET":
+        return render(request, "preview/session.html#history-rows", {
+            "session": session, "window": window, "event_rows": rows, "editable": editable})
     context = {
-        "session": session, "events": events, "editable": editable,
-        "event_rows": presenters.event_rows(session, events, editable, editing, edit_errors),
+        "session": session, "window": window, "editable": editable, "event_rows": rows,
         "world_books": list(session.world_books.all()),
         "regex_scripts": list(session.regex_scripts.all()),
-        "last_seq": events[-1].seq if events else 0,
+        "last_seq": window.last_seq,
         "goldens": session.goldens.select_related("revision__strategy"),
         "settings_form": SessionForm(initial=SessionForm.initial_for(session)) if editable else None,
         "event_form": EventForm(prefix="new", initial={"role": "user"}) if editable else None,
@@ -104,9 +129,11 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "applied_value": (session.applied_strategy.slug + "@" + session.applied_revision.revision
                           if session.applied_revision else "off"),
         "commit_form": CommitForm() if editable else None,
+        "composer_form": ComposerForm(initial={"content": session.current_input}) if editable else None,
+        "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
-                      if editable and not events else []),
+                      if editable and not window.total else []),
     }
     context.update(overrides)
     return render(request, "preview/session.html", context, status=status)
@@ -128,6 +155,29 @@ def session_edit(request, pk):
     services.session_update(session=session, **form.service_fields())
     messages.success(request, _("Session settings saved."))
     return redirect("preview:session", pk=session.pk)
+
+
+@refusals_as_pages
+@require_POST
+def session_say(request, pk):
+    """The composer: `action=preview` (Enter) keeps the typed message as the current input and shows its request in
+    place; `action=commit` commits the turn with the typed reply. With htmx the page swaps only the chat."""
+    session = session_for_edit(request.user, pk)
+    form = ComposerForm(request.POST)
+    anchor = reverse("preview:session", args=[session.pk])
+    try:
+        if not form.is_valid():
+            raise invalid("expected_seq", "the number of the last message you saw")
+        data = form.cleaned_data
+        if data["action"] == "commit":
+            services.turn_send(session=session, content=data["content"], reply=data["reply"],
+                               expected_seq=data["expected_seq"])
+            return HttpResponseRedirect(anchor + "#composer")
+        services.session_update(session=session, current_input=data["content"])
+    except CodedError as error:  # shown in the composer; nothing was stored
+        return _session_page(request, session, status=error.status, composer_form=form,
+                             composer_error=presenters.error_context(error))
+    return HttpResponseRedirect(anchor + "?preview=1#composer")
 
 
 @refusals_as_pages
@@ -259,7 +309,7 @@ def session_apply(request, pk):
         return _session_page(request, session, status=error.status, apply_error=presenters.error_context(error),
                              applied_value=request.POST.get("choice", ""))
     messages.success(request, _("Strategy applied.") if choice != "off" else _("Assembly turned off."))
-    return redirect("preview:session", pk=session.pk)
+    return redirect(_safe_next(request, reverse("preview:session", args=[session.pk])))
 
 
 @refusals_as_pages

@@ -21,6 +21,7 @@ urlpatterns = [
     path("sessions/<int:pk>/events/<int:seq>/move/", session_views.event_move, name="event-move"),
     path("sessions/<int:pk>/apply/", session_views.session_apply, name="session-apply"),
     path("sessions/<int:pk>/commit/", session_views.turn_commit, name="turn-commit"),
+    path("sessions/<int:pk>/say/", session_views.session_say, name="session-say"),
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
     path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),

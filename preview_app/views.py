@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assembly import AssemblyError, assemble, get_placement_capabilities
 from assembly.errors import CodedError
+from assembly.turn_projection import DEFAULT_TURNS, MAX_TURNS, project_turns
 from preview_app import presenters, services
 from preview_app.access import (
     APPROVE_GOLDEN,
@@ -41,7 +42,7 @@ from preview_app.selectors import golden_count, golden_of, last_seq, listed_gold
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from preview_app.token_window import golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
-from strategies_app.selectors import resources_by_kind, visible_strategies
+from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
 from studio.http import error_response
 
@@ -96,6 +97,23 @@ def _preview_request(session: Session, choice, options: PreviewOptionsForm | Non
     return request
 
 
+PROJECTED_BY_DEFAULT = 400  # history messages up to which the page projects turns without being asked
+
+
+def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
+    """The turn projection of the preview (`?turns=N`, default 5): on a long history only when asked, as it
+    assembles N+1 requests."""
+    raw = request.GET.get("turns", "")
+    turns = int(raw) if raw.isdecimal() else DEFAULT_TURNS
+    base = {"turns": turns, "max": MAX_TURNS}
+    if not raw and len(request_data["conversation"]["history"]) > PROJECTED_BY_DEFAULT:
+        return {**base, "deferred": True}
+    try:
+        return {**base, "result": project_turns(request_data, turns)}
+    except CodedError as error:
+        return {**base, "error": presenters.error_context(error)}
+
+
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
     query = {**choice.query, **options.query()}
     url = reverse("preview:preview", args=[session.pk])
@@ -121,14 +139,22 @@ def preview(request, pk):
         context["choice"] = choice
         if options.is_bound and not options.is_valid():
             status = 400
-        context["view"] = display(assemble(_preview_request(session, choice, options)))
+        request_data = _preview_request(session, choice, options)
+        context["view"] = display(assemble(request_data))
+        context["projection"] = _projection(request, request_data)
         context["rows_html"] = render_rows(context["view"].rows)
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
             context["golden"] = golden_of(session, choice.revision)
     except CodedError as error:
-        context["error"] = presenters.error_context(error)
-        status = error.status
+        if error.code == "SESSION_ASSEMBLY_OFF":  # not a refusal to show: an offer to apply a strategy
+            context["assembly_off"] = True
+            if context["editable"]:
+                context["apply_options"] = presenters.apply_options(
+                    visible_strategies().only("id", "slug", "name"), visible_revisions_by_strategy())
+        else:
+            context["error"] = presenters.error_context(error)
+            status = error.status
     return render(request, "preview/preview.html", context, status=status)
 
 

@@ -21,6 +21,10 @@ from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
     # native backend adjustments
+    # turn projection (issue 18)
+    "PRE_STEP_ACCUMULATES": _("This pre-step text is kept in the durable history every turn, so each later request "
+                              "carries one more copy of it; the projection shows how many copies and what they "
+                              "cost."),
     "NATIVE_ROLE_ADJUSTED": _("In the standard backend an item's place (before or after the history and input "
                               "slots) decides its role, so this item goes out in another role (see from / to)."),
     "NATIVE_DELIVERY_ADJUSTED": _("The strategy asked for delivery as runtime context, but this item can only be sent "

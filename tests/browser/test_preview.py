@@ -48,8 +48,9 @@ def test_qa_opens_a_preview_expands_a_row_and_sees_role_delivery_and_history_ent
     expect(jailbreak).to_have_attribute("data-role", "user")
     expect(jailbreak).to_have_attribute("data-delivery", "pre-step")
     expect(jailbreak).to_have_attribute("data-history-status", "appended")
-    expect(jailbreak.locator("td.history-entry")).to_contain_text("enters history")
-    expect(jailbreak.locator("td.history-entry")).to_contain_text("appended")
+    expect(jailbreak.locator("td.history-entry")).to_have_text("kept: added to history by this request")
+    expect(page.locator('tbody.msg[data-index="1"] td.history-entry')).to_have_text("kept: already in history")
+    expect(page.locator('[data-history-total="native"]')).to_contain_text("2 messages")
 
     parts = jailbreak.locator("details.parts")
     part_row = parts.locator('tr[data-part-id="preset:jailbreak"]')

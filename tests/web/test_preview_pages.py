@@ -23,7 +23,7 @@ LOGIN = "/accounts/login/"
 def _session_form(**overrides):
     data = {"name": "Renamed", "preset": "", "character": "", "persona": "", "system_prompt_update": "head",
             "core_available": "on", "native_available": "on", "official_sections": "", "contexts": "",
-            "variables": "", "current_input": "Hi again"}
+            "variables": "", "current_input": "Hi again", "strategy": "builtin-st"}
     return {**data, **overrides}
 
 
@@ -283,9 +283,9 @@ def test_assembly_off_and_core_required_are_explained(world, users):
     assert b'data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"' in response.content
     assert b"needs the advanced (core) backend" in response.content
     services.strategy_apply(session=session, strategy=None)
-    response = client.get(f"/sessions/{session.pk}/preview/")
-    assert response.status_code == 409
-    assert b'data-code="SESSION_ASSEMBLY_OFF"' in response.content
+    response = client.get(f"/sessions/{session.pk}/preview/")  # an offer, not a bare 409
+    assert response.status_code == 200 and b"data-assembly-off" in response.content
+    assert b"data-apply-strategy" not in response.content  # QA cannot apply; the page says who can
 
 
 def test_budget_bar_and_eviction_plan(world, users):
@@ -420,3 +420,33 @@ def test_runtime_context_controls_and_the_context_snapshot(world, users):
     context_rows = [row for row in _rows(html) if row[2] == "context"]
     assert [(role, status) for _, role, _, status in context_rows] == [("user", "appended")]
     assert "Approval: ask first." in html and "Sandbox: read-only." not in html
+
+
+def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
+    """Issue 18 point 3: what persists is read at a glance; data-history-status keeps the stable value."""
+    html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    rows = re.findall(r'data-history-status="([^"]+)"[^>]*>.*?<td class="history-entry"><span class="entry '
+                      r'status-\1">([^<]+)</span>', html, re.S)
+    words = {"native": "kept: already in history", "appended": "kept: added to history by this request",
+             "request-only": "sent once (request only)", "reused": "snapshot reused",
+             "snapshot": "kept: added to history as a snapshot"}
+    assert rows and all(words[status] == text for status, text in rows)
+    assert "enters history" not in html
+    totals = dict(re.findall(r'data-history-total="([^"]+)"><dt><span[^>]*>[^<]+</span></dt><dd>(\d+) message', html))
+    counted: dict[str, int] = {}
+    for status, _text in rows:
+        counted[status] = counted.get(status, 0) + 1
+    assert {status: int(n) for status, n in totals.items()} == counted
+
+
+def test_the_preview_projects_turns_and_names_a_pre_step_that_piles_up(world, users):
+    """Issue 18 point 4: the standard backend keeps the post-history instructions as a pre-step every turn."""
+    client = client_for(users["qa"])
+    html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    assert 'data-turn-projection data-turns="5"' in html
+    assert len(re.findall(r'<tr data-turn="\d+"', html)) == 6
+    assert 'data-code="PRE_STEP_ACCUMULATES"' in html and "Stay brief." in html.split("data-turn-projection")[1]
+    three = client.get(f"/sessions/{world['session'].pk}/preview/?turns=3").content.decode()
+    assert 'data-turns="3"' in three and len(re.findall(r'<tr data-turn="\d+"', three)) == 4
+    bad = client.get(f"/sessions/{world['session'].pk}/preview/?turns=99").content.decode()
+    assert "turns: expected a whole number from 1 to 20" in bad

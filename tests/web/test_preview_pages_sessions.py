@@ -16,7 +16,8 @@ from tests.web.conftest import client_for
 
 def _form(**overrides):
     data = {"name": "Tavern night", "preset": "", "character": "", "persona": "", "system_prompt_update": "head",
-            "native_available": "on", "official_sections": "", "contexts": "", "variables": "", "current_input": ""}
+            "native_available": "on", "official_sections": "", "contexts": "", "variables": "", "current_input": "",
+            "strategy": "off"}
     data.update(overrides)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -494,3 +495,47 @@ def test_a_session_without_goldens_can_be_deleted_and_one_with_goldens_cannot(wo
     assert not Session.objects.filter(pk=copy.pk).exists()
     assert not SessionEvent.objects.filter(session_id=copy.pk).exists()
     assert Session.objects.filter(pk=session.pk).exists() and _history(session)
+
+
+def test_the_new_session_form_offers_the_strategy_builtin_st_first_on_an_advanced_host(world, users):
+    html = client_for(users["designer"]).get("/sessions/new/").content.decode()
+    assert re.search(r'<input type="radio" name="strategy" value="builtin-st"[^>]*checked', html)
+    assert re.search(r'name="core_available"[^>]*checked', html)
+    for slug in ("builtin-st", "builtin-native-slots", "builtin-native-roles", "off"):
+        assert f'value="{slug}"' in html
+    assert "Needs the host&#x27;s advanced backend" in html and "works on any host" in html
+
+
+def test_a_session_created_with_builtin_st_previews_at_once(world, users):
+    client = client_for(users["designer"])
+    response = client.post("/sessions/new/", _form(strategy="builtin-st", core_available="on",
+                                                   current_input="Hello"))
+    session = Session.objects.get(name="Tavern night")
+    assert response.status_code == 302 and session.applied_strategy.slug == "builtin-st"
+    assert session.applied_revision is not None and session.host["core_available"] is True
+    preview = client.get(f"/sessions/{session.pk}/preview/")
+    assert preview.status_code == 200 and b"data-assembly-off" not in preview.content
+    assert b'data-placement="st"' in preview.content
+
+
+def test_builtin_st_without_the_advanced_backend_names_the_field_and_stores_nothing(world, users):
+    before = Session.objects.count()
+    response = client_for(users["designer"]).post("/sessions/new/", _form(strategy="builtin-st"))
+    assert response.status_code == 400 and Session.objects.count() == before
+    assert "builtin-st needs the host&#x27;s advanced backend" in response.content.decode()
+    bad = client_for(users["designer"]).post("/sessions/new/", _form(strategy="nope"))
+    assert bad.status_code == 400 and Session.objects.count() == before
+
+
+def test_a_session_with_assembly_off_offers_apply_a_strategy_on_its_preview(world, users):
+    client = client_for(users["designer"])
+    client.post("/sessions/new/", _form(strategy="off"))
+    session = Session.objects.get(name="Tavern night")
+    preview = client.get(f"/sessions/{session.pk}/preview/")
+    html = preview.content.decode()
+    assert preview.status_code == 200 and "data-apply-strategy" in html and "Apply a strategy" in html
+    assert f'name="next" value="/sessions/{session.pk}/preview/"' in html
+    applied = client.post(f"/sessions/{session.pk}/apply/", {"choice": "builtin-native-slots",
+                                                             "next": f"/sessions/{session.pk}/preview/"})
+    assert applied.status_code == 302 and applied["Location"] == f"/sessions/{session.pk}/preview/"
+    assert Session.objects.get(pk=session.pk).applied_strategy.slug == "builtin-native-slots"

@@ -1,0 +1,115 @@
+"""Turn projection: what the next N turns of the host will send and keep, simulated through the engine itself.
+
+Each projected turn assembles the request, commits it as the host would (`host.commit_turn`: the durable events,
+then a placeholder reply) and asks the next one with a placeholder user message. Nothing is stored: the result says,
+per turn, the request's size, what the durable history holds (pre-step copies, context snapshots appended or reused,
+system prompt records) and whether it still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that
+piles up, with its projected cost. Pure: no I/O, the request is never mutated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from assembly.api import assemble
+from assembly.errors import AssemblyError
+from assembly.host import PRE_STEP_KIND, SYSTEM_KIND, commit_turn
+from assembly.request import AssemblyRequest
+from assembly.results import AssemblyResult, Diagnostic
+
+DEFAULT_TURNS = 5
+MAX_TURNS = 20
+PLACEHOLDER_USER = "(projected user message {turn})"
+PLACEHOLDER_REPLY = "(projected assistant reply {turn})"
+
+
+class ProjectedTurn(BaseModel):
+    """One request of the projection: turn 0 is the request as it stands, turn n the one after n more turns."""
+
+    model_config = ConfigDict(frozen=True)
+    turn: int
+    messages: int
+    tokens: int  # the request as the model's API counts it (message tokens plus the chat format's framing)
+    history_messages: int  # the durable history this request was built on
+    pre_step_copies: int  # pre-step messages in the request (copies kept from earlier turns included)
+    snapshots_reused: int
+    records_appended: int  # what sending this request adds to the durable history, its user message aside
+    system_records: int  # system prompt records in the durable history
+    fits: bool | None  # against the window less the reply's reserve (None: no window known)
+
+
+class TurnProjection(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    turns: list[ProjectedTurn]
+    context_window: int | None
+    overflow_turn: int | None  # the first projected turn whose request no longer fits
+    diagnostics: list[Diagnostic]
+
+
+def _placeholder_input(turn: int) -> list[dict[str, Any]]:
+    return [{"id": f"projected-user-{turn}", "role": "user", "content": PLACEHOLDER_USER.format(turn=turn)}]
+
+
+def _pre_steps(result: AssemblyResult) -> list[tuple[str, int]]:
+    """Every request message carrying a pre-step text: this request's pre-step and the copies earlier turns left in
+    the history (sent again as history messages)."""
+    texts = {m.content for m in result.request.messages if m.delivery == "pre-step"}
+    return [(m.content, m.tokens) for m in result.request.messages if m.content in texts]
+
+
+def _kind(message: dict[str, Any]) -> str | None:
+    return (message.get("source") or {}).get("kind")
+
+
+def _turn(turn: int, result: AssemblyResult, history: list[dict[str, Any]]) -> ProjectedTurn:
+    messages = result.request.messages
+    return ProjectedTurn(
+        turn=turn, messages=len(messages), tokens=result.tokens.request_total or result.tokens.total,
+        history_messages=len(history), pre_step_copies=len(_pre_steps(result)),
+        snapshots_reused=sum(1 for m in messages if m.history_status == "reused"),
+        records_appended=sum(1 for e in result.durable_events if e.kind not in ("user",)),
+        system_records=sum(1 for m in history if _kind(m) == SYSTEM_KIND), fits=result.tokens.fits)
+
+
+def _accumulating(first: AssemblyResult, last: AssemblyResult, turns: int) -> list[Diagnostic]:
+    """PRE_STEP_ACCUMULATES per pre-step text with more copies in the last projected request than in the first."""
+    before = Counter(text for text, _ in _pre_steps(first))
+    after = Counter(text for text, _ in _pre_steps(last))
+    tokens = dict(_pre_steps(last))
+    found = []
+    for text, copies in after.items():  # request order: the first copy of each text decides its place
+        if copies > before.get(text, 0):
+            added = copies - before.get(text, 0)
+            found.append(Diagnostic.of({
+                "code": "PRE_STEP_ACCUMULATES", "text": text, "kind": PRE_STEP_KIND, "copies_now": before.get(text, 0),
+                "copies_after": copies, "turns": turns, "tokens_each": tokens[text],
+                "projected_tokens": added * tokens[text]}))
+    return found
+
+
+def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAULT_TURNS) -> TurnProjection:
+    """Simulate `turns` more turns of the host after `request` (1 to MAX_TURNS), with placeholder messages."""
+    if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= MAX_TURNS:
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"turns: expected a whole number from 1 to {MAX_TURNS}",
+                            status=400, detail={"path": "turns"})
+    data = request.model_dump(mode="json", exclude_none=True) if isinstance(request, AssemblyRequest) else request
+    conversation = dict(data.get("conversation") or {})
+    history = list(conversation.get("history") or [])
+    inputs = list(conversation.get("input") or []) or _placeholder_input(0)
+    projected: list[ProjectedTurn] = []
+    first = last = None
+    for turn in range(turns + 1):
+        result = assemble({**data, "conversation": {**conversation, "history": history, "input": inputs}})
+        first = first or result
+        last = result
+        projected.append(_turn(turn, result, history))
+        history = commit_turn(history, result, {"id": f"projected-reply-{turn}", "role": "assistant",
+                                                "content": PLACEHOLDER_REPLY.format(turn=turn),
+                                                "source": {"kind": "model"}})
+        inputs = _placeholder_input(turn + 1)
+    overflow = next((t.turn for t in projected if t.fits is False), None)
+    return TurnProjection(turns=projected, context_window=last.tokens.context_window, overflow_turn=overflow,
+                          diagnostics=_accumulating(first, last, turns))
