@@ -140,13 +140,13 @@ def test_keyboard_moves_keep_focus_on_the_moved_row(live_server, page, login_as,
     moved = order(page, "module-list")
     assert moved.index("persona") == start.index("persona") + 1
     # focus comes back once htmx has settled the swap (a few ms after the new version is in the page)
-    page.wait_for_function("document.activeElement.id === 'rule-down-persona'")
+    page.wait_for_function("() => document.activeElement.id === 'rule-down-persona'")
 
     old = version(page)
     page.keyboard.press("Enter")  # again, without touching the mouse
     wait_for_new_version(page, old)
     assert order(page, "module-list").index("persona") == start.index("persona") + 2
-    page.wait_for_function("document.activeElement.closest('[data-row-id]')?.dataset.rowId === 'persona'")
+    page.wait_for_function("() => document.activeElement.closest('[data-row-id]')?.dataset.rowId === 'persona'")
 
     old = version(page)
     page.locator("#pos-up-preset\\#jailbreak").focus()
@@ -154,7 +154,7 @@ def test_keyboard_moves_keep_focus_on_the_moved_row(live_server, page, login_as,
     wait_for_new_version(page, old)
     assert order(page, "position-list")[0] == "preset#jailbreak"
     # at the top "move up" is disabled, so focus falls back to the row's other button (once htmx settled)
-    page.wait_for_function("document.activeElement.id === 'pos-down-preset#jailbreak'")
+    page.wait_for_function("() => document.activeElement.id === 'pos-down-preset#jailbreak'")
 
 
 def test_a_stale_tab_gets_the_conflict_and_loses_nothing(live_server, page, login_as, studio):
