@@ -3,29 +3,18 @@ detected, credentials listed as removed) and manages users without /admin/, in E
 STUDIO_SHOTS=<folder> the pages are saved at 1,400 and 800 px."""
 
 import json
-import os
 
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from strategies_app.models import Preset
+from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PRESET = {"prompts": [{"identifier": "main", "name": "Main", "content": "Be kind."}], "temperature": 0.7,
           "custom_include_headers": "Authorization: Bearer sk-live-123", "proxy_password": "hunter2"}
-
-
-def shoot(page, name):
-    folder = os.environ.get("STUDIO_SHOTS")
-    if not folder:
-        return
-    os.makedirs(folder, exist_ok=True)
-    for width in (1400, 800):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=os.path.join(folder, f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 900})
 
 
 def switch_language(page, code):

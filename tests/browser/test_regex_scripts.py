@@ -2,7 +2,6 @@
 a designer chooses scripts in the session form, and the builtin-st preview names the script that changed a message,
 its before and after behind a summary. With STUDIO_SHOTS=<folder> the pages are saved at 1,400 and 800 px."""
 
-import os
 
 import pytest
 from playwright.sync_api import expect
@@ -10,23 +9,13 @@ from playwright.sync_api import expect
 from preview_app import services
 from strategies_app import services as strategy_services
 from strategies_app.models import Preset, RegexScript
+from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WOLF = {"id": "w1", "scriptName": "wolf to hound", "findRegex": "/wolf/gi", "replaceString": "hound",
         "trimStrings": [], "placement": [1, 2], "disabled": False, "markdownOnly": False, "promptOnly": True,
         "runOnEdit": True, "substituteRegex": 0, "minDepth": None, "maxDepth": None}
-
-
-def shoot(page, name):
-    folder = os.environ.get("STUDIO_SHOTS")
-    if not folder:
-        return
-    os.makedirs(folder, exist_ok=True)
-    for width in (1400, 800):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=os.path.join(folder, f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 900})
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 turns from the session page alone, previewing each with Enter, without a page reload; the same works without
 JavaScript; the page in Chinese. STUDIO_SHOTS=<folder> saves screenshots at 1,400 and 800 px."""
 
-import os
 import re
 
 import pytest
@@ -10,19 +9,9 @@ from playwright.sync_api import expect
 
 from preview_app.models import Session, SessionEvent
 from strategies_app import services as strategy_services
+from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-def shoot(page, name):
-    folder = os.environ.get("STUDIO_SHOTS")
-    if not folder:
-        return
-    os.makedirs(folder, exist_ok=True)
-    for width in (1400, 800):
-        page.set_viewport_size({"width": width, "height": 900})
-        page.screenshot(path=os.path.join(folder, f"{name}-{width}.png"), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 900})
 
 
 @pytest.fixture
