@@ -439,7 +439,8 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
             "scenario": character.scenario if character else "",
             "creator_notes": character.creator_notes if character else "",
         }
-        chat = [{"role": m["role"], "content": m.get("content") or "", **({"name": m["name"]} if m.get("name") else {})}
+        chat = [{"id": m.get("id"), "role": m["role"], "content": m.get("content") or "",
+                 **({"name": m["name"]} if m.get("name") else {})}
                 for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
         if ctx.placement == "st":  # world info scans the chat as regex scripts left it (sillytavern.md §13.1)
             texts = st_chat_texts(ctx, ctx.history + ctx.inputs)

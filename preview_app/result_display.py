@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from assembly.sillytavern.regex_changes import RegexChange
+from preview_app.world_info_log import WorldBookView, world_book_log
 from studio.wording import diagnostic_details, excerpt, lock_words, meaning
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
@@ -211,23 +212,6 @@ class PresetBudgetView:
 
 
 @dataclass
-class WorldEntry:
-    uid: str
-    name: str
-    reason: str
-    kind: str  # the engine's reason kind (constant, key, no_match, ...), or "host" when the host chose
-
-
-@dataclass
-class WorldBookView:
-    mode: str  # "keywords": the engine scanned; "all": the host chose the entries
-    active: list[WorldEntry]
-    skipped: list[WorldEntry]
-    budget: dict[str, Any] | None
-    notes: list[str]
-
-
-@dataclass
 class PreviewDisplay:
     result: AssemblyResult
     rows: list[Row]
@@ -298,24 +282,6 @@ def _percent(part: int, whole: int) -> float:
     return 100.0 if not whole else min(100.0, round(100 * part / whole, 2))
 
 
-def _world_book(result: AssemblyResult) -> WorldBookView | None:
-    info = result.world_info
-    if info is not None:
-        return WorldBookView(
-            mode=info.mode,
-            active=[WorldEntry(str(e.uid), e.comment or str(e.uid), e.reason.message, e.reason.kind)
-                    for e in info.active],
-            skipped=[WorldEntry(str(e.uid), e.comment or str(e.uid), e.reason.message, e.reason.kind)
-                     for e in info.skipped],
-            budget=info.budget.model_dump(mode="json") if info.budget is not None else None, notes=list(info.notes))
-    entries = [n for n in result.nodes if n.module == "worldbook"]
-    if not entries:
-        return None
-    return WorldBookView(mode="all", active=[WorldEntry(n.id.split(":", 1)[-1], n.name or n.id, n.activation or "",
-                                                        "host") for n in entries],
-                         skipped=[], budget=None, notes=[])
-
-
 def display(result: AssemblyResult) -> PreviewDisplay:
     """Everything the preview page shows, from an AssemblyResult."""
     # One entry per code, in order of first appearance, with every occurrence's details.
@@ -332,7 +298,7 @@ def display(result: AssemblyResult) -> PreviewDisplay:
     budget, preset_budget = _budget(result)
     return PreviewDisplay(result=result, rows=_rows(result), diagnostics=list(diagnostics.values()),
                           segments=_segments(result.tokens.by_module), budget=budget,
-                          preset_budget=preset_budget, world_book=_world_book(result), durable_events=events)
+                          preset_budget=preset_budget, world_book=world_book_log(result), durable_events=events)
 
 
 def client_messages(result: AssemblyResult) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
@@ -59,6 +59,8 @@ from assembly.sillytavern.worldinfo_scan import (
     world_info_tokens,
 )
 from assembly.tokens import ENCODINGS
+
+Reason = TypeVar("Reason", ActivationReason, SkipReason)
 
 # The global scan data SillyTavern can add to the buffer, in its order, with the entry flag that opts in.
 SCAN_DATA_FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -165,6 +167,18 @@ def _activation_reason(match: Match, scan_pass: int) -> ActivationReason:
                             secondary_keys=match.secondary_found, probability=probability)
 
 
+def _message_ids(chat: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    return [message.get("id") if isinstance(message.get("id"), str) else None for message in chat]
+
+
+def _with_message_id(reason: Reason, ids: list[str | None]) -> Reason:
+    """The reason with the scanned message's id beside its index, when the chat message had one."""
+    source = reason.matched_in
+    if source is None or source.kind != "message" or source.index is None or ids[source.index] is None:
+        return reason
+    return reason.model_copy(update={"matched_in": source.model_copy(update={"message_id": ids[source.index]})})
+
+
 def _describe_source(source: MatchSource | None) -> str:
     if source is None:
         return "the scan buffer"
@@ -212,7 +226,8 @@ def activate_world_info(
     full_chat_length: int | None = None,
     typed_messages: int = 0,
 ) -> WorldInfoActivation:
-    """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last).
+    """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
+    message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
 
     `names`: {"user", "char"} for macros and name prefixes. `max_context`: the budget base (SillyTavern passes the
     preset's context minus its reply tokens). `global_scan_data`: texts entries may opt into (persona_description,
@@ -295,8 +310,9 @@ def activate_world_info(
     scan.run()
     by_uid = {c.entry.uid: c for c in candidates}
     active = [(by_uid[uid], match, content, at) for uid, (match, content, at) in scan.activated.items()]
-    reasons = {id(m): _activation_reason(m, at) for _c, m, _t, at in active}
-    skipped = dict(scan.outcome)
+    ids = _message_ids(chat)
+    reasons = {id(m): _with_message_id(_activation_reason(m, at), ids) for _c, m, _t, at in active}
+    skipped = {uid: _with_message_id(reason, ids) for uid, reason in scan.outcome.items()}
     used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)

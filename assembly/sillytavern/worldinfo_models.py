@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from assembly.reading import Role
 from assembly.sillytavern.vocabulary import SelectiveLogic, WorldPosition
@@ -24,6 +24,9 @@ class MatchSource(_Model):
     index: int | None = None  # message: index in `chat` (oldest = 0); injection: index in `scan_injections`
     uid: int | str | None = None  # recursion: the active entry whose content holds the key
     field: str | None = None  # scan_data: persona_description, character_description, ...
+    # message: the scanned message's `id` when the chat gave one (the request's conversation message), so a reader
+    # can name it as the request does; left out of the JSON when absent (older JSON as it was)
+    message_id: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ActivationReason(_Model):

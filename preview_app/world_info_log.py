@@ -1,0 +1,199 @@
+"""The preview's world-info log (issue 18 point 5): every entry in or out, why, in the request table's numbering,
+and where each active entry landed (request message numbers and position).
+
+Words come from the engine's typed facts (the reason's kind, key and `matched_in`, the entry's position and depth)
+and the result's request messages (`message.parts`, node ids), never from the engine's English reason text, so
+they translate. The engine's text is kept only where a skip reason carries no typed facts for its numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from assembly.results import AssemblyResult, NodeView
+from assembly.sillytavern.worldinfo_models import ActivationReason, MatchSource, SkipReason
+from assembly.sillytavern.worldinfo_scan import PREVIEW_ROLL
+
+POSITION_WORDS = {  # WorldPosition -> where SillyTavern places the entry; at_depth and outlet are worded apart
+    "before": gettext_lazy("before the character description"),
+    "after": gettext_lazy("after the character description"),
+    "before_example_messages": gettext_lazy("before the example messages"),
+    "after_example_messages": gettext_lazy("after the example messages"),
+    "before_author_note": gettext_lazy("at the top of the author's note"),
+    "after_author_note": gettext_lazy("at the bottom of the author's note"),
+}
+NODE_POSITIONS = {"depth": "at_depth"}  # a node's position_id where it differs from the world position's name
+SCAN_DATA_WORDS = {
+    "persona_description": gettext_lazy("the persona description"),
+    "character_description": gettext_lazy("the character description"),
+    "character_personality": gettext_lazy("the character's personality"),
+    "character_depth_prompt": gettext_lazy("the character's depth prompt"),
+    "scenario": gettext_lazy("the scenario"),
+    "creator_notes": gettext_lazy("the creator's notes"),
+}
+LOGIC_NAMES = {"and_any": "AND ANY", "not_all": "NOT ALL", "not_any": "NOT ANY", "and_all": "AND ALL"}  # ST's labels
+
+
+@dataclass(frozen=True)
+class WorldEntry:
+    uid: str
+    name: str
+    reason: str  # why it is in or out, in the request table's numbering
+    kind: str  # the engine's reason kind (constant, key, no_match, ...), or "host" when the host chose
+    landed: str = ""  # an active entry: where it landed ("in #1 (before the character description)")
+    rows: tuple[int, ...] = ()  # the request rows holding it
+
+
+@dataclass(frozen=True)
+class WorldBookView:
+    mode: str  # "keywords": the engine scanned; "all": the host chose the entries
+    active: list[WorldEntry]
+    skipped: list[WorldEntry]
+    budget: dict[str, Any] | None
+    notes: list[str] = field(default_factory=list)
+
+
+class _Request:
+    """The request's rows by the node ids they hold (an outlet's entries count in the row of the node they fill)."""
+
+    def __init__(self, result: AssemblyResult):
+        self.rows: dict[str, list[int]] = {}
+        nodes = {node.id: node for node in result.nodes}
+        for index, message in enumerate(result.request.messages):
+            for part in message.parts:
+                held = [part, *(child.get("id") for child in (nodes[part].children if part in nodes else ()))]
+                for node_id in held:
+                    if isinstance(node_id, str) and index not in self.rows.setdefault(node_id, []):
+                        self.rows[node_id].append(index)
+        self.inputs = {node.id.removeprefix("input:") for node in result.nodes if node.module == "input"}
+
+    def of(self, node_id: str) -> tuple[int, ...]:
+        return tuple(self.rows.get(node_id, ()))
+
+
+def _numbers(rows: tuple[int, ...]) -> str:
+    return ", ".join(f"#{row}" for row in rows)
+
+
+def _where(source: MatchSource | None, request: _Request, entry_names: dict[str, str]) -> str:
+    """Where a key was found, as the reader of the request table names it."""
+    if source is None:
+        return _("the scan buffer")
+    if source.kind == "message":
+        if source.message_id is None:
+            return _("message %(index)s of the scanned chat (the oldest is 0)") % {"index": source.index}
+        history = request.of(f"history:{source.message_id}")
+        if history:
+            return _("message %(rows)s") % {"rows": _numbers(history)}
+        typed = request.of(f"input:{source.message_id}")
+        if typed:
+            return _("message %(rows)s (the current input)") % {"rows": _numbers(typed)}
+        if source.message_id in request.inputs:
+            return _("the current input")
+        return _("a history message not in this request (scanned history outside the window)")
+    if source.kind == "recursion":
+        uid = str(source.uid)
+        return _("the content of entry %(name)s (recursion)") % {"name": entry_names.get(uid) or uid}
+    if source.kind == "scan_data":
+        return str(SCAN_DATA_WORDS.get(source.field or "", source.field or ""))
+    return _("an injected prompt (the author's note or an extension's prompt)")
+
+
+def _found(key: str | None, source: MatchSource | None, request: _Request, names: dict[str, str]) -> str:
+    return _("key “%(key)s” found in %(where)s") % {"key": key or "", "where": _where(source, request, names)}
+
+
+def _active_reason(reason: ActivationReason, request: _Request, names: dict[str, str]) -> str:
+    if reason.kind == "all":
+        return _("enabled: chosen by the host")
+    if reason.kind == "constant":
+        words = _("constant entry")
+    elif reason.kind == "decorator":
+        words = _("the content starts with @@activate")
+    else:
+        words = _found(reason.key, reason.matched_in, request, names)
+    if reason.selective_logic is not None:
+        words += _("; secondary keys pass %(logic)s") % {"logic": LOGIC_NAMES[reason.selective_logic]}
+    if reason.probability is not None:
+        words += _("; probability %(chance)s%% passes the preview's roll of %(roll)s") % {
+            "chance": reason.probability, "roll": PREVIEW_ROLL}
+    return words
+
+
+def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -> str:
+    kind = reason.kind
+    if kind == "disabled":
+        return _("the entry is disabled")
+    if kind == "no_keys":
+        return _("the entry has no keys and is not constant")
+    if kind == "no_match":
+        return _("no primary key found in the messages it scans")
+    if kind == "decorator":
+        return _("the content starts with @@dont_activate")
+    if kind == "recursion_excluded":
+        return _("key “%(key)s” is only in the recursion buffer, which this entry does not scan") % {
+            "key": reason.key or ""}
+    found = _found(reason.key, reason.matched_in, request, names)
+    if kind == "secondary_failed":
+        return _("%(found)s, but the secondary keys fail") % {"found": found}
+    if kind == "group_lost":
+        winner = "" if reason.winner is None else names.get(str(reason.winner)) or str(reason.winner)
+        if winner:
+            return _("%(found)s, but inclusion group “%(group)s” went to %(winner)s") % {
+                "found": found, "group": reason.group or "", "winner": winner}
+        return _("%(found)s, but inclusion group “%(group)s” was won in an earlier pass") % {
+            "found": found, "group": reason.group or ""}
+    if kind == "probability":
+        return _("%(found)s, but its probability of %(chance)s%% fails the preview's roll of %(roll)s") % {
+            "found": found, "chance": reason.probability, "roll": PREVIEW_ROLL}
+    if kind == "over_budget":
+        return _("%(found)s, but the world info budget (%(budget)s tokens) is spent") % {
+            "found": found, "budget": reason.budget}
+    return reason.message  # trigger, delayed: their numbers are only in the engine's text
+
+
+def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...]) -> str:
+    """Where an active entry landed: its request rows and its position."""
+    if not rows:
+        return _("not sent: it is in no request message")
+    numbers = _numbers(rows)
+    if position == "at_depth":
+        return _("at depth %(depth)s: %(rows)s") % {"depth": depth if depth is not None else 0, "rows": numbers}
+    if position == "outlet":
+        return _("in %(rows)s (filling the outlet “%(outlet)s”)") % {"rows": numbers, "outlet": outlet}
+    where = POSITION_WORDS.get(position)
+    return _("in %(rows)s (%(position)s)") % {"rows": numbers, "position": where} if where else _(
+        "in %(rows)s") % {"rows": numbers}
+
+
+def world_book_log(result: AssemblyResult) -> WorldBookView | None:
+    """The world-info panel: the engine's activation when it scanned, else the entries the host chose (from the
+    nodes); None when the request has no world book entries."""
+    request = _Request(result)
+    info = result.world_info
+    if info is not None:
+        names = {str(e.uid): e.comment or str(e.uid) for e in (*info.active, *info.skipped)}
+        active = []
+        for e in info.active:
+            rows = request.of(f"worldbook:{e.uid}")
+            active.append(WorldEntry(str(e.uid), names[str(e.uid)], _active_reason(e.reason, request, names),
+                                     e.reason.kind, _landed(e.position, e.depth, e.outlet_name, rows), rows))
+        skipped = [WorldEntry(str(e.uid), names[str(e.uid)], _skip_reason(e.reason, request, names), e.reason.kind)
+                   for e in info.skipped]
+        return WorldBookView(mode=info.mode, active=active, skipped=skipped,
+                             budget=info.budget.model_dump(mode="json") if info.budget is not None else None,
+                             notes=list(info.notes))
+    entries = [n for n in result.nodes if n.module == "worldbook"]
+    if not entries:
+        return None
+    return WorldBookView(mode="all", active=[_chosen(node, request) for node in entries], skipped=[], budget=None)
+
+
+def _chosen(node: NodeView, request: _Request) -> WorldEntry:
+    rows = request.of(node.id)
+    position = NODE_POSITIONS.get(node.position_id, node.position_id)
+    return WorldEntry(node.id.removeprefix("worldbook:"), node.name or node.id, _("enabled: chosen by the host"),
+                      "host", _landed(position, node.depth, "", rows), rows)
