@@ -192,9 +192,11 @@ def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
            "revision": golden.revision.revision, "approved_at": golden.approved_at.isoformat(),
            "approved_by": golden.approved_by.get_username() if golden.approved_by else None}
     if with_status:
-        status = golden_status(golden)  # the same check as the goldens page: the strategy's latest revision
+        status = golden_status(golden)  # the goldens page's check: the approved revision; a newer one apart
         row.update({"status": status.status, "diff": status.diff,
-                    "checked_revision": status.checked_revision.revision})
+                    "checked_revision": status.checked_revision.revision,
+                    "latest_revision": status.latest.revision.revision if status.latest else None,
+                    "latest_changes": status.latest_changes})
     return row
 
 

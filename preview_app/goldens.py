@@ -1,12 +1,12 @@
-"""Is a golden snapshot still true? (web.md screen 5)
+"""Is a golden snapshot still true? (web.md screen 5; issue 18 point 6)
 
-A golden stands for "what this session sends with this strategy", approved by QA at one saved revision. It is
-checked against a fresh run of the session with the strategy's latest saved revision, so both kinds of change fail
-it: a new revision of the strategy that changes the request, and a change of the session, its resources or the
-engine. The status says which revision was checked, the message-by-message alignment says what changed, and the
-unified diff of the two result JSON documents shows every changed field.
+A golden stands for "what this session sends with this strategy", approved by QA at one saved revision, the one
+it records (`GoldenSnapshot.revision`). Its status checks it against a fresh run of the session with that same
+revision, so saving a new revision never makes it differ: only a change of the session, its resources or the engine
+does. Whether the strategy's latest revision would change it is a separate check with its own alignment and diff,
+shown beside the status. The status also says whether the session still runs the approved revision.
 
-A golden is stored as JSON (`GoldenSnapshot.result`), so the check stays on documents: the fresh run is dumped once
+A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
 and diffed as JSON, and only the alignment reads typed messages (validated from both documents).
 """
 
@@ -26,9 +26,10 @@ from strategies_app.models import StrategyRevision
 
 
 @dataclass
-class GoldenStatus:
-    golden: GoldenSnapshot
-    checked_revision: StrategyRevision
+class RevisionCheck:
+    """The golden against a fresh run of its session with one revision."""
+
+    revision: StrategyRevision
     fresh: dict[str, Any]  # the fresh result JSON, or the engine's error JSON
     diff: list[str]
     alignment: Alignment
@@ -38,12 +39,56 @@ class GoldenStatus:
         return "matches" if not self.diff else "differs"
 
     @property
-    def revision_moved(self) -> bool:
-        return self.checked_revision.pk != self.golden.revision_id
+    def error(self) -> dict[str, Any] | None:
+        return self.fresh if self.fresh.get("ok") is False else None
+
+
+@dataclass
+class GoldenStatus:
+    golden: GoldenSnapshot
+    approved: RevisionCheck  # against the revision the golden approved: the status
+    latest: RevisionCheck | None  # against the strategy's latest revision, when that is a newer one
+
+    @property
+    def status(self) -> str:
+        return self.approved.status
+
+    @property
+    def checked_revision(self) -> StrategyRevision:
+        return self.approved.revision
+
+    @property
+    def fresh(self) -> dict[str, Any]:
+        return self.approved.fresh
+
+    @property
+    def diff(self) -> list[str]:
+        return self.approved.diff
+
+    @property
+    def alignment(self) -> Alignment:
+        return self.approved.alignment
 
     @property
     def error(self) -> dict[str, Any] | None:
-        return self.fresh if self.fresh.get("ok") is False else None
+        return self.approved.error
+
+    @property
+    def applied(self) -> str:
+        """What the session runs now, against the golden: "approved" (its applied revision is the approved one),
+        "other-revision" (another revision of the same strategy), "other-strategy", or "off" (assembly off)."""
+        session = self.golden.session
+        if session.applied_revision_id == self.golden.revision_id:
+            return "approved"
+        if session.applied_strategy_id is None:
+            return "off"
+        if session.applied_strategy_id == self.golden.revision.strategy_id:
+            return "other-revision"
+        return "other-strategy"
+
+    @property
+    def latest_changes(self) -> bool:
+        return self.latest is not None and self.latest.status == "differs"
 
 
 def _messages(result: dict[str, Any]) -> list[RequestMessage]:
@@ -51,24 +96,38 @@ def _messages(result: dict[str, Any]) -> list[RequestMessage]:
     return [RequestMessage.model_validate(m) for m in (result.get("request") or {}).get("messages") or []]
 
 
-def result_diff(approved: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[str, str] = ("approved", "now"),
+                ) -> list[str]:
     """Unified diff of two result JSON documents (keys sorted); empty when they are equal."""
     before = json.dumps(approved, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     after = json.dumps(fresh, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    return list(difflib.unified_diff(before, after, "approved", "now", lineterm=""))
+    return list(difflib.unified_diff(before, after, *labels, lineterm=""))
+
+
+def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
+    document = strategy_document(golden.revision.strategy, revision.document)
+    try:
+        return assemble(session_request(golden.session, document)).model_dump(mode="json")
+    except AssemblyError as error:
+        return error.to_json()
+
+
+def _check(revision: StrategyRevision, before: dict[str, Any], fresh: dict[str, Any],
+           labels: tuple[str, str]) -> RevisionCheck:
+    return RevisionCheck(revision, fresh, result_diff(before, fresh, labels),
+                         align_messages(_messages(before), _messages(fresh)))
 
 
 def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None) -> GoldenStatus:
-    """Check one golden. `latest` is the strategy's latest revision when the caller already has it."""
-    strategy = golden.revision.strategy
-    checked = latest or strategy.revisions.first() or golden.revision
-    try:
-        fresh = assemble(session_request(golden.session, strategy_document(strategy, checked.document))).model_dump(
-            mode="json")
-    except AssemblyError as error:
-        fresh = error.to_json()
-    return GoldenStatus(golden, checked, fresh, result_diff(golden.result, fresh),
-                        align_messages(_messages(golden.result), _messages(fresh)))
+    """Check one golden against a fresh run with its approved revision; when the strategy has a newer revision,
+    also what running that one instead would change (its run against the approved revision's run, so a change of
+    the session is not counted twice). `latest` is the strategy's latest revision when the caller already has it."""
+    latest = latest or golden.revision.strategy.revisions.first() or golden.revision
+    approved = _check(golden.revision, golden.result, _run(golden, golden.revision), ("approved", "now"))
+    newer = None
+    if latest.pk != golden.revision_id:
+        newer = _check(latest, approved.fresh, _run(golden, latest), ("approved revision", "latest revision"))
+    return GoldenStatus(golden, approved, newer)
 
 
 def golden_statuses(goldens) -> list[GoldenStatus]:

@@ -9,6 +9,7 @@ from preview_app import services
 from preview_app.models import GoldenSnapshot, SessionEvent
 from strategies_app import services as strategy_services
 from strategies_app.models import Preset, Strategy
+from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -95,7 +96,8 @@ def test_compare_shows_a_moved_message(live_server, page, login_as, lighthouse, 
     expect(page.locator('tr.aligned[data-change="same"]')).to_have_count(3)
 
 
-def test_pin_a_golden_change_the_strategy_and_see_differs(live_server, page, login_as, lighthouse, role_users):
+def test_pin_a_golden_change_the_strategy_and_see_the_latest_revision_line(live_server, page, login_as, lighthouse,
+                                                                          role_users):
     session, strategy = lighthouse["session"], lighthouse["strategy"]
     login_as("qa")
     page.goto(f"{live_server.url}/sessions/{session.pk}/preview/")
@@ -113,17 +115,24 @@ def test_pin_a_golden_change_the_strategy_and_see_differs(live_server, page, log
                                    expected_version=strategy.version)
     strategy_services.revision_save(strategy=strategy, user=role_users["designer"], note="weather")
 
+    # The session still runs the approved revision: the golden matches it; the latest revision is its own line.
     page.reload()
-    expect(golden).to_have_attribute("data-status", "differs")
-    expect(golden.locator(".status-badge")).to_have_text("differs")
+    expect(golden).to_have_attribute("data-status", "matches")
+    expect(golden.locator("[data-golden-status]")).to_contain_text("Matches the applied revision.")
     expect(golden).to_contain_text("newer revision")
-    added = golden.locator('tr.aligned[data-change="added"]')
+    latest = golden.locator("[data-golden-latest]")
+    expect(latest).to_have_attribute("data-golden-latest", "changes")
+    expect(latest).to_contain_text("the latest revision would change it")
+    latest.get_by_text("What the latest revision changes, message by message").click()
+    added = latest.locator('tr.aligned[data-change="added"]')
     expect(added).to_have_count(1)
     expect(added).to_contain_text("Mention the weather.")
+    shoot(page, "goldens-latest-changes")
 
-    # Approving the current result makes it match again.
-    golden.get_by_role("button", name="Approve the current result").click()
+    # Approving the latest revision's result moves the golden to it: no newer revision is left.
+    latest.get_by_role("button", name="Approve the latest revision's result").click()
     expect(page.locator("li.golden")).to_have_attribute("data-status", "matches")
+    expect(page.locator("li.golden")).to_have_attribute("data-latest", "none")
     assert GoldenSnapshot.objects.filter(session=session).count() == 1
 
 

@@ -1,6 +1,7 @@
 """Goldens (web.md screen 5): QA pins a preview; the goldens page says matches or differs, checked against the
-session run with the strategy's latest saved revision, and shows what changed message by message and as a JSON
-diff; approving again replaces the golden of that session and strategy."""
+session run with the revision the golden approved (issue 18 point 6), shows what changed message by message and as
+a JSON diff, and says separately whether the strategy's latest revision would change it; approving again replaces
+the golden of that session and strategy."""
 
 import re
 
@@ -38,20 +39,24 @@ def test_a_fresh_golden_matches(world, users):
     assert 'data-differing="0"' in html and "Every golden matches." in html
 
 
-def test_a_new_revision_that_changes_the_request_makes_it_differ(world, users):
-    """Disabling the world book removes "The gate is shut at night." from the system message: the golden differs,
-    the message-level diff marks that message's content, and the JSON diff shows the removed line."""
+def test_a_new_revision_that_changes_the_request_is_a_separate_line_and_the_golden_still_matches(world, users):
+    """Disabling the world book removes "The gate is shut at night." from the system message: the golden still
+    matches the revision it approved (the session runs it); the latest revision's line says it would change it, its
+    message-level diff marks that message's content, and its JSON diff shows the removed line."""
     golden = world["golden"]
     newer = _new_revision(world, users, _without_world_book)
     html = client_for(users["qa"]).get("/goldens/").content.decode()
-    assert _statuses(html) == {str(golden.pk): "differs"}
-    assert 'data-differing="1"' in html
+    assert _statuses(html) == {str(golden.pk): "matches"}
+    assert 'data-differing="0"' in html and 'data-latest="changes"' in html
     assert f"<code>{newer.revision[:12]}</code> <span class=\"chip warn\">newer revision</span>" in html
-    changed = re.findall(r'data-change="([^"]+)" data-changes="([^"]*)"', html)
+    assert "the latest revision would change it" in html
+    latest = html[html.index("data-golden-latest="):]
+    changed = re.findall(r'data-change="([^"]+)" data-changes="([^"]*)"', latest)
     assert ("changed", "content") in changed
-    assert re.search(r'<span class="del">-.*The gate is shut at night\.', html)
+    assert re.search(r'<span class="del">-.*The gate is shut at night\.', latest)
     status = golden_status(GoldenSnapshot.objects.get(pk=golden.pk))
-    assert (status.status, status.checked_revision, status.revision_moved) == ("differs", newer, True)
+    assert (status.status, status.checked_revision, status.latest.revision) == ("matches", world["revision"], newer)
+    assert (status.latest.status, status.latest_changes, status.applied) == ("differs", True, "approved")
 
 
 def test_a_change_of_the_session_makes_it_differ(world, users):
@@ -62,12 +67,13 @@ def test_a_change_of_the_session_makes_it_differ(world, users):
     assert "A new reply." in html
 
 
-def test_a_revision_that_only_renames_differs_in_the_json_but_not_in_the_messages(world, users):
+def test_a_revision_that_only_renames_changes_the_json_but_not_the_messages(world, users):
     _new_revision(world, users, lambda document: {**document, "name": "Renamed strategy"})
     html = client_for(users["qa"]).get("/goldens/").content.decode()
-    assert _statuses(html) == {str(world["golden"].pk): "differs"}
-    assert "The messages are the same; other fields of the result changed" in html
-    assert re.search(r'<span class="add">\+.*Renamed strategy', html)
+    assert _statuses(html) == {str(world["golden"].pk): "matches"}
+    latest = html[html.index("data-golden-latest="):]
+    assert "The messages are the same; other fields of the result changed" in latest
+    assert re.search(r'<span class="add">\+.*Renamed strategy', latest)
 
 
 def test_approving_again_makes_it_match_and_keeps_one_golden_per_session_and_strategy(world, users):
