@@ -30,7 +30,7 @@ from preview_app.access import (
     session_for_edit,
     session_for_read,
 )
-from preview_app.composer import composer_preview
+from preview_app.composer import commit_notice, composer_preview
 from preview_app.forms import (
     ApplyForm,
     CommitForm,
@@ -170,8 +170,10 @@ def session_say(request, pk):
             raise invalid("expected_seq", "the number of the last message you saw")
         data = form.cleaned_data
         if data["action"] == "commit":
-            services.turn_send(session=session, content=data["content"], reply=data["reply"],
-                               expected_seq=data["expected_seq"])
+            created = services.turn_send(session=session, content=data["content"], reply=data["reply"],
+                                         expected_seq=data["expected_seq"])
+            # tagged for the composer, which shows it inside the chat htmx swaps (the page's flash is outside it)
+            messages.success(request, commit_notice(created, replied=bool(data["reply"])), extra_tags="composer")
             return HttpResponseRedirect(anchor + "#composer")
         services.session_update(session=session, current_input=data["content"])
     except CodedError as error:  # shown in the composer; nothing was stored
