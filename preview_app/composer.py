@@ -54,7 +54,7 @@ def commit_notice(created: list[SessionEvent], *, replied: bool) -> str:
     else:
         words = _("Turn committed.")
     if records:
-        words = _("%(turn)s %(records)s") % {"turn": words, "records": ngettext("The host recorded %(count)s more message with it: %(seqs)s.",
-                                "The host recorded %(count)s more messages with it: %(seqs)s.", len(records)) % {
+        words = _("%(turn)s %(records)s") % {"turn": words, "records": ngettext("The host also stored %(count)s record with it: %(seqs)s.",
+                                "The host also stored %(count)s records with it: %(seqs)s.", len(records)) % {
             "count": len(records), "seqs": ", ".join(f"#{e.seq}" for e in records)}}
     return words

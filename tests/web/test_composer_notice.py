@@ -46,7 +46,7 @@ def test_the_commit_names_the_new_history_numbers(users, htmx):
     assert events[2][2]["kind"] == "request-assembly"  # builtin-st logs the revision it used
     assert _notice(response.content.decode()) == [
         "Turn committed: your message and the reply are now history #2 and #4. "
-        "The host recorded 1 more message with it: #3."]
+        "The host also stored 1 record with it: #3."]
     # shown once: the next page no longer says it
     assert _notice(client_for(users["designer"]).get(f"/sessions/{session.pk}/").content.decode()) == []
 
@@ -62,8 +62,8 @@ def test_a_message_alone_and_the_host_records_stored_with_it(users):
     [notice] = _notice(response.content.decode())
     assert notice.startswith(f"Turn committed: your message is now history #{message.seq}.")
     count = len(records)
-    more = "message" if count == 1 else "messages"
-    assert notice.endswith(f"The host recorded {count} more {more} with it: "
+    records_word = "record" if count == 1 else "records"
+    assert notice.endswith(f"The host also stored {count} {records_word} with it: "
                            + ", ".join(f"#{e.seq}" for e in records) + ".")
 
 
@@ -71,7 +71,7 @@ def test_the_notice_in_chinese(users):
     session = _session(users, "builtin-st")
     response = _commit(client_for(users["designer"]), session, htmx=True, language="zh-hans", content="灯亮着吗？",
                        reply="亮着。")
-    assert _notice(response.content.decode()) == ["已提交本轮：你的消息和回复现在是历史 #2 和 #4。宿主随之另外记录了 1 条消息：#3。"]
+    assert _notice(response.content.decode()) == ["已提交本轮：你的消息和回复现在是历史 #2 和 #4。宿主还随之保存了 1 条记录：#3。"]
 
 
 def test_a_refused_commit_says_nothing_was_committed(users):

@@ -52,8 +52,8 @@ def _log(html):
     """(uid, state, reason, landed rows, landed words) per entry of the world-info panel."""
     panel = html[html.index('id="wb-title"'):html.index('id="rcc-title"')]
     return re.findall(r'data-wb-entry="([^"]+)" data-wb-state="(in|out)"><strong>[^<]+</strong> '
-                      r'<span class="muted small">([^<]+)</span>(?: <span class="wb-landed small" '
-                      r'data-wb-rows="([^"]*)">([^<]*)</span>)?', panel)
+                      r'<span class="muted small">([^<]+)</span>(?: <div class="wb-landed small" '
+                      r'data-wb-rows="([^"]*)">([^<]*)</div>)?', panel)
 
 
 def _rows(html):
