@@ -305,7 +305,9 @@ def _referenceable(state: _State, entry: _Entry) -> list[Block]:
 
 
 def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
-    slot_first = state.adaptive or bool(state.layout and state.layout.get("source") == "preset-slots")
+    # Only adaptive placements let slot owners claim first; every other placement claims in one pass, in rule order
+    # (reference A.9), a core preset-slots layout (placement `st`) too.
+    slot_first = state.adaptive
     passes = [roots]
     if slot_first:
         passes = [[r for r in roots if r[1].source in SLOT_OWNERS], [r for r in roots if r[1].source not in SLOT_OWNERS]]
