@@ -131,6 +131,7 @@ def assemble_logical(
     generation_type: str = "normal",
     quiet_prompt: str = "",
     swiped: bool = False,
+    sillytavern: bool = True,
 ) -> LogicalResult:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
@@ -152,7 +153,7 @@ def assemble_logical(
         diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
-                               drop_unknown=placement != "st"),
+                               drop_unknown=not (placement == "st" and sillytavern)),
     )
     if "assembler-native-system" in messages:
         host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
