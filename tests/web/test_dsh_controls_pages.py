@@ -139,13 +139,13 @@ class _Page(HTMLParser):
 
     def __init__(self, html: str):
         super().__init__()
-        self.controls: dict[str, tuple[str, str]] = {}  # rule id or context kind -> (control class, words)
+        self.controls: dict[str, tuple[str, str, str]] = {}  # rule id or context kind -> (class, words, title)
         self.contexts: list[tuple[str, bool]] = []
         self.codes: Counter[str] = Counter()
         self.refusal: str | None = None
         self._owner: str | None = None  # the row (or switch) being read
         self._badge: str | None = None
-        self._words = ""
+        self._words = self._title = ""
         self._code: str | None = None
         self._times = False
         self.feed(html)
@@ -162,7 +162,7 @@ class _Page(HTMLParser):
             self.codes[self._code] += 1
         elif tag == "span" and self._owner is not None and any(c.startswith("control-") for c in classes):
             self._badge = next(c.removeprefix("control-") for c in classes if c.startswith("control-"))
-            self._words = ""
+            self._words, self._title = "", a.get("title") or ""
         elif tag == "span" and "muted" in classes and self._code is not None:
             self._times = True
         elif tag == "div" and "refusal" in classes:
@@ -173,7 +173,7 @@ class _Page(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "span" and self._badge is not None:
             assert self._owner not in self.controls, f"two controls shown for {self._owner}"
-            self.controls[self._owner] = (self._badge, " ".join(self._words.split()))
+            self.controls[self._owner] = (self._badge, " ".join(self._words.split()), self._title)
             self._badge = None
         elif tag == "span":
             self._times = False
@@ -225,6 +225,10 @@ def test_the_editor_shows_the_librarys_placement_controls(case, users):
     assert {rule_id: shown_control and shown_control[0] for rule_id, shown_control in shown.items()} == expected
     assert {rule_id: shown_control[1] for rule_id, shown_control in shown.items()} == {
         rule_id: CONTROL_WORDS[control] for rule_id, control in expected.items()}
+    # A module row's badge says how many of the rule's text blocks slots hold and how many stand free.
+    assert {rule_id: page.controls[rule_id][2] for rule_id in expected if kinds[rule_id] not in CONTEXT_CONTROL_KINDS} == {
+        c["ruleId"]: f"{c['owned']} held by slots, {c['independent']} free"
+        for c in case["expected"]["placement_controls"] if kinds[c["ruleId"]] not in CONTEXT_CONTROL_KINDS}
     rtc = case["expected"].get("runtime_context_controls") or []
     assert page.contexts == [(c["name"], c["enabled"]) for c in rtc]
 
