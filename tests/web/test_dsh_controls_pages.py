@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
-from assembly.strategy import normalize_strategy, stated_placement
+from assembly.strategy import StrategyError, normalize_strategy, stated_placement
 from preview_app import services as session_services
 from strategies_app import services as strategy_services
 from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
@@ -61,7 +61,7 @@ def _studio_reproducible(case: dict) -> bool:
     if isinstance(document, dict):
         try:
             normalized = normalize_strategy(document)
-        except Exception:  # noqa: BLE001  refused on import: not a page matter
+        except StrategyError:  # refused on import: not a page matter
             return False
         if stated_placement(document, normalized) != normalized["placement"]:
             return False
