@@ -65,7 +65,7 @@ from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import normalized_strategy_revision
+from assembly.strategy import normalized_strategy_revision, stated_placement
 from assembly.tokens import count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -101,6 +101,7 @@ class _Run:
     inputs: list[dict[str, Any]]
     swiped: dict[str, Any] | None  # the message a swipe asks again for, left out
     st_rules: bool  # SillyTavern's message rules: the `st` placement with a preset to take them from
+    stated_placement: str  # what the document asked for before its layout decided (assembly.strategy)
     controls: list[dict[str, Any]]
     contexts: list[dict[str, Any]]
     names: dict[str, str]
@@ -142,7 +143,8 @@ def _resolve(req: AssemblyRequest) -> _Run:
     backend = strategy.get("backend", "core")
     in_history = backend == "native" and req.host.system_prompt_update == "in-history"
     history = conversation_history(durable, keep_system_records=in_history)
-    st_rules = backend != "native" and strategy.get("placement") == "st" and resources.preset is not None
+    stated = stated_placement(req.strategy, strategy)
+    st_rules = backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None
     swiped = None
     if st_rules and req.generation.type == "swipe":
         history, inputs, swiped = _swipe(history, inputs)
@@ -151,7 +153,7 @@ def _resolve(req: AssemblyRequest) -> _Run:
     return _Run(
         req=req, strategy_id=strategy_id, strategy=strategy, revision=normalized_strategy_revision(strategy),
         backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
-        st_rules=st_rules, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
+        st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
         host_text=render_official_sections(req.host.official_sections, req.host.variables),
         native_system_enabled=any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]),
         step=f"{len(durable)}:{','.join(m['id'] for m in inputs)}",
@@ -167,7 +169,7 @@ def _logical(run: _Run) -> LogicalResult:
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
-        swiped=run.swiped is not None,
+        swiped=run.swiped is not None, sillytavern=run.stated_placement == "st",
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
@@ -182,7 +184,8 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     strategy, diagnostics = run.strategy, logical.diagnostics
     if run.backend == "native":
         nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
-        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes,
+                               module_order=run.stated_placement not in ("native-roles", "native-slots"))
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
     else:
         nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,

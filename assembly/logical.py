@@ -131,6 +131,7 @@ def assemble_logical(
     generation_type: str = "normal",
     quiet_prompt: str = "",
     swiped: bool = False,
+    sillytavern: bool = True,
 ) -> LogicalResult:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
@@ -152,7 +153,7 @@ def assemble_logical(
         diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
-                               drop_unknown=placement != "st"),
+                               drop_unknown=not (placement == "st" and sillytavern)),
     )
     if "assembler-native-system" in messages:
         host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
@@ -305,7 +306,9 @@ def _referenceable(state: _State, entry: _Entry) -> list[Block]:
 
 
 def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
-    slot_first = state.adaptive or bool(state.layout and state.layout.get("source") == "preset-slots")
+    # Only adaptive placements let slot owners claim first; every other placement claims in one pass, in rule order
+    # (reference A.9), a core preset-slots layout (placement `st`) too.
+    slot_first = state.adaptive
     passes = [roots]
     if slot_first:
         passes = [[r for r in roots if r[1].source in SLOT_OWNERS], [r for r in roots if r[1].source not in SLOT_OWNERS]]

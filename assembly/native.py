@@ -27,10 +27,11 @@ def _unsupported(message: str, **detail: Any) -> AssemblyError:
 
 
 def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
-                   emitted: list[Node] | None = None) -> list[Node]:
+                   emitted: list[Node] | None = None, module_order: bool = False) -> list[Node]:
     """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change.
     Manual position rows are applied here (before the projection, or inside it with identity `position`); `emitted`
-    is the logical order before resource anchors moved anything."""
+    is the logical order before resource anchors moved anything; `module_order` says the document stated no native
+    placement, so the module-order refusal below applies even where its layout made the placement adaptive."""
     placement = strategy.get("placement")
     layout = strategy.get("layout") or {}
     rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
@@ -117,7 +118,7 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             node.native_placement, node.region, node.delivery = "system", "system", "system"
             groups[0].append(node)
             continue
-        if not adaptive and rule_index < history_rule:
+        if (module_order or not adaptive) and rule_index < history_rule:
             # module order: a user text before history can only be a preserved role, and the host has nowhere to
             # put it (reference A.8 step 7)
             raise _unsupported("Preserved user-role source content must follow native history.", id=node.id,

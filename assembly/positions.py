@@ -280,21 +280,28 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         if rule.get("inputMode") != "text":
             source_rule.setdefault(rule["kind"], rule["id"])
     host_system = False
+    taken: set[Any] = set()
     for node in nodes:
         if node.module == "native-system" and node.message is not None:
             host_system = True
+            if node.text.strip():  # the official sections are one text block of the native-system rule
+                independent[node.rule_id] = independent.get(node.rule_id, 0) + 1
         if node.message is not None or not node.text.strip():
             continue
         held = node.slot_owner in slot_owners or node.native_depth_anchor is not None
         tally = owned if held else independent
-        tally[node.rule_id] = tally.get(node.rule_id, 0) + 1
         puller = node.slot_owner_rule_id
-        if not held and puller is not None and puller != node.rule_id:  # a free reference's text is its rule's too
-            independent[puller] = independent.get(puller, 0) + 1
+        # A block that exists only where a reference pulls it (the card's post-history field for phi) is the
+        # puller's; any other block stays its own rule's wherever a reference puts it.
+        pulled = not held and puller is not None and node.block is not None and node.block.reference_only
+        counted = puller if pulled else node.rule_id
+        tally[counted] = tally.get(counted, 0) + 1
         if node.source_id in slot_owners:
-            for child in node.children:  # the blocks its macros and replaced fields took in
+            owned[node.rule_id] = owned.get(node.rule_id, 0) + 1  # a slot owner's own block is its own slot's too
+            for child in node.children:  # the blocks its macros and replaced fields took in, each block once
                 target = source_rule.get(child.get("source"))
-                if target is not None:
+                if target is not None and child.get("id") not in taken:
+                    taken.add(child.get("id"))
                     owned[target] = owned.get(target, 0) + 1
     controls = []
     for rule in rules:

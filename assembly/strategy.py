@@ -303,6 +303,17 @@ def _layout_placement(backend: str, layout: dict[str, Any]) -> str:
     return "st" if layout["source"] == "preset-slots" else "modules"
 
 
+def stated_placement(document: Any, normalized: Mapping[str, Any]) -> str:
+    """The placement a strategy document asks for itself, coerced as A.2 step 7 coerces it, before a layout replaces
+    it (a built-in id states its own). dsh still reads it in two places: SillyTavern's rules follow a document that
+    states `st` (not one a preset-slots layout turned into `st`), and native mapping keeps its module-order check for
+    a document that states no native placement (A.8 step 7). A stored, normalized document states what it runs."""
+    if not isinstance(document, Mapping):
+        return normalized["placement"]
+    placement = document.get("placement")
+    return placement if isinstance(placement, str) and placement in PLACEMENTS else "modules"
+
+
 def _normalize_rule(rule: Any, path: str, seen_ids: set[str]) -> dict[str, Any]:
     if not isinstance(rule, Mapping):
         raise _fail(MSG_RULE, path, "an object with at least id and kind", rule)

@@ -152,13 +152,18 @@ def rule_rows(strategy: Strategy, result: AssemblyResult | None,
     return rules
 
 
-def context_rule_rows(draft: dict[str, Any]) -> list[dict[str, Any]]:
-    """The runtime-context switches, explicit rules or not."""
+def context_rule_rows(draft: dict[str, Any], result: AssemblyResult | None = None) -> list[dict[str, Any]]:
+    """The runtime-context switches, explicit rules or not; an explicit one with the placement control the engine
+    reports for its rule (the library lists every rule's control, these too)."""
+    controls = {c.rule_id: c for c in result.placement_controls} if result is not None else {}
     context_rules = []
     for kind in CONTEXT_CONTROL_KINDS:
         rule = next((r for r in draft["rules"] if r["kind"] == kind), None)
+        control = controls.get(rule["id"]) if rule is not None else None
         context_rules.append({"kind": kind, "label": CONTROL_LABELS[kind], "explicit": rule is not None,
-                              "enabled": rule is None or rule["enabled"], "sections": CONTEXT_CONTROLS[kind]})
+                              "enabled": rule is None or rule["enabled"], "sections": CONTEXT_CONTROLS[kind],
+                              "placement": control,
+                              "placement_words": CONTROL_WORDS.get(control.control, "") if control else ""})
     return context_rules
 
 

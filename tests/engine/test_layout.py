@@ -99,7 +99,8 @@ def test_l5_core_roles_follow_the_items():
 
 
 def test_l6_native_system_text_cannot_cross_the_input():
-    doc = strategy("native", source="manual")
+    # States its adaptive placement: a native document stating none (modules) refuses CTX before history (dsh r7-0246)
+    doc = {**strategy("native", source="manual"), "placement": "native-roles"}
     prompts = [{"identifier": "a", "role": "system", "content": "SYS"}, {"identifier": "b", "role": "user",
                                                                          "content": "CTX"}]
     result = assemble(req(doc, prompts=prompts, lore=[]))
