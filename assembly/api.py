@@ -58,6 +58,7 @@ from assembly.results import (
     RequestView,
     StrategyRef,
     TokenSummary,
+    adopt_complete,
     build_trusted,
 )
 from assembly.sillytavern.models import Resources
@@ -454,15 +455,17 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
-    return build_trusted(
-        NodeView, id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
-        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
-        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
-        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
-        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
-        activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
-        original_slot_id=node.original_slot_id,
-    )
+    # One per node of every request: a dict literal adopted as the view (see results.adopt_complete).
+    return adopt_complete(NodeView, {
+        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
+        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
+        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
+        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
+        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
+        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
+        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
+        "original_slot_id": node.original_slot_id,
+    })
 
 
 # the host ----------------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, build_trusted
+from assembly.results import DurableEvent, RequestMessage, adopt_complete
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -78,22 +78,12 @@ def request_message(
             message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None and first.message is not None else {}
     # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return build_trusted(
-        RequestMessage,
-        id=message_id,
-        role=role,
-        content=content,
-        tokens=count_tokens(content, tokenizer),
-        delivery=delivery,
-        region=region,
-        enters_history=status != "request-only",
-        history_status=status,
-        parts=[n.id for n in nodes],
-        trust=_trust(nodes),
-        name=name,
-        tool_calls=native.get("tool_calls"),
-        tool_call_id=native.get("tool_call_id"),
-    )
+    return adopt_complete(RequestMessage, {
+        "id": message_id, "role": role, "content": content, "tokens": count_tokens(content, tokenizer),
+        "delivery": delivery, "region": region, "enters_history": status != "request-only", "history_status": status,
+        "parts": [n.id for n in nodes], "trust": _trust(nodes), "name": name, "tool_calls": native.get("tool_calls"),
+        "tool_call_id": native.get("tool_call_id"),
+    })
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
