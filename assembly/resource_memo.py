@@ -1,7 +1,7 @@
 """Parsed resources remembered by content, so a request that sends the same resources again (a re-preview, the next
 turn of a chat) neither walks them for unsafe values nor parses them a second time.
 
-The key is a digest of `marshal.dumps` of the raw JSON: marshal writes every type it stores (bool apart from int,
+The key is a digest of `marshal.dumps` (format 2) of the raw JSON: marshal writes every type it stores (bool apart from int,
 list apart from tuple) and its bytes load back to the value, so two values with one key are the same JSON. A value
 marshal cannot write (an object) has no key, and the caller takes the slow path. Only resources that arrived inside
 a request dict are remembered: that request was checked by `find_unsafe` first, so a remembered key also means
@@ -28,7 +28,7 @@ def resources_key(raw: Any) -> bytes | None:
     if not isinstance(raw, dict):
         return None
     try:
-        data = marshal.dumps(raw)
+        data = marshal.dumps(raw, 2)  # version 2: no back-references, whose bytes follow reference counts
     except ValueError:  # an object marshal cannot write (a model): no key
         return None
     return hashlib.blake2b(data, digest_size=16).digest()
