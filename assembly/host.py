@@ -54,6 +54,10 @@ def content_id(*parts: str) -> str:
     return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
+# A message's id from its few parts, remembered: the same prompts get the same ids in every request of a chat.
+_message_content_id = functools.lru_cache(maxsize=4096)(content_id)
+
+
 def request_message(
     nodes: list[Node],
     *,
@@ -71,11 +75,11 @@ def request_message(
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
         if first is None:
-            message_id = content_id(delivery, content, step)
+            message_id = _message_content_id(delivery, content, step)
         elif first.message is not None:
             message_id = first.message["id"]
         else:
-            message_id = content_id(first.id, first.role, first.text, step)
+            message_id = _message_content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None and first.message is not None else {}
     # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
     return adopt_complete(RequestMessage, {

@@ -478,8 +478,14 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
     order: list[Node] = []
     seen: set[str] = set()
     for message in messages:
-        parts = [by_id[s] for s in message.sources if s in by_id]
-        native = next((p for p in parts if p.message is not None), None)
+        sources = message.sources
+        if len(sources) == 1:  # nearly every message: a chat message or one prompt
+            only = by_id.get(sources[0])
+            parts = [only] if only is not None else []
+            native = only if only is not None and only.message is not None else None
+        else:
+            parts = [by_id[s] for s in sources if s in by_id]
+            native = next((p for p in parts if p.message is not None), None)
         for part in parts:
             part.request_index = len(out)
             if part.id not in seen:
