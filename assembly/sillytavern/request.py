@@ -20,7 +20,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.results import RequestMessage
+from assembly.results import RequestMessage, build_trusted
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
@@ -294,8 +294,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             examples_done = True
             index += 1
             continue
-        message = StMessage(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
-                            name=node.message.get("name") if node.message else None)
+        # A prompt node's fields were validated where the node was made: no second validation per prompt.
+        message = build_trusted(StMessage, id=node.id, role=node.role, content=node.text, kind="prompt",
+                                sources=(node.id,), name=node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -355,7 +356,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
             examples.append([])
         if m.kind in _EXAMPLE_KINDS:
             examples[-1].append(m)
-    mandatory = [StBudgetGroup(id=f"prompt:{i}", messages=(m,), reserve=m.kind in ("control", "continue_prefill"))
+    mandatory = [build_trusted(StBudgetGroup, id=f"prompt:{i}", messages=(m,),
+                               reserve=m.kind in ("control", "continue_prefill"))
                  for i, m in enumerate(plan)
                  if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
