@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
-from assembly.catalogue import resolve_strategy
+from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
 from assembly.core import core_order
 from assembly.errors import AssemblyError
@@ -45,6 +45,7 @@ from assembly.positions import (
 )
 from assembly.reading import ImportInvalid
 from assembly.request import AssemblyRequest, ConversationMessage, HostSettings, Section, parse_request
+from assembly.resource_memo import remember, remembered, resources_key
 from assembly.results import (
     AssemblyResult,
     BudgetReport,
@@ -57,6 +58,7 @@ from assembly.results import (
     RequestView,
     StrategyRef,
     TokenSummary,
+    adopt_complete,
     build_trusted,
 )
 from assembly.sillytavern.models import Resources
@@ -65,7 +67,7 @@ from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
-from assembly.strategy import normalized_strategy_revision, stated_placement
+from assembly.strategy import stated_placement
 from assembly.tokens import count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -73,8 +75,10 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
-    req = parse_request(request)
-    run = _resolve(req)
+    key = resources_key(request.get("resources")) if isinstance(request, dict) else None
+    known = remembered(key)
+    req = parse_request(request, resources_checked=known is not None)
+    run = _resolve(req, key, known)
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)
@@ -127,13 +131,13 @@ class _Counted:
     total: int
 
 
-def _resolve(req: AssemblyRequest) -> _Run:
+def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None) -> _Run:
     """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
-    the resources and the conversation with ids."""
+    the resources (`known`: already parsed, by content `key`) and the conversation with ids."""
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
-        resources = _normalized_resources(req.resources)
+        resources = known if known is not None else _normalized_resources(req.resources, key)
     except ImportInvalid as exc:  # the path is named within the request
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
@@ -151,7 +155,7 @@ def _resolve(req: AssemblyRequest) -> _Run:
     controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
     char_name = req.names.char or (resources.character.name if resources.character else "")
     return _Run(
-        req=req, strategy_id=strategy_id, strategy=strategy, revision=normalized_strategy_revision(strategy),
+        req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
         backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
         st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
         host_text=render_official_sections(req.host.official_sections, req.host.variables),
@@ -398,13 +402,18 @@ _RESOURCE_CACHE_SIZE = 64
 _RESOURCE_LOCK = threading.Lock()
 
 
-def _normalized_resources(raw: dict[str, Any]) -> Resources:
+def _normalized_resources(raw: dict[str, Any], key: bytes | None = None) -> Resources:
     """The request's resources as the engine's model. A set already holding the engine's models (previews build them
     from rows) is taken as it is: no hash, and `normalize_resources` keeps each model.
     Raw JSON (the HTTP API) is parsed once per content: a re-preview after a drag sends the same resources again,
-    and the models are frozen, so the parsed copy can be shared."""
+    and the models are frozen, so the parsed copy can be shared. `key`: the content key of a checked request's
+    resources (assembly.resource_memo); other raw JSON is remembered by a hash of its JSON text."""
     if any(isinstance(value, BaseModel) for value in raw.values()):
         return normalize_resources(raw)
+    if key is not None:
+        parsed = normalize_resources(raw)
+        remember(key, parsed)
+        return parsed
     key = hashlib.sha256(json.dumps(raw, sort_keys=True, ensure_ascii=False, default=repr).encode()).hexdigest()
     with _RESOURCE_LOCK:
         cached = _RESOURCE_CACHE.get(key)
@@ -450,15 +459,17 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
-    return build_trusted(
-        NodeView, id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
-        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
-        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
-        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
-        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order, lifetime=node.lifetime,
-        activation=node.activation, children=node.children, adjusted_for_tools=node.adjusted_for_tools,
-        original_slot_id=node.original_slot_id,
-    )
+    # One per node of every request: a dict literal adopted as the view (see results.adopt_complete).
+    return adopt_complete(NodeView, {
+        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
+        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
+        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
+        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
+        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
+        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
+        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
+        "original_slot_id": node.original_slot_id,
+    })
 
 
 # the host ----------------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, build_trusted
+from assembly.results import DurableEvent, RequestMessage, adopt_complete
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -54,6 +54,10 @@ def content_id(*parts: str) -> str:
     return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
+# A message's id from its few parts, remembered: the same prompts get the same ids in every request of a chat.
+_message_content_id = functools.lru_cache(maxsize=4096)(content_id)
+
+
 def request_message(
     nodes: list[Node],
     *,
@@ -71,29 +75,19 @@ def request_message(
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
         if first is None:
-            message_id = content_id(delivery, content, step)
+            message_id = _message_content_id(delivery, content, step)
         elif first.message is not None:
             message_id = first.message["id"]
         else:
-            message_id = content_id(first.id, first.role, first.text, step)
+            message_id = _message_content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None and first.message is not None else {}
     # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return build_trusted(
-        RequestMessage,
-        id=message_id,
-        role=role,
-        content=content,
-        tokens=count_tokens(content, tokenizer),
-        delivery=delivery,
-        region=region,
-        enters_history=status != "request-only",
-        history_status=status,
-        parts=[n.id for n in nodes],
-        trust=_trust(nodes),
-        name=name,
-        tool_calls=native.get("tool_calls"),
-        tool_call_id=native.get("tool_call_id"),
-    )
+    return adopt_complete(RequestMessage, {
+        "id": message_id, "role": role, "content": content, "tokens": count_tokens(content, tokenizer),
+        "delivery": delivery, "region": region, "enters_history": status != "request-only", "history_status": status,
+        "parts": [n.id for n in nodes], "trust": _trust(nodes), "name": name, "tool_calls": native.get("tool_calls"),
+        "tool_call_id": native.get("tool_call_id"),
+    })
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}

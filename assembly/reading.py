@@ -85,6 +85,12 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     """The first place in decoded JSON with a NUL (unless `nul=False`) or lone surrogate in a string or key, a NaN
     or infinite number, or lists/objects nested deeper than `max_depth`; None when the value is safe. Iterative, so
     depth is no risk."""
+    # Nearly every input is safe: one pass without paths answers that; only a refusal walks again to name the place.
+    strings: list[str] = []
+    if _gather_strings(value, 0, max_depth, strings):
+        text = "".join(strings)
+        if not (nul and "\x00" in text) and (text.isascii() or not _SURROGATE.search(text)):
+            return None
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -105,6 +111,34 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
                     return UnsafeValue(join_path(where, ascii(key)[1:-1]), unsafe_text(key, nul=nul) or "")
                 stack.append((child, join_path(where, key), depth + 1))
     return None
+
+
+def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[str]) -> bool:
+    """Every string and key in `item` appended to `strings`; False at a non-finite number or too deep a nesting.
+    Recursive: the depth is bounded by `max_depth`."""
+    if isinstance(item, dict):
+        if depth >= max_depth:
+            return False
+        pairs: Any = item.items()
+    elif isinstance(item, list):
+        if depth >= max_depth:
+            return False
+        pairs = enumerate(item)
+    elif isinstance(item, str):
+        strings.append(item)
+        return True
+    elif isinstance(item, float):
+        return math.isfinite(item)
+    else:
+        return True
+    for key, child in pairs:
+        if isinstance(key, str):
+            strings.append(key)
+        if isinstance(child, str):
+            strings.append(child)
+        elif isinstance(child, (dict, list, float)) and not _gather_strings(child, depth + 1, max_depth, strings):
+            return False
+    return True
 
 
 def _refuse_constant(name: str) -> Any:

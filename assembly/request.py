@@ -101,13 +101,16 @@ class AssemblyRequest(_Model):
         return self
 
 
-def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
-    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field."""
+def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> AssemblyRequest:
+    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field.
+    `resources_checked`: its `resources` are content a checked request carried before (assembly.resource_memo), so
+    the walk for unsafe values leaves them out (it would find nothing there)."""
     if isinstance(request, AssemblyRequest):
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
-    unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
+    scanned = {k: v for k, v in request.items() if k != "resources"} if resources_checked else request
+    unsafe = find_unsafe(scanned, nul=False)  # the engine stores nothing: NUL is the studio's concern
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})

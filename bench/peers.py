@@ -6,13 +6,15 @@ SillyTavern's default-shaped preset, a character card, a chat history and a worl
 (both engines activate them, no keyword scan). Targets: assemble at most fast-tavern's median on the small and the
 2,000-message request; warm assemble at most x1.5 a bare encode at 200 / 2,000 / 10,000 messages; linear growth.
 fast-tavern is the `bench` extra (`pip install -e '.[bench]'`, which `make bench` does); without it its table says so.
+Both sides of a ratio are timed in alternating runs on the process's CPU clock (bench.timing.measure_pair), so the
+load of a shared machine neither favours nor hurts one side; the spread is the fastest and slowest run.
 """
 
 from __future__ import annotations
 
 from bench.fixtures import DEFAULT_PRESET_PROMPTS, assemble_request
 from bench.report import Table
-from bench.timing import Timing, measure
+from bench.timing import Timing, measure_pair
 
 TITLE = "peers"
 STRATEGY = "builtin-st"
@@ -46,9 +48,10 @@ def _peer_params(request: dict) -> dict:
             "macros": {"user": request["names"]["user"], "char": request["names"]["char"]}}
 
 
-def _time(fn, items: int) -> Timing:
+def _time_pair(first, second, items: int) -> tuple[Timing, Timing]:
     large = items >= 2_000
-    return measure(fn, min_runs=3 if large else 5, max_runs=5 if large else 50, budget_s=1.0)
+    return measure_pair(first, second, min_runs=5 if large else 15, max_runs=7 if large else 101,
+                        budget_s=1.5 if large else 0.5)
 
 
 def _verdict(ratio: float, target: float) -> str:
@@ -60,8 +63,8 @@ def _peer_table() -> Table:
 
     table = Table(f"assemble() vs fast-tavern ({STRATEGY}, default preset, card, chat, constant world book entries; "
                   "warm token cache)",
-                  ["request", "history", "world book", "messages out", "fast-tavern ms", "assemble ms", "ratio",
-                   "target", "verdict"])
+                  ["request", "history", "world book", "messages out", "runs", "fast-tavern ms", "assemble ms",
+                   "assemble spread", "ratio", "target", "verdict"])
     try:
         from fast_tavern import build_prompt_from_silly_tavern
     except ImportError:
@@ -75,12 +78,13 @@ def _peer_table() -> Table:
         delivered = sum(1 for m in ours.request.messages if m.delivery == "history")
         if delivered != history or len(theirs) < history:
             raise AssertionError(f"{label}: a request lost history ({delivered} ours, {len(theirs)} theirs)")
-        peer = _time(lambda p=params: build_prompt_from_silly_tavern(p), history)
-        own = _time(lambda r=request: assemble(r), history)
+        peer, own = _time_pair(lambda p=params: build_prompt_from_silly_tavern(p), lambda r=request: assemble(r),
+                               history)
         ratio = own.median_s / peer.median_s
-        table.add(label, f"{history:,}", worldbook, f"{len(ours.request.messages)} / {len(theirs)}",
-                  f"{peer.median_ms:.2f}", f"{own.median_ms:.2f}", f"x{ratio:.2f}", f"<= x{PEER_TARGET:g}",
-                  _verdict(ratio, PEER_TARGET))
+        table.add(label, f"{history:,}", worldbook, f"{len(ours.request.messages)} / {len(theirs)}", own.runs,
+                  f"{peer.median_ms:.2f}", f"{own.median_ms:.2f}", own.spread, f"x{ratio:.2f}",
+                  f"<= x{PEER_TARGET:g}", _verdict(ratio, PEER_TARGET))
+    table.notes.append("CPU time, the two engines in alternating runs; spread: fastest-slowest assemble run (ms).")
     table.notes.append("messages out: ours / fast-tavern's. ratio = assemble median / fast-tavern median; assemble "
                        "also counts tokens, places, and builds the typed result (positions, layout, durable events).")
     return table
@@ -92,26 +96,30 @@ def _floor_table() -> Table:
 
     table = Table(f"warm assemble() vs a bare tiktoken encode of its output ({STRATEGY}, world book "
                   f"{FLOOR_WORLDBOOK}, default preset)",
-                  ["history", "runs", "assemble ms", "bare encode ms", "ratio", "us/message", "growth", "target",
-                   "verdict"])
+                  ["history", "runs", "assemble ms", "assemble spread", "of which GC ms", "bare encode ms", "ratio",
+                   "us/message", "growth", "target", "verdict"])
     previous: tuple[int, float] | None = None
     for history in FLOOR_SIZES:
         request = assemble_request(STRATEGY, history=history, worldbook=FLOOR_WORLDBOOK)
         result = assemble(request)  # fills the token cache: the rows are warm
         contents = [m.content for m in result.request.messages]
         encoder = get_encoding(result.tokens.tokenizer)
-        bare = _time(lambda c=contents, e=encoder: [e.encode(t, disallowed_special=()) for t in c], history)
-        own = _time(lambda r=request: assemble(r), history)
+        bare, own = _time_pair(lambda c=contents, e=encoder: [e.encode(t, disallowed_special=()) for t in c],
+                               lambda r=request: assemble(r), history)
         ratio = own.median_s / bare.median_s
         growth = "-"
         if previous is not None:
             per_item = (own.median_s / history) / (previous[1] / previous[0])
             growth = f"{'linear' if per_item <= LINEAR_SLACK else 'not linear'} (x{per_item:.1f}/message)"
         previous = (history, own.median_s)
-        table.add(f"{history:,}", own.runs, f"{own.median_ms:.2f}", f"{bare.median_ms:.2f}", f"x{ratio:.2f}",
+        table.add(f"{history:,}", own.runs, f"{own.median_ms:.2f}", own.spread, f"{own.gc_s * 1000:.2f}",
+                  f"{bare.median_ms:.2f}", f"x{ratio:.2f}",
                   f"{own.median_s / history * 1e6:.1f}", growth, f"<= x{FLOOR_TARGET:g}, linear",
                   _verdict(ratio, FLOOR_TARGET) if growth.startswith(("-", "linear")) else "NOT MET")
     table.notes.append("bare encode: tiktoken o200k_base over the request messages' contents, nothing cached.")
+    table.notes.append("of which GC ms: the median time Python's cyclic collector ran inside one assemble() run "
+                       "(gc.callbacks); the engine leaves the collector's settings alone, so a long request pays "
+                       "for the objects it keeps while it runs.")
     return table
 
 

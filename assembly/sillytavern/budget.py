@@ -111,11 +111,14 @@ class _Ledger:
     def cost(self, messages: Sequence[StMessage]) -> int:
         total = 0
         for m in messages:
-            n = self.tokens.get(m.id)
-            if n is None:
-                n = self.tokens[m.id] = st_message_tokens(m, self.encoding)
-            total += n
+            total += self.cost_of(m)
         return total
+
+    def cost_of(self, m: StMessage) -> int:
+        n = self.tokens.get(m.id)
+        if n is None:
+            n = self.tokens[m.id] = st_message_tokens(m, self.encoding)
+        return n
 
     def fits(self, cost: int) -> bool:
         return self.remaining - cost >= 0
@@ -193,7 +196,7 @@ def _newest_first(plan: _Plan) -> list[StMessage]:
     taken: list[StMessage] = []
     cut = False
     for m in reversed(plan.chat):
-        cost = ledger.cost([m])
+        cost = ledger.cost_of(m)
         if cut:
             ledger.drop(m.id, "history", "after_cut", [m])
         elif not ledger.fits(cost):

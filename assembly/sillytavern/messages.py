@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import AssemblyError
 from assembly.reading import Role
-from assembly.results import build_trusted
+from assembly.results import adopt_complete, build_trusted
 from assembly.tokens import ENCODINGS
 
 MessageKind = Literal[
@@ -95,8 +95,8 @@ def _with(m: StMessage, **changes: Any) -> StMessage:
 def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None
                  ) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return build_trusted(StMessage, id=id, role=role, content=content, name=None, speaker=speaker, kind="chat",
-                         sources=sources, depth=None, order=None)
+    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": None, "speaker": speaker,
+                                      "kind": "chat", "sources": sources, "depth": None, "order": None})
 
 
 class StInjection(_Frozen):

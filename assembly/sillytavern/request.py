@@ -20,7 +20,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.results import RequestMessage
+from assembly.results import RequestMessage, build_trusted
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
@@ -109,7 +109,7 @@ class _Extras:
             self.attachments.append(placed)
 
 
-def _extensions(ordered: list[Node], chat: list[StMessage], resources: Any, extras: _Extras) -> list[Node]:
+def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, extras: _Extras) -> list[Node]:
     """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
     (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
@@ -132,6 +132,9 @@ def _extensions(ordered: list[Node], chat: list[StMessage], resources: Any, extr
         the_note = note if note is not None else AuthorNote()
         if the_note.content:
             extras.node(_text_node("author_note", "author_note", "Author's note", the_note.content, the_note.role))
+        # The chat as the note's placement reads it, built only here: most requests have no note.
+        chat = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
+                             sources=(n.id,)) for n in chat_nodes]
         placed = author_note_placement(the_note, chat=chat, world_info_top=[(n.id, n.text) for n in top],
                                        world_info_bottom=[(n.id, n.text) for n in bottom],
                                        persona=persona if wraps else None, source_id="author_note",
@@ -198,11 +201,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         for node, (text, steps) in zip(chat_nodes, texts, strict=True):
             node.text = text
             regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
-    chat_view = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
-                              sources=(n.id,)) for n in chat_nodes]
     extras = _Extras(by_id)
     extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
-    ordered = _extensions(ordered, chat_view, _expanded_injections(resources, user, char), extras)
+    ordered = _extensions(ordered, chat_nodes, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
         extras.injections
@@ -293,8 +294,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             examples_done = True
             index += 1
             continue
-        message = StMessage(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
-                            name=node.message.get("name") if node.message else None)
+        # A prompt node's fields were validated where the node was made: no second validation per prompt.
+        message = build_trusted(StMessage, id=node.id, role=node.role, content=node.text, kind="prompt",
+                                sources=(node.id,), name=node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -354,7 +356,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
             examples.append([])
         if m.kind in _EXAMPLE_KINDS:
             examples[-1].append(m)
-    mandatory = [StBudgetGroup(id=f"prompt:{i}", messages=(m,), reserve=m.kind in ("control", "continue_prefill"))
+    mandatory = [build_trusted(StBudgetGroup, id=f"prompt:{i}", messages=(m,),
+                               reserve=m.kind in ("control", "continue_prefill"))
                  for i, m in enumerate(plan)
                  if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
@@ -394,8 +397,13 @@ def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "e
 def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
                 by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
-    chat = [chat_message(id=n.message["id"], role=n.role if n.role != "tool" else "user", content=n.text,
-                         speaker=n.message.get("name"), sources=(n.id,)) for n in run]
+    # Each chat message gets its speaker as the names step would fill it, so that step has nothing to copy.
+    speakers = {"user": user, "assistant": char}
+    chat = []
+    for n in run:
+        role = n.role if n.role != "tool" else "user"
+        chat.append(chat_message(id=n.message["id"], role=role, content=n.text, sources=(n.id,),
+                                 speaker=n.message.get("name") or speakers.get(role)))
     mode = preset.names_behavior if preset is not None else 0
     named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
     tail: list[StMessage] = []
@@ -472,8 +480,14 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
     order: list[Node] = []
     seen: set[str] = set()
     for message in messages:
-        parts = [by_id[s] for s in message.sources if s in by_id]
-        native = next((p for p in parts if p.message is not None), None)
+        sources = message.sources
+        if len(sources) == 1:  # nearly every message: a chat message or one prompt
+            only = by_id.get(sources[0])
+            parts = [only] if only is not None else []
+            native = only if only is not None and only.message is not None else None
+        else:
+            parts = [by_id[s] for s in sources if s in by_id]
+            native = next((p for p in parts if p.message is not None), None)
         for part in parts:
             part.request_index = len(out)
             if part.id not in seen:

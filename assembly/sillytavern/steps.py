@@ -340,17 +340,22 @@ def apply_names_behavior(messages: Sequence[StMessage], behavior: int, *, user_n
     returns are removed, as in the same SillyTavern step. Messages of other kinds pass through unchanged.
     """
     out = []
+    speakers = {"user": user_name, "assistant": char_name}
     for m in messages:
         if m.kind != "chat":
             out.append(m)
             continue
-        speaker = m.speaker or {"user": user_name, "assistant": char_name}.get(m.role)
+        speaker = m.speaker or speakers.get(m.role)
         content, name = m.content, None
         if behavior == NAMES_BEHAVIOR["content"] and m.role != "system":
             content = f"{speaker}: {content}"
         elif behavior == NAMES_BEHAVIOR["completion"] and speaker:
             name = completion_name(speaker)
-        out.append(_with(m, content=content.replace("\r", ""), name=name, speaker=speaker))
+        content = content.replace("\r", "")
+        if content == m.content and name == m.name and speaker == m.speaker:
+            out.append(m)  # frozen: the message itself serves (the usual case once the speaker is known)
+        else:
+            out.append(_with(m, content=content, name=name, speaker=speaker))
     return out
 
 

@@ -148,3 +148,21 @@ def test_position_catalogue_matches_reference_a12():
                                                                   "fields": ("examples",)}
     assert rows["worldbook#before_author_note"]["anchor"] == {"source_id": "preset", "side": "before",
                                                               "fields": ("authorNote", "authorsNote")}
+
+
+def test_builtin_copies_are_fresh_and_carry_their_known_revision():
+    from assembly.catalogue import resolved_revision
+    from assembly.strategy import normalized_strategy_revision
+
+    first = get_builtin_strategy("builtin-st")
+    first["rules"].clear()
+    first["layout"]["priority"].append("changed")
+    again = get_builtin_strategy("builtin-st")
+    assert again["rules"] and "changed" not in again["layout"]["priority"]
+    for builtin in builtin_strategies():
+        strategy_id, strategy = resolve_strategy(builtin["id"])
+        assert resolved_revision(strategy_id, strategy) == normalized_strategy_revision(strategy)
+    document = copy.deepcopy(get_builtin_strategy("builtin-st"))
+    document["name"] = "Mine"
+    _, normalized = resolve_strategy(document)
+    assert resolved_revision(document, normalized) == normalized_strategy_revision(normalized)

@@ -97,3 +97,35 @@ def test_placement_words_its_spelling_refusals(layout, blocks, expected):
     with pytest.raises(PlacementError) as caught:
         place_context_blocks([{"role": "user", "content": "x"}], layout, blocks)
     assert (caught.value.code, caught.value.message, caught.value.detail) == expected
+
+
+# find_unsafe: one fast pass says "safe"; a refusal walks again to name the first bad place ---------------------------
+
+
+@pytest.mark.parametrize(("value", "path", "expected"), [
+    ({"a": [1, {"b": "x\ud800"}]}, "a[1].b", "lone surrogates"),
+    ({"ok": "fine", "k\udfff": 1}, "k\\udfff", "lone surrogates"),
+    ({"a": [1.5, float("nan")]}, "a[1]", "finite number"),
+    ({"a": {"b": float("inf")}}, "a.b", "finite number"),
+    ({"a": "has \x00 nul"}, "a", "NUL"),
+    ({"first": "x\ud800", "second": float("nan")}, "first", "lone surrogates"),  # the first in order is named
+    ("\ud800", "the input", "lone surrogates"),
+])
+def test_find_unsafe_names_the_first_bad_place(value, path, expected):
+    from assembly.reading import find_unsafe
+
+    problem = find_unsafe(value)
+    assert problem is not None and problem.path == path and expected in problem.expected
+
+
+def test_find_unsafe_passes_safe_values_and_nul_when_allowed():
+    from assembly.reading import MAX_JSON_DEPTH, find_unsafe
+
+    assert find_unsafe({"a": ["é", "🙂", "城门", 1, 2.5, True, None, {"b": []}]}) is None
+    assert find_unsafe({"a": "has \x00 nul"}, nul=False) is None
+    nested: object = "leaf"
+    for _ in range(MAX_JSON_DEPTH):
+        nested = [nested]
+    assert find_unsafe(nested) is None
+    problem = find_unsafe([nested])
+    assert problem is not None and problem.expected.startswith("JSON nested")

@@ -50,3 +50,18 @@ def test_trusted_results_share_a_fields_set_only_where_it_cannot_change():
     one.note = "kept"
     assert "note" in one.model_fields_set and "note" not in other.model_fields_set
     assert "note" not in other.model_dump()
+
+
+def test_adopted_models_dump_as_validated_ones():
+    from assembly.results import NodeView, RequestMessage, adopt_complete
+
+    message = {"id": "m1", "role": "user", "content": "hi", "tokens": 1, "delivery": "history", "region": "request",
+               "enters_history": True, "history_status": "native", "parts": ["history:m1"], "trust": "user",
+               "name": None, "tool_calls": None, "tool_call_id": None}
+    adopted = adopt_complete(RequestMessage, dict(message))
+    assert adopted.model_dump(mode="json") == RequestMessage.model_validate(message).model_dump(mode="json")
+    adopted.history_status = "reused"  # a known field may still be set
+    assert adopted.model_dump()["history_status"] == "reused"
+    result = assemble({"conversation": {"history": [{"role": "user", "content": "hi"}]}})
+    node = result.nodes[0]
+    assert node.model_dump(mode="json") == NodeView.model_validate(node.model_dump()).model_dump(mode="json")

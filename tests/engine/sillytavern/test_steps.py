@@ -574,6 +574,14 @@ def test_names_behavior_leaves_other_kinds_alone():
     assert apply_names_behavior([example], 1, user_name=USER, char_name=CHAR) == [example]
 
 
+def test_names_behavior_keeps_a_message_it_does_not_change():
+    known = message("u1", "user", "hi", speaker=USER)
+    changed = message("u2", "user", "hi\r", speaker=USER)
+    out = apply_names_behavior([known, changed], NAMES_BEHAVIOR["default"], user_name=USER, char_name=CHAR)
+    assert out[0] is known  # frozen, nothing to change: the message itself
+    assert out[1] is not changed and out[1].content == "hi" and out[1].speaker == USER
+
+
 def test_completion_name():
     assert completion_name("Seraphina") == "Seraphina"
     assert completion_name("Zoë-2") == "Zo_-2"
