@@ -6,6 +6,7 @@ import sys
 
 import pytest
 from django.core.cache import cache
+from django.urls import get_resolver
 
 import assembly.api
 from preview_app import services as session_services
@@ -23,6 +24,7 @@ def runs(monkeypatch):
     cache.clear()  # an earlier test's kept results would hide runs
     seen: list[dict] = []
     engine = assembly.api.assemble
+    get_resolver().url_patterns  # noqa: B018 - imports every view module, so their `assemble` can be counted
 
     def counted(request):
         seen.append(request)
@@ -117,3 +119,46 @@ def test_another_model_or_generation_is_another_run(users, editor, runs):  # noq
     assert len(runs) == 3
     client.get(_edit_url(strategy, session) + "&model=gpt-4o&generation=impersonate")
     assert len(runs) == 3  # the same request again is the kept result
+
+
+def test_the_preview_page_runs_the_engine_once_and_its_projection_is_a_request_of_its_own(world, users, runs):
+    client = client_for(users["qa"])
+    page = client.get(f"/sessions/{world['session'].pk}/preview/?turns=3")
+    assert page.status_code == 200 and 'data-turn-projection data-turns="3"' in page.content.decode()
+    assert len(runs) == 1
+    runs.clear()
+    projection = client.get(f"/sessions/{world['session'].pk}/preview/projection/?turns=3", **HTMX)
+    assert projection.status_code == 200 and projection.content.decode().count("<tr data-turn=") == 4
+    assert len(runs) == 4  # now and three projected turns: the projection's own cost, not the page's
+
+
+def test_the_compare_page_runs_the_engine_once_per_side(world, users, runs):
+    page = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/compare/?a=applied&b=builtin-st")
+    assert page.status_code == 200 and len(runs) == 2
+
+
+def test_the_goldens_page_runs_the_engine_once_per_golden(world, users, runs):
+    page = client_for(users["qa"]).get("/goldens/")
+    assert page.status_code == 200 and f"golden-{world['golden'].pk}" in page.content.decode()
+    assert len(runs) == 1
+
+
+def test_the_session_page_runs_the_engine_only_for_the_composer_preview(world, users, runs):
+    client = client_for(users["designer"])
+    page = client.get(f"/sessions/{world['session'].pk}/")
+    assert page.status_code == 200 and len(runs) == 0
+    asked = client.get(f"/sessions/{world['session'].pk}/?preview=1")
+    assert asked.status_code == 200 and len(runs) == 1
+
+
+def test_a_long_history_projects_only_when_asked(world, users, runs, monkeypatch):
+    from preview_app import views
+
+    monkeypatch.setattr(views, "PROJECTED_BY_DEFAULT", 0)  # the session's one message counts as long
+    client = client_for(users["qa"])
+    html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    section = html.split("data-turn-projection")[1].split("</section>")[0]
+    assert 'hx-trigger="load"' not in section and "runs only when asked: press Project." in section
+    assert f'action="/sessions/{world["session"].pk}/preview/projection/"' in section and len(runs) == 1
+    asked = client.get(f"/sessions/{world['session'].pk}/preview/?turns=2").content.decode()
+    assert 'hx-trigger="load"' in asked.split("data-turn-projection")[1].split("</section>")[0]
