@@ -5,7 +5,6 @@ showed, keyed by the whole engine request, so a change by someone else in betwee
 import sys
 
 import pytest
-from django.core.cache import cache
 from django.urls import get_resolver
 
 import assembly.api
@@ -21,7 +20,6 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def runs(monkeypatch):
     """The engine requests assembled since the fixture started (a list of their request dicts)."""
-    cache.clear()  # an earlier test's kept results would hide runs
     seen: list[dict] = []
     engine = assembly.api.assemble
     get_resolver().url_patterns  # noqa: B018 - imports every view module, so their `assemble` can be counted
