@@ -23,6 +23,7 @@ urlpatterns = [
     path("sessions/<int:pk>/commit/", session_views.turn_commit, name="turn-commit"),
     path("sessions/<int:pk>/say/", session_views.session_say, name="session-say"),
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
+    path("sessions/<int:pk>/preview/projection/", views.preview_projection, name="preview-projection"),
     path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),
     path("sessions/<int:pk>/parity/", parity_views.parity, name="parity"),

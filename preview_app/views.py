@@ -97,21 +97,31 @@ def _preview_request(session: Session, choice, options: PreviewOptionsForm | Non
     return request
 
 
-PROJECTED_BY_DEFAULT = 400  # history messages up to which the page projects turns without being asked
+PROJECTED_BY_DEFAULT = 400  # history messages up to which the preview page loads the projection without being asked
+
+
+def _turns(request) -> int:
+    raw = request.GET.get("turns", "")
+    return int(raw) if raw.isdecimal() else DEFAULT_TURNS
 
 
 def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
-    """The turn projection of the preview (`?turns=N`, default 5): on a long history only when asked, as it
-    assembles N+1 requests."""
-    raw = request.GET.get("turns", "")
-    turns = int(raw) if raw.isdecimal() else DEFAULT_TURNS
-    base = {"turns": turns, "max": MAX_TURNS}
-    if not raw and len(request_data["conversation"]["history"]) > PROJECTED_BY_DEFAULT:
-        return {**base, "deferred": True}
+    """The turn projection of the preview (`?turns=N`, default 5): N+1 engine runs, so its own request."""
+    base = {"turns": _turns(request), "max": MAX_TURNS}
     try:
-        return {**base, "result": project_turns(request_data, turns)}
+        return {**base, "result": project_turns(request_data, base["turns"])}
     except CodedError as error:
         return {**base, "error": presenters.error_context(error)}
+
+
+def _projection_link(request, session: Session, request_data: dict[str, Any]) -> dict[str, Any]:
+    """Where the preview page loads its projection from: on load (htmx) unless the history is long and no
+    `?turns=` asked for it; the link and the form reach the projection page without JavaScript."""
+    action = reverse("preview:preview-projection", args=[session.pk])
+    asked = "turns" in request.GET
+    return {"turns": _turns(request), "max": MAX_TURNS, "action": action,
+            "url": action + (f"?{request.GET.urlencode()}" if request.GET else ""),
+            "auto": asked or len(request_data["conversation"]["history"]) <= PROJECTED_BY_DEFAULT}
 
 
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
@@ -141,7 +151,7 @@ def preview(request, pk):
             status = 400
         request_data = _preview_request(session, choice, options)
         context["view"] = display(assemble(request_data))
-        context["projection"] = _projection(request, request_data)
+        context["projection"] = _projection_link(request, session, request_data)
         context["rows_html"] = render_rows(context["view"].rows)
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
@@ -156,6 +166,33 @@ def preview(request, pk):
             context["error"] = presenters.error_context(error)
             status = error.status
     return render(request, "preview/preview.html", context, status=status)
+
+
+@refusals_as_pages
+@require_GET
+def preview_projection(request, pk):
+    """The turn projection of a preview (same query as the preview page): a page of its own without JavaScript,
+    the fragment the preview page loads with htmx. A refusal shows in the projection; the fragment answers 200 so
+    htmx swaps it in, the page answers the refusal's status."""
+    session = session_for_read(pk)
+    options = PreviewOptionsForm(request.GET or None)
+    query = request.GET.urlencode()
+    context: dict[str, Any] = {"session": session, "query": query, "projection": {
+        "turns": _turns(request), "max": MAX_TURNS,
+        "action": reverse("preview:preview-projection", args=[session.pk])},
+        "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
+    try:
+        choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+        context["choice"] = choice
+        if options.is_bound and not options.is_valid():
+            raise invalid(*options.first_error())
+        context["projection"].update(_projection(request, _preview_request(session, choice, options)))
+    except CodedError as error:
+        context["projection"]["error"] = presenters.error_context(error)
+    if request.htmx:
+        return render(request, "preview/projection.html#projection", context)
+    error = context["projection"].get("error")
+    return render(request, "preview/projection.html", context, status=error["status"] if error else 200)
 
 
 def _export(request, pk, shape: str):

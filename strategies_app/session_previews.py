@@ -5,9 +5,11 @@ preview, its session picker and the apply panel work without strategies_app impo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Protocol
 
+from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from assembly import AssemblyError, AssemblyResult, assemble
@@ -57,11 +59,24 @@ def session_previews() -> SessionPreviews:
     return _provider
 
 
+# A result is kept for the next request that asks for the same engine request (the editor write after the page
+# that showed it): its key is a hash of the whole request, so any change to the draft, the session (its events,
+# settings, resources), the model or the generation is a miss, never a stale answer.
+RESULT_CACHE_SECONDS = 15 * 60
+
+
+def request_key(request: dict[str, Any]) -> str:
+    text = json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)  # jsonb (PostgreSQL) reorders keys
+    return "draft-preview:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 class DraftPreviews:
     """The engine runs of one editor request, one per draft, on `session`'s request (read once). A write checks the
     stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is shared wherever
-    both look at the same draft (a refused write, the checked block move). `model` (a catalogue name) counts the
-    request with its tokenizer and framing against its window, as the preview page's model picker does."""
+    both look at the same draft (a refused write, the checked block move), and a result is kept in Django's cache
+    for the next request: the draft before a write is the one the page showed, so a write runs the engine once.
+    `model` (a catalogue name) counts the request with its tokenizer and framing against its window, as the preview
+    page's model picker does."""
 
     def __init__(self, strategy: Strategy, session: PreviewSession | None, *, model: str | None = None,
                  generation: str | None = None):
@@ -83,14 +98,24 @@ class DraftPreviews:
         """The result of `draft`; the engine's refusal raises (again, for a draft already refused)."""
         key = json.dumps(draft, ensure_ascii=False, sort_keys=True)  # jsonb (PostgreSQL) reorders keys
         if key not in self._runs:
-            try:
-                self._runs[key] = assemble(self.request(draft))
-            except AssemblyError as error:
-                self._runs[key] = error
+            self._runs[key] = self._assembled(self.request(draft))
         found = self._runs[key]
         if isinstance(found, AssemblyError):
             raise found
         return found
+
+    @staticmethod
+    def _assembled(request: dict[str, Any]) -> AssemblyResult | AssemblyError:
+        key = request_key(request)
+        kept = cache.get(key)
+        if isinstance(kept, AssemblyResult):
+            return kept
+        try:
+            result = assemble(request)
+        except AssemblyError as error:
+            return error  # a refusal is not kept: the next request asks the engine again
+        cache.set(key, result, RESULT_CACHE_SECONDS)
+        return result
 
     def shown(self, draft: dict[str, Any]) -> tuple[AssemblyResult | None, dict[str, Any] | None]:
         """(result, refusal JSON) of `draft`: what the editor shows (its presenters read the result)."""

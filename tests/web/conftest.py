@@ -7,6 +7,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.test import Client
 
 from preview_app import services as session_services
@@ -16,6 +17,12 @@ from strategies_app.reference_data import ensure_reference_data
 
 PASSWORD = "a long enough test password"
 ROLES = ("qa", "designer", "admin")
+
+
+@pytest.fixture(autouse=True)
+def no_kept_results():
+    """The editor keeps engine results in Django's cache (issue 19); a test starts without an earlier test's."""
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -440,13 +440,23 @@ def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
 
 
 def test_the_preview_projects_turns_and_names_a_pre_step_that_piles_up(world, users):
-    """Issue 18 point 4: the standard backend keeps the post-history instructions as a pre-step every turn."""
+    """Issue 18 point 4: the standard backend keeps the post-history instructions as a pre-step every turn. The
+    projection is its own request (issue 19): the preview page loads it (htmx) from a link that works without JS."""
     client = client_for(users["qa"])
     html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
     assert 'data-turn-projection data-turns="5"' in html
-    assert len(re.findall(r'<tr data-turn="\d+"', html)) == 6
-    assert 'data-code="PRE_STEP_ACCUMULATES"' in html and "Stay brief." in html.split("data-turn-projection")[1]
-    three = client.get(f"/sessions/{world['session'].pk}/preview/?turns=3").content.decode()
+    link = re.search(r'data-projection-url="([^"]+)" hx-get="\1" hx-trigger="load"', html).group(1)
+    assert f'<a href="{link}">' in html and "<tr data-turn=" not in html  # nothing projected on the page itself
+    page = client.get(link).content.decode()
+    assert 'data-turn-projection data-turns="5"' in page
+    assert len(re.findall(r'<tr data-turn="\d+"', page)) == 6
+    assert 'data-code="PRE_STEP_ACCUMULATES"' in page and "Stay brief." in page.split("data-turn-projection")[1]
+    fragment = client.get(link, HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith("<section") and 'data-code="PRE_STEP_ACCUMULATES"' in fragment
+    assert "<html" not in fragment and 'hx-trigger="load"' not in fragment  # swapped in once, not again
+    three = client.get(f"/sessions/{world['session'].pk}/preview/projection/?turns=3").content.decode()
     assert 'data-turns="3"' in three and len(re.findall(r'<tr data-turn="\d+"', three)) == 4
-    bad = client.get(f"/sessions/{world['session'].pk}/preview/?turns=99").content.decode()
-    assert "turns: expected a whole number from 1 to 20" in bad
+    asked = client.get(f"/sessions/{world['session'].pk}/preview/?turns=3").content.decode()
+    assert 'data-turns="3"' in asked and "preview/projection/?turns=3" in asked
+    bad = client.get(f"/sessions/{world['session'].pk}/preview/projection/?turns=99")
+    assert bad.status_code == 400 and "turns: expected a whole number from 1 to 20" in bad.content.decode()
