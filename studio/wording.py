@@ -239,7 +239,7 @@ def _text(value: Any) -> str:
 def _words(msgctxt: str, /, **words: str) -> dict[str, Any]:
     """One vocabulary: code -> its short word, each msgid under `msgctxt` (the same English word, "system" say,
     is a role in one table and a region in another)."""
-    return {code.replace("__", "-").replace("_dot_", "."): pgettext_lazy(msgctxt, word)
+    return {code.replace("__", "-").replace("_dot_", ".").rstrip("_"): pgettext_lazy(msgctxt, word)
             for code, word in words.items()}
 
 
@@ -284,6 +284,8 @@ ENGINE_WORDS: dict[str, dict[str, Any]] = {
                             worldbook="world book", persona="persona", regex="regex scripts", chat="chat log",
                             strategy="strategy", revision="revision", prompt_entries="prompts", avatar="avatar",
                             entries="entries", regex_scripts="regex scripts"),
+    "generation": _words("generation type", normal="normal", continue_="continue", impersonate="impersonate",
+                         swipe="swipe", regenerate="regenerate", quiet="quiet"),
     "system_prompt_update": _words("system prompt update", head="at the head", in__history="in the history"),
 }
 

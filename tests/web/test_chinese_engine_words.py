@@ -24,6 +24,7 @@ from django.core.management import call_command
 from django.utils import translation
 
 from assembly import catalogue, fragments, native, strategy
+from assembly.request import HostSettings
 from assembly.sillytavern import budget as st_budget
 from assembly.sillytavern import vocabulary as st_vocabulary
 from assembly.sillytavern.detect import KIND_NAMES
@@ -44,6 +45,8 @@ def engine_vocabulary() -> set[str]:
               native.REGIONS, fragments.TRUSTS, fragments.LIFETIMES, catalogue.CONTEXT_CONTROL_KINDS,
               HISTORY_STATUS_WORDS, EVENT_KIND_WORDS, DECISION_WORDS, DELIVERY_WORDS, LOCK_REASONS,
               typing.get_args(st_vocabulary.WorldPosition), typing.get_args(st_budget.DropReason),
+              st_vocabulary.GENERATION_TYPES,
+              typing.get_args(HostSettings.model_fields["system_prompt_update"].annotation),
               ("independent", "mixed", "empty")]  # placement controls (`PlacementControl.control`)
     words = set()
     for table in tables:
@@ -189,6 +192,8 @@ def test_no_engine_word_stays_english_on_any_page(chinese_demo):
     ("region", tuple(region.split(":")[0] for region in native.REGIONS)),
     ("history_status", tuple(HISTORY_STATUS_WORDS)), ("record_kind", tuple(EVENT_KIND_WORDS)),
     ("resource_kind", tuple(KIND_NAMES)),
+    ("generation", st_vocabulary.GENERATION_TYPES),
+    ("system_prompt_update", typing.get_args(HostSettings.model_fields["system_prompt_update"].annotation)),
 ])
 def test_every_engine_code_has_a_word_in_both_languages(vocabulary, codes):
     missing = [code for code in codes if code not in ENGINE_WORDS[vocabulary]]
