@@ -196,7 +196,7 @@ POSITION_CATALOGUE: tuple[dict[str, Any], ...] = (
               "The card's post-history instructions; they may replace the preset's jailbreak prompt.",
               "角色卡的历史后指令，可替换预设的 jailbreak 提示词。"),
     _category("character", "greeting", "Greeting (first message)", "开场白",
-              "The card's first message, shown as an assistant message.", "角色卡的第一条消息，以 assistant 身份出现。"),
+              "The card's first message, shown as an assistant message.", "角色卡的第一条消息，以助手身份出现。"),
     _category("character", "depth_prompt", "Character's note (at depth)", "角色注释（按深度）",
               "The card's depth prompt, inserted into the chat at its depth.", "角色卡的深度提示词，按深度插入聊天记录。"),
     _category("persona", "persona", "Persona description", "用户设定",

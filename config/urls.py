@@ -29,6 +29,7 @@ urlpatterns = [
     path("users/add/", users.user_add, name="user-add"),
     path("users/<int:pk>/role/", users.user_role, name="user-role"),
     path("users/<int:pk>/deactivate/", users.user_deactivate, name="user-deactivate"),
+    path("users/<int:pk>/reactivate/", users.user_reactivate, name="user-reactivate"),
     path("resources/regex/<int:pk>/toggle/", resource_views.regex_script_toggle, name="regex-toggle"),
     # JSON API (web.md "HTTP API")
     path("api/assemble", preview_api.assemble_request, name="api-assemble"),

@@ -16,6 +16,7 @@ from strategies_app.models import Character, Persona, Preset, RegexScript, World
 from strategies_app.selectors import visible_strategies
 from studio.errors import ServiceError
 from studio.input_boundary import StrictJSONField
+from studio.wording import ENGINE_WORDS
 
 SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the top of every request")),
                          ("in-history", _("in-history: a changed system prompt is recorded in the history"))]
@@ -23,7 +24,7 @@ SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the t
 
 NOTE_POSITION_CHOICES = [("in_chat", _("In the chat, at a depth")), ("before_main", _("Before the main prompt")),
                          ("after_main", _("After the main prompt"))]
-NOTE_ROLE_CHOICES = [("system", "system"), ("user", "user"), ("assistant", "assistant")]
+NOTE_ROLE_CHOICES = [(role, ENGINE_WORDS["role"][role]) for role in ("system", "user", "assistant")]
 
 
 class JSONListField(StrictJSONField):  # the input boundary: no NaN, NUL, surrogates, deep JSON
@@ -255,7 +256,7 @@ class SessionCreateForm(SessionForm):
 class EventForm(forms.Form):
     """One history message; tool calls on assistant messages, a tool call id on tool results."""
 
-    role = forms.ChoiceField(label=_("Role"), choices=[(r, r) for r in EVENT_ROLES])
+    role = forms.ChoiceField(label=_("Role"), choices=[(r, ENGINE_WORDS["role"].get(r, r)) for r in EVENT_ROLES])
     content = forms.CharField(label=_("Content"), required=False, strip=False,
                               widget=forms.Textarea(attrs={"rows": 3}))
     name = forms.CharField(label=_("Name (optional)"), required=False, max_length=200)

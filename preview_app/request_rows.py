@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from preview_app.result_display import Part, Row
+from studio.wording import engine_word
 
 
 def _labels() -> dict[str, str]:
@@ -46,6 +47,13 @@ class _Escaped(dict):
             self[value] = text
         return text
 
+    def word(self, vocabulary: str, code) -> str:
+        """The engine code in words (`studio.wording.ENGINE_WORDS`), escaped, once per page; "—" for none."""
+        key = (vocabulary, code)
+        if key not in self:
+            self[key] = escape(engine_word(vocabulary, code) or "—")
+        return self[key]
+
 
 def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     node = part.node  # None: a part the result has no node for
@@ -62,7 +70,7 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     if depth is not None:
         item.append(f"<div class=\"muted small\">{labels['depth']} {short[depth]}</div>")
     module_name = get("module")
-    module = short[module_name or "—"]
+    module = short.word("module", module_name)
     if node is not None and get("rule_id") != module_name:
         module += f"<br><span class=\"muted small\">{labels['rule']} {short[get('rule_id')]}</span>"
     decision = "—"
@@ -76,14 +84,14 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
         lock = labels["free_span"]
     original_role = get("original_role")
     if node is not None and original_role not in (None, get("role")):
-        role = f"<span class=\"changed\">{short[original_role]} → {short[get('role')]}</span>"
+        role = f"<span class=\"changed\">{short.word('role', original_role)} → {short.word('role', get('role'))}</span>"
     else:
-        role = short[original_role or "—"]
+        role = short.word("role", original_role)
     tokens = "—" if get("tokens") is None else short[get("tokens")]
     trust = get("trust")
     return (f"<tr data-part-id=\"{part_id}\" data-module=\"{short[module_name]}\">"
             f"<td>{''.join(item)}</td><td class=\"nowrap\">{module}</td>"
-            f"<td class=\"nowrap\" title=\"{short[part.trust_words]}\">{short[trust or '—']}</td>"
+            f"<td class=\"nowrap\" title=\"{short[part.trust_words]}\">{short.word('trust', trust)}</td>"
             f"<td>{decision}</td><td>{lock}</td><td class=\"nowrap\">{role}</td><td class=\"num\">{tokens}</td></tr>")
 
 
@@ -98,7 +106,7 @@ def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     count = len(row.parts)
     message = row.message
     summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
-               f"{short[message.trust]}")
+               f"{short.word('trust', message.trust)}")
     if row.parts:
         body = "".join(_part_row(part, labels, short) for part in row.parts)
         inner = f"<table class=\"parts-table\"><thead><tr>{labels['parts_head']}</tr></thead><tbody>{body}</tbody></table>"
@@ -154,8 +162,9 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
         f"data-delivery=\"{delivery}\" data-region=\"{short[message.region]}\" data-history-status=\"{status}\" "
         f"data-enters-history=\"{'true' if enters_history else 'false'}\">"
         f"<tr class=\"msg-head\"><td class=\"num\">{row.index}</td>"
-        f"<td><span class=\"role-badge role-{role}\">{role}</span>{name}</td>"
-        f"<td title=\"{short[row.delivery_words]}\">{delivery}</td><td>{short[message.region]}</td>"
+        f"<td><span class=\"role-badge role-{role}\">{short.word('role', message.role)}</span>{name}</td>"
+        f"<td title=\"{short[row.delivery_words]}\">{short.word('delivery', message.delivery)}</td>"
+        f"<td>{short.word('region', message.region)}</td>"
         f"<td class=\"history-entry\"><span class=\"entry status-{status}\">{short[row.history_words]}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
         f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_regex_changes(row, labels)}"
         f"{_parts(row, labels, short)}</td>"

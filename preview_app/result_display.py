@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from assembly.sillytavern.regex_changes import RegexChange
 from preview_app.world_info_log import WorldBookView, world_book_log
-from studio.wording import diagnostic_details, excerpt, lock_words, meaning
+from studio.wording import diagnostic_details, engine_word, excerpt, lock_words, meaning, node_name
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
@@ -120,8 +120,8 @@ class Part:
         if self.node is None:
             return self.id
         if self.node.module in ("history", "input"):
-            return f"{self.node.module} {self.id.split(':', 1)[-1]}"
-        return self.node.name or self.id
+            return f"{engine_word('module', self.node.module)} {self.id.split(':', 1)[-1]}"
+        return node_name(self.node.name) or self.id
 
     @property
     def rule_differs(self) -> bool:

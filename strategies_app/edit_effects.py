@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 
 from assembly.results import AssemblyResult
 from strategies_app.session_previews import session_previews
+from studio.wording import engine_word
 
 # The writes that answer with an effect, by the list or form they come from.
 EFFECT_KINDS = ("modules", "positions", "blocks", "priority", "rule", "layout", "control", "settings")
@@ -52,9 +53,9 @@ def module_reason(result: AssemblyResult, rule_id: str | None) -> str:
     if control.control == "preset" and not control.independent:
         if not any(c.independent for c in controls.values()):
             return _("In %(placement)s the preset's slots place preset content; the module order only places "
-                     "independent modules, and this session has none.") % {"placement": result.placement}
+                     "independent modules, and this session has none.") % {"placement": engine_word("placement", result.placement)}
         return _("In %(placement)s the preset's slots place all of this module's output; the module order only "
-                 "places independent output.") % {"placement": result.placement}
+                 "places independent output.") % {"placement": engine_word("placement", result.placement)}
     return ""
 
 

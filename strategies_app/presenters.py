@@ -23,7 +23,7 @@ from assembly.results import AssemblyResult, NodeView, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS, strategy_backend
 from strategies_app.edit_effects import EditEffect, module_reason, position_reason
 from strategies_app.models import Strategy
-from studio.wording import LockWords, excerpt, known_meaning
+from studio.wording import LockWords, excerpt, known_meaning, node_name
 
 TEXT_KINDS = ("custom", "dsh.text", "phi")  # rules whose own text the editor shows
 HELD_SUFFIX = "~held"  # the row id of a partly held row's held part ("~" never occurs in position ids)
@@ -219,8 +219,8 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "configurable": row.configurable, "empty": row.empty and not holds.get(key),
             "locked": key in locked_keys, "partly": bool(reasons) and not held,
             "reasons": reasons, "split": row.split,
-            "outputs": [node.name for node in own if held or not node.locked],
-            "held_outputs": [node.name for node in own if node.locked],
+            "outputs": [node_name(node.name) for node in own if held or not node.locked],
+            "held_outputs": [node_name(node.name) for node in own if node.locked],
             "decisions": row.decisions, "first": index == 0, "last": index == len(rows) - 1,
             "held_id": key + HELD_SUFFIX,
             **dict(zip(("way_out", "source_frees"), _way_out(own, bool(holds.get(key))), strict=True)),
@@ -314,13 +314,24 @@ BINDING_WORDS = {
 }
 
 
+def _group_words(module: str, group: str | None) -> str:
+    """A block's group for people: the position's catalogue name ("世界书（角色定义后）"), else the group itself
+    (a prompt identifier, data); nothing when it only repeats the module."""
+    if not group or group == module:
+        return ""
+    category = next((c for c in POSITION_CATALOGUE if c["module"] == module and c["position"] == group), None)
+    if category is None:
+        return group
+    return category["name_zh"] if _chinese() else category["name_en"]
+
+
 def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[str, Any]:
     """The request's layout blocks (reference A.11) in request order, and the stored moves (`layout.overrides`),
     with a label each; a stored move whose block is not in this preview says so."""
     if result is None:
         blocks = []
     else:
-        names = {node.id: node.name or node.id for node in result.nodes}
+        names = {node.id: node_name(node.name) or node.id for node in result.nodes}
         placed = _placed_tokens(result)
         blocks = []
         for index, block in enumerate(result.layout.blocks):
@@ -335,7 +346,8 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
                 shown = [names.get(i, i) for i in members[:3]]
                 label = ", ".join(shown) + (f" +{len(members) - 3}" if len(members) > 3 else "")
             blocks.append({"id": block.id, "index": index, "label": label, "module": module, "rule": rule_id,
-                           "group": group, "role": role, "depth": depth, "region": block.region,
+                           "group": group, "group_words": _group_words(module, group), "role": role,
+                           "depth": depth, "region": block.region,
                            "binding": block.binding, "binding_words": BINDING_WORDS[block.binding],
                            "movable": block.movable, "overridable": block.overridable,
                            "detached": bool(block.original_slot_id),

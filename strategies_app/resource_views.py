@@ -3,17 +3,13 @@
 
 from __future__ import annotations
 
-import json
-
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
-from assembly.sillytavern.charx import is_charx
-from assembly.sillytavern.detect import KIND_NAMES, detect_kind
-from assembly.sillytavern.png import PNG_SIGNATURE
+from assembly.sillytavern.detect import KIND_NAMES, detect_upload
 from strategies_app import services
 from strategies_app.access import MANAGE_RESOURCES, can_manage_resources, regex_script_for_manage, require
 from strategies_app.presenters import regex_script_row
@@ -71,7 +67,7 @@ def resource_import(request):
     except ServiceError as error:
         return render(request, "resources/import.html", {"error": error.to_json(), "kinds": KINDS},
                       status=error.status)
-    context = {"kinds": KINDS, "kind": request.POST.get("kind", AUTO), "allowed": True}
+    context = {"kinds": KINDS, "import_kinds": KINDS[1:], "kind": request.POST.get("kind", AUTO), "allowed": True}
     status = 200
     if request.method == "POST":
         try:
@@ -79,7 +75,19 @@ def resource_import(request):
             context["kind"] = context["report"]["kind"]
         except CodedError as error:
             context["error"], status = error.to_json(), error.status
+            # "Import it" as another kind that failed: the upload is still kept, so offer it again
+            if request.POST.get("token") and _still_kept(request):
+                context["retry"] = {"token": request.POST["token"], "kind": context["kind"],
+                                    "detected": (error.detail or {}).get("detected")}
     return render(request, "resources/import.html", context, status=status)
+
+
+def _still_kept(request) -> bool:
+    try:
+        services.upload_claimed(user=request.user, token=request.POST["token"])
+    except CodedError:
+        return False
+    return True
 
 
 def _upload(request) -> tuple[bytes, str, object | None]:
@@ -101,9 +109,12 @@ def _import(request) -> dict:
         raise ServiceError("INPUT_INVALID", "kind: expected one of " + ", ".join([AUTO, *services.IMPORTERS]),
                            detail={"path": "kind"})
     raw, filename, kept = _upload(request)
-    binary = raw.startswith(PNG_SIGNATURE) or is_charx(raw)
-    detected = detect_kind(raw if binary else _parsed_or_none(raw))
+    detected = detect_upload(raw)
     if kind == AUTO:
+        if detected == "chat":  # a chat belongs to a session, whose page imports it
+            raise ServiceError("INPUT_INVALID", "kind: the file is a SillyTavern chat (.jsonl), which is imported "
+                               "into a session: open the session and use Import chat",
+                               detail={"path": "kind", "detected": detected})
         if detected not in services.IMPORTERS:
             what = KIND_NAMES.get(detected or "", "")
             raise ServiceError("INPUT_INVALID", (f"kind: the file looks like a {what}, which this page does not "
@@ -127,10 +138,3 @@ def _import(request) -> dict:
     elif kept is not None:
         services.upload_discard(upload=kept)
     return {**report.to_json(), "detected": detected}
-
-
-def _parsed_or_none(raw: bytes):
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return None

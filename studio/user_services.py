@@ -1,4 +1,4 @@
-"""Writes to studio users (issue 18 point 8): a role is one of the groups qa, designer, admin (admins are also
+"""Writes to studio users (issue 18 point 8; reactivation from the admin gaps): a role is one of the groups qa, designer, admin (admins are also
 staff, so `/admin/` stays theirs). Keyword-only, one transaction each; bad input raises `ServiceError` naming the
 field before anything is written."""
 
@@ -83,5 +83,15 @@ def user_deactivate(*, actor, user):
         raise ServiceError("CONFLICT", "user: the last admin cannot be deactivated", status=409,
                            detail={"path": "user"})
     user.is_active = False
+    user.save(update_fields=["is_active"])
+    return user
+
+
+@transaction.atomic
+def user_reactivate(*, actor, user):
+    """Let a deactivated `user` log in again, with the role and work they had."""
+    if user.is_active:
+        raise ServiceError("CONFLICT", "user: already active", status=409, detail={"path": "user"})
+    user.is_active = True
     user.save(update_fields=["is_active"])
     return user

@@ -1,5 +1,5 @@
-"""The Users page (issue 18 point 8): admins list users with their roles, add a user with a role, change a role and
-deactivate, without `/admin/`. Everyone else gets 403."""
+"""The Users page (issue 18 point 8): admins list users with their roles, add a user with a role, change a role,
+deactivate and reactivate, without `/admin/`. Everyone else gets 403."""
 
 from __future__ import annotations
 
@@ -72,6 +72,16 @@ def user_deactivate(request, pk):
     try:
         _require_admin(request.user)
         user_services.user_deactivate(actor=request.user, user=_target(pk))
+    except CodedError as error:
+        return _refused(request, error)
+    return redirect("users")
+
+
+@require_POST
+def user_reactivate(request, pk):
+    try:
+        _require_admin(request.user)
+        user_services.user_reactivate(actor=request.user, user=_target(pk))
     except CodedError as error:
         return _refused(request, error)
     return redirect("users")

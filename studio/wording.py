@@ -7,6 +7,10 @@
   `assembly/` so a new code without a meaning here fails a test.
 - Lock reasons: why a row or a part cannot move, one table (`LOCK_REASONS`) with each reason's short label (the
   preview page, `lock_words`) and its longer explanation (the editor, `LockWords`, which names the holding prompt).
+- The engine's vocabulary (roles, deliveries, regions, trusts, lifetimes, module kinds, placements, backends,
+  layout and position words, history statuses, host record kinds, placement controls) in short words
+  (`ENGINE_WORDS`, `engine_word`; templates use the `engine_word` filter of `studio.wording_filters`). The stable
+  codes stay in the markup's `data-*` hooks; only the visible text is translated (issue 18 point 9).
 - The editor's sentence for a refused write (`refusal_words`), and excerpts of long texts (`excerpt`).
 """
 
@@ -16,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
@@ -196,11 +200,29 @@ def meaning(code: str) -> str:
     return known_meaning(code) or str(_("No description for this code yet."))
 
 
+# A diagnostic's field names as the page shows them (English: the field itself), and the fields whose value is an
+# engine code of a vocabulary of `ENGINE_WORDS`.
+_DETAIL_LABELS = {key: pgettext_lazy("diagnostic field", key) for key in _DETAIL_ORDER + (
+    "role", "delivery", "lifetime", "copies_after", "turns", "projected_tokens", "text", "left_out", "script")}
+_DETAIL_VOCABULARY = {"from": "role", "to": "role", "role": "role", "placement": "region", "delivery": "delivery",
+                      "lifetime": "lifetime"}
+
+
 def diagnostic_details(diagnostic: dict[str, Any]) -> list[tuple[str, str]]:
-    """The diagnostic's fields other than `code`, as (name, text) pairs in a stable, readable order."""
+    """The diagnostic's fields other than `code`, as (name, text) pairs in a stable, readable order; field names
+    and the engine codes among the values in the page's language."""
     keys = [k for k in _DETAIL_ORDER if k in diagnostic] + sorted(
         k for k in diagnostic if k != "code" and k not in _DETAIL_ORDER)
-    return [(key, _text(diagnostic[key])) for key in keys]
+    return [(str(_DETAIL_LABELS.get(key, key)), _detail_text(key, diagnostic[key])) for key in keys]
+
+
+def _detail_text(key: str, value: Any) -> str:
+    vocabulary = _DETAIL_VOCABULARY.get(key)
+    if vocabulary and isinstance(value, str):
+        return engine_word(vocabulary, value)
+    if key == "name" and isinstance(value, str):
+        return node_name(value)
+    return _text(value)
 
 
 def _text(value: Any) -> str:
@@ -209,6 +231,98 @@ def _text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(_text(v) for v in value)
     return "" if value is None else str(value)
+
+
+# ---------------------------------------------------------------------------------------------- engine words
+
+
+def _words(msgctxt: str, /, **words: str) -> dict[str, Any]:
+    """One vocabulary: code -> its short word, each msgid under `msgctxt` (the same English word, "system" say,
+    is a role in one table and a region in another)."""
+    return {code.replace("__", "-").replace("_dot_", ".").rstrip("_"): pgettext_lazy(msgctxt, word)
+            for code, word in words.items()}
+
+
+# The engine's codes as the pages show them. Keys are the engine's own values (`assembly.strategy` tuples,
+# `native.REGIONS`, `fragments.TRUSTS`, `host` statuses and record kinds, `positions.placement_controls`);
+# `tests/web/test_chinese_engine_words.py` renders every page in Chinese and fails on a code left in English.
+ENGINE_WORDS: dict[str, dict[str, Any]] = {
+    "role": _words("message role", system="system", user="user", assistant="assistant", tool="tool",
+                   preserve="as the source gives it"),
+    "delivery": _words("message delivery", system="system prompt", history="history", input="input",
+                       context="runtime context", pre__step="pre-step message", request="request only",
+                       snapshot="snapshot"),
+    "region": _words("request region", system="system", history="history", before__input="before the input",
+                     input="input", after__input="after the input", request="request"),
+    "trust": _words("content trust", system="host", operator="operator", user="end user", tool="tool output"),
+    "lifetime": _words("content lifetime", request="this request only", snapshot="snapshot", native="host's own",
+                       turn="one turn", session="the session", static="static"),
+    "module": _words("module kind", native__system="host system prompt", preset="preset", persona="persona",
+                     character="character card", worldbook="world book", history="history", input="input",
+                     phi="post-history instructions", custom="custom text", dsh_dot_text="DSH text",
+                     dsh_dot_runtime__context="runtime context", dsh_dot_sandbox__policy="sandbox policy",
+                     dsh_dot_approval__policy="approval policy", author_note="author's note",
+                     generation="generation"),
+    "placement": _words("strategy placement", modules="module order", st="SillyTavern order",
+                        native__roles="roles first", native__slots="preset slots first"),
+    "backend": _words("assembly backend", native="standard", core="advanced"),
+    "layout_source": _words("layout source", manual="manual", preset__slots="preset slots"),
+    "layout_identity": _words("layout identity", preserve="keep the rule's identity", position="by position"),
+    "layout_fallback": _words("layout fallback", source__order="source order", error="refuse"),
+    "position_placement": _words("position placement", source="its module decides", list="by this list"),
+    "side": _words("anchor side", before="before", after="after"),
+    "history_status": _words("history status", native="already in history", appended="added to history",
+                             reused="snapshot reused", request__only="sent once", snapshot="kept as snapshot"),
+    "record_kind": _words("history record kind", user="user message", assistant="assistant reply",
+                          system__prompt="system prompt record", runtime__context="runtime-context snapshot",
+                          dsh__prompt__assembler="pre-step message", assembly__snapshot="snapshot record",
+                          request__assembly="strategy revision record"),
+    "control": _words("placement control", native="host", preset="preset slots", empty="nothing placed",
+                      mixed="slots and order", independent="module order"),
+    # what an import creates (`strategies_app.services.ImportReport`: its kind and the keys of `creates`)
+    "resource_kind": _words("imported resource", preset="preset", character="character card",
+                            worldbook="world book", persona="persona", regex="regex scripts", chat="chat log",
+                            strategy="strategy", revision="revision", prompt_entries="prompts", avatar="avatar",
+                            entries="entries", regex_scripts="regex scripts"),
+    "generation": _words("generation type", normal="normal", continue_="continue", impersonate="impersonate",
+                         swipe="swipe", regenerate="regenerate", quiet="quiet"),
+    "system_prompt_update": _words("system prompt update", head="at the head", in__history="in the history"),
+}
+
+
+# The field an engine node name ends with ("Mira · description", `sources.character_blocks`): the card's or
+# persona's part, translated after the name (which is data and stays as written).
+NODE_FIELDS = _words("card field", description="description", personality="personality", scenario="scenario",
+                     examples="examples", system="system prompt", phi="post-history instructions",
+                     persona="persona", greeting="greeting", character_s_note="character's note")
+NODE_FIELDS["character's note"] = NODE_FIELDS.pop("character_s_note")
+
+
+def node_name(name: str | None) -> str:
+    """An engine node's name for people: "<resource name> · <field>" with the field in words."""
+    if not name:
+        return name or ""
+    if name in ENGINE_WORDS["module"]:  # a node the engine names after its module ("history")
+        return str(ENGINE_WORDS["module"][name])
+    head, sep, field = name.rpartition(" · ")
+    found = NODE_FIELDS.get(field) if sep else None
+    return f"{head} · {found}" if found is not None else name
+
+
+def engine_word(vocabulary: str, code: Any) -> str:
+    """The short word for the engine's `code` in `vocabulary` (a key of `ENGINE_WORDS`); a region with a detail
+    (`after-input:context`) gets both; an unknown code is shown as it is (it is data then, or new)."""
+    if code is None or code == "":
+        return ""
+    words = ENGINE_WORDS[vocabulary]
+    found = words.get(str(code))
+    if found is not None:
+        return str(found)
+    head, _sep, detail = str(code).partition(":")
+    if detail and head in words:
+        more = ENGINE_WORDS["delivery"].get(detail)
+        return f"{words[head]} · {more}" if more is not None else f"{words[head]} · {detail}"
+    return str(code)
 
 
 # ---------------------------------------------------------------------------------------------- lock reasons
@@ -247,7 +361,7 @@ LOCK_REASONS: dict[str, LockReason] = {
 def _lock_reason(lock_reason: str, slot_id: str | None) -> tuple[str | None, dict[str, str]]:
     """The `LOCK_REASONS` key of an engine lock reason and its arguments; None for a reason without words."""
     if lock_reason.startswith("reference:"):
-        owner = lock_reason.split(":", 1)[1]
+        owner = engine_word("module", lock_reason.split(":", 1)[1])
         return ("reference", {"owner": owner}) if slot_id else ("reference-unslotted", {"owner": owner})
     if lock_reason == "macro:original":
         return "macro:original", {}

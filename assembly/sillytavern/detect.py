@@ -3,7 +3,11 @@ wrong choice is explained with."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from assembly.sillytavern.charx import is_charx
+from assembly.sillytavern.png import PNG_SIGNATURE
 
 # kind -> what the import page calls it in explanations
 KIND_NAMES = {"preset": "chat-completion preset", "character": "character card", "worldbook": "world book",
@@ -13,6 +17,43 @@ KIND_NAMES = {"preset": "chat-completion preset", "character": "character card",
 _PRESET_KEYS = frozenset({"prompts", "prompt_order", "chat_completion_source", "openai_max_context",
                           "openai_max_tokens", "temp_openai"})
 _CARD_KEYS = frozenset({"first_mes", "mes_example", "personality", "scenario"})
+
+
+def _is_chat_header(value: Any) -> bool:
+    """The first line of a SillyTavern chat file (`.jsonl`): the names and the chat's metadata, no `mes`."""
+    return isinstance(value, dict) and "mes" not in value and (
+        "chat_metadata" in value or {"user_name", "character_name"} <= set(value))
+
+
+def _is_chat_message(value: Any) -> bool:
+    return isinstance(value, dict) and "mes" in value and ("is_user" in value or "name" in value)
+
+
+def detect_upload(raw: bytes) -> str | None:
+    """An upload's bytes -> its kind (as `detect_kind`), also telling a SillyTavern chat `.jsonl`: a header line
+    then one message object a line, which is not one JSON document."""
+    if raw.startswith(PNG_SIGNATURE) or is_charx(raw):
+        return detect_kind(raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    try:
+        return detect_kind(json.loads(text))
+    except (ValueError, RecursionError):
+        pass
+    return "chat" if _is_chat_lines(text) else None
+
+
+def _is_chat_lines(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        items = [json.loads(line) for line in lines]
+    except (ValueError, RecursionError):
+        return False
+    if not items or not (_is_chat_header(items[0]) or _is_chat_message(items[0])):
+        return False
+    return all(_is_chat_message(item) for item in items[1:])
 
 
 def _is_regex(value: Any) -> bool:
@@ -33,6 +74,8 @@ def detect_kind(content: Any) -> str | None:
     if not isinstance(content, dict):
         return None
     keys = set(content)
+    if _is_chat_header(content):  # a chat file of its header line alone (no messages yet)
+        return "chat"
     if "oai_settings" in keys or keys & _PRESET_KEYS:
         return "preset"
     data = content.get("data")

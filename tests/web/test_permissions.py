@@ -16,9 +16,10 @@ ASSEMBLE = {"strategy": "builtin-native-slots",
 PRESET_FILE = {"prompts": [{"identifier": "main", "content": "x"}]}
 
 
-def _spare_user() -> int:
+def _spare_user(*, active: bool = True) -> int:
     from django.contrib.auth import get_user_model
-    return get_user_model().objects.get_or_create(username="spare-user")[0].pk
+    return get_user_model().objects.get_or_create(username="spare-user" if active else "inactive-user",
+                                                  defaults={"is_active": active})[0].pk
 
 
 def _regex_script() -> int:
@@ -43,6 +44,8 @@ ROUTES = [
     # the users page takes forms: a JSON body reaches an admin as a 400 naming the missing field
     ("user role", "post", lambda w: f"/users/{_spare_user()}/role/", lambda w: {"role": "qa"}, (302, 403, 403, 400)),
     ("user deactivate", "post", lambda w: f"/users/{_spare_user()}/deactivate/", lambda w: {},
+     (302, 403, 403, 302)),
+    ("user reactivate", "post", lambda w: f"/users/{_spare_user(active=False)}/reactivate/", lambda w: {},
      (302, 403, 403, 302)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),

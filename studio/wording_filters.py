@@ -1,0 +1,26 @@
+"""Template filters over `studio.wording`, registered as template builtins (config/settings.py): a page shows the
+engine's codes in words with `{{ value|engine_word:"role" }}` while its `data-*` hooks keep the code."""
+
+from __future__ import annotations
+
+from django import template
+
+from studio import wording
+
+register = template.Library()
+
+
+@register.filter
+def engine_word(code, vocabulary: str) -> str:
+    return wording.engine_word(vocabulary, code)
+
+
+@register.filter
+def node_names(names) -> list[str]:
+    """Engine node names with their field in words (`wording.node_name`)."""
+    return [wording.node_name(name) for name in names or ()]
+
+
+@register.filter
+def node_name(name) -> str:
+    return wording.node_name(name)

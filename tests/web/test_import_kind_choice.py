@@ -1,0 +1,93 @@
+"""The import dry run offers one kind control (the detected kind, changeable) and "Import it" imports as the kind
+chosen there; a SillyTavern chat `.jsonl` is recognised and sent to the session page that imports chats."""
+
+import json
+import re
+from pathlib import Path
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from strategies_app.models import Character, PendingUpload, WorldBook
+from tests.web.conftest import client_for
+
+CHAT = (Path(__file__).resolve().parents[1] / "engine" / "fixtures" / "st_chat_harbour.jsonl").read_bytes()
+# a card that embeds a book: detected as a card, importable as a world book too
+CARD = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+    "name": "Mira Vale", "description": "A scout.", "first_mes": "Hello.",
+    "character_book": {"name": "Mira's book", "entries": [
+        {"id": 1, "keys": ["ridge"], "content": "The ridge is steep.", "enabled": True, "insertion_order": 10}]}}}
+
+
+def _post(client, **data):
+    return client.post("/resources/import/", data)
+
+
+def _kind_controls(page) -> list[str]:
+    html = page.content.decode()
+    return re.findall(r'<select[^>]*name="kind"[^>]*>', html) + re.findall(r'<input[^>]*name="kind"[^>]*>', html)
+
+
+def _token(page) -> str:
+    return re.search(rb'name="token" value="([^"]+)"', page.content).group(1).decode()
+
+
+def _dry_run(client):
+    return _post(client, kind="auto", dry_run="1",
+                 file=SimpleUploadedFile("mira.json", json.dumps(CARD).encode()))
+
+
+def test_the_dry_run_page_has_exactly_one_kind_control_set_to_the_detected_kind(users):
+    page = _dry_run(client_for(users["admin"]))
+    assert page.status_code == 200 and b'data-dry-run="true"' in page.content
+    controls = _kind_controls(page)
+    assert len(controls) == 1 and "data-kind-choice" in controls[0]
+    form = page.content.decode().split("data-import-it", 1)[1].split("</form>", 1)[0]
+    assert re.findall(r'<option value="(\w+)" selected>', form) == ["character"]
+    assert b'value="auto"' not in page.content  # the kind is known now: no "detect" option
+    assert b'name="file"' not in page.content and b'href="/resources/import/" data-pick-another' in page.content
+
+
+def test_changing_the_kind_imports_as_the_chosen_kind(users):
+    client = client_for(users["admin"])
+    token = _token(_dry_run(client))
+    page = _post(client, kind="worldbook", token=token)
+    assert page.status_code == 200 and b'data-report-kind="worldbook"' in page.content
+    assert b'data-dry-run="false"' in page.content
+    assert WorldBook.objects.get().entries.count() == 1 and Character.objects.count() == 0
+    assert not PendingUpload.objects.filter(token=token).exists()
+
+
+def test_keeping_the_detected_kind_imports_it(users):
+    client = client_for(users["admin"])
+    _post(client, kind="character", token=_token(_dry_run(client)))
+    assert Character.objects.get().name == "Mira Vale" and WorldBook.objects.count() == 0
+
+
+def test_a_failed_import_it_keeps_the_upload_and_offers_the_one_choice_again(users):
+    client = client_for(users["admin"])
+    token = _token(_dry_run(client))
+    page = _post(client, kind="persona", token=token)
+    assert page.status_code == 400 and b"looks like a character card, not a persona" in page.content
+    assert len(_kind_controls(page)) == 1 and _token(page) == token
+    assert Character.objects.count() == 0
+    page = _post(client, kind="character", token=token)
+    assert page.status_code == 200 and Character.objects.get().name == "Mira Vale"
+
+
+def test_the_first_page_still_has_one_kind_control_with_detection(users):
+    page = client_for(users["admin"]).get("/resources/import/")
+    controls = _kind_controls(page)
+    assert len(controls) == 1 and b'<option value="auto" selected>' in page.content
+
+
+def test_a_chat_jsonl_is_recognised_and_pointed_to_the_session_page(users):
+    page = _post(client_for(users["admin"]), kind="auto", dry_run="1",
+                 file=SimpleUploadedFile("harbour.jsonl", CHAT))
+    assert page.status_code == 400
+    assert b"the file is a SillyTavern chat (.jsonl), which is imported into a session" in page.content
+    assert PendingUpload.objects.count() == 0 and Character.objects.count() == 0
+
+
+def test_a_chat_imported_as_a_card_explains_itself(users):
+    page = _post(client_for(users["admin"]), kind="character", file=SimpleUploadedFile("harbour.jsonl", CHAT))
+    assert page.status_code == 400 and b"looks like a chat log, not a character card" in page.content
