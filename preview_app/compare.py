@@ -60,6 +60,10 @@ class Alignment:
         return found
 
     @property
+    def changed_rows(self) -> list[AlignedRow]:
+        return [row for row in self.rows if row.changes]
+
+    @property
     def unchanged(self) -> int:
         return sum(1 for row in self.rows if not row.changes)
 

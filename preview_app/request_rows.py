@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from preview_app.result_display import Part, Row
-from studio.history_window import CollapsedRun, Segment, run_words
+from studio.history_window import RANGE_ROWS, CollapsedRun, Segment, run_words
 
 
 def _labels() -> dict[str, str]:
@@ -180,10 +180,11 @@ def render_rows(rows: list[Row]) -> SafeString:
 
 def _collapsed(run: CollapsedRun, href: str) -> str:
     url = _e(href)
+    hint = _("show them") if run.count <= RANGE_ROWS else _("show the first %(n)s") % {"n": RANGE_ROWS}
     return (f"<tbody class=\"collapsed-run\" id=\"run-{run.range}\" data-collapsed-range=\"{run.range}\" "
             f"data-count=\"{run.count}\" data-tokens=\"{run.tokens}\"><tr><td class=\"num muted\">…</td>"
             f"<td colspan=\"5\"><a class=\"expand-run\" href=\"{url}\" hx-get=\"{url}\" hx-target=\"closest tbody\" "
-            f"hx-swap=\"outerHTML\">{_e(run_words(run))}</a> <span class=\"muted small\">{_e(_('show them'))}</span>"
+            f"hx-swap=\"outerHTML\">{_e(run_words(run))}</a> <span class=\"muted small\">{_e(hint)}</span>"
             f"</td></tr></tbody>\n")
 
 

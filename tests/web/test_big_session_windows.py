@@ -176,3 +176,26 @@ def test_the_editor_live_preview_folds_the_history(users, long_chat):
     assert "layout=editor" in partial  # its own "show more" stays in the editor's list
     page = client.get(href.replace("&amp;", "&"))  # without JavaScript: the range as a page
     assert page.status_code == 200 and _shown(page.content.decode()) == list(range(first, first + RANGE_ROWS))
+
+
+def test_the_goldens_page_of_a_long_session_lists_only_what_changed(users, long_chat):
+    from preview_app import services as session_services
+    from strategies_app import services as strategy_services
+    from strategies_app.models import Strategy
+
+    session, _ = long_chat
+    designer = users["designer"]
+    own = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"),
+                                          name="Pinned strategy")
+    revision, _ = strategy_services.revision_save(strategy=own, user=designer, note="pinned")
+    session_services.strategy_apply(session=session, strategy=own)
+    golden = session_services.golden_approve(session=session, revision=revision, user=users["qa"])
+    session_services.event_append(session=session, role="assistant", content="A new reply.", name="")
+    response = client_for(users["qa"]).get("/goldens/")
+    html = response.content.decode()
+    assert response.status_code == 200 and len(response.content) < MB
+    assert f'data-golden-id="{golden.pk}" data-status="differs"' in html
+    rows = _aligned(html)
+    assert 0 < len(rows) < 10 and all(kind != "same" for kind, _ in rows) and not _collapsed(html)
+    unchanged = int(re.search(r'data-unchanged="(\d+)"', html).group(1))
+    assert unchanged > BIG - 10 and f"{unchanged} unchanged messages not shown." in html
