@@ -40,8 +40,13 @@ def test_the_preview_folds_the_history_and_expands_it_in_place(live_server, page
     assert indices == sorted(indices) and indices[4:4 + RANGE_ROWS] == list(range(4, 4 + RANGE_ROWS))
     page.locator(f'tbody.msg[data-index="{4 + RANGE_ROWS - 2}"]').scroll_into_view_if_needed()
     shoot(page, "big-preview-expanded")
+    href = rest.get_by_role("link").get_attribute("href")
     rest.get_by_role("link").click()
     expect(page.locator("tbody.msg")).to_have_count(9 + 2 * RANGE_ROWS)
+    page.goto(f"{live_server.url}{href}")  # the link without JavaScript: the range as a page of its own
+    expect(page.get_by_role("heading", level=1)).to_contain_text(f"Request messages {4 + RANGE_ROWS}–{BIG - 3}")
+    expect(page.locator("tbody.msg")).to_have_count(RANGE_ROWS)
+    shoot(page, "big-preview-range-page")
 
 
 def test_the_editor_live_preview_expands_its_folded_run_in_place(live_server, page, login_as, long_chat,
@@ -59,3 +64,22 @@ def test_the_editor_live_preview_expands_its_folded_run_in_place(live_server, pa
     expect(panel.locator("li.message[data-index]")).to_have_count(9 + RANGE_ROWS)
     expect(panel.locator("li.collapsed-run")).to_have_attribute("data-collapsed-range",
                                                                 f"{4 + RANGE_ROWS}-{BIG - 3}")
+
+
+def test_compare_folds_the_unchanged_history_and_chinese_names_the_run(live_server, page, login_as, long_chat):
+    login_as("designer")
+    page.goto(f"{live_server.url}/sessions/{long_chat.pk}/compare/?a=applied&b=builtin-native-slots")
+    folded = page.locator("tr.collapsed-run")
+    expect(folded).to_have_count(1)
+    shoot(page, "big-compare-collapsed")
+    first, last = map(int, folded.get_attribute("data-collapsed-range").split("-"))
+    rows = page.locator("tr.aligned[data-change]")
+    before = rows.count()
+    folded.get_by_role("link").click()
+    expect(rows).to_have_count(before + RANGE_ROWS)  # in place, inside the same table
+    expect(page.locator("tr.collapsed-run")).to_have_attribute("data-collapsed-range", f"{first + RANGE_ROWS}-{last}")
+    page.goto(f"{live_server.url}/sessions/{long_chat.pk}/preview/")
+    page.locator("#lang-select").select_option("zh-hans")
+    page.get_by_role("button", name="Switch", exact=True).click()
+    expect(page.locator("tbody.collapsed-run")).to_contain_text(f"{BIG - 6:,} 条历史消息")
+    shoot(page, "big-preview-collapsed-zh")
