@@ -199,3 +199,30 @@ def test_the_goldens_page_of_a_long_session_lists_only_what_changed(users, long_
     assert 0 < len(rows) < 10 and all(kind != "same" for kind, _ in rows) and not _collapsed(html)
     unchanged = int(re.search(r'data-unchanged="(\d+)"', html).group(1))
     assert unchanged > BIG - 10 and f"{unchanged} unchanged messages not shown." in html
+
+
+def test_the_editor_keeps_every_row_the_last_write_changed(long_chat):
+    from strategies_app.edit_effects import EditEffect
+    from strategies_app.presenters import preview_view
+
+    _, result = long_chat
+    view = preview_view(result, EditEffect(changed=1, sentence="1 with new content", changes={2500: ["content"]}))
+    shown = {item["index"]: item for item in view["messages"] if not item.get("collapsed")}
+    assert shown[2500]["changes"] == ["content"] and {2497, 2498, 2499, 2501, 2502, 2503} <= set(shown)
+    runs = [(item["first"], item["last"]) for item in view["messages"] if item.get("collapsed")]
+    assert runs == [(4, 2496), (2504, BIG - 3)] and view["message_count"] == BIG + 3
+
+
+def test_a_diagnostic_a_lock_or_an_injection_inside_history_stays_shown(long_chat):
+    from assembly.results import Diagnostic
+    from studio.history_window import notable_messages
+
+    _, result = long_chat
+    messages = list(result.request.messages)
+    messages[3000] = messages[3000].model_copy(update={"parts": [*messages[3000].parts, "worldbook:gate"]})
+    nodes = [n.model_copy(update={"lock_reason": "depth"}) if n.id == "history:m1999" else n for n in result.nodes]
+    changed = result.model_copy(update={
+        "diagnostics": [Diagnostic.of({"code": "NATIVE_DEPTH_BOUNDARY", "id": "history:m999"})], "nodes": nodes,
+        "request": result.request.model_copy(update={"messages": messages})})
+    assert notable_messages(result) == set()
+    assert notable_messages(changed) == {1000, 2000, 3000}  # history:mN is message N + 1 (after the system one)
