@@ -205,7 +205,8 @@ def align_messages(a: list[RequestMessage], b: list[RequestMessage]) -> Alignmen
     pairs = sorted(_pair(a, b).items())
     kept = _in_order(pairs)
     left_of = {j: i for i, j in pairs}
-    removed = [i for i in range(len(a)) if i not in dict(pairs)]
+    paired = dict(pairs)  # once: built per index it made a 5,000-message comparison quadratic
+    removed = [i for i in range(len(a)) if i not in paired]
     rows: list[AlignedRow] = []
     flushed = 0  # removed messages already emitted, in left order
 
