@@ -141,17 +141,35 @@ def session_event(request, pk, seq):
     return ok({"ok": True, "seq": event.seq, "id": event.message_id})
 
 
+def _with_texts(request) -> bool:
+    raw = request.GET.get("texts", "1")
+    if raw not in ("0", "1"):
+        raise invalid("texts", "0 (leave the message texts out) or 1 (the default: keep them)")
+    return raw == "1"
+
+
 @api_route("GET")
 def session_preview_api(request, pk):
     """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one;
-    `generation`, `quiet_prompt`, `tokenizer`, `context_window` and `reserve_output` as on the preview page."""
+    `generation`, `quiet_prompt`, `tokenizer`, `context_window` and `reserve_output` as on the preview page.
+
+    `?texts=0` leaves the texts out of a long answer (issue 19): the whole AssemblyResult, same keys, but each
+    `request.messages[].content` and each `nodes[].text` is null (roles, tokens, parts and every count stay).
+    Any other value than 0 or 1 is a 400 naming `texts`."""
     session = session_for_read(pk)
+    with_texts = _with_texts(request)
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
     result = session_preview(session, strategy=request.GET.get("strategy"), revision=request.GET.get("revision"),
                              options=options.request_fields())
-    return ok(result.model_dump(mode="json"))
+    body = result.model_dump(mode="json")
+    if not with_texts:
+        for message in body["request"]["messages"]:
+            message["content"] = None
+        for node in body["nodes"]:
+            node["text"] = None
+    return ok(body)
 
 
 @api_route("PUT")

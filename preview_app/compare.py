@@ -21,6 +21,7 @@ from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
 from assembly.results import RequestMessage
+from studio.history_window import CollapsedRun, history_window, range_window
 
 # The kinds of change, in the order a row lists them.
 CHANGE_KINDS = ("added", "removed", "moved", "role", "delivery", "history_status", "content")
@@ -33,6 +34,7 @@ class AlignedRow:
     a: RequestMessage | None
     b: RequestMessage | None
     changes: list[str] = field(default_factory=list)
+    collapsed = False  # see CollapsedRows
     # A removed message whose parts are now (partly) inside another message: that message's index on the right;
     # an added message made (partly) of parts that were in a left message: that message's index on the left.
     parts_with: int | None = None
@@ -58,12 +60,59 @@ class Alignment:
         return found
 
     @property
+    def changed_rows(self) -> list[AlignedRow]:
+        return [row for row in self.rows if row.changes]
+
+    @property
     def unchanged(self) -> int:
         return sum(1 for row in self.rows if not row.changes)
 
     @property
     def identical(self) -> bool:
         return all(not row.changes for row in self.rows)
+
+
+@dataclass(frozen=True)
+class CollapsedRows:
+    """A run of unchanged plain-history rows folded into one (issue 19): B's message indices and tokens."""
+
+    first: int
+    last: int
+    count: int
+    tokens: int
+
+    @property
+    def range(self) -> str:
+        return f"{self.first}-{self.last}"
+
+    @property
+    def collapsed(self) -> bool:  # the template's test between a folded run and an AlignedRow
+        return True
+
+
+def _folded(rows: list[AlignedRow], segments) -> list[AlignedRow | CollapsedRows]:
+    out: list[AlignedRow | CollapsedRows] = []
+    for segment in segments:
+        if isinstance(segment, CollapsedRun):
+            out.append(CollapsedRows(rows[segment.first].b_index, rows[segment.last].b_index, segment.count,
+                                     segment.tokens))
+        else:
+            out.append(rows[segment.index])
+    return out
+
+
+def alignment_window(alignment: Alignment) -> list[AlignedRow | CollapsedRows]:
+    """The rows a page shows: every row that differs, and unchanged plain history folded where it runs long.
+    Folded rows have a right side (an unchanged row is a pair), so they are named by B's indices."""
+    rows = alignment.rows
+    sides = [row.b if row.b is not None else row.a for row in rows]
+    return _folded(rows, history_window(sides, {k for k, row in enumerate(rows) if row.changes}))
+
+
+def alignment_range(alignment: Alignment, first: int, last: int) -> list[AlignedRow | CollapsedRows]:
+    """The rows of B's messages `first`..`last` (a folded run expanded), bounded, the rest folded again."""
+    rows = [row for row in alignment.rows if row.b_index is not None and first <= row.b_index <= last]
+    return _folded(rows, range_window([row.b for row in rows], 0, len(rows) - 1))
 
 
 def _parts_key(message: RequestMessage) -> tuple:
@@ -156,7 +205,8 @@ def align_messages(a: list[RequestMessage], b: list[RequestMessage]) -> Alignmen
     pairs = sorted(_pair(a, b).items())
     kept = _in_order(pairs)
     left_of = {j: i for i, j in pairs}
-    removed = [i for i in range(len(a)) if i not in dict(pairs)]
+    paired = dict(pairs)  # once: built per index it made a 5,000-message comparison quadratic
+    removed = [i for i in range(len(a)) if i not in paired]
     rows: list[AlignedRow] = []
     flushed = 0  # removed messages already emitted, in left order
 

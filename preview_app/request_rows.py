@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from preview_app.result_display import Part, Row
+from studio.history_window import RANGE_ROWS, CollapsedRun, Segment, run_words
 from studio.wording import engine_word
 
 
@@ -171,12 +172,35 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
         f"</tr></tbody>\n")
 
 
-def render_rows(rows: list[Row]) -> SafeString:
-    """The `<tbody>` of every request message (every value escaped above)."""
+def _page_labels() -> tuple[dict[str, str], _Escaped]:
     labels = _labels()
     labels["parts_head"] = "".join(f"<th scope=\"col\"{cls}>{labels[key]}</th>" for key, cls in (
         ("item", " class=\"w-item\""), ("module", ""), ("trust_col", ""), ("decision", ""),
         ("lock", " class=\"w-lock\""), ("original_role", ""), ("tokens", " class=\"num\"")))
     labels["free_span"] = f"<span class=\"muted\">{labels['free']}</span>"
-    short = _Escaped()
+    return labels, _Escaped()
+
+
+def render_rows(rows: list[Row]) -> SafeString:
+    """The `<tbody>` of every request message (every value escaped above)."""
+    labels, short = _page_labels()
     return mark_safe("".join(_row(row, labels, short) for row in rows))  # every value in it went through escape()
+
+
+def _collapsed(run: CollapsedRun, href: str) -> str:
+    url = _e(href)
+    hint = _("show them") if run.count <= RANGE_ROWS else _("show the first %(n)s") % {"n": RANGE_ROWS}
+    return (f"<tbody class=\"collapsed-run\" id=\"run-{run.range}\" data-collapsed-range=\"{run.range}\" "
+            f"data-count=\"{run.count}\" data-tokens=\"{run.tokens}\"><tr><td class=\"num muted\">…</td>"
+            f"<td colspan=\"5\"><a class=\"expand-run\" href=\"{url}\" hx-get=\"{url}\" hx-target=\"closest tbody\" "
+            f"hx-swap=\"outerHTML\">{_e(run_words(run))}</a> <span class=\"muted small\">{_e(hint)}</span>"
+            f"</td></tr></tbody>\n")
+
+
+def render_window(rows: list[Row], segments: list[Segment], href) -> SafeString:
+    """The `<tbody>`s of a windowed history: each shown message as in `render_rows`, each collapsed run one row
+    whose link (`href(run)`, a real URL; htmx swaps the answer in place) shows that range."""
+    labels, short = _page_labels()
+    out = [_collapsed(s, href(s)) if isinstance(s, CollapsedRun) else _row(rows[s.index], labels, short)
+           for s in segments]
+    return mark_safe("".join(out))  # every value in it went through escape()

@@ -31,12 +31,12 @@ from preview_app.access import (
     can_edit_session,
     session_for_read,
 )
-from preview_app.compare import align_messages
+from preview_app.compare import align_messages, alignment_range, alignment_window
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
 from preview_app.goldens import golden_statuses
 from preview_app.models import Session
 from preview_app.previews import session_request
-from preview_app.request_rows import render_rows
+from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
@@ -44,6 +44,7 @@ from preview_app.token_window import golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
+from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response
 
 
@@ -152,7 +153,7 @@ def preview(request, pk):
         request_data = _preview_request(session, choice, options)
         context["view"] = display(assemble(request_data))
         context["projection"] = _projection_link(request, session, request_data)
-        context["rows_html"] = render_rows(context["view"].rows)
+        context["rows_html"] = _window_rows(request, session, context["view"])
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
             context["golden"] = golden_of(session, choice.revision)
@@ -193,6 +194,60 @@ def preview_projection(request, pk):
         return render(request, "preview/projection.html#projection", context)
     error = context["projection"].get("error")
     return render(request, "preview/projection.html", context, status=error["status"] if error else 200)
+
+
+def _range_href(request, session: Session):
+    """The URL of a collapsed run's rows: the page's own query (strategy, revision, options) and the range."""
+    base = _rows_query(request, "preview:preview-rows", session)
+    return lambda run: f"{base}from={run.first}&to={run.last}"
+
+
+def _window_rows(request, session: Session, view) -> str:
+    """The request's rows with long runs of plain history folded (issue 19: a window, not 5,000 rows)."""
+    messages = view.result.request.messages
+    return render_window(view.rows, history_window(messages, notable_messages(view.result)),
+                         _range_href(request, session))
+
+
+def _range_bounds(request) -> tuple[int, int]:
+    bounds = []
+    for field in ("from", "to"):
+        raw = request.GET.get(field, "")
+        if not raw.isdecimal() or len(raw) > 9:
+            raise invalid(field, "a message index (a whole number, 0 or more)")
+        bounds.append(int(raw))
+    if bounds[1] < bounds[0]:
+        raise invalid("to", "an index at or after `from`")
+    return bounds[0], bounds[1]
+
+
+@refusals_as_pages
+@require_GET
+def preview_rows(request, pk):
+    """The request messages `?from=a&to=b` of a preview (a collapsed run expanded): at most RANGE_ROWS rows and a
+    "show more" row for the rest. htmx gets the rows alone (they replace the collapsed row); without JavaScript it
+    is a page of its own. `?layout=editor` answers htmx with the editor's live preview list items instead."""
+    session = session_for_read(pk)
+    first, last = _range_bounds(request)
+    choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+    options = PreviewOptionsForm(request.GET)
+    if not options.is_valid():
+        raise invalid(*options.first_error())
+    result = assemble(_preview_request(session, choice, options))
+    segments = range_window(result.request.messages, first, last)
+    htmx = request.headers.get("HX-Request") == "true"
+    if htmx and request.GET.get("layout") == "editor":
+        from strategies_app.presenters import preview_window_items
+
+        return render(request, "strategies/editor.html#preview-items", {
+            "items": preview_window_items(result, segments), "session": session,
+            "strategy": {"slug": request.GET.get("strategy", "")}, "model": request.GET.get("model", ""),
+            "generation": request.GET.get("generation", "")})
+    view = display(result)
+    context = {"session": session, "choice": choice, "first": first, "last": min(last, len(view.rows) - 1),
+               "rows_html": render_window(view.rows, segments, _range_href(request, session)),
+               "back": _canonical_preview_url(session, choice, options)}
+    return render(request, "preview/preview_rows.html#rows" if htmx else "preview/preview_rows.html", context)
 
 
 def _export(request, pk, shape: str):
@@ -256,10 +311,49 @@ def compare(request, pk):
         a, b = _side(session, a_spec, options), _side(session, b_spec, options)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
-            context["alignment"] = align_messages(a["result"].request.messages, b["result"].request.messages)
+            alignment = align_messages(a["result"].request.messages, b["result"].request.messages)
+            context.update(alignment=alignment, aligned_rows=alignment_window(alignment),
+                           rows_url=_rows_query(request, "preview:compare-rows", session))
         else:
             status = (a.get("error") or b.get("error"))["status"]
     return render(request, "preview/compare.html", context, status=status)
+
+
+def _kept_query(request) -> str:
+    """The page's query (strategy, sides, options) without the range and the one-off keys."""
+    query = request.GET.copy()
+    for key in ("from", "to", "turns", "pick", "layout"):
+        query.pop(key, None)
+    return query.urlencode()
+
+
+def _rows_query(request, route: str, session: Session) -> str:
+    """A range route with the page's own query, ready for `from=&to=`."""
+    kept = _kept_query(request)
+    return reverse(route, args=[session.pk]) + "?" + (kept + "&" if kept else "")
+
+
+@refusals_as_pages
+@require_GET
+def compare_rows(request, pk):
+    """B's messages `?from=&to=` of a comparison (a folded run of unchanged history expanded): the aligned rows,
+    at most RANGE_ROWS, the rest folded again. htmx gets the rows alone; without JavaScript a page of its own."""
+    session = session_for_read(pk)
+    first, last = _range_bounds(request)
+    options = PreviewOptionsForm(request.GET)
+    if not options.is_valid():
+        raise invalid(*options.first_error())
+    a, b = _side(session, request.GET.get("a") or "", options), _side(session, request.GET.get("b") or "", options)
+    for side in (a, b):
+        if "error" in side:
+            raise ServiceError(side["error"]["code"], side["error"]["error"], status=side["error"]["status"])
+    alignment = align_messages(a["result"].request.messages, b["result"].request.messages)
+    context = {"session": session, "a": a, "b": b, "first": first, "last": last, "only_changes": False,
+               "aligned_rows": alignment_range(alignment, first, last),
+               "rows_url": _rows_query(request, "preview:compare-rows", session),
+               "back": reverse("preview:compare", args=[session.pk]) + "?" + _kept_query(request)}
+    htmx = request.headers.get("HX-Request") == "true"
+    return render(request, "preview/compare_rows.html#rows" if htmx else "preview/compare_rows.html", context)
 
 
 # ---------------------------------------------------------------------------------------------- goldens

@@ -23,6 +23,7 @@ from assembly.results import AssemblyResult, NodeView, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS, strategy_backend
 from strategies_app.edit_effects import EditEffect, module_reason, position_reason
 from strategies_app.models import Strategy
+from studio.history_window import CollapsedRun, Segment, history_window, notable_messages, run_words
 from studio.wording import LockWords, excerpt, known_meaning, node_name
 
 TEXT_KINDS = ("custom", "dsh.text", "phi")  # rules whose own text the editor shows
@@ -280,15 +281,21 @@ CHANGE_WORDS = {"added": gettext_lazy("added"), "removed": gettext_lazy("removed
 PLACEMENT_WORDS = {"source": gettext_lazy("where its module puts it"), "list": gettext_lazy("placed by hand")}
 
 
-def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None) -> dict[str, Any] | None:
-    """The live preview's messages; after a write, each changed message with its changes (`effect`)."""
-    if result is None:
-        return None
-    changes = effect.changes if effect is not None else {}
+def preview_window_items(result: AssemblyResult, segments: list[Segment],
+                         changes: dict[int, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The live preview's list items: a shown message, or a collapsed run of plain history (`collapsed` true)."""
+    changes = changes or {}
     names = {node.id: node.name for node in result.nodes}
-    messages_shown = []
-    for index, message in enumerate(result.request.messages):
-        messages_shown.append({
+    messages = result.request.messages
+    items: list[dict[str, Any]] = []
+    for segment in segments:
+        if isinstance(segment, CollapsedRun):
+            items.append({"collapsed": True, "first": segment.first, "last": segment.last, "count": segment.count,
+                          "tokens": segment.tokens, "range": segment.range, "words": run_words(segment)})
+            continue
+        index = segment.index
+        message = messages[index]
+        items.append({
             "index": index, "role": message.role, "delivery": message.delivery, "region": message.region,
             "history_status": message.history_status, "enters_history": message.enters_history,
             "tokens": message.tokens, "parts": [names.get(part, part) for part in message.parts],
@@ -296,13 +303,26 @@ def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None
             "changes": changes.get(index, []),
             "change_words": ", ".join(str(CHANGE_WORDS[c]) for c in changes.get(index, [])),
         })
+    return items
+
+
+def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None) -> dict[str, Any] | None:
+    """The live preview's messages, long runs of plain history folded (issue 19), every message the last write
+    changed shown; after a write, each changed message with its changes (`effect`)."""
+    if result is None:
+        return None
+    changes = effect.changes if effect is not None else {}
+    messages = result.request.messages
+    segments = history_window(messages, notable_messages(result) | set(changes))
+    messages_shown = preview_window_items(result, segments, changes)
     diagnostics = []
     for found in result.diagnostics:
         details = found.details
         diagnostics.append({"code": found.code, "meaning": known_meaning(found.code),
                             "about": details.get("name") or details.get("id") or details.get("slotId") or "",
                             "detail": json.dumps(details, ensure_ascii=False)})
-    return {"messages": messages_shown, "diagnostics": diagnostics, "tokens": result.tokens,
+    return {"messages": messages_shown, "message_count": len(messages), "diagnostics": diagnostics,
+            "tokens": result.tokens,
             "backend": result.backend, "placement": result.placement,
             "contexts": result.runtime_context_controls}
 
