@@ -76,7 +76,9 @@ def last_seq(session: Session) -> int:
 
 
 def golden_of(session: Session, revision: StrategyRevision) -> GoldenSnapshot | None:
-    return GoldenSnapshot.objects.filter(session=session, revision=revision).first()
+    """Whether (and by whom) a revision is pinned; its stored result (megabytes on a long session) is not read."""
+    return (GoldenSnapshot.objects.filter(session=session, revision=revision).select_related("approved_by")
+            .defer("result").first())
 
 
 def listed_goldens() -> QuerySet[GoldenSnapshot]:

@@ -121,7 +121,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "world_books": list(session.world_books.all()),
         "regex_scripts": list(session.regex_scripts.all()),
         "last_seq": window.last_seq,
-        "goldens": session.goldens.select_related("revision__strategy"),
+        "golden_count": session.goldens.count(),
         "settings_form": SessionForm(initial=SessionForm.initial_for(session)) if editable else None,
         "event_form": EventForm(prefix="new", initial={"role": "user"}) if editable else None,
         "apply_options": (presenters.apply_options(visible_strategies().only("id", "slug", "name"),
