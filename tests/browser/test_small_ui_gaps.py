@@ -80,3 +80,35 @@ def test_compare_pickers_and_refused_projection(live_server, page, login_as, rol
     expect(page.locator("#projection-title")).to_contain_text("99")
     expect(page.locator("#projection-title")).not_to_contain_text("After 99")
     shoot(page, f"projection-refused-{language}")
+
+
+@pytest.mark.parametrize(("language", "notice"), [("en", "Turn committed"), ("zh-hans", "已提交本轮")])
+def test_without_javascript_the_commit_notice_shows_once(live_server, browser, role_users, language, notice):
+    from tests.browser.conftest import BROWSER_PASSWORD
+
+    designer = role_users["designer"]
+    copy = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-native-roles"))
+    strategy_services.revision_save(strategy=copy, user=designer, note="mine")
+    session = services.session_create(user=designer, name="Quay", host={"core_available": True},
+                                      strategy=Strategy.objects.get(slug="builtin-st"))
+    services.event_append(session=session, role="assistant", content="The boats are out.")
+    page = browser.new_context(java_script_enabled=False).new_page()
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(designer.username)
+    page.get_by_label("Password").fill(BROWSER_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    if language != "en":
+        _switch(page, language)
+    page.goto(f"{live_server.url}/sessions/{session.pk}/")
+    page.locator("#composer-content").fill("When do they return?")
+    page.locator("#composer-reply").fill("At dusk.")
+    page.locator("button[name=action][value=commit]").click()
+    expect(page.locator("[data-composer-notice]")).to_contain_text(notice)
+    expect(page.get_by_text(notice)).to_have_count(1)
+    page.locator("#composer").scroll_into_view_if_needed()
+    shoot(page, f"composer-notice-nojs-{language}")
+    page.goto(f"{live_server.url}/sessions/new/")
+    roles = BUILTIN_NAMES["builtin-native-roles"]
+    copy_label = f"{roles['en']} (copy)" if language == "en" else f"{roles['zh']}（副本）"
+    expect(page.locator(f"label[for] >> text={copy_label}")).to_have_count(1)
+    shoot(page, f"new-session-{language}")
