@@ -46,7 +46,10 @@ def _pages(session):
             "revisions": "/strategies/builtin-native-slots/revisions/", "sessions": "/sessions/",
             "compare": f"/sessions/{session.pk}/compare/",
             "compare two": f"/sessions/{session.pk}/compare/?a=applied&b=builtin-native-slots",
-            "copy revisions": "/strategies/builtin-native-slots-copy/revisions/"}
+            "copy revisions": "/strategies/builtin-native-slots-copy/revisions/", "goldens": "/goldens/",
+            "session": f"/sessions/{session.pk}/", "preview": f"/sessions/{session.pk}/preview/",
+            "editor": "/strategies/builtin-native-slots/edit/", "new session": "/sessions/new/",
+            "projection": f"/sessions/{session.pk}/preview/projection/?strategy=builtin-native-slots"}
 
 
 @pytest.mark.parametrize(("language", "shown", "hidden"), [("en", "en", "zh"), ("zh-hans", "zh", "en")])
