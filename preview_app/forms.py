@@ -13,6 +13,7 @@ from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
+from strategies_app.presenters import strategy_name
 from strategies_app.selectors import visible_strategies
 from studio.errors import ServiceError
 from studio.input_boundary import StrictJSONField
@@ -227,7 +228,9 @@ class SessionCreateForm(SessionForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         builtin = dict(STARTING_STRATEGIES)
-        others = [(s.slug, _("%(name)s: your studio's strategy, its latest saved revision.") % {"name": s.name})
+        # the name in the page's language: a copy of a built-in says "(copy)" in that language too
+        others = [(s.slug, _("%(name)s: your studio's strategy, its latest saved revision.")
+                   % {"name": strategy_name(s.name)})
                   for s in visible_strategies().filter(builtin=False, revisions__isnull=False).distinct()
                   .order_by("name").only("slug", "name")]
         self.fields["strategy"].choices = (

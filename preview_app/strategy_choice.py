@@ -21,6 +21,8 @@ from preview_app.models import Session
 from preview_app.previews import strategy_document
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.models import Strategy, StrategyRevision
+from strategies_app.presenters import strategy_name
+from strategies_app.revision_notes import revision_note
 from strategies_app.selectors import visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError
 
@@ -115,9 +117,9 @@ def choice_options(session: Session) -> list[OptionGroup]:
     for strategy in visible_strategies().only("id", "slug", "name", "builtin"):
         options = [Option(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": strategy.slug})]
         for revision in revisions.get(strategy.pk, []):
-            note = f" · {revision.note}" if revision.note else ""
+            note = f" · {revision_note(revision.note)}" if revision.note else ""
             options.append(Option(f"{strategy.slug}@{revision.revision}",
                                   f"{strategy.slug} @ {revision.revision[:12]}{note}"))
         badge = " · " + _("built-in") if strategy.builtin else ""
-        groups.append(OptionGroup(f"{strategy.name} ({strategy.slug}){badge}", options))
+        groups.append(OptionGroup(f"{strategy_name(strategy.name)} ({strategy.slug}){badge}", options))
     return groups

@@ -46,6 +46,6 @@ def test_built_in_names_in_one_language(users, pages, language, shown, hidden):
     assert f"<strong>{ST[shown]}</strong>" in _get(users, pages["preview"], language)  # the preview's header
     new = _get(users, pages["new"], language)
     copy_label = {"en": "Preset slots first (advanced) (copy): your studio's strategy",
-                  "zh": "预设插槽优先（进阶） (copy)"}[shown]
+                  "zh": "预设插槽优先（进阶）（副本）"}[shown]
     assert copy_label in unescape(new)  # a copy of a built-in, in the strategy radios
     assert 'value="builtin-st" id="id_strategy_0" required checked' in new  # the radios still work as before
