@@ -76,7 +76,7 @@ def last_seq(session: Session) -> int:
 
 
 def golden_of(session: Session, revision: StrategyRevision) -> GoldenSnapshot | None:
-    return GoldenSnapshot.objects.filter(session=session, revision=revision).first()
+    return GoldenSnapshot.objects.filter(session=session, revision=revision).defer("result").first()
 
 
 def listed_goldens() -> QuerySet[GoldenSnapshot]:

@@ -40,7 +40,7 @@ from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
-from preview_app.token_window import golden_window
+from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
@@ -125,6 +125,14 @@ def _projection_link(request, session: Session, request_data: dict[str, Any]) ->
             "auto": asked or len(request_data["conversation"]["history"]) <= PROJECTED_BY_DEFAULT}
 
 
+def _across_link(request, session: Session, request_data: dict[str, Any]) -> dict[str, Any]:
+    """Where the preview page loads its across-models table from: every tokenizer counts the whole request, so it is
+    a request of its own, loaded on load (htmx) for a short history and when asked for a long one."""
+    url = reverse("preview:preview-across", args=[session.pk])
+    return {"url": url + (f"?{request.GET.urlencode()}" if request.GET else ""),
+            "auto": len(request_data["conversation"]["history"]) <= PROJECTED_BY_DEFAULT}
+
+
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
     query = {**choice.query, **options.query()}
     url = reverse("preview:preview", args=[session.pk])
@@ -153,6 +161,7 @@ def preview(request, pk):
         request_data = _preview_request(session, choice, options)
         context["view"] = display(assemble(request_data))
         context["projection"] = _projection_link(request, session, request_data)
+        context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
@@ -194,6 +203,32 @@ def preview_projection(request, pk):
         return render(request, "preview/projection.html#projection", context)
     error = context["projection"].get("error")
     return render(request, "preview/projection.html", context, status=error["status"] if error else 200)
+
+
+@refusals_as_pages
+@require_GET
+def preview_across(request, pk):
+    """The preview's request counted by every tokenizer (same query as the preview page): the fragment the preview
+    page loads with htmx, a page of its own without JavaScript. A refusal shows in the fragment (answering 200 so
+    htmx swaps it in); the page answers the refusal's status."""
+    session = session_for_read(pk)
+    options = PreviewOptionsForm(request.GET or None)
+    query = request.GET.urlencode()
+    context: dict[str, Any] = {
+        "session": session,
+        "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
+    try:
+        choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+        context["choice"] = choice
+        if options.is_bound and not options.is_valid():
+            raise invalid(*options.first_error())
+        context["rows"] = across_models(assemble(_preview_request(session, choice, options)))
+    except CodedError as error:
+        context["error"] = presenters.error_context(error)
+    if request.htmx:
+        return render(request, "preview/across_models.html#across", context)
+    error = context.get("error")
+    return render(request, "preview/across_models.html", context, status=error["status"] if error else 200)
 
 
 def _range_href(request, session: Session):
