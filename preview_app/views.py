@@ -315,17 +315,26 @@ def preview_export(request, pk, shape):
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def _side(session: Session, spec: str | None, options: PreviewOptionsForm) -> dict[str, Any]:
-    """One side of a comparison: its choice and result, or the refusal that stopped it."""
-    try:
-        choice = resolve_choice(session, spec)
-    except CodedError as error:
-        return {"spec": spec or "", "error": presenters.error_context(error)}
-    try:
-        result = assemble(_preview_request(session, choice, options))
-    except CodedError as error:
-        return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
-    return {"spec": choice.spec, "choice": choice, "result": result}
+def _sides(session: Session, a_spec: str | None, b_spec: str | None,
+           options: PreviewOptionsForm) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both sides of a comparison, each its choice and result or the refusal that stopped it. The session's
+    history is read once for both: only the strategy differs between the two requests."""
+    shared: dict[str, Any] = {}
+
+    def side(spec: str | None) -> dict[str, Any]:
+        try:
+            choice = resolve_choice(session, spec)
+        except CodedError as error:
+            return {"spec": spec or "", "error": presenters.error_context(error)}
+        try:
+            if not shared:
+                shared.update(session_request(session, {}), **options.request_fields())
+            result = assemble({**shared, "strategy": choice.document})
+        except CodedError as error:
+            return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
+        return {"spec": choice.spec, "choice": choice, "result": result}
+
+    return side(a_spec), side(b_spec)
 
 
 @refusals_as_pages
@@ -343,7 +352,7 @@ def compare(request, pk):
     if options.is_bound and not options.is_valid():
         status = 400  # the form shows which option is wrong; nothing is compared
     elif a_spec and b_spec:
-        a, b = _side(session, a_spec, options), _side(session, b_spec, options)
+        a, b = _sides(session, a_spec, b_spec, options)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
             alignment = align_messages(a["result"].request.messages, b["result"].request.messages)
@@ -378,7 +387,7 @@ def compare_rows(request, pk):
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
-    a, b = _side(session, request.GET.get("a") or "", options), _side(session, request.GET.get("b") or "", options)
+    a, b = _sides(session, request.GET.get("a") or "", request.GET.get("b") or "", options)
     for side in (a, b):
         if "error" in side:
             raise ServiceError(side["error"]["code"], side["error"]["error"], status=side["error"]["status"])
