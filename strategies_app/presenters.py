@@ -226,7 +226,10 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "held_id": key + HELD_SUFFIX,
             **dict(zip(("way_out", "source_frees"), _way_out(own, bool(holds.get(key))), strict=True)),
             "tokens": sum(placed.get(node_id, 0) for node_id in row.node_ids),
-            "no_effect": position_reason(result, key) if result is not None and key not in locked_keys else "",
+            # a row with output in the request can be moved: ask why not only of the others (position_reason
+            # walks every node of the request, once per row)
+            "no_effect": position_reason(result, key) if result is not None and key not in locked_keys and (
+                row.empty or not any(node_id in placed for node_id in row.node_ids)) else "",
             "placement_words": PLACEMENT_WORDS.get(row.placement, row.placement),
         })
     return shown
