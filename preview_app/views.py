@@ -99,6 +99,7 @@ def _preview_request(session: Session, choice, options: PreviewOptionsForm | Non
 
 
 PROJECTED_BY_DEFAULT = 400  # history messages up to which the preview page loads the projection without being asked
+COUNTED_BY_DEFAULT = 400  # ... and the across-models table (every tokenizer counts the whole request)
 
 
 def _turns(request) -> int:
@@ -130,7 +131,7 @@ def _across_link(request, session: Session, request_data: dict[str, Any]) -> dic
     a request of its own, loaded on load (htmx) for a short history and when asked for a long one."""
     url = reverse("preview:preview-across", args=[session.pk])
     return {"url": url + (f"?{request.GET.urlencode()}" if request.GET else ""),
-            "auto": len(request_data["conversation"]["history"]) <= PROJECTED_BY_DEFAULT}
+            "auto": len(request_data["conversation"]["history"]) <= COUNTED_BY_DEFAULT}
 
 
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
