@@ -5,6 +5,7 @@ functions over the result's typed parts: no queries, so the page costs the same 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,13 +39,13 @@ class HistoryTotal:
     tokens: int
 
 
-def history_totals(rows: list[Row]) -> list[HistoryTotal]:
+def history_totals(messages: Iterable[RequestMessage]) -> list[HistoryTotal]:
     """The History entry column summed: per status, how many messages and tokens (statuses absent left out)."""
     counts: dict[str, list[int]] = {}
-    for row in rows:
-        total = counts.setdefault(row.message.history_status, [0, 0])
+    for message in messages:
+        total = counts.setdefault(message.history_status, [0, 0])
         total[0] += 1
-        total[1] += row.message.tokens
+        total[1] += message.tokens
     order = {status: i for i, status in enumerate(HISTORY_STATUS_ORDER)}
     return [HistoryTotal(status, str(HISTORY_STATUS_WORDS.get(status, status)), n, tokens)
             for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))]
@@ -214,7 +215,7 @@ class PresetBudgetView:
 @dataclass
 class PreviewDisplay:
     result: AssemblyResult
-    rows: list[Row]
+    rows: Rows
     diagnostics: list[dict[str, Any]]
     segments: list[Segment]
     budget: BudgetView | None
@@ -228,22 +229,46 @@ class PreviewDisplay:
 
     @property
     def history_totals(self) -> list[HistoryTotal]:
-        return history_totals(self.rows)
+        return history_totals(self.result.request.messages)
 
     @property
     def diagnostic_count(self) -> int:
         return sum(len(d["occurrences"]) for d in self.diagnostics)
 
 
-def _rows(result: AssemblyResult) -> list[Row]:
-    nodes = {node.id: node for node in result.nodes}
-    words = Words()
-    changes: dict[str, list[RegexChange]] = {}
-    for change in result.regex_changes:
-        changes.setdefault(change.part, []).append(change)
-    return [Row(index, message, [Part(part, nodes.get(part), words, tuple(changes.get(part, ())))
-                                 for part in message.parts], words)
-            for index, message in enumerate(result.request.messages)]
+class Rows(Sequence):
+    """One row per request message, each built when first read: a page of a 5,000-message request shows a window
+    of a few dozen (issue 19), so the rest are never built; its length and totals come from the messages."""
+
+    def __init__(self, result: AssemblyResult):
+        self._messages = result.request.messages
+        self._nodes = {node.id: node for node in result.nodes}
+        self._words = Words()
+        self._changes: dict[str, list[RegexChange]] = {}
+        for change in result.regex_changes:
+            self._changes.setdefault(change.part, []).append(change)
+        self._built: dict[int, Row] = {}
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def _row(self, index: int) -> Row:
+        row = self._built.get(index)
+        if row is None:
+            message, nodes, changes = self._messages[index], self._nodes, self._changes
+            row = self._built[index] = Row(index, message, [
+                Part(part, nodes.get(part), self._words, tuple(changes.get(part, ()))) for part in message.parts],
+                self._words)
+        return row
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._row(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._row(index)
 
 
 def _segments(by_module: dict[str, int]) -> list[Segment]:
@@ -296,7 +321,7 @@ def display(result: AssemblyResult) -> PreviewDisplay:
         events.append({**event.model_dump(mode="json"), "kind": kind,
                        "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
-    return PreviewDisplay(result=result, rows=_rows(result), diagnostics=list(diagnostics.values()),
+    return PreviewDisplay(result=result, rows=Rows(result), diagnostics=list(diagnostics.values()),
                           segments=_segments(result.tokens.by_module), budget=budget,
                           preset_budget=preset_budget, world_book=world_book_log(result), durable_events=events)
 

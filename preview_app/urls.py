@@ -24,6 +24,7 @@ urlpatterns = [
     path("sessions/<int:pk>/say/", session_views.session_say, name="session-say"),
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
     path("sessions/<int:pk>/preview/projection/", views.preview_projection, name="preview-projection"),
+    path("sessions/<int:pk>/preview/across-models/", views.preview_across, name="preview-across"),
     path("sessions/<int:pk>/preview/rows/", views.preview_rows, name="preview-rows"),
     path("sessions/<int:pk>/preview/<str:shape>.json", views.preview_export, name="preview-export"),
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),

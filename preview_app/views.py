@@ -40,7 +40,7 @@ from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
-from preview_app.token_window import golden_window
+from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
@@ -99,6 +99,7 @@ def _preview_request(session: Session, choice, options: PreviewOptionsForm | Non
 
 
 PROJECTED_BY_DEFAULT = 400  # history messages up to which the preview page loads the projection without being asked
+COUNTED_BY_DEFAULT = 400  # ... and the across-models table (every tokenizer counts the whole request)
 
 
 def _turns(request) -> int:
@@ -123,6 +124,14 @@ def _projection_link(request, session: Session, request_data: dict[str, Any]) ->
     return {"turns": _turns(request), "max": MAX_TURNS, "action": action,
             "url": action + (f"?{request.GET.urlencode()}" if request.GET else ""),
             "auto": asked or len(request_data["conversation"]["history"]) <= PROJECTED_BY_DEFAULT}
+
+
+def _across_link(request, session: Session, request_data: dict[str, Any]) -> dict[str, Any]:
+    """Where the preview page loads its across-models table from: every tokenizer counts the whole request, so it is
+    a request of its own, loaded on load (htmx) for a short history and when asked for a long one."""
+    url = reverse("preview:preview-across", args=[session.pk])
+    return {"url": url + (f"?{request.GET.urlencode()}" if request.GET else ""),
+            "auto": len(request_data["conversation"]["history"]) <= COUNTED_BY_DEFAULT}
 
 
 def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm) -> str:
@@ -153,6 +162,7 @@ def preview(request, pk):
         request_data = _preview_request(session, choice, options)
         context["view"] = display(assemble(request_data))
         context["projection"] = _projection_link(request, session, request_data)
+        context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
@@ -194,6 +204,32 @@ def preview_projection(request, pk):
         return render(request, "preview/projection.html#projection", context)
     error = context["projection"].get("error")
     return render(request, "preview/projection.html", context, status=error["status"] if error else 200)
+
+
+@refusals_as_pages
+@require_GET
+def preview_across(request, pk):
+    """The preview's request counted by every tokenizer (same query as the preview page): the fragment the preview
+    page loads with htmx, a page of its own without JavaScript. A refusal shows in the fragment (answering 200 so
+    htmx swaps it in); the page answers the refusal's status."""
+    session = session_for_read(pk)
+    options = PreviewOptionsForm(request.GET or None)
+    query = request.GET.urlencode()
+    context: dict[str, Any] = {
+        "session": session,
+        "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
+    try:
+        choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+        context["choice"] = choice
+        if options.is_bound and not options.is_valid():
+            raise invalid(*options.first_error())
+        context["rows"] = across_models(assemble(_preview_request(session, choice, options)))
+    except CodedError as error:
+        context["error"] = presenters.error_context(error)
+    if request.htmx:
+        return render(request, "preview/across_models.html#across", context)
+    error = context.get("error")
+    return render(request, "preview/across_models.html", context, status=error["status"] if error else 200)
 
 
 def _range_href(request, session: Session):
@@ -280,17 +316,26 @@ def preview_export(request, pk, shape):
 # ---------------------------------------------------------------------------------------------- compare
 
 
-def _side(session: Session, spec: str | None, options: PreviewOptionsForm) -> dict[str, Any]:
-    """One side of a comparison: its choice and result, or the refusal that stopped it."""
-    try:
-        choice = resolve_choice(session, spec)
-    except CodedError as error:
-        return {"spec": spec or "", "error": presenters.error_context(error)}
-    try:
-        result = assemble(_preview_request(session, choice, options))
-    except CodedError as error:
-        return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
-    return {"spec": choice.spec, "choice": choice, "result": result}
+def _sides(session: Session, a_spec: str | None, b_spec: str | None,
+           options: PreviewOptionsForm) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both sides of a comparison, each its choice and result or the refusal that stopped it. The session's
+    history is read once for both: only the strategy differs between the two requests."""
+    shared: dict[str, Any] = {}
+
+    def side(spec: str | None) -> dict[str, Any]:
+        try:
+            choice = resolve_choice(session, spec)
+        except CodedError as error:
+            return {"spec": spec or "", "error": presenters.error_context(error)}
+        try:
+            if not shared:
+                shared.update(session_request(session, {}), **options.request_fields())
+            result = assemble({**shared, "strategy": choice.document})
+        except CodedError as error:
+            return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
+        return {"spec": choice.spec, "choice": choice, "result": result}
+
+    return side(a_spec), side(b_spec)
 
 
 @refusals_as_pages
@@ -308,7 +353,7 @@ def compare(request, pk):
     if options.is_bound and not options.is_valid():
         status = 400  # the form shows which option is wrong; nothing is compared
     elif a_spec and b_spec:
-        a, b = _side(session, a_spec, options), _side(session, b_spec, options)
+        a, b = _sides(session, a_spec, b_spec, options)
         context.update(a=a, b=b)
         if "result" in a and "result" in b:
             alignment = align_messages(a["result"].request.messages, b["result"].request.messages)
@@ -343,7 +388,7 @@ def compare_rows(request, pk):
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
-    a, b = _side(session, request.GET.get("a") or "", options), _side(session, request.GET.get("b") or "", options)
+    a, b = _sides(session, request.GET.get("a") or "", request.GET.get("b") or "", options)
     for side in (a, b):
         if "error" in side:
             raise ServiceError(side["error"]["code"], side["error"]["error"], status=side["error"]["status"])

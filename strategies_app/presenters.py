@@ -226,7 +226,10 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "held_id": key + HELD_SUFFIX,
             **dict(zip(("way_out", "source_frees"), _way_out(own, bool(holds.get(key))), strict=True)),
             "tokens": sum(placed.get(node_id, 0) for node_id in row.node_ids),
-            "no_effect": position_reason(result, key) if result is not None and key not in locked_keys else "",
+            # a row with output in the request can be moved: ask why not only of the others (position_reason
+            # walks every node of the request, once per row)
+            "no_effect": position_reason(result, key) if result is not None and key not in locked_keys and (
+                row.empty or not any(node_id in placed for node_id in row.node_ids)) else "",
             "placement_words": PLACEMENT_WORDS.get(row.placement, row.placement),
         })
     return shown
@@ -351,7 +354,12 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
     if result is None:
         blocks = []
     else:
-        names = {node.id: node_name(node.name) or node.id for node in result.nodes}
+        nodes = {node.id: node for node in result.nodes}
+
+        def name_of(node_id: str) -> str:  # in words only for the few a label shows, not 5,000 history nodes
+            node = nodes.get(node_id)
+            return (node_name(node.name) or node_id) if node is not None else node_id
+
         placed = _placed_tokens(result)
         blocks = []
         for index, block in enumerate(result.layout.blocks):
@@ -363,7 +371,7 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
             elif module == "input":
                 label = _("the user's input")
             else:
-                shown = [names.get(i, i) for i in members[:3]]
+                shown = [name_of(i) for i in members[:3]]
                 label = ", ".join(shown) + (f" +{len(members) - 3}" if len(members) > 3 else "")
             blocks.append({"id": block.id, "index": index, "label": label, "module": module, "rule": rule_id,
                            "group": group, "group_words": _group_words(module, group), "role": role,

@@ -144,3 +144,19 @@ def test_compare_with_one_refused_side_shows_its_error(world, users):
     assert b'data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"' in response.content
     missing = client_for(users["qa"]).get(f"/sessions/{session.pk}/compare/?a=applied&b=nope")
     assert missing.status_code == 404 and b'data-code="NOT_FOUND"' in missing.content
+
+
+def test_a_comparison_reads_the_session_history_once_for_both_sides(world, users):
+    """Issue 19: the two sides differ only in their strategy, so the history (5,000 rows on a long chat) is read
+    once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    session = world["session"]
+    with CaptureQueriesContext(connection) as queries:
+        response = client_for(users["qa"]).get(
+            f"/sessions/{session.pk}/compare/?a=applied&b=builtin-st")
+    assert response.status_code == 200 and "data-changes=" in response.content.decode()
+    history_reads = [q["sql"] for q in queries.captured_queries
+                     if 'FROM "preview_app_sessionevent"' in q["sql"] and '"content"' in q["sql"]]
+    assert len(history_reads) == 1

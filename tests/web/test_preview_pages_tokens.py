@@ -62,9 +62,19 @@ def test_builtin_st_is_measured_against_the_presets_context_size(world, users):
     assert f'data-context-window="{tokens["context_window"]}"' in element
 
 
+def across_url(html):
+    """The across-models table's own URL, as the preview page links it (issue 19: not counted inline)."""
+    return re.search(r'data-across-url="([^"]+)"', html).group(1).replace("&amp;", "&")
+
+
 def test_the_across_models_table_lists_every_encoding(world, users):
     session, client = world["session"], client_for(users["qa"])
-    html = page(client, session, "model=mistral-nemo")
+    url = across_url(page(client, session, "model=mistral-nemo"))
+    assert url == f"/sessions/{session.pk}/preview/across-models/?model=mistral-nemo"
+    response = client.get(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="panel" id="across"') and "<html" not in html
     rows = re.findall(r'<tr data-encoding="([^"]+)" data-request-total="(\d+)" data-context-window="(\d+)"'
                       r'( class="current")?', html)
     assert [row[0] for row in rows] == list(ENCODINGS)
