@@ -7,6 +7,7 @@ Everything runs on a throwaway SQLite database in a temporary folder: migrations
 
 from __future__ import annotations
 
+import gc
 import http.client
 import json
 import os
@@ -164,7 +165,8 @@ def _pages(world: dict) -> Table:
             verdict = "-" if not target else ("NOT MET (" + ", ".join(missed) + ")" if missed else "met")
             table.add(page, f"{size:,}", timing.runs, f"{timing.median_ms:.1f}", f"{html_bytes / 1e6:.2f}",
                       target or "-", verdict)
-    table.notes.append("server time = the Django test client's full request; HTML MB = the body's bytes / 10^6.")
+    table.notes.append("server time = the Django test client's full request; HTML MB = the body's bytes / 10^6; "
+                       f"collector thresholds {gc.get_threshold()} (studio/collector.py, STUDIO_GC_THRESHOLD).")
     table.notes.append("editor = the strategy editor with its live preview on that session (one engine run); "
                        "compare = applied vs builtin-st (one run per side); goldens = the session's one golden.")
     return table

@@ -6,6 +6,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from studio.collector import parse_threshold
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 PRODUCTION = os.environ.get("DJANGO_ENV") == "production"
 
@@ -35,7 +37,11 @@ INSTALLED_APPS = [
     "template_partials",
     "strategies_app",
     "preview_app",
+    "studio.apps.StudioConfig",
 ]
+
+# The server process's collector thresholds (studio/collector.py); "off" leaves the interpreter's own.
+STUDIO_GC_THRESHOLD = parse_threshold(os.environ.get("STUDIO_GC_THRESHOLD"))
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
