@@ -44,7 +44,14 @@ from assembly.positions import (
     position_rows,
 )
 from assembly.reading import ImportInvalid
-from assembly.request import AssemblyRequest, ConversationMessage, HostSettings, Section, parse_request
+from assembly.request import (
+    AssemblyRequest,
+    ConversationMessage,
+    HostSettings,
+    Section,
+    parse_request,
+    share_message_field_sets,
+)
 from assembly.resource_memo import remember, remembered, resources_key
 from assembly.results import (
     AssemblyResult,
@@ -78,6 +85,8 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     key = resources_key(request.get("resources")) if isinstance(request, dict) else None
     known = remembered(key)
     req = parse_request(request, resources_checked=known is not None)
+    if req is not request:
+        share_message_field_sets(req)
     run = _resolve(req, key, known)
     logical = _logical(run)
     nodes = _order(run, logical)

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.blocks import Block, Node
+from assembly.blocks import NO_CHILDREN, Block, Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
@@ -459,6 +459,7 @@ def _native_node(state: _State, entry: _Entry, block: Block, message_id: str, sl
         id=f"{module}:{message_id}", rule_id=entry.rule["id"], module=module, name=module, role=role,
         original_role=role, text=message.get("content") or "", trust=_message_trust(message, module), block=block,
         message=message, locked=True, lock_reason="runtime", position_decision="runtime", lifetime="native",
+        children=NO_CHILDREN,
     )
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id

@@ -194,9 +194,10 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
         raise _outlet_refusal(exc, hosts) from None
     for n, i in enumerate(indices):
         nodes[i].text = placed.messages[n]["content"]
-        nodes[i].children.extend({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
-                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
-                                 for b in placeable if hosts[b["outlet_name"]] == i)
+        # a new list: a node's children may be the shared blocks.NO_CHILDREN
+        nodes[i].children = [*nodes[i].children, *({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
+                                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
+                                                 for b in placeable if hosts[b["outlet_name"]] == i)]
 
 
 def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:
