@@ -123,21 +123,3 @@ def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checke
                             detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
                                                for e in exc.errors()[:20]]}) from None
 
-
-_FIELD_SETS: dict[frozenset[str], set[str]] = {}
-_set_attribute = object.__setattr__
-
-
-def share_message_field_sets(req: AssemblyRequest) -> None:
-    """Give the conversation messages of a request the engine parsed itself one fields-set per distinct set of given
-    fields: pydantic makes one per message, a tenth of the objects the collector tracked in a long request. Only for
-    a request `assemble()` parsed from a dict and keeps to itself: nothing sets an attribute on its messages (which
-    would add a name to every message sharing the set)."""
-    for messages in (req.conversation.history, req.conversation.input):
-        for message in messages:
-            given = message.__pydantic_fields_set__
-            key = frozenset(given)
-            shared = _FIELD_SETS.get(key)
-            if shared is None:
-                shared = _FIELD_SETS.setdefault(key, set(given)) if len(_FIELD_SETS) < 256 else given
-            _set_attribute(message, "__pydantic_fields_set__", shared)
