@@ -122,4 +122,3 @@ def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checke
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{path}: {first['msg']}",
                             detail={"errors": [{"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]}
                                                for e in exc.errors()[:20]]}) from None
-
