@@ -44,7 +44,14 @@ from assembly.positions import (
     position_rows,
 )
 from assembly.reading import ImportInvalid
-from assembly.request import AssemblyRequest, ConversationMessage, HostSettings, Section, parse_request
+from assembly.request import (
+    AssemblyRequest,
+    Conversation,
+    ConversationMessage,
+    HostSettings,
+    Section,
+    parse_request,
+)
 from assembly.resource_memo import remember, remembered, resources_key
 from assembly.results import (
     AssemblyResult,
@@ -72,6 +79,7 @@ from assembly.tokens import count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+_NO_CONVERSATION = Conversation()
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
@@ -79,6 +87,10 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     known = remembered(key)
     req = parse_request(request, resources_checked=known is not None)
     run = _resolve(req, key, known)
+    if req is not request:
+        # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
+        # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
+        req.conversation = _NO_CONVERSATION
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)

@@ -15,7 +15,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry, build_trusted
+from assembly.results import LayoutBlock, LayoutEntry, adopt_complete
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -94,13 +94,13 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
             limitations.append("RUNTIME_POSITION_FIXED")
         if node_region(first, backend).endswith(":context"):
             limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-        blocks.append(build_trusted(
-            LayoutBlock, id=block_id, key=list(key), binding=binding, movable=binding == "free",
-            overridable=binding == "slot", region=node_region(first, backend), reason=reason,
-            slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
-            node_ids=[n.id for n in members],
-            entries=[_entry(n) for n in members],
-        ))
+        blocks.append(adopt_complete(LayoutBlock, {
+            "id": block_id, "key": list(key), "binding": binding, "movable": binding == "free",
+            "overridable": binding == "slot", "region": node_region(first, backend), "reason": reason,
+            "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
+            "node_ids": [n.id for n in members],
+            "entries": [_entry(n) for n in members],
+        }))
     return blocks
 
 

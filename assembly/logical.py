@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.blocks import Block, Node
+from assembly.blocks import NO_CHILDREN, Block, Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
+from assembly.source_memo import source_blocks
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
@@ -207,7 +208,8 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
         elif kind == "input":
             blocks = native_block("input", inputs)
         elif kind in SOURCES:
-            blocks = SOURCES[kind](ctx, rule) if rule["enabled"] or kind in ("character", "persona") else []
+            blocks = source_blocks(kind, SOURCES[kind], ctx, rule) if rule["enabled"] or kind in (
+                "character", "persona") else []
         else:
             if rule["enabled"]:
                 state.diagnostics.append({"code": "ASSEMBLY_SOURCE_UNAVAILABLE", "sourceId": kind,
@@ -232,7 +234,8 @@ def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inp
         if kind not in state.entries:
             rule = {"id": f"reference-{kind}", "kind": kind, "enabled": False, "role": "preserve",
                     "lifetime": "request", "depth": None, "text": "", "name": ""}
-            state.entries[kind] = _Entry(rule=rule, index=len(state.strategy["rules"]), blocks=SOURCES[kind](ctx, rule))
+            state.entries[kind] = _Entry(rule=rule, index=len(state.strategy["rules"]),
+                                         blocks=source_blocks(kind, SOURCES[kind], ctx, rule))
 
 
 # 2. claims --------------------------------------------------------------------------------------------------------
@@ -459,6 +462,7 @@ def _native_node(state: _State, entry: _Entry, block: Block, message_id: str, sl
         id=f"{module}:{message_id}", rule_id=entry.rule["id"], module=module, name=module, role=role,
         original_role=role, text=message.get("content") or "", trust=_message_trust(message, module), block=block,
         message=message, locked=True, lock_reason="runtime", position_decision="runtime", lifetime="native",
+        children=NO_CHILDREN,
     )
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id

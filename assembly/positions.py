@@ -15,7 +15,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.results import PlacementControl, PositionRow, build_trusted
+from assembly.results import PlacementControl, PositionRow, adopt_complete, build_trusted
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -194,9 +194,10 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
         raise _outlet_refusal(exc, hosts) from None
     for n, i in enumerate(indices):
         nodes[i].text = placed.messages[n]["content"]
-        nodes[i].children.extend({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
-                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
-                                 for b in placeable if hosts[b["outlet_name"]] == i)
+        # a new list: a node's children may be the shared blocks.NO_CHILDREN
+        nodes[i].children = [*nodes[i].children, *({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
+                                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
+                                                 for b in placeable if hosts[b["outlet_name"]] == i)]
 
 
 def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:
@@ -254,18 +255,19 @@ def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: d
             runs += 1
         previous = index
     locked_nodes = [n for _, n in placed if n.locked]
-    reasons = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
-    return build_trusted(
-        PositionRow, key=key, source_id=source_id, position_id=position_id,
-        name_en=category["name_en"] if category else key, name_zh=category["name_zh"] if category else key,
-        enabled=enabled and not disabled, configurable=configurable, module_available=rule is not None,
-        placement=(setting or {}).get("placement", "source"), anchor=(setting or {}).get("anchor"),
-        missing=category is None, node_ids=[n.id for _, n in placed], empty=not placed,
-        split=runs > 1, locked=bool(placed) and len(locked_nodes) == len(placed),
-        partly_locked=0 < len(locked_nodes) < len(placed), lock_reasons=reasons,
-        held_by=sorted({n.slot_id for n in locked_nodes if n.slot_id}),
-        decisions=sorted({n.position_decision for _, n in placed}),
-    )
+    # Every field, as a dict literal (results.adopt_complete): one row per catalogue position of every request.
+    return adopt_complete(PositionRow, {
+        "key": key, "source_id": source_id, "position_id": position_id,
+        "name_en": category["name_en"] if category else key, "name_zh": category["name_zh"] if category else key,
+        "enabled": enabled and not disabled, "configurable": configurable, "module_available": rule is not None,
+        "placement": (setting or {}).get("placement", "source"), "anchor": (setting or {}).get("anchor"),
+        "missing": category is None, "node_ids": [n.id for _, n in placed], "empty": not placed,
+        "split": runs > 1, "locked": bool(placed) and len(locked_nodes) == len(placed),
+        "partly_locked": 0 < len(locked_nodes) < len(placed),
+        "lock_reasons": sorted({n.lock_reason for n in locked_nodes if n.lock_reason}),
+        "held_by": sorted({n.slot_id for n in locked_nodes if n.slot_id}),
+        "decisions": sorted({n.position_decision for _, n in placed}),
+    })
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
