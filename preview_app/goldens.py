@@ -7,7 +7,7 @@ does. Whether the strategy's latest revision would change it is a separate check
 shown beside the status. The status also says whether the session still runs the approved revision.
 
 A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
-and compared as canonical JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
+and compared as parsed JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
 and its alignment, when they are read: the page's bounded part diff, the full unified diff (`goldens check`, the
 API) and the message alignment (which validates typed messages from both documents).
 """
