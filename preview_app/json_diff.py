@@ -5,7 +5,7 @@ compared, never dumped nor diffed. `full_diff` is the unified diff of the whole 
 `goldens check` command and the API give it); it diffs only the lines between the common head and tail, so one
 changed message in 5,000 costs little. `part_diff` is what the goldens page shows: the document walked down to the
 parts that differ (a top-level key, one request message, one field of it), each part's unified diff under its path,
-the whole bounded to a number of lines with a note of how many more there are.
+the whole bounded to a number of lines with a note of how many parts are left out.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 _MISSING = object()  # a key one document has and the other lacks
 CONTEXT = 3  # unified diff context lines, as difflib's default
-PAGE_LINES = 400  # the page's bound: more is a note, never 5,000 rows
+PAGE_LINES = 400  # the page's bound: the parts past it are a note, never 5,000 rows
 
 
 def canonical(document: Any) -> str:
@@ -101,14 +101,12 @@ def _common_ends(a: list[str], b: list[str], tail_first: bool = False) -> tuple[
 
 @dataclass(frozen=True)
 class PartDiff:
-    """The page's diff: the lines shown (headers, "@@ path" per part, then its lines) and how many were left out."""
+    """The page's diff: the lines shown (headers, then each part's lines under "@@ path @@"), how many differing
+    parts there are, and how many of them are left out or cut short by the bound."""
 
     lines: list[str]
-    more: int  # lines of the whole part diff past the bound
-
-    @property
-    def total(self) -> int:
-        return len(self.lines) + self.more
+    parts: int
+    more: int
 
     def __bool__(self) -> bool:
         return bool(self.lines)
@@ -142,11 +140,14 @@ def _parts(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
             if tag == "equal":
                 continue
             i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
-            if tag == "replace" and i2 - i1 == j2 - j1:  # changed in place: each pair on its own
-                for offset in range(i2 - i1):
+            if tag == "replace":  # changed in place: each pair on its own, then what is left over on one side
+                paired = min(i2 - i1, j2 - j1)
+                for offset in range(paired):
                     if left[i1 + offset] != right[j1 + offset]:
                         _parts(_path(path, j1 + offset), a[i1 + offset], b[j1 + offset], out)
-                continue
+                i1, j1 = i1 + paired, j1 + paired
+                if i1 == i2 and j1 == j2:
+                    continue
             label = _path(path, j1) if j2 - j1 <= 1 and i2 - i1 <= 1 else f"{path}[{j1}:{j2}]"
             out.append((label, _items(a, i1, i2), _items(b, j1, j2)))
         return
@@ -155,20 +156,23 @@ def _parts(path: str, a: Any, b: Any, out: list[tuple[str, Any, Any]]) -> None:
 
 def part_diff(before: Any, after: Any, labels: tuple[str, str], limit: int | None = None) -> PartDiff:
     """The differing parts of two documents, each as a unified diff of its indented JSON under "@@ path @@", at most
-    `limit` lines (the rest counted in `more`); empty when the documents are equal."""
+    `limit` lines; the parts past the bound are counted, not diffed (a strategy that changes every message gives
+    5,000 parts). Empty when the documents are equal."""
     if documents_equal(before, after):
-        return PartDiff([], 0)
+        return PartDiff([], 0, 0)
     limit = PAGE_LINES if limit is None else limit
     parts: list[tuple[str, Any, Any]] = []
     _parts("", before, after, parts)
     lines = [f"--- {labels[0]}", f"+++ {labels[1]}"]
-    more = 0
-    for path, a, b in parts:
+    for shown, (path, a, b) in enumerate(parts):
+        room = limit - len(lines)
+        if room <= 0:
+            return PartDiff(lines, len(parts), len(parts) - shown)
         body = []
         for line in list(difflib.unified_diff(_lines(a), _lines(b), lineterm="", n=CONTEXT))[2:]:
             # the part's own line numbers mean nothing on the page: each hunk is headed by the part's path
             body.append(f"@@ {path or '(document)'} @@" if line.startswith("@@") else line)
-        room = max(0, limit - len(lines))
         lines.extend(body[:room])
-        more += len(body) - min(room, len(body))
-    return PartDiff(lines, more)
+        if len(body) > room:
+            return PartDiff(lines, len(parts), len(parts) - shown)
+    return PartDiff(lines, len(parts), 0)

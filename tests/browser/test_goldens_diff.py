@@ -1,5 +1,5 @@
 """Issue 19 in a real Chromium: the goldens page of a 5,000-message session whose history changed in 200 places
-shows the changed messages and a bounded JSON diff of the changed parts, with a note of how many lines are left out
+shows the changed messages and a bounded JSON diff of the changed parts, with a note of how many parts are left out
 (the full diff is the `goldens check` command's)."""
 
 import pytest
@@ -38,7 +38,7 @@ def test_a_long_diff_is_bounded_on_the_page(live_server, page, login_as, changed
     expect(lines.nth(2)).to_have_text("@@ budget.remaining @@")
     assert not diff.locator("span.hunk", has_text="@@ -").count()
     note = diff.locator("[data-diff-more]")
-    expect(note).to_contain_text("more lines not shown.")
+    expect(note).to_contain_text("changed parts not shown in full.")
     assert int(note.get_attribute("data-diff-more")) > 0
     note.scroll_into_view_if_needed()
     shoot(page, "goldens-bounded-diff")
@@ -46,5 +46,5 @@ def test_a_long_diff_is_bounded_on_the_page(live_server, page, login_as, changed
     page.locator("form.lang button[type=submit]").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     page.locator(f"#golden-{changed_golden.pk} details.diff").last.locator("summary").click()
-    expect(page.locator("[data-diff-more]")).to_contain_text("行未显示")
+    expect(page.locator("[data-diff-more]")).to_contain_text("处变化未完整显示")
     shoot(page, "zh-goldens-bounded-diff")

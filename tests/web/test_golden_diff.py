@@ -107,28 +107,40 @@ def test_one_changed_message_of_five_thousand_is_one_small_part():
     assert hunk and hunk.group(1) == hunk.group(2) and int(hunk.group(1)) > 4321 * 8
 
 
-def test_a_long_diff_is_bounded_and_says_how_many_lines_are_left_out():
+def test_a_long_diff_is_bounded_and_counts_the_parts_left_out():
+    """300 messages changed: 300 parts of 3 lines; at 50 lines the page shows the first 16 parts (the 17th cut
+    short) and counts the other parts without diffing them."""
     after = _result(300)
     for message in after["request"]["messages"]:
         message["content"] = "All new."
     diff = part_diff(_result(300), after, LABELS, limit=50)
-    assert len(diff.lines) == 50 and diff.more > 0
     whole = part_diff(_result(300), after, LABELS, limit=10_000)
-    assert diff.total == whole.total == len(whole.lines) and whole.more == 0
-    assert diff.lines == whole.lines[:50]
+    assert (whole.parts, whole.more, len(whole.lines)) == (300, 0, 2 + 300 * 3)
+    assert len(diff.lines) == 50 and diff.lines == whole.lines[:50]
+    assert (diff.parts, diff.more) == (300, 300 - 16)
+
+
+def test_a_replaced_run_of_another_length_is_paired_then_the_rest():
+    """Every message rewritten and one fewer: pairs in place, then the one left over as removed."""
+    after = json.loads(json.dumps(BASE))
+    after["request"]["messages"] = [{**m, "content": "New."} for m in after["request"]["messages"][:5]]
+    diff = part_diff(BASE, after, LABELS)
+    assert [line for line in diff.lines if line.startswith("@@")] == [
+        *(f"@@ request.messages[{i}].content @@" for i in range(5)), "@@ request.messages[5] @@"]
 
 
 def test_the_page_shows_the_bounded_diff_and_the_note(world, users, monkeypatch):
     services.event_append(session=world["session"], role="assistant", content="A new reply.", name="")
     status = golden_status(GoldenSnapshot.objects.get(pk=world["golden"].pk))
-    assert status.status == "differs" and status.page_diff.total > 6
+    assert status.status == "differs" and len(status.page_diff.lines) > 6 and status.page_diff.parts > 1
     monkeypatch.setattr(json_diff, "PAGE_LINES", 6)
+    bounded = part_diff(status.approved.before, status.fresh, LABELS, limit=6)
     html = client_for(users["qa"]).get("/goldens/").content.decode()
     shown = re.search(r'<pre class="unified-diff">(.*?)</pre>', html, re.S).group(1)
-    assert shown.count("<span") == 6
-    more = status.page_diff.total - 6
-    assert f'data-diff-more="{more}"' in html and f"{more} more lines not shown." in html
-    assert f"Result JSON diff ({status.page_diff.total} lines)" in html
+    assert shown.count("<span") == 6 and bounded.more > 0
+    assert f'data-diff-more="{bounded.more}"' in html
+    assert re.search(rf"{bounded.more} changed parts? not shown in full\.", html)
+    assert re.search(rf"Result JSON diff \({bounded.parts} changed parts?\)", html)
 
 
 def test_the_check_command_and_the_api_give_the_full_diff(world, users):
