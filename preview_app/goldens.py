@@ -7,19 +7,21 @@ does. Whether the strategy's latest revision would change it is a separate check
 shown beside the status. The status also says whether the session still runs the approved revision.
 
 A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
-and diffed as JSON, and only the alignment reads typed messages (validated from both documents).
+and compared as parsed JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
+and its alignment, when they are read: the page's bounded part diff, the full unified diff (`goldens check`, the
+API) and the message alignment (which validates typed messages from both documents).
 """
 
 from __future__ import annotations
 
-import difflib
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from assembly import AssemblyError, assemble
 from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
+from preview_app.json_diff import PartDiff, documents_equal, full_diff, part_diff
 from preview_app.models import GoldenSnapshot
 from preview_app.previews import session_request, strategy_document
 from strategies_app.models import StrategyRevision
@@ -27,16 +29,34 @@ from strategies_app.models import StrategyRevision
 
 @dataclass
 class RevisionCheck:
-    """The golden against a fresh run of its session with one revision."""
+    """The golden (or the approved revision's run) against a fresh run of its session with one revision."""
 
     revision: StrategyRevision
-    fresh: dict[str, Any]  # the fresh result JSON, or the engine's error JSON
-    diff: list[str]
-    alignment: Alignment
+    before: dict[str, Any] = field(repr=False)  # what the fresh run is checked against
+    fresh: dict[str, Any] = field(repr=False)  # the fresh result JSON, or the engine's error JSON
+    labels: tuple[str, str] = ("approved", "now")
+    same: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.same = documents_equal(self.before, self.fresh)
 
     @property
     def status(self) -> str:
-        return "matches" if not self.diff else "differs"
+        return "matches" if self.same else "differs"
+
+    @cached_property
+    def diff(self) -> list[str]:
+        """The unified diff of the whole result JSON (empty when it matches)."""
+        return [] if self.same else full_diff(self.before, self.fresh, self.labels)
+
+    @cached_property
+    def page_diff(self) -> PartDiff:
+        """The differing parts only, bounded: what the goldens page shows."""
+        return part_diff(self.before, self.fresh, self.labels)
+
+    @cached_property
+    def alignment(self) -> Alignment:
+        return align_messages(_messages(self.before), _messages(self.fresh))
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -64,6 +84,10 @@ class GoldenStatus:
     @property
     def diff(self) -> list[str]:
         return self.approved.diff
+
+    @property
+    def page_diff(self) -> PartDiff:
+        return self.approved.page_diff
 
     @property
     def alignment(self) -> Alignment:
@@ -99,9 +123,7 @@ def _messages(result: dict[str, Any]) -> list[RequestMessage]:
 def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[str, str] = ("approved", "now"),
                 ) -> list[str]:
     """Unified diff of two result JSON documents (keys sorted); empty when they are equal."""
-    before = json.dumps(approved, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    after = json.dumps(fresh, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    return list(difflib.unified_diff(before, after, *labels, lineterm=""))
+    return full_diff(approved, fresh, labels)
 
 
 def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
@@ -112,21 +134,15 @@ def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
         return error.to_json()
 
 
-def _check(revision: StrategyRevision, before: dict[str, Any], fresh: dict[str, Any],
-           labels: tuple[str, str]) -> RevisionCheck:
-    return RevisionCheck(revision, fresh, result_diff(before, fresh, labels),
-                         align_messages(_messages(before), _messages(fresh)))
-
-
 def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None) -> GoldenStatus:
     """Check one golden against a fresh run with its approved revision; when the strategy has a newer revision,
     also what running that one instead would change (its run against the approved revision's run, so a change of
     the session is not counted twice). `latest` is the strategy's latest revision when the caller already has it."""
     latest = latest or golden.revision.strategy.revisions.first() or golden.revision
-    approved = _check(golden.revision, golden.result, _run(golden, golden.revision), ("approved", "now"))
+    approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision))
     newer = None
     if latest.pk != golden.revision_id:
-        newer = _check(latest, approved.fresh, _run(golden, latest), ("approved revision", "latest revision"))
+        newer = RevisionCheck(latest, approved.fresh, _run(golden, latest), ("approved revision", "latest revision"))
     return GoldenStatus(golden, approved, newer)
 
 
