@@ -34,7 +34,7 @@ class AlignedRow:
     a: RequestMessage | None
     b: RequestMessage | None
     changes: list[str] = field(default_factory=list)
-    collapsed = False  # see CollapsedRows
+    collapsed = False  # a folded run's is True (studio.history_window.CollapsedRun)
     # A removed message whose parts are now (partly) inside another message: that message's index on the right;
     # an added message made (partly) of parts that were in a left message: that message's index on the left.
     parts_with: int | None = None
@@ -72,36 +72,19 @@ class Alignment:
         return all(not row.changes for row in self.rows)
 
 
-@dataclass(frozen=True)
-class CollapsedRows:
-    """A run of unchanged plain-history rows folded into one (issue 19): B's message indices and tokens."""
 
-    first: int
-    last: int
-    count: int
-    tokens: int
-
-    @property
-    def range(self) -> str:
-        return f"{self.first}-{self.last}"
-
-    @property
-    def collapsed(self) -> bool:  # the template's test between a folded run and an AlignedRow
-        return True
-
-
-def _folded(rows: list[AlignedRow], segments) -> list[AlignedRow | CollapsedRows]:
-    out: list[AlignedRow | CollapsedRows] = []
+def _folded(rows: list[AlignedRow], segments) -> list[AlignedRow | CollapsedRun]:
+    out: list[AlignedRow | CollapsedRun] = []
     for segment in segments:
         if isinstance(segment, CollapsedRun):
-            out.append(CollapsedRows(rows[segment.first].b_index, rows[segment.last].b_index, segment.count,
-                                     segment.tokens))
+            out.append(CollapsedRun(rows[segment.first].b_index, rows[segment.last].b_index, segment.count,
+                                    segment.tokens))
         else:
             out.append(rows[segment.index])
     return out
 
 
-def alignment_window(alignment: Alignment) -> list[AlignedRow | CollapsedRows]:
+def alignment_window(alignment: Alignment) -> list[AlignedRow | CollapsedRun]:
     """The rows a page shows: every row that differs, and unchanged plain history folded where it runs long.
     Folded rows have a right side (an unchanged row is a pair), so they are named by B's indices."""
     rows = alignment.rows
@@ -109,7 +92,7 @@ def alignment_window(alignment: Alignment) -> list[AlignedRow | CollapsedRows]:
     return _folded(rows, history_window(sides, {k for k, row in enumerate(rows) if row.changes}))
 
 
-def alignment_range(alignment: Alignment, first: int, last: int) -> list[AlignedRow | CollapsedRows]:
+def alignment_range(alignment: Alignment, first: int, last: int) -> list[AlignedRow | CollapsedRun]:
     """The rows of B's messages `first`..`last` (a folded run expanded), bounded, the rest folded again."""
     rows = [row for row in alignment.rows if row.b_index is not None and first <= row.b_index <= last]
     return _folded(rows, range_window([row.b for row in rows], 0, len(rows) - 1))

@@ -42,6 +42,10 @@ class CollapsedRun:
     def range(self) -> str:
         return f"{self.first}-{self.last}"
 
+    @property
+    def collapsed(self) -> bool:  # a template's test between a folded run and a shown row
+        return True
+
 
 Segment = ShownMessage | CollapsedRun
 
