@@ -179,6 +179,14 @@ def preview(request, pk):
     return render(request, "preview/preview.html", context, status=status)
 
 
+def _checked_request(session: Session, choice, options: PreviewOptionsForm) -> dict[str, Any]:
+    """The engine request of a fragment beside the preview (same query as the preview page); a bad option refuses
+    naming its field."""
+    if options.is_bound and not options.is_valid():
+        raise invalid(*options.first_error())
+    return _preview_request(session, choice, options)
+
+
 @refusals_as_pages
 @require_GET
 def preview_projection(request, pk):
@@ -193,11 +201,9 @@ def preview_projection(request, pk):
         "action": reverse("preview:preview-projection", args=[session.pk])},
         "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
     try:
-        choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
-        context["choice"] = choice
-        if options.is_bound and not options.is_valid():
-            raise invalid(*options.first_error())
-        context["projection"].update(_projection(request, _preview_request(session, choice, options)))
+        context["choice"] = choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+        request_data = _checked_request(session, choice, options)
+        context["projection"].update(_projection(request, request_data))
     except CodedError as error:
         context["projection"]["error"] = presenters.error_context(error)
     if request.htmx:
@@ -219,11 +225,9 @@ def preview_across(request, pk):
         "session": session,
         "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
     try:
-        choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
-        context["choice"] = choice
-        if options.is_bound and not options.is_valid():
-            raise invalid(*options.first_error())
-        context["rows"] = across_models(assemble(_preview_request(session, choice, options)))
+        context["choice"] = choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
+        request_data = _checked_request(session, choice, options)
+        context["rows"] = across_models(assemble(request_data))
     except CodedError as error:
         context["error"] = presenters.error_context(error)
     if request.htmx:
