@@ -213,7 +213,7 @@ def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
         status = golden_status(golden)  # the goldens page's check: the approved revision; a newer one apart
         row.update({"status": status.status, "diff": status.diff,
                     "checked_revision": status.checked_revision.revision,
-                    "latest_revision": status.latest.revision.revision if status.latest else None,
+                    "latest_revision": status.newer.revision if status.newer else None,
                     "latest_changes": status.latest_changes})
     return row
 

@@ -6,6 +6,10 @@ revision, so saving a new revision never makes it differ: only a change of the s
 does. Whether the strategy's latest revision would change it is a separate check with its own alignment and diff,
 shown beside the status. The status also says whether the session still runs the approved revision.
 
+The goldens page runs the engine once per golden (issue 19): the latest revision's check is its own fragment
+(`golden_status(..., check_latest=True)`), and the approved revision's run it is compared against is kept in
+Django's cache by its whole engine request, so the fragment loaded after the page runs only the latest revision.
+
 A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
 and compared as parsed JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
 and its alignment, when they are read: the page's bounded part diff, the full unified diff (`goldens check`, the
@@ -18,13 +22,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from assembly import AssemblyError, assemble
+from assembly import AssemblyError
 from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
 from preview_app.json_diff import PartDiff, documents_equal, full_diff, part_diff
 from preview_app.models import GoldenSnapshot
 from preview_app.previews import session_request, strategy_document
 from strategies_app.models import StrategyRevision
+from strategies_app.session_previews import kept_assemble
 
 
 @dataclass
@@ -67,7 +72,8 @@ class RevisionCheck:
 class GoldenStatus:
     golden: GoldenSnapshot
     approved: RevisionCheck  # against the revision the golden approved: the status
-    latest: RevisionCheck | None  # against the strategy's latest revision, when that is a newer one
+    newer: StrategyRevision | None  # the strategy's latest revision, when that is a newer one than the approved
+    latest: RevisionCheck | None = None  # the newer revision's check, when it was asked for (`check_latest`)
 
     @property
     def status(self) -> str:
@@ -129,28 +135,33 @@ def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[s
 def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
     document = strategy_document(golden.revision.strategy, revision.document)
     try:
-        return assemble(session_request(golden.session, document)).model_dump(mode="json")
+        return kept_assemble(session_request(golden.session, document)).model_dump(mode="json")
     except AssemblyError as error:
         return error.to_json()
 
 
-def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None) -> GoldenStatus:
-    """Check one golden against a fresh run with its approved revision; when the strategy has a newer revision,
-    also what running that one instead would change (its run against the approved revision's run, so a change of
-    the session is not counted twice). `latest` is the strategy's latest revision when the caller already has it."""
+def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None, *,
+                  check_latest: bool = True) -> GoldenStatus:
+    """Check one golden against a fresh run with its approved revision; when the strategy has a newer revision and
+    `check_latest`, also what running that one instead would change (its run against the approved revision's run,
+    so a change of the session is not counted twice). `latest` is the strategy's latest revision when the caller
+    already has it."""
     latest = latest or golden.revision.strategy.revisions.first() or golden.revision
     approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision))
-    newer = None
-    if latest.pk != golden.revision_id:
-        newer = RevisionCheck(latest, approved.fresh, _run(golden, latest), ("approved revision", "latest revision"))
-    return GoldenStatus(golden, approved, newer)
+    newer = latest if latest.pk != golden.revision_id else None
+    status = GoldenStatus(golden, approved, newer)
+    if newer is not None and check_latest:
+        status.latest = RevisionCheck(newer, approved.fresh, _run(golden, newer),
+                                      ("approved revision", "latest revision"))
+    return status
 
 
 def golden_statuses(goldens) -> list[GoldenStatus]:
-    """Check many goldens, looking each strategy's latest revision up once."""
+    """Check many goldens against their approved revisions (one run each; the newer revisions are named, not run),
+    looking each strategy's latest revision up once."""
     goldens = list(goldens)
     strategy_ids = {g.revision.strategy_id for g in goldens}
     latest: dict[int, StrategyRevision] = {}
     for revision in StrategyRevision.objects.filter(strategy_id__in=strategy_ids).select_related("strategy"):
         latest.setdefault(revision.strategy_id, revision)  # revisions are ordered newest first
-    return [golden_status(g, latest.get(g.revision.strategy_id)) for g in goldens]
+    return [golden_status(g, latest.get(g.revision.strategy_id), check_latest=False) for g in goldens]

@@ -32,4 +32,5 @@ urlpatterns = [
     path("sessions/<int:pk>/parity/", parity_views.parity, name="parity"),
     path("goldens/", views.goldens, name="goldens"),
     path("goldens/pin/", views.golden_pin, name="golden-pin"),
+    path("goldens/<int:pk>/latest/", views.golden_latest, name="golden-latest"),
 ]

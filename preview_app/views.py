@@ -9,6 +9,7 @@ templates only hide controls a role could not use anyway.
 
 from __future__ import annotations
 
+import json
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -29,11 +30,12 @@ from preview_app.access import (
     can_approve_goldens,
     can_create_sessions,
     can_edit_session,
+    golden_for_read,
     session_for_read,
 )
 from preview_app.compare import align_messages, alignment_range, alignment_window
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
-from preview_app.goldens import golden_statuses
+from preview_app.goldens import golden_status, golden_statuses
 from preview_app.models import Session
 from preview_app.previews import session_request
 from preview_app.request_rows import render_window
@@ -323,8 +325,10 @@ def preview_export(request, pk, shape):
 def _sides(session: Session, a_spec: str | None, b_spec: str | None,
            options: PreviewOptionsForm) -> tuple[dict[str, Any], dict[str, Any]]:
     """Both sides of a comparison, each its choice and result or the refusal that stopped it. The session's
-    history is read once for both: only the strategy differs between the two requests."""
+    history is read once for both: only the strategy differs between the two requests, and two sides with the same
+    document (a revision against the applied copy of it) are one engine run."""
     shared: dict[str, Any] = {}
+    runs: dict[str, Any] = {}  # the strategy document's JSON -> its result
 
     def side(spec: str | None) -> dict[str, Any]:
         try:
@@ -334,7 +338,10 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
         try:
             if not shared:
                 shared.update(session_request(session, {}), **options.request_fields())
-            result = assemble({**shared, "strategy": choice.document})
+            key = json.dumps(choice.document, sort_keys=True, default=str)
+            if key not in runs:
+                runs[key] = assemble({**shared, "strategy": choice.document})
+            result = runs[key]
         except CodedError as error:
             return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
         return {"spec": choice.spec, "choice": choice, "result": result}
@@ -425,6 +432,17 @@ def goldens(request):
         "differing": sum(1 for s in statuses if s.status == "differs"),
         "can_pin": can_approve_goldens(request.user),
     })
+
+
+@refusals_as_pages
+@require_GET
+def golden_latest(request, pk):
+    """What the strategy's latest revision would change in one golden: the goldens page's line for it, a request of
+    its own (loaded there by htmx, or opened by its link), so the goldens page runs the engine once per golden."""
+    golden = golden_for_read(pk)
+    context = {"s": golden_status(golden), "g": golden, "can_pin": can_approve_goldens(request.user)}
+    htmx = request.headers.get("HX-Request") == "true"
+    return render(request, "preview/golden_latest.html#latest" if htmx else "preview/golden_latest.html", context)
 
 
 @refusals_as_pages

@@ -60,14 +60,26 @@ def session_previews() -> SessionPreviews:
 
 
 # A result is kept for the next request that asks for the same engine request (the editor write after the page
-# that showed it): its key is a hash of the whole request, so any change to the draft, the session (its events,
+# that showed it, a golden's latest-revision line after the goldens page): its key is a hash of the whole request, so any change to the draft, the session (its events,
 # settings, resources), the model or the generation is a miss, never a stale answer.
 RESULT_CACHE_SECONDS = 15 * 60
 
 
 def request_key(request: dict[str, Any]) -> str:
     text = json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)  # jsonb (PostgreSQL) reorders keys
-    return "draft-preview:" + hashlib.sha256(text.encode()).hexdigest()
+    return "engine-result:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def kept_assemble(request: dict[str, Any]) -> AssemblyResult:
+    """The engine's result of `request`, kept for the next request that asks the same; a refusal raises and is not
+    kept (the next request asks the engine again)."""
+    key = request_key(request)
+    kept = cache.get(key)
+    if isinstance(kept, AssemblyResult):
+        return kept
+    result = assemble(request)
+    cache.set(key, result, RESULT_CACHE_SECONDS)
+    return result
 
 
 class DraftPreviews:
@@ -106,16 +118,10 @@ class DraftPreviews:
 
     @staticmethod
     def _assembled(request: dict[str, Any]) -> AssemblyResult | AssemblyError:
-        key = request_key(request)
-        kept = cache.get(key)
-        if isinstance(kept, AssemblyResult):
-            return kept
         try:
-            result = assemble(request)
+            return kept_assemble(request)
         except AssemblyError as error:
-            return error  # a refusal is not kept: the next request asks the engine again
-        cache.set(key, result, RESULT_CACHE_SECONDS)
-        return result
+            return error
 
     def shown(self, draft: dict[str, Any]) -> tuple[AssemblyResult | None, dict[str, Any] | None]:
         """(result, refusal JSON) of `draft`: what the editor shows (its presenters read the result)."""

@@ -92,3 +92,15 @@ def world(users):
     session.refresh_from_db()
     return {"own": own, "revision": revision, "other": other, "preset": preset.id, "character": character.id,
             "session": session, "event": event, "golden": golden}
+
+
+def with_loaded_fragments(client, html):
+    """`html` with each `hx-trigger="load"` placeholder replaced by its fragment (an htmx GET of its `hx-get`, swapped
+    outerHTML), as the browser shows the page once htmx has loaded them."""
+    import re
+
+    def loaded(found):
+        return client.get(found.group(2).replace("&amp;", "&"), HTTP_HX_REQUEST="true").content.decode()
+
+    return re.sub(r'<div class="golden-latest" data-golden-latest="unchecked" (hx-get="([^"]+)") hx-trigger="load" '
+                  r'hx-swap="outerHTML">.*?</div>', loaded, html, flags=re.S)

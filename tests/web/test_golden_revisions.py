@@ -12,7 +12,7 @@ from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot
 from strategies_app import services as strategy_services
 from strategies_app.models import StrategyRevision
-from tests.web.conftest import client_for
+from tests.web.conftest import client_for, with_loaded_fragments
 
 
 def _card(html, golden):
@@ -44,7 +44,7 @@ def _goldens(users, language=None):
     client = client_for(users["qa"])
     if language:
         client.cookies["django_language"] = language
-    return client.get("/goldens/").content.decode()
+    return with_loaded_fragments(client, client.get("/goldens/").content.decode())
 
 
 def test_a_fresh_golden_matches_the_applied_revision_and_has_no_latest_line(world, users):
@@ -64,7 +64,8 @@ def test_a_change_of_the_session_differs_from_the_applied_revision(world, users)
 def test_a_new_revision_keeps_the_golden_matching_and_says_the_latest_would_change_it(world, users):
     newer = _new_revision(world, users)
     card = _card(_goldens(users), world["golden"])
-    assert _head(card) == ("matches", "approved", "changes", "Matches the applied revision.")
+    assert _head(card) == ("matches", "approved", "newer", "Matches the applied revision.")
+    assert 'data-golden-latest="changes"' in card
     latest = card[card.index("data-golden-latest"):]
     assert "the latest revision would change it" in latest and f"<code>{newer.revision[:12]}</code>" in latest
     added = re.findall(r'data-change="added"[^>]*>.*?Mention the weather\.', latest, re.S)
@@ -94,7 +95,7 @@ def test_a_latest_revision_with_the_same_result_says_so(world, users):
     StrategyRevision.objects.create(strategy=approved.strategy, revision="f" * 64, document=approved.document,
                                     note="same")
     card = _card(_goldens(users), world["golden"])
-    assert _head(card)[:3] == ("matches", "approved", "same")
+    assert _head(card)[:3] == ("matches", "approved", "newer") and 'data-golden-latest="same"' in card
     assert "the latest revision gives the same result" in card and "the latest revision would change it" not in card
 
 
@@ -102,7 +103,8 @@ def test_a_session_that_runs_another_revision_is_named(world, users):
     newer = _new_revision(world, users)
     services.strategy_apply(session=world["session"], strategy=world["own"], revision=newer.revision)
     card = _card(_goldens(users), world["golden"])
-    assert _head(card) == ("matches", "other-revision", "changes", "Matches the approved revision.")
+    assert _head(card) == ("matches", "other-revision", "newer", "Matches the approved revision.")
+    assert 'data-golden-latest="changes"' in card
     assert f"the session now runs revision {newer.revision[:12]}" in card
     services.strategy_apply(session=world["session"], strategy=None)
     card = _card(_goldens(users), world["golden"])

@@ -9,7 +9,7 @@ from preview_app import services
 from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot
 from strategies_app import services as strategy_services
-from tests.web.conftest import client_for
+from tests.web.conftest import client_for, with_loaded_fragments
 
 
 def _statuses(html):
@@ -45,9 +45,10 @@ def test_a_new_revision_that_changes_the_request_is_a_separate_line_and_the_gold
     message-level diff marks that message's content, and its JSON diff shows the removed line."""
     golden = world["golden"]
     newer = _new_revision(world, users, _without_world_book)
-    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    client = client_for(users["qa"])
+    html = with_loaded_fragments(client, client.get("/goldens/").content.decode())
     assert _statuses(html) == {str(golden.pk): "matches"}
-    assert 'data-differing="0"' in html and 'data-latest="changes"' in html
+    assert 'data-differing="0"' in html and 'data-latest="newer"' in html and 'data-golden-latest="changes"' in html
     assert f"<code>{newer.revision[:12]}</code> <span class=\"chip warn\">newer revision</span>" in html
     assert "the latest revision would change it" in html
     latest = html[html.index("data-golden-latest="):]
@@ -69,7 +70,8 @@ def test_a_change_of_the_session_makes_it_differ(world, users):
 
 def test_a_revision_that_only_renames_changes_the_json_but_not_the_messages(world, users):
     _new_revision(world, users, lambda document: {**document, "name": "Renamed strategy"})
-    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    client = client_for(users["qa"])
+    html = with_loaded_fragments(client, client.get("/goldens/").content.decode())
     assert _statuses(html) == {str(world["golden"].pk): "matches"}
     latest = html[html.index("data-golden-latest="):]
     assert "The messages are the same; other fields of the result changed" in latest

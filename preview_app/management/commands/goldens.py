@@ -39,7 +39,7 @@ class Command(BaseCommand):
         differing = 0
         for golden in goldens:
             label = f"session {golden.session_id} ({golden.session.name}) with {golden.revision}"
-            diff = golden_status(golden).diff
+            diff = golden_status(golden, check_latest=False).diff
             if diff:
                 differing += 1
                 self.stdout.write(f"DIFFERS  {label}")
