@@ -3,19 +3,23 @@ and where each active entry landed (request message numbers and position).
 
 Words come from the engine's typed facts (the reason's kind, key and `matched_in`, the entry's position and depth)
 and the result's request messages (`message.parts`, node ids), never from the engine's English reason text, so
-they translate. The engine's text is kept only where a skip reason carries no typed facts for its numbers."""
+they translate. Three skip reasons (trigger, delayed, delayed_until_recursion) carry their numbers only in the
+engine's text: those are read back from its fixed wording (`ENGINE_TEXTS`) and worded again; a text that no longer
+reads as expected is shown as the engine wrote it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 
 from assembly.results import AssemblyResult, NodeView
 from assembly.sillytavern.worldinfo_models import ActivationReason, MatchSource, SkipReason
 from assembly.sillytavern.worldinfo_scan import PREVIEW_ROLL
+from studio.wording import engine_word
 
 POSITION_WORDS = {  # WorldPosition -> where SillyTavern places the entry; at_depth and outlet are worded apart
     "before": gettext_lazy("before the character description"),
@@ -33,6 +37,12 @@ SCAN_DATA_WORDS = {
     "character_depth_prompt": gettext_lazy("the character's depth prompt"),
     "scenario": gettext_lazy("the scenario"),
     "creator_notes": gettext_lazy("the creator's notes"),
+}
+ENGINE_TEXTS = {  # the engine's wording of the skip reasons whose numbers it gives only in text (worldinfo_scan)
+    "trigger": re.compile(r"only for generation types (?P<types>.+); this is '(?P<generation>[^']*)'"),
+    "delayed": re.compile(r"delayed until the chat has (?P<delay>\d+) messages \(it has (?P<length>\d+)\)"),
+    "delayed_until_recursion": re.compile(r"waits for recursion level (?P<level>\d+); (?:no recursion pass reached "
+                                          r"it|the scan stopped at level (?P<reached>\d+))"),
 }
 LOGIC_NAMES = {"and_any": "AND ANY", "not_all": "NOT ALL", "not_any": "NOT ANY", "and_all": "AND ALL"}  # ST's labels
 
@@ -152,7 +162,27 @@ def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -
     if kind == "over_budget":
         return _("%(found)s, but the world info budget (%(budget)s tokens) is spent") % {
             "found": found, "budget": reason.budget}
-    return reason.message  # trigger, delayed: their numbers are only in the engine's text
+    return _text_reason(reason)
+
+
+def _text_reason(reason: SkipReason) -> str:
+    """A skip reason whose numbers are only in the engine's text, in words; the text itself when it reads
+    otherwise."""
+    pattern = ENGINE_TEXTS.get(reason.kind)
+    found = pattern.fullmatch(reason.message) if pattern else None
+    if found is None:
+        return reason.message
+    facts = found.groupdict()
+    if reason.kind == "trigger":
+        types = pgettext("list separator", ", ").join(
+            str(engine_word("generation", t.strip())) for t in facts["types"].split(","))
+        return _("only for %(types)s generations; this is a %(generation)s generation") % {
+            "types": types, "generation": engine_word("generation", facts["generation"])}
+    if reason.kind == "delayed":
+        return _("waits until the chat has %(delay)s messages; it has %(length)s") % facts
+    if facts["reached"] is None:
+        return _("waits for recursion level %(level)s; no recursion pass reached it") % facts
+    return _("waits for recursion level %(level)s; the scan stopped at level %(reached)s") % facts
 
 
 def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...]) -> str:

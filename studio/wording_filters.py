@@ -24,3 +24,12 @@ def node_names(names) -> list[str]:
 @register.filter
 def node_name(name) -> str:
     return wording.node_name(name)
+
+
+@register.filter
+def grouped(number) -> str:
+    """A whole number with its thousands grouped by commas ("512,340") in every language, as the folded-row line
+    (`history_window.run_words`) writes them: Django's Chinese format groups by nothing."""
+    if isinstance(number, bool) or not isinstance(number, int):
+        return number
+    return f"{number:,}"

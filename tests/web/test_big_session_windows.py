@@ -45,8 +45,8 @@ def test_the_preview_page_folds_the_long_history_into_one_row(users, long_chat):
     assert _shown(html) == [0, 1, 2, 3, BIG - 2, BIG - 1, BIG, BIG + 1, BIG + 2]
     assert f"messages {first:,}–{last:,}: {last - first + 1:,} history messages, {tokens:,} tokens" in html
     # the totals stay exact: every message counted, folded or not
-    assert f"{BIG + 3} messages" in html
-    assert re.search(rf'data-history-total="native">.*?{BIG} messages', html)
+    assert f"{BIG + 3:,} messages" in html
+    assert re.search(rf'data-history-total="native">.*?{BIG:,} messages', html)
     href = f"/sessions/{session.pk}/preview/rows/?from={first}&amp;to={last}"
     assert f'href="{href}"' in html and f'hx-get="{href}"' in html
 
