@@ -128,14 +128,23 @@ def test_five_moves_each_say_what_changed_or_why_not(live_server, page, login_as
     shot(page, "five-moves-last-1400")
 
 
-@pytest.mark.parametrize("width", [1400, 800])
-def test_the_preview_stays_in_view(live_server, page, login_as, studio, width):
+@pytest.mark.parametrize("width", [1400, 1100, 800])
+def test_the_preview_stays_in_view_and_at_800_px_stacks_below(live_server, page, login_as, studio, width):
     login_as("designer")
     page.set_viewport_size({"width": width, "height": 900})
     page.goto(editor_url(live_server, studio))
     preview = page.locator("#preview-panel")
-    assert preview.bounding_box()["y"] < 900
     lists = page.locator("#modules-panel").bounding_box()
+    if width == 800:
+        # one column: the preview is a block of its own after the editor (a sticky one covered the lists)
+        assert preview.bounding_box()["y"] > lists["y"] + lists["height"]
+        assert preview.evaluate("e => getComputedStyle(e).position") == "static"
+        page.locator(".preview-jump").click()
+        page.wait_for_function("() => location.hash === '#preview-panel'")
+        assert 0 <= preview.bounding_box()["y"] < 900
+        shot(page, f"layout-{width}")
+        return
+    assert preview.bounding_box()["y"] < 900
     if width == 1400:
         assert preview.bounding_box()["x"] > lists["x"] + lists["width"] - 1  # beside the lists
     else:
@@ -147,7 +156,7 @@ def test_the_preview_stays_in_view(live_server, page, login_as, studio, width):
     box = preview.bounding_box()
     assert 0 <= box["y"] < 900  # sticky: still in view while the lists scroll
     shot(page, f"layout-{width}-scrolled")
-    if width == 800:
+    if width == 1100:
         messages = preview.locator(".request")
         page.locator("[data-preview-toggle]").click()  # folds the preview to its sticky heading
         assert not messages.is_visible() and page.locator("[data-preview-toggle]").is_visible()
