@@ -134,7 +134,8 @@ def demo_pages() -> list[str]:
     for session in Session.objects.all():
         urls += [f"/sessions/{session.pk}/{page}" for page in (
             "", "preview/", "compare/", "parity/", "preview/?context_window=200&reserve_output=50",  # budget over
-            "preview/?generation=continue", "preview/?turns=3")]
+            "preview/?generation=continue", "preview/?turns=3", "compare/?a=applied&b=builtin-native-roles")]
+    urls += [f"/goldens/{golden.pk}/latest/" for golden in GoldenSnapshot.objects.all()]
     for item in Strategy.objects.all():
         urls += [f"/strategies/{item.slug}/edit/", f"/strategies/{item.slug}/revisions/"]
     return urls
