@@ -8,7 +8,8 @@ shown beside the status. The status also says whether the session still runs the
 
 The goldens page runs the engine once per golden (issue 19): the latest revision's check is its own fragment
 (`golden_status(..., check_latest=True)`), and the approved revision's run it is compared against is kept in
-Django's cache by its whole engine request, so the fragment loaded after the page runs only the latest revision.
+Django's cache by its whole engine request (when there is a newer revision), so the fragment loaded after the page
+runs only the latest revision.
 
 A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
 and compared as parsed JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from assembly import AssemblyError
+from assembly import AssemblyError, assemble
 from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
 from preview_app.json_diff import PartDiff, documents_equal, full_diff, part_diff
@@ -132,10 +133,13 @@ def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[s
     return full_diff(approved, fresh, labels)
 
 
-def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
+def _run(golden: GoldenSnapshot, revision: StrategyRevision, *, keep: bool = False) -> dict[str, Any]:
+    """The fresh result JSON of the golden's session with `revision`; `keep`: the result is kept for the next
+    request that asks the same (the latest-revision fragment after the goldens page)."""
     document = strategy_document(golden.revision.strategy, revision.document)
+    run = kept_assemble if keep else assemble
     try:
-        return kept_assemble(session_request(golden.session, document)).model_dump(mode="json")
+        return run(session_request(golden.session, document)).model_dump(mode="json")
     except AssemblyError as error:
         return error.to_json()
 
@@ -147,8 +151,9 @@ def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None
     so a change of the session is not counted twice). `latest` is the strategy's latest revision when the caller
     already has it."""
     latest = latest or golden.revision.strategy.revisions.first() or golden.revision
-    approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision))
     newer = latest if latest.pk != golden.revision_id else None
+    # kept only when a newer revision's check will compare against it (its fragment, loaded after the page)
+    approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision, keep=newer is not None))
     status = GoldenStatus(golden, approved, newer)
     if newer is not None and check_latest:
         status.latest = RevisionCheck(newer, approved.fresh, _run(golden, newer),
