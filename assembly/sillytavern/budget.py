@@ -87,13 +87,24 @@ class StBudgetResult(_Frozen):
 
 def st_message_tokens(m: StMessage, encoding: str = "o200k_base") -> int:
     """Tokens SillyTavern charges one message (§6): role + content + 3, plus name + 1 when named; 0 when empty."""
-    encoding = checked_encoding(encoding)
-    if not m.content and not m.name:
+    return _message_tokens(m, checked_encoding(encoding))
+
+
+def _message_tokens(m: StMessage, encoding: str) -> int:
+    """`st_message_tokens` for an encoding already checked (the budget checks it once, not once per message)."""
+    content, name = m.content, m.name
+    if not content and not name:
         return 0
-    total = count_tokens(m.role, encoding) + count_tokens(m.content, encoding) + 3
-    if m.name:
-        total += count_tokens(m.name, encoding) + 1
+    role = _ROLE_TOKENS.get((m.role, encoding))
+    if role is None:
+        role = _ROLE_TOKENS[(m.role, encoding)] = count_tokens(m.role, encoding)
+    total = role + count_tokens(content, encoding) + 3
+    if name:
+        total += count_tokens(name, encoding) + 1
     return total
+
+
+_ROLE_TOKENS: dict[tuple[str, str], int] = {}  # (role, encoding): three roles, so at most six entries
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -117,7 +128,7 @@ class _Ledger:
     def cost_of(self, m: StMessage) -> int:
         n = self.tokens.get(m.id)
         if n is None:
-            n = self.tokens[m.id] = st_message_tokens(m, self.encoding)
+            n = self.tokens[m.id] = _message_tokens(m, self.encoding)
         return n
 
     def fits(self, cost: int) -> bool:
@@ -195,11 +206,12 @@ def _newest_first(plan: _Plan) -> list[StMessage]:
     ledger = plan.ledger
     taken: list[StMessage] = []
     cut = False
+    cost_of = ledger.cost_of
     for m in reversed(plan.chat):
-        cost = ledger.cost_of(m)
+        cost = cost_of(m)
         if cut:
             ledger.drop(m.id, "history", "after_cut", [m])
-        elif not ledger.fits(cost):
+        elif ledger.remaining < cost:  # ledger.fits, inline: this runs once per chat message
             cut = True
             ledger.drop(m.id, "history", "over_budget", [m])
         elif not m.content:

@@ -92,10 +92,10 @@ def _with(m: StMessage, **changes: Any) -> StMessage:
     return build_trusted(StMessage, **{**m.__dict__, **changes})
 
 
-def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None
-                 ) -> StMessage:
+def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
+                 name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": None, "speaker": speaker,
+    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
                                       "kind": "chat", "sources": sources, "depth": None, "order": None})
 
 
@@ -130,6 +130,9 @@ def chat_messages(chat: Sequence[StMessage], path: str) -> list[StMessage]:
 
 
 def unique_ids(messages: Sequence[StMessage], path: str) -> None:
+    ids = [m.id for m in messages]
+    if len(set(ids)) == len(ids):  # the usual case, checked without a Python-level step per message
+        return
     seen: set[str] = set()
     for i, message in enumerate(messages):
         if message.id in seen:

@@ -37,7 +37,6 @@ from assembly.sillytavern.slots import (
     place_continue_collection,
 )
 from assembly.sillytavern.steps import (
-    apply_names_behavior,
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
@@ -45,6 +44,7 @@ from assembly.sillytavern.steps import (
     extension_prompt_placement,
     inject_in_chat,
     main_slot_messages,
+    named_content,
     normalize_generation_type,
     persona_placement,
     squash_system_messages,
@@ -190,7 +190,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
-        # history is filled (_expanded_chat)
+        # history is filled (_named_chat)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     regex_changes: list[RegexChange] = []
@@ -397,17 +397,13 @@ def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "e
 def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
                 by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
-    # Each chat message gets its speaker as the names step would fill it, so that step has nothing to copy.
-    speakers = {"user": user, "assistant": char}
-    chat = []
-    for n in run:
-        role = n.role if n.role != "tool" else "user"
-        chat.append(chat_message(id=n.message["id"], role=role, content=n.text, sources=(n.id,),
-                                 speaker=n.message.get("name") or speakers.get(role)))
-    mode = preset.names_behavior if preset is not None else 0
-    named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
+    prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
+    # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
+    # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
+    named = _named_chat(run, preset.names_behavior, user, char, by_id,
+                        expand_upto=len(run) - 1 if prefill_taken else len(run))
     tail: list[StMessage] = []
-    if kind == "continue" and preset is not None and preset.continue_prefill:
+    if prefill_taken:
         # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
         claude = preset.other_fields.get("chat_completion_source") == "claude"
         prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char)).text
@@ -415,9 +411,10 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
-    named = _expanded_chat(named, by_id, user, char)
-    history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)
-    if kind == "continue" and preset is not None and not preset.continue_prefill:
+    history = inject_in_chat(named, injections)
+    if any(n.message.get("tool_calls") for n in run):  # one check per request: most chats have no tool call
+        history = _outside_tool_transactions(history, run, by_id)
+    if kind == "continue" and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(_claimed(continued, by_id, module="generation"))
@@ -431,19 +428,25 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     return block, tail
 
 
-def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:
-    """SillyTavern expands the text macros of every chat message as it fills the history (the continue prefill,
-    taken out before, keeps its text as written)."""
-    out = []
-    for message in chat:
-        if "{{" in message.content:
-            message = message.model_copy(update={
-                "content": expand_text_macros(message.content, MacroContext(user=user, char=char)).text})
-            for source in message.sources:
-                if source in by_id and "{{" in by_id[source].text:
-                    by_id[source].text = expand_text_macros(by_id[source].text, MacroContext(user=user, char=char)).text
-        out.append(message)
-    return out
+def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
+                expand_upto: int) -> list[StMessage]:
+    """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
+    `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
+    the node takes the expanded text too."""
+    speakers = {"user": user, "assistant": char}
+    macros = MacroContext(user=user, char=char)
+    chat = []
+    for index, n in enumerate(run):
+        role = n.role if n.role != "tool" else "user"
+        speaker = n.message.get("name") or speakers.get(role)
+        content, name = named_content(n.text, role, speaker, behavior)
+        if "{{" in content and index < expand_upto:
+            content = expand_text_macros(content, macros).text
+            if "{{" in n.text:
+                n.text = expand_text_macros(n.text, macros).text
+        chat.append(chat_message(id=n.message["id"], role=role, content=content, sources=(n.id,), speaker=speaker,
+                                 name=name))
+    return chat
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
@@ -488,23 +491,20 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
         else:
             parts = [by_id[s] for s in sources if s in by_id]
             native = next((p for p in parts if p.message is not None), None)
-        for part in parts:
-            part.request_index = len(out)
-            if part.id not in seen:
-                seen.add(part.id)
-                order.append(part)
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
             # tool results keep their role; the chat copy above only serves SillyTavern's name rules
-            role = native.role
+            role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
-            delivery, role = "request", message.role
-            status = "request-only"
+            delivery, role, status, message_id = "request", message.role, "request-only", None
+        index = len(out)
         for part in parts:
-            part.delivery, part.region = (delivery if part.message is not None else "request"), "request"
+            part.request_index, part.region = index, "request"
+            part.delivery = delivery if part.message is not None else "request"
+            if part.id not in seen:
+                seen.add(part.id)
+                order.append(part)
         out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name,
-                                   message_id=native.message["id"] if native is not None and message.kind == "chat"
-                                   else None))
+                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id))
     return out, order

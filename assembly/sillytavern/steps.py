@@ -72,6 +72,7 @@ MAIN_ATTACHMENT_IDENTIFIERS: dict[str, str] = {
 _ALWAYS_SYSTEM_KEYS = {"3_vectors", "chromadb"}  # vectorsMemory and smartContext ignore the prompt's role
 
 NAMES_BEHAVIOR: dict[str, int] = {"none": -1, "default": 0, "completion": 1, "content": 2}
+_CONTENT_NAMES, _COMPLETION_NAMES = NAMES_BEHAVIOR["content"], NAMES_BEHAVIOR["completion"]
 _SQUASH_EXCLUDED_KINDS = {"new_chat", "example_header"}  # SillyTavern's newMainChat / newChat identifiers
 
 _NAME_INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -346,17 +347,23 @@ def apply_names_behavior(messages: Sequence[StMessage], behavior: int, *, user_n
             out.append(m)
             continue
         speaker = m.speaker or speakers.get(m.role)
-        content, name = m.content, None
-        if behavior == NAMES_BEHAVIOR["content"] and m.role != "system":
-            content = f"{speaker}: {content}"
-        elif behavior == NAMES_BEHAVIOR["completion"] and speaker:
-            name = completion_name(speaker)
-        content = content.replace("\r", "")
+        content, name = named_content(m.content, m.role, speaker, behavior)
         if content == m.content and name == m.name and speaker == m.speaker:
             out.append(m)  # frozen: the message itself serves (the usual case once the speaker is known)
         else:
             out.append(_with(m, content=content, name=name, speaker=speaker))
     return out
+
+
+def named_content(content: str, role: str, speaker: str | None, behavior: int) -> tuple[str, str | None]:
+    """One chat message's content and `name` under a names behaviour (see `apply_names_behavior`), for callers that
+    build the message once with them."""
+    name = None
+    if behavior == _CONTENT_NAMES and role != "system":
+        content = f"{speaker}: {content}"
+    elif behavior == _COMPLETION_NAMES and speaker:
+        name = completion_name(speaker)
+    return (content.replace("\r", "") if "\r" in content else content), name
 
 
 # ---------------------------------------------------------------------------------------------------------- squash
