@@ -99,6 +99,14 @@ def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...],
                                       "kind": "chat", "sources": sources, "depth": None, "order": None})
 
 
+def trusted_message(*, id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
+                    name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
+    """A message from values that were validated where they were made (a node's fields, an injection's): no second
+    validation and no default filling, as this runs for every prompt and in-chat bucket of a request."""
+    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": None,
+                                      "kind": kind, "sources": sources, "depth": depth, "order": order})
+
+
 class StInjection(_Frozen):
     sources: tuple[str, ...]
     content: str

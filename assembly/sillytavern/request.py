@@ -20,10 +20,10 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.results import RequestMessage, build_trusted
+from assembly.results import RequestMessage, adopt_complete
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
-from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
+from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message, trusted_message
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
@@ -286,8 +286,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], preset.wi_format if preset is not None else "{0}")
-            plan.append(StMessage(id=run[0].id, role=run[0].role, content=text, kind="prompt",
-                                  sources=tuple(n.id for n in run)))
+            plan.append(trusted_message(id=run[0].id, role=run[0].role, content=text, kind="prompt",
+                                        sources=tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
             plan.extend(example_blocks(node))
@@ -295,8 +295,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             index += 1
             continue
         # A prompt node's fields were validated where the node was made: no second validation per prompt.
-        message = build_trusted(StMessage, id=node.id, role=node.role, content=node.text, kind="prompt",
-                                sources=(node.id,), name=node.message.get("name") if node.message else None)
+        message = trusted_message(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
+                                  name=node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -356,8 +356,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
             examples.append([])
         if m.kind in _EXAMPLE_KINDS:
             examples[-1].append(m)
-    mandatory = [build_trusted(StBudgetGroup, id=f"prompt:{i}", messages=(m,),
-                               reserve=m.kind in ("control", "continue_prefill"))
+    mandatory = [adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
+                                                "reserve": m.kind in ("control", "continue_prefill")})
                  for i, m in enumerate(plan)
                  if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,

@@ -53,6 +53,7 @@ from assembly.sillytavern.messages import (
     chat_messages,
     checked_injections,
     step_invalid,
+    trusted_message,
     unique_ids,
 )
 from assembly.sillytavern.models import AuthorNote, ExtensionPrompt, Persona
@@ -129,23 +130,30 @@ def _placeable(injection: StInjection) -> bool:
 
 def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
     """The merged messages of one depth, top to bottom: ascending order, then assistant, user, system."""
-    orders = sorted({i.order for i in items if i.key is None} | {EXTENSION_ORDER})
+    buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
+    keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
+    for item in items:
+        if item.key is None:
+            buckets.setdefault((item.order, item.role), []).append(item)
+        else:
+            keyed.setdefault(item.role, []).append(item)
     block = []
-    for order in orders:
+    for order in sorted({order for order, _ in buckets} | {EXTENSION_ORDER}):
         for role in ROLES_TOP_TO_BOTTOM:
-            prompts = [i for i in items if i.key is None and i.order == order and i.role == role]
+            prompts = buckets.get((order, role), [])
             extensions = []
-            if order == EXTENSION_ORDER:
-                extensions = sorted((i for i in items if i.key is not None and i.role == role),
-                                    key=lambda i: utf16_key(i.key or ""))
+            if order == EXTENSION_ORDER and role in keyed:
+                extensions = sorted(keyed[role], key=lambda i: utf16_key(i.key or ""))
+            if not prompts and not extensions:
+                continue
             # Prompt Manager texts are joined as written; extension texts are trimmed one by one; then each side
             # is trimmed once more and the two sides joined (SillyTavern's exact treatment of whitespace).
             sides = ["\n".join(p.content for p in prompts), "\n".join(js_trim(e.content) for e in extensions)]
             content = "\n".join(js_trim(side) for side in sides if side)
             if content:
                 sources = tuple(s for i in (*prompts, *extensions) for s in i.sources)
-                block.append(StMessage(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
-                                       kind="injection", sources=sources, depth=depth, order=order))
+                block.append(trusted_message(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
+                                             kind="injection", sources=sources, depth=depth, order=order))
     return block
 
 
