@@ -206,19 +206,23 @@ def _newest_first(plan: _Plan) -> list[StMessage]:
     ledger = plan.ledger
     taken: list[StMessage] = []
     cut = False
-    cost_of = ledger.cost_of
+    # ledger.cost_of and ledger.fits, inline: this runs once per chat message
+    tokens, encoding, remaining = ledger.tokens, ledger.encoding, ledger.remaining
     for m in reversed(plan.chat):
-        cost = cost_of(m)
+        cost = tokens.get(m.id)
+        if cost is None:
+            cost = tokens[m.id] = _message_tokens(m, encoding)
         if cut:
             ledger.drop(m.id, "history", "after_cut", [m])
-        elif ledger.remaining < cost:  # ledger.fits, inline: this runs once per chat message
+        elif remaining < cost:
             cut = True
             ledger.drop(m.id, "history", "over_budget", [m])
         elif not m.content:
             ledger.drop(m.id, "history", "empty", [m])
         else:
-            ledger.remaining -= cost
+            remaining -= cost
             taken.append(m)
+    ledger.remaining = remaining
     return list(reversed(taken))
 
 

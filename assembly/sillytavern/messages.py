@@ -99,6 +99,26 @@ def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...],
                                       "kind": "chat", "sources": sources, "depth": None, "order": None})
 
 
+def recurring_chat_message(*, id: str, role: Role, content: str, source: str, speaker: str | None,
+                           name: str | None) -> StMessage:
+    """`chat_message` for a message of the request's chat, which comes back unchanged in the next turn's request:
+    the same frozen message serves again. It is kept by everything it is made of, so a changed text, speaker or name
+    makes a new one; sharing it spares building (and the collector tracking) one model per chat message per turn."""
+    key = (id, role, content, source, speaker, name)
+    message = _RECURRING.get(key)
+    if message is None:
+        if len(_RECURRING) >= _RECURRING_SIZE:
+            _RECURRING.clear()  # bounded: a long chat past the bound only builds its messages again
+        message = _RECURRING[key] = chat_message(id=id, role=role, content=content, sources=(source,),
+                                                 speaker=speaker, name=name)
+    return message
+
+
+# The chat messages of recent requests; dict reads and writes are atomic, and a lost write only costs a rebuild.
+_RECURRING: dict[tuple[str, str, str, str, str | None, str | None], StMessage] = {}
+_RECURRING_SIZE = 20_000
+
+
 def trusted_message(*, id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
                     name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
     """A message from values that were validated where they were made (a node's fields, an injection's): no second

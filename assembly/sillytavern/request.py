@@ -23,7 +23,14 @@ from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage, adopt_complete
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
-from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message, trusted_message
+from assembly.sillytavern.messages import (
+    MainAttachment,
+    StInjection,
+    StMessage,
+    chat_message,
+    recurring_chat_message,
+    trusted_message,
+)
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
@@ -444,8 +451,8 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
             content = expand_text_macros(content, macros).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, macros).text
-        chat.append(chat_message(id=n.message["id"], role=role, content=content, sources=(n.id,), speaker=speaker,
-                                 name=name))
+        chat.append(recurring_chat_message(id=n.message["id"], role=role, content=content, source=n.id,
+                                           speaker=speaker, name=name))
     return chat
 
 
