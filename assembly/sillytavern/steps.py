@@ -177,11 +177,13 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection])
     out: list[StMessage] = []
     for depth in sorted((d for d in blocks if d >= count), reverse=True):
         out.extend(blocks[depth])
-    for index, message in enumerate(messages):
-        following = count - index  # messages from here to the end: an injection of this depth goes right here
-        if following < count and following in blocks:
-            out.extend(blocks[following])
-        out.append(message)
+    start = 0
+    for depth in sorted((d for d in blocks if 0 < d < count), reverse=True):
+        at = count - depth  # `depth` messages follow the block: it goes before message `at`
+        out.extend(messages[start:at])
+        out.extend(blocks[depth])
+        start = at
+    out.extend(messages[start:])
     if count and 0 in blocks:
         out.extend(blocks[0])
     unique_ids(out, "history")
