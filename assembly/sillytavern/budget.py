@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from assembly.results import build_trusted
 from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, step_invalid, unique_ids
 from assembly.tokens import count_tokens
 
@@ -363,8 +364,9 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
         failure = _fill_slots(plan, pin_examples=pin_examples, has_history_slot=has_history_slot,
                               has_examples_slot=has_examples_slot)
     failure = _place_reserved(plan, failure)
-    return StBudgetResult(
-        limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
+    # Every value is built above from validated messages and groups: no second validation of the whole history.
+    return build_trusted(
+        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
         group_ids=tuple(g.id for g in groups if not g.reserve), history=tuple(plan.history),
         examples=tuple(plan.examples), tail=tuple(plan.tail), dropped=tuple(ledger.dropped), tokens=dict(ledger.tokens),
         failure=failure,

@@ -354,19 +354,28 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
     SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
     assistant, the preset's `send_if_empty` becomes a user message at the end of the history (§4.3) if it fits."""
-    history = [m for m in plan if m.kind in _HISTORY_KINDS]
-    separator = next((m for m in plan if m.kind == "new_chat"), None)
-    tail = [m for m in plan if m.kind in _TAIL_KINDS]
+    # The plan sorted into the budget's parts in one pass: history, separator, continue tail, example blocks (each
+    # header starts one) and the mandatory prompts, one group each, in processing order.
+    history: list[StMessage] = []
+    tail: list[StMessage] = []
     examples: list[list[StMessage]] = []
-    for m in plan:
-        if m.kind == "example_header" or (m.kind == "example" and not examples):
-            examples.append([])
-        if m.kind in _EXAMPLE_KINDS:
+    mandatory: list[StBudgetGroup] = []
+    separator = None
+    for i, m in enumerate(plan):
+        kind = m.kind
+        if kind in _HISTORY_KINDS:
+            history.append(m)
+        elif kind in _EXAMPLE_KINDS:
+            if kind == "example_header" or not examples:
+                examples.append([])
             examples[-1].append(m)
-    mandatory = [adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
-                                                "reserve": m.kind in ("control", "continue_prefill")})
-                 for i, m in enumerate(plan)
-                 if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
+        elif kind in _TAIL_KINDS:
+            tail.append(m)
+        elif kind == "new_chat":
+            separator = m if separator is None else separator
+        else:
+            mandatory.append(adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
+                                                            "reserve": kind in ("control", "continue_prefill")}))
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
@@ -380,8 +389,9 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
               "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
               "failure": result.failure.model_dump(mode="json") if result.failure else None}
-    kept = [m for m in plan if m.id not in dropped]
-    filler = next((m for m in result.history if m.kind == "send_if_empty"), None)
+    kept = [m for m in plan if m.id not in dropped] if dropped else list(plan)
+    # the send_if_empty message, when there is one, is the last of the history the budget kept
+    filler = result.history[-1] if result.history and result.history[-1].kind == "send_if_empty" else None
     if filler is not None:
         last = max(i for i, m in enumerate(kept) if m.kind in _HISTORY_KINDS)
         kept.insert(last + 1, _claimed([filler], by_id, module="preset")[0])
