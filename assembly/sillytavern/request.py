@@ -263,16 +263,21 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.has_prompt_order:
         for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
             slots.add(identifier, [empty])
+    conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
     while index < len(ordered):
         node = ordered[index]
         plan.extend(slots.before(node))
-        if node.module in ("history", "input"):  # conversation messages, or the empty anchors of an empty chat
-            run = []
-            while index < len(ordered) and ordered[index].module in ("history", "input"):
-                if ordered[index].message is not None:
-                    run.append(ordered[index])
-                index += 1
+        if node.module in _CHAT_MODULES:  # conversation messages, or the empty anchors of an empty chat
+            if ordered[index:index + len(conversation)] == conversation:  # the usual case: one run, compared by id
+                index += len(conversation)
+                run = [n for n in conversation if n.message is not None]
+            else:
+                run = []
+                while index < len(ordered) and ordered[index].module in _CHAT_MODULES:
+                    if ordered[index].message is not None:
+                        run.append(ordered[index])
+                    index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
                                       kind)
             if history_sent:
@@ -341,6 +346,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     return messages, order, extras.diagnostics, report, regex_changes
 
 
+_CHAT_MODULES = ("history", "input")
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
 _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
