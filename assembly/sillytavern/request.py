@@ -457,16 +457,15 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too."""
     speakers = {"user": user, "assistant": char}
-    macros = MacroContext(user=user, char=char)
     chat = []
     for index, n in enumerate(run):
         role = n.role if n.role != "tool" else "user"
         speaker = n.message.get("name") or speakers.get(role)
         content, name = named_content(n.text, role, speaker, behavior)
-        if "{{" in content and index < expand_upto:
-            content = expand_text_macros(content, macros).text
+        if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
+            content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
-                n.text = expand_text_macros(n.text, macros).text
+                n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
         chat.append(recurring_chat_message(id=n.message["id"], role=role, content=content, source=n.id,
                                            speaker=speaker, name=name))
     return chat

@@ -3,8 +3,11 @@ budget.py): each must give what the general steps give, worked out by hand from 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from assembly import assemble
 from assembly.sillytavern.budget import st_budget, st_message_tokens
 from assembly.sillytavern.messages import (
     StInjection,
@@ -101,3 +104,21 @@ def test_the_history_budget_charges_each_message_once_and_keeps_what_fits():
     assert result.remaining == 5
     assert [(d.id, d.reason, d.tokens) for d in result.dropped] == [("m0", "over_budget", 6)]
     assert result.tokens == {"m0": 6, "m1": 6, "m2": 6}
+
+
+def test_each_chat_message_expands_its_macros_in_its_own_context(shared_fixtures):
+    # The history's macros are expanded message by message, each with a fresh macro context (as the separate
+    # history step did): {{user}} is the user's name everywhere, and a variable set in one message is not read by
+    # a later one, so {{getvar::mood}} there is empty.
+    preset = json.loads((shared_fixtures / "sillytavern" / "st_cc_preset_Default.json").read_text(encoding="utf-8"))
+    history = [{"id": "h0", "role": "assistant", "content": "Welcome."},
+               {"id": "h1", "role": "user", "content": "{{setvar::mood::calm}}I am {{user}}."},
+               {"id": "h2", "role": "assistant", "content": "Mood: [{{getvar::mood}}]"}]
+    result = assemble({"strategy": "builtin-st",
+                       "resources": {"preset": preset, "character": {"name": "Sera", "description": "A guardian."}},
+                       "conversation": {"history": history,
+                                        "input": [{"id": "now", "role": "user", "content": "Go on."}]},
+                       "host": {"core_available": True}, "names": {"user": "Alex"}})
+    texts = [m.content for m in result.request.messages]
+    assert "I am Alex." in texts
+    assert "Mood: []" in texts
