@@ -34,6 +34,7 @@ MainAttachment: an extension prompt attached to Main (§4.4): sources, key, cont
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -148,18 +149,27 @@ class MainAttachment(_Frozen):
 
 
 def chat_messages(chat: Sequence[StMessage], path: str) -> list[StMessage]:
-    for i, message in enumerate(chat):
-        if message.kind != "chat":
-            raise step_invalid(f"{path}[{i}].kind", "chat (the chat before injection holds chat messages only)",
-                           message.kind)
+    # The checks read each field with map/attrgetter (no Python-level step per message: a chat can be long);
+    # only a failing check walks the messages to name the first wrong one.
+    if not set(map(_KIND, chat)) <= _CHAT_KIND:
+        for i, message in enumerate(chat):
+            if message.kind != "chat":
+                raise step_invalid(f"{path}[{i}].kind", "chat (the chat before injection holds chat messages only)",
+                                   message.kind)
     unique_ids(chat, path)
+    if all(map(_SOURCES, chat)):
+        return list(chat)
     # A chat message holds itself: the explanation of the request names it by its id.
     return [m if m.sources else m.model_copy(update={"sources": (m.id,)}) for m in chat]
 
 
+_KIND, _SOURCES, _ID = attrgetter("kind"), attrgetter("sources"), attrgetter("id")
+_CHAT_KIND = {"chat"}
+
+
 def unique_ids(messages: Sequence[StMessage], path: str) -> None:
-    ids = [m.id for m in messages]
-    if len(set(ids)) == len(ids):  # the usual case, checked without a Python-level step per message
+    ids = list(map(_ID, messages))
+    if len(set(ids)) == len(ids):  # the usual case
         return
     seen: set[str] = set()
     for i, message in enumerate(messages):
