@@ -162,6 +162,11 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
 def _expanded_injections(resources: Any, user: str, char: str) -> Any:
     """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
     injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5)."""
+    texts = [e.content for e in resources.extension_prompts]
+    texts += [r for r in (resources.author_note and resources.author_note.content,
+                          resources.persona and resources.persona.description) if r]
+    if not any("{{" in text for text in texts):
+        return resources  # no macro in any of them: the resources serve as they are
     macros = MacroContext(user=user, char=char)
 
     def expand(text: str) -> str:
@@ -323,7 +328,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         tail = [m for m in tail if m.kind == "continue_prefill"]
 
     def expand(text: str) -> str:
-        return expand_text_macros(text, MacroContext(user=user, char=char)).text
+        return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
     # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
     # control prompts (impersonate, quiet) last
