@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from assembly.results import build_trusted
 from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, step_invalid, unique_ids
 from assembly.tokens import count_tokens
 
@@ -87,13 +88,24 @@ class StBudgetResult(_Frozen):
 
 def st_message_tokens(m: StMessage, encoding: str = "o200k_base") -> int:
     """Tokens SillyTavern charges one message (§6): role + content + 3, plus name + 1 when named; 0 when empty."""
-    encoding = checked_encoding(encoding)
-    if not m.content and not m.name:
+    return _message_tokens(m, checked_encoding(encoding))
+
+
+def _message_tokens(m: StMessage, encoding: str) -> int:
+    """`st_message_tokens` for an encoding already checked (the budget checks it once, not once per message)."""
+    content, name = m.content, m.name
+    if not content and not name:
         return 0
-    total = count_tokens(m.role, encoding) + count_tokens(m.content, encoding) + 3
-    if m.name:
-        total += count_tokens(m.name, encoding) + 1
+    role = _ROLE_TOKENS.get((m.role, encoding))
+    if role is None:
+        role = _ROLE_TOKENS[(m.role, encoding)] = count_tokens(m.role, encoding)
+    total = role + count_tokens(content, encoding) + 3
+    if name:
+        total += count_tokens(name, encoding) + 1
     return total
+
+
+_ROLE_TOKENS: dict[tuple[str, str], int] = {}  # (role, encoding): three roles, so at most six entries
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -117,7 +129,7 @@ class _Ledger:
     def cost_of(self, m: StMessage) -> int:
         n = self.tokens.get(m.id)
         if n is None:
-            n = self.tokens[m.id] = st_message_tokens(m, self.encoding)
+            n = self.tokens[m.id] = _message_tokens(m, self.encoding)
         return n
 
     def fits(self, cost: int) -> bool:
@@ -195,18 +207,23 @@ def _newest_first(plan: _Plan) -> list[StMessage]:
     ledger = plan.ledger
     taken: list[StMessage] = []
     cut = False
+    # ledger.cost_of and ledger.fits, inline: this runs once per chat message
+    tokens, encoding, remaining = ledger.tokens, ledger.encoding, ledger.remaining
     for m in reversed(plan.chat):
-        cost = ledger.cost_of(m)
+        cost = tokens.get(m.id)
+        if cost is None:
+            cost = tokens[m.id] = _message_tokens(m, encoding)
         if cut:
             ledger.drop(m.id, "history", "after_cut", [m])
-        elif not ledger.fits(cost):
+        elif remaining < cost:
             cut = True
             ledger.drop(m.id, "history", "over_budget", [m])
         elif not m.content:
             ledger.drop(m.id, "history", "empty", [m])
         else:
-            ledger.remaining -= cost
+            remaining -= cost
             taken.append(m)
+    ledger.remaining = remaining
     return list(reversed(taken))
 
 
@@ -347,8 +364,9 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
         failure = _fill_slots(plan, pin_examples=pin_examples, has_history_slot=has_history_slot,
                               has_examples_slot=has_examples_slot)
     failure = _place_reserved(plan, failure)
-    return StBudgetResult(
-        limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
+    # Every value is built above from validated messages and groups: no second validation of the whole history.
+    return build_trusted(
+        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
         group_ids=tuple(g.id for g in groups if not g.reserve), history=tuple(plan.history),
         examples=tuple(plan.examples), tail=tuple(plan.tail), dropped=tuple(ledger.dropped), tokens=dict(ledger.tokens),
         failure=failure,

@@ -34,6 +34,7 @@ MainAttachment: an extension prompt attached to Main (§4.4): sources, key, cont
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -92,11 +93,39 @@ def _with(m: StMessage, **changes: Any) -> StMessage:
     return build_trusted(StMessage, **{**m.__dict__, **changes})
 
 
-def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None
-                 ) -> StMessage:
+def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
+                 name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": None, "speaker": speaker,
+    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
                                       "kind": "chat", "sources": sources, "depth": None, "order": None})
+
+
+def recurring_chat_message(*, id: str, role: Role, content: str, source: str, speaker: str | None,
+                           name: str | None) -> StMessage:
+    """`chat_message` for a message of the request's chat, which comes back unchanged in the next turn's request:
+    the same frozen message serves again. It is kept by everything it is made of, so a changed text, speaker or name
+    makes a new one; sharing it spares building (and the collector tracking) one model per chat message per turn."""
+    key = (id, role, content, source, speaker, name)
+    message = _RECURRING.get(key)
+    if message is None:
+        if len(_RECURRING) >= _RECURRING_SIZE:
+            _RECURRING.clear()  # bounded: a long chat past the bound only builds its messages again
+        message = _RECURRING[key] = chat_message(id=id, role=role, content=content, sources=(source,),
+                                                 speaker=speaker, name=name)
+    return message
+
+
+# The chat messages of recent requests; dict reads and writes are atomic, and a lost write only costs a rebuild.
+_RECURRING: dict[tuple[str, str, str, str, str | None, str | None], StMessage] = {}
+_RECURRING_SIZE = 20_000
+
+
+def trusted_message(*, id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
+                    name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
+    """A message from values that were validated where they were made (a node's fields, an injection's): no second
+    validation and no default filling, as this runs for every prompt and in-chat bucket of a request."""
+    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": None,
+                                      "kind": kind, "sources": sources, "depth": depth, "order": order})
 
 
 class StInjection(_Frozen):
@@ -120,16 +149,28 @@ class MainAttachment(_Frozen):
 
 
 def chat_messages(chat: Sequence[StMessage], path: str) -> list[StMessage]:
-    for i, message in enumerate(chat):
-        if message.kind != "chat":
-            raise step_invalid(f"{path}[{i}].kind", "chat (the chat before injection holds chat messages only)",
-                           message.kind)
+    # The checks read each field with map/attrgetter (no Python-level step per message: a chat can be long);
+    # only a failing check walks the messages to name the first wrong one.
+    if not set(map(_KIND, chat)) <= _CHAT_KIND:
+        for i, message in enumerate(chat):
+            if message.kind != "chat":
+                raise step_invalid(f"{path}[{i}].kind", "chat (the chat before injection holds chat messages only)",
+                                   message.kind)
     unique_ids(chat, path)
+    if all(map(_SOURCES, chat)):
+        return list(chat)
     # A chat message holds itself: the explanation of the request names it by its id.
     return [m if m.sources else m.model_copy(update={"sources": (m.id,)}) for m in chat]
 
 
+_KIND, _SOURCES, _ID = attrgetter("kind"), attrgetter("sources"), attrgetter("id")
+_CHAT_KIND = {"chat"}
+
+
 def unique_ids(messages: Sequence[StMessage], path: str) -> None:
+    ids = list(map(_ID, messages))
+    if len(set(ids)) == len(ids):  # the usual case
+        return
     seen: set[str] = set()
     for i, message in enumerate(messages):
         if message.id in seen:

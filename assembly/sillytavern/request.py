@@ -20,10 +20,17 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.results import RequestMessage, build_trusted
+from assembly.results import RequestMessage, adopt_complete
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
-from assembly.sillytavern.messages import MainAttachment, StInjection, StMessage, chat_message
+from assembly.sillytavern.messages import (
+    MainAttachment,
+    StInjection,
+    StMessage,
+    chat_message,
+    recurring_chat_message,
+    trusted_message,
+)
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
@@ -37,7 +44,6 @@ from assembly.sillytavern.slots import (
     place_continue_collection,
 )
 from assembly.sillytavern.steps import (
-    apply_names_behavior,
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
@@ -45,6 +51,7 @@ from assembly.sillytavern.steps import (
     extension_prompt_placement,
     inject_in_chat,
     main_slot_messages,
+    named_content,
     normalize_generation_type,
     persona_placement,
     squash_system_messages,
@@ -155,6 +162,11 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
 def _expanded_injections(resources: Any, user: str, char: str) -> Any:
     """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
     injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5)."""
+    texts = [e.content for e in resources.extension_prompts]
+    texts += [r for r in (resources.author_note and resources.author_note.content,
+                          resources.persona and resources.persona.description) if r]
+    if not any("{{" in text for text in texts):
+        return resources  # no macro in any of them: the resources serve as they are
     macros = MacroContext(user=user, char=char)
 
     def expand(text: str) -> str:
@@ -190,7 +202,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
-        # history is filled (_expanded_chat)
+        # history is filled (_named_chat)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     regex_changes: list[RegexChange] = []
@@ -256,16 +268,21 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.has_prompt_order:
         for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
             slots.add(identifier, [empty])
+    conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
     while index < len(ordered):
         node = ordered[index]
         plan.extend(slots.before(node))
-        if node.module in ("history", "input"):  # conversation messages, or the empty anchors of an empty chat
-            run = []
-            while index < len(ordered) and ordered[index].module in ("history", "input"):
-                if ordered[index].message is not None:
-                    run.append(ordered[index])
-                index += 1
+        if node.module in _CHAT_MODULES:  # conversation messages, or the empty anchors of an empty chat
+            if ordered[index:index + len(conversation)] == conversation:  # the usual case: one run, compared by id
+                index += len(conversation)
+                run = [n for n in conversation if n.message is not None]
+            else:
+                run = []
+                while index < len(ordered) and ordered[index].module in _CHAT_MODULES:
+                    if ordered[index].message is not None:
+                        run.append(ordered[index])
+                    index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
                                       kind)
             if history_sent:
@@ -286,8 +303,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], preset.wi_format if preset is not None else "{0}")
-            plan.append(StMessage(id=run[0].id, role=run[0].role, content=text, kind="prompt",
-                                  sources=tuple(n.id for n in run)))
+            plan.append(trusted_message(id=run[0].id, role=run[0].role, content=text, kind="prompt",
+                                        sources=tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
             plan.extend(example_blocks(node))
@@ -295,8 +312,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             index += 1
             continue
         # A prompt node's fields were validated where the node was made: no second validation per prompt.
-        message = build_trusted(StMessage, id=node.id, role=node.role, content=node.text, kind="prompt",
-                                sources=(node.id,), name=node.message.get("name") if node.message else None)
+        message = trusted_message(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
+                                  name=node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -311,7 +328,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         tail = [m for m in tail if m.kind == "continue_prefill"]
 
     def expand(text: str) -> str:
-        return expand_text_macros(text, MacroContext(user=user, char=char)).text
+        return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
     # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
     # control prompts (impersonate, quiet) last
@@ -334,6 +351,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     return messages, order, extras.diagnostics, report, regex_changes
 
 
+_CHAT_MODULES = ("history", "input")
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
 _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
@@ -347,19 +365,28 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
     SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
     assistant, the preset's `send_if_empty` becomes a user message at the end of the history (§4.3) if it fits."""
-    history = [m for m in plan if m.kind in _HISTORY_KINDS]
-    separator = next((m for m in plan if m.kind == "new_chat"), None)
-    tail = [m for m in plan if m.kind in _TAIL_KINDS]
+    # The plan sorted into the budget's parts in one pass: history, separator, continue tail, example blocks (each
+    # header starts one) and the mandatory prompts, one group each, in processing order.
+    history: list[StMessage] = []
+    tail: list[StMessage] = []
     examples: list[list[StMessage]] = []
-    for m in plan:
-        if m.kind == "example_header" or (m.kind == "example" and not examples):
-            examples.append([])
-        if m.kind in _EXAMPLE_KINDS:
+    mandatory: list[StBudgetGroup] = []
+    separator = None
+    for i, m in enumerate(plan):
+        kind = m.kind
+        if kind in _HISTORY_KINDS:
+            history.append(m)
+        elif kind in _EXAMPLE_KINDS:
+            if kind == "example_header" or not examples:
+                examples.append([])
             examples[-1].append(m)
-    mandatory = [build_trusted(StBudgetGroup, id=f"prompt:{i}", messages=(m,),
-                               reserve=m.kind in ("control", "continue_prefill"))
-                 for i, m in enumerate(plan)
-                 if m.kind not in (*_HISTORY_KINDS, *_EXAMPLE_KINDS, *_TAIL_KINDS, "new_chat")]
+        elif kind in _TAIL_KINDS:
+            tail.append(m)
+        elif kind == "new_chat":
+            separator = m if separator is None else separator
+        else:
+            mandatory.append(adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
+                                                            "reserve": kind in ("control", "continue_prefill")}))
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
@@ -373,8 +400,9 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
               "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
               "failure": result.failure.model_dump(mode="json") if result.failure else None}
-    kept = [m for m in plan if m.id not in dropped]
-    filler = next((m for m in result.history if m.kind == "send_if_empty"), None)
+    kept = [m for m in plan if m.id not in dropped] if dropped else list(plan)
+    # the send_if_empty message, when there is one, is the last of the history the budget kept
+    filler = result.history[-1] if result.history and result.history[-1].kind == "send_if_empty" else None
     if filler is not None:
         last = max(i for i, m in enumerate(kept) if m.kind in _HISTORY_KINDS)
         kept.insert(last + 1, _claimed([filler], by_id, module="preset")[0])
@@ -397,17 +425,13 @@ def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "e
 def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
                 by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
-    # Each chat message gets its speaker as the names step would fill it, so that step has nothing to copy.
-    speakers = {"user": user, "assistant": char}
-    chat = []
-    for n in run:
-        role = n.role if n.role != "tool" else "user"
-        chat.append(chat_message(id=n.message["id"], role=role, content=n.text, sources=(n.id,),
-                                 speaker=n.message.get("name") or speakers.get(role)))
-    mode = preset.names_behavior if preset is not None else 0
-    named = apply_names_behavior(chat, mode, user_name=user, char_name=char) if run else []
+    prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
+    # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
+    # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
+    named = _named_chat(run, preset.names_behavior, user, char, by_id,
+                        expand_upto=len(run) - 1 if prefill_taken else len(run))
     tail: list[StMessage] = []
-    if kind == "continue" and preset is not None and preset.continue_prefill:
+    if prefill_taken:
         # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
         claude = preset.other_fields.get("chat_completion_source") == "claude"
         prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char)).text
@@ -415,9 +439,10 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
-    named = _expanded_chat(named, by_id, user, char)
-    history = _outside_tool_transactions(inject_in_chat(named, injections), run, by_id)
-    if kind == "continue" and preset is not None and not preset.continue_prefill:
+    history = inject_in_chat(named, injections)
+    if any(n.message.get("tool_calls") for n in run):  # one check per request: most chats have no tool call
+        history = _outside_tool_transactions(history, run, by_id)
+    if kind == "continue" and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(_claimed(continued, by_id, module="generation"))
@@ -431,19 +456,24 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     return block, tail
 
 
-def _expanded_chat(chat: list[StMessage], by_id: dict[str, Node], user: str, char: str) -> list[StMessage]:
-    """SillyTavern expands the text macros of every chat message as it fills the history (the continue prefill,
-    taken out before, keeps its text as written)."""
-    out = []
-    for message in chat:
-        if "{{" in message.content:
-            message = message.model_copy(update={
-                "content": expand_text_macros(message.content, MacroContext(user=user, char=char)).text})
-            for source in message.sources:
-                if source in by_id and "{{" in by_id[source].text:
-                    by_id[source].text = expand_text_macros(by_id[source].text, MacroContext(user=user, char=char)).text
-        out.append(message)
-    return out
+def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
+                expand_upto: int) -> list[StMessage]:
+    """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
+    `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
+    the node takes the expanded text too."""
+    speakers = {"user": user, "assistant": char}
+    chat = []
+    for index, n in enumerate(run):
+        role = n.role if n.role != "tool" else "user"
+        speaker = n.message.get("name") or speakers.get(role)
+        content, name = named_content(n.text, role, speaker, behavior)
+        if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
+            content = expand_text_macros(content, MacroContext(user=user, char=char)).text
+            if "{{" in n.text:
+                n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
+        chat.append(recurring_chat_message(id=n.message["id"], role=role, content=content, source=n.id,
+                                           speaker=speaker, name=name))
+    return chat
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
@@ -488,23 +518,20 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
         else:
             parts = [by_id[s] for s in sources if s in by_id]
             native = next((p for p in parts if p.message is not None), None)
-        for part in parts:
-            part.request_index = len(out)
-            if part.id not in seen:
-                seen.add(part.id)
-                order.append(part)
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
             # tool results keep their role; the chat copy above only serves SillyTavern's name rules
-            role = native.role
+            role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
-            delivery, role = "request", message.role
-            status = "request-only"
+            delivery, role, status, message_id = "request", message.role, "request-only", None
+        index = len(out)
         for part in parts:
-            part.delivery, part.region = (delivery if part.message is not None else "request"), "request"
+            part.request_index, part.region = index, "request"
+            part.delivery = delivery if part.message is not None else "request"
+            if part.id not in seen:
+                seen.add(part.id)
+                order.append(part)
         out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name,
-                                   message_id=native.message["id"] if native is not None and message.kind == "chat"
-                                   else None))
+                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id))
     return out, order

@@ -53,6 +53,7 @@ from assembly.sillytavern.messages import (
     chat_messages,
     checked_injections,
     step_invalid,
+    trusted_message,
     unique_ids,
 )
 from assembly.sillytavern.models import AuthorNote, ExtensionPrompt, Persona
@@ -72,6 +73,7 @@ MAIN_ATTACHMENT_IDENTIFIERS: dict[str, str] = {
 _ALWAYS_SYSTEM_KEYS = {"3_vectors", "chromadb"}  # vectorsMemory and smartContext ignore the prompt's role
 
 NAMES_BEHAVIOR: dict[str, int] = {"none": -1, "default": 0, "completion": 1, "content": 2}
+_CONTENT_NAMES, _COMPLETION_NAMES = NAMES_BEHAVIOR["content"], NAMES_BEHAVIOR["completion"]
 _SQUASH_EXCLUDED_KINDS = {"new_chat", "example_header"}  # SillyTavern's newMainChat / newChat identifiers
 
 _NAME_INVALID = re.compile(r"[^A-Za-z0-9_-]")
@@ -128,23 +130,30 @@ def _placeable(injection: StInjection) -> bool:
 
 def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
     """The merged messages of one depth, top to bottom: ascending order, then assistant, user, system."""
-    orders = sorted({i.order for i in items if i.key is None} | {EXTENSION_ORDER})
+    buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
+    keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
+    for item in items:
+        if item.key is None:
+            buckets.setdefault((item.order, item.role), []).append(item)
+        else:
+            keyed.setdefault(item.role, []).append(item)
     block = []
-    for order in orders:
+    for order in sorted({order for order, _ in buckets} | {EXTENSION_ORDER}):
         for role in ROLES_TOP_TO_BOTTOM:
-            prompts = [i for i in items if i.key is None and i.order == order and i.role == role]
+            prompts = buckets.get((order, role), [])
             extensions = []
-            if order == EXTENSION_ORDER:
-                extensions = sorted((i for i in items if i.key is not None and i.role == role),
-                                    key=lambda i: utf16_key(i.key or ""))
+            if order == EXTENSION_ORDER and role in keyed:
+                extensions = sorted(keyed[role], key=lambda i: utf16_key(i.key or ""))
+            if not prompts and not extensions:
+                continue
             # Prompt Manager texts are joined as written; extension texts are trimmed one by one; then each side
             # is trimmed once more and the two sides joined (SillyTavern's exact treatment of whitespace).
             sides = ["\n".join(p.content for p in prompts), "\n".join(js_trim(e.content) for e in extensions)]
             content = "\n".join(js_trim(side) for side in sides if side)
             if content:
                 sources = tuple(s for i in (*prompts, *extensions) for s in i.sources)
-                block.append(StMessage(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
-                                       kind="injection", sources=sources, depth=depth, order=order))
+                block.append(trusted_message(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
+                                             kind="injection", sources=sources, depth=depth, order=order))
     return block
 
 
@@ -168,11 +177,13 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection])
     out: list[StMessage] = []
     for depth in sorted((d for d in blocks if d >= count), reverse=True):
         out.extend(blocks[depth])
-    for index, message in enumerate(messages):
-        following = count - index  # messages from here to the end: an injection of this depth goes right here
-        if following < count and following in blocks:
-            out.extend(blocks[following])
-        out.append(message)
+    start = 0
+    for depth in sorted((d for d in blocks if 0 < d < count), reverse=True):
+        at = count - depth  # `depth` messages follow the block: it goes before message `at`
+        out.extend(messages[start:at])
+        out.extend(blocks[depth])
+        start = at
+    out.extend(messages[start:])
     if count and 0 in blocks:
         out.extend(blocks[0])
     unique_ids(out, "history")
@@ -346,17 +357,23 @@ def apply_names_behavior(messages: Sequence[StMessage], behavior: int, *, user_n
             out.append(m)
             continue
         speaker = m.speaker or speakers.get(m.role)
-        content, name = m.content, None
-        if behavior == NAMES_BEHAVIOR["content"] and m.role != "system":
-            content = f"{speaker}: {content}"
-        elif behavior == NAMES_BEHAVIOR["completion"] and speaker:
-            name = completion_name(speaker)
-        content = content.replace("\r", "")
+        content, name = named_content(m.content, m.role, speaker, behavior)
         if content == m.content and name == m.name and speaker == m.speaker:
             out.append(m)  # frozen: the message itself serves (the usual case once the speaker is known)
         else:
             out.append(_with(m, content=content, name=name, speaker=speaker))
     return out
+
+
+def named_content(content: str, role: str, speaker: str | None, behavior: int) -> tuple[str, str | None]:
+    """One chat message's content and `name` under a names behaviour (see `apply_names_behavior`), for callers that
+    build the message once with them."""
+    name = None
+    if behavior == _CONTENT_NAMES and role != "system":
+        content = f"{speaker}: {content}"
+    elif behavior == _COMPLETION_NAMES and speaker:
+        name = completion_name(speaker)
+    return (content.replace("\r", "") if "\r" in content else content), name
 
 
 # ---------------------------------------------------------------------------------------------------------- squash
