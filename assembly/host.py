@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, adopt_complete
+from assembly.results import DurableEvent, RequestMessage, complete_shape
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -80,23 +80,34 @@ def request_message(
             message_id = first.message["id"]
         else:
             message_id = _message_content_id(first.id, first.role, first.text, step)
-    native = first.message if first is not None and first.message is not None else {}
-    # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return adopt_complete(RequestMessage, {
+    native = first.message if first is not None else None
+    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
+        parts, trust = [first.id], first.trust
+    else:
+        parts, trust = [n.id for n in nodes], _trust(nodes)
+    # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time);
+    # `results.adopt_complete` inlined, as this runs once per message.
+    message = _new_message(RequestMessage)
+    _set_attribute(message, "__dict__", {
         "id": message_id, "role": role, "content": content, "tokens": count_tokens(content, tokenizer),
         "delivery": delivery, "region": region, "enters_history": status != "request-only", "history_status": status,
-        "parts": [n.id for n in nodes], "trust": _trust(nodes), "name": name, "tool_calls": native.get("tool_calls"),
-        "tool_call_id": native.get("tool_call_id"),
+        "parts": parts, "trust": trust, "name": name,
+        "tool_calls": native.get("tool_calls") if native is not None else None,
+        "tool_call_id": native.get("tool_call_id") if native is not None else None,
     })
+    _set_attribute(message, "__pydantic_fields_set__", _MESSAGE_FIELDS)
+    _set_attribute(message, "__pydantic_extra__", {})  # RequestMessage allows extras: each message its own
+    _set_attribute(message, "__pydantic_private__", None)
+    return message
 
 
+_new_message, _set_attribute = RequestMessage.__new__, object.__setattr__
+_MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 
 
 def _trust(nodes: list[Node]) -> str:
     """A message is as trusted as its least trusted part; host-only text (framing, invalidation) is system."""
-    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
-        return nodes[0].trust
     return max((n.trust for n in nodes), key=_TRUST_RANK.__getitem__, default="system")
 
 

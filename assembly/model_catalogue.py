@@ -159,19 +159,26 @@ class FramedMessage(Protocol):
 def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
     """The request as the model's API counts it: every message's content in `encoding` plus the chat format's own
     tokens (counts are cached, so the encoding the request was built with costs nothing again)."""
+    messages = list(messages)
+    return sum(count_tokens(m.content, encoding) for m in messages) + framing_total(messages, encoding, framing)
+
+
+def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
+    """The tokens the chat format adds to these messages (`request_total` less their contents): for a caller that
+    already holds the contents' count in `encoding`."""
     total = framing.per_request + framing.reply
     unknown_role = max(framing.per_message.values())
     by_role: dict[str, int] = {}  # what a message's role costs, worked out once per role (not once per message)
     for message in messages:
-        total += count_tokens(message.content, encoding)
-        role_cost = by_role.get(message.role)
+        role = message.role
+        role_cost = by_role.get(role)
         if role_cost is None:
-            role_cost = framing.per_message.get(message.role, unknown_role)
+            role_cost = framing.per_message.get(role, unknown_role)
             if framing.role_tokens:
-                role_cost += count_tokens(message.role, encoding)
-            if message.role in framing.role_text:
-                role_cost += count_tokens(framing.role_text[message.role], encoding)
-            by_role[message.role] = role_cost
+                role_cost += count_tokens(role, encoding)
+            if role in framing.role_text:
+                role_cost += count_tokens(framing.role_text[role], encoding)
+            by_role[role] = role_cost
         total += role_cost
         if message.name and framing.name_tokens:
             total += framing.per_name + count_tokens(message.name, encoding)

@@ -46,20 +46,25 @@ def build_trusted(model: type[BaseModel], **values: Any) -> Any:
 def adopt_complete(model: type[BaseModel], values: dict[str, Any]) -> Any:
     """`build_trusted` for a dict the caller built with every field of `model` (and no extra): the dict becomes the
     instance's own, with no keyword call, default filling or shape lookup. For the per-node and per-message models."""
-    shape = _COMPLETE_SHAPES.get(model)
-    if shape is None:
-        allows_extra = model.model_config.get("extra") == "allow"
-        shape = _COMPLETE_SHAPES[model] = (set(model.model_fields), allows_extra)
-    fields_set, allows_extra = shape
+    fields_set, allows_extra = _COMPLETE_SHAPES.get(model) or complete_shape(model)
     instance = model.__new__(model)
     _set_attribute(instance, "__dict__", values)
-    # Every field is set, so all instances share one fields-set (pydantic only ever adds a name it holds; an extra
-    # attribute would add its name, and nothing sets one on these results). A set per instance was a third of the
-    # objects the collector tracked in a long request.
     _set_attribute(instance, "__pydantic_fields_set__", fields_set)
     _set_attribute(instance, "__pydantic_extra__", {} if allows_extra else None)
     _set_attribute(instance, "__pydantic_private__", None)
     return instance
+
+
+def complete_shape(model: type[BaseModel]) -> tuple[set[str], bool]:
+    """The fields-set every complete instance of `model` shares, and whether it allows extras (then each instance
+    gets its own empty extras dict). Every field is set, so all instances share one fields-set: pydantic only ever
+    adds a name it holds, and nothing sets an extra attribute on these results. A set per instance was a third of
+    the objects the collector tracked in a long request. Loops that build one model per node inline
+    `adopt_complete` with this shape (a Python call per node is most of what it costs)."""
+    shape = _COMPLETE_SHAPES.get(model)
+    if shape is None:
+        shape = _COMPLETE_SHAPES[model] = (set(model.model_fields), model.model_config.get("extra") == "allow")
+    return shape
 
 
 _COMPLETE_SHAPES: dict[type, tuple[set[str], bool]] = {}
