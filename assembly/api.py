@@ -75,7 +75,7 @@ from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
-from assembly.tokens import count_tokens
+from assembly.tokens import count_each, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -237,7 +237,8 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
 
 def _count(run: _Run, built: _Built) -> _Counted:
     tokenizer = run.req.tokenizer
-    node_tokens = {n.id: count_tokens(n.text, tokenizer) for n in built.nodes}
+    nodes = built.nodes
+    node_tokens = dict(zip([n.id for n in nodes], count_each([n.text for n in nodes], tokenizer), strict=True))
     return _Counted(built, node_tokens, sum(m.tokens for m in built.messages))
 
 

@@ -42,11 +42,14 @@ def _kind(message: dict[str, Any]) -> str | None:
 def conversation_history(history: list[dict[str, Any]], *, keep_system_records: bool) -> list[dict[str, Any]]:
     """The history messages that take part in assembly: log-only records never do; recorded system surfaces only
     where the host keeps system updates in history (`system_prompt_update: in-history`)."""
-    return [m for m in history if _kind(m) != LOG_KIND and (keep_system_records or _kind(m) != SYSTEM_KIND)]
+    left_out = (LOG_KIND,) if keep_system_records else (LOG_KIND, SYSTEM_KIND)
+    # `_kind` inline: this reads every message of the history
+    return [m for m in history if not (source := m.get("source")) or source.get("kind") not in left_out]
 
 
 def _last(history: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
-    return next((m for m in reversed(history) if _kind(m) == kind), None)
+    # `_kind` inline: without such a record this reads every message of the history
+    return next((m for m in reversed(history) if (source := m.get("source")) and source.get("kind") == kind), None)
 
 
 def content_id(*parts: str) -> str:
