@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, complete_shape
+from assembly.results import DurableEvent, RequestMessage, blank_values, complete_shape
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -89,15 +89,24 @@ def request_message(
     else:
         parts, trust = [n.id for n in nodes], _trust(nodes)
     # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time);
-    # `results.adopt_complete` inlined, as this runs once per message.
+    # `results.adopt_complete` inlined, as this runs once per message, on a copy of `results.blank_values`.
     message = _new_message(RequestMessage)
-    _set_attribute(message, "__dict__", {
-        "id": message_id, "role": role, "content": content, "tokens": count_tokens(content, tokenizer),
-        "delivery": delivery, "region": region, "enters_history": status != "request-only", "history_status": status,
-        "parts": parts, "trust": trust, "name": name,
-        "tool_calls": native.get("tool_calls") if native is not None else None,
-        "tool_call_id": native.get("tool_call_id") if native is not None else None,
-    })
+    values = _blank_message()  # see results.blank_values
+    values["id"] = message_id
+    values["role"] = role
+    values["content"] = content
+    values["tokens"] = count_tokens(content, tokenizer)
+    values["delivery"] = delivery
+    values["region"] = region
+    values["enters_history"] = status != "request-only"
+    values["history_status"] = status
+    values["parts"] = parts
+    values["trust"] = trust
+    values["name"] = name
+    if native is not None:
+        values["tool_calls"] = native.get("tool_calls")
+        values["tool_call_id"] = native.get("tool_call_id")
+    _set_attribute(message, "__dict__", values)
     _set_attribute(message, "__pydantic_fields_set__", _MESSAGE_FIELDS)
     _set_attribute(message, "__pydantic_extra__", {})  # RequestMessage allows extras: each message its own
     _set_attribute(message, "__pydantic_private__", None)
@@ -105,6 +114,7 @@ def request_message(
 
 
 _new_message, _set_attribute = RequestMessage.__new__, object.__setattr__
+_blank_message = blank_values(RequestMessage).copy
 _MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 

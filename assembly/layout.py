@@ -15,7 +15,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry, adopt_complete, complete_shape
+from assembly.results import LayoutBlock, LayoutEntry, adopt_complete, blank_values, complete_shape
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -58,12 +58,15 @@ def _binding(node: Node) -> str:
 _set_attribute = object.__setattr__
 _new_entry = LayoutEntry.__new__
 _ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
+_BLANK_ENTRY = blank_values(LayoutEntry)
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
-    # One pass builds the runs and each node's layout entry (`results.adopt_complete` inlined: this runs once per
-    # node of every request; an entry's values are all atomic, so its dict is not one the collector tracks).
+    # One pass builds the runs and each node's layout entry (`results.adopt_complete` inlined, on a copy of
+    # `results.blank_values`: this runs once per node of every request; an entry's values are all atomic, so its
+    # dict is not one the collector tracks).
+    blank = _BLANK_ENTRY.copy
     runs: list[tuple[tuple, list[Node], list[LayoutEntry]]] = []
     key = None
     members: list[Node] = []
@@ -75,9 +78,15 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
             runs.append((key, members, entries))
         members.append(node)
         entry = _new_entry(LayoutEntry)
-        _set_attribute(entry, "__dict__", {
-            "id": node.id, "text": node.text, "original_role": node.original_role, "effective_role": node.role,
-            "position_id": node.position_id, "position_decision": node.position_decision, "order": node.order})
+        values = blank()
+        values["id"] = node.id
+        values["text"] = node.text
+        values["original_role"] = node.original_role
+        values["effective_role"] = node.role
+        values["position_id"] = node.position_id
+        values["position_decision"] = node.position_decision
+        values["order"] = node.order
+        _set_attribute(entry, "__dict__", values)
         _set_attribute(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
         _set_attribute(entry, "__pydantic_extra__", None)
         _set_attribute(entry, "__pydantic_private__", None)

@@ -70,6 +70,19 @@ def complete_shape(model: type[BaseModel]) -> tuple[set[str], bool]:
 _COMPLETE_SHAPES: dict[type, tuple[set[str], bool]] = {}
 
 
+def blank_values(model: type[BaseModel]) -> dict[str, Any]:
+    """A dict holding every field of `model` (each None) in the model's order, for a loop that builds one instance
+    per node to copy and fill (then adopt as `adopt_complete` does). Copying a table beats building one key by key
+    from a literal, and where CPython can, this dict shares its keys with the class's instances: each copy then holds
+    only its values, under half a literal's memory (at 10,000 messages a view's memory was most of its cost)."""
+    names = list(model.model_fields)
+    instance = model.__new__(model)
+    for name in names:
+        _set_attribute(instance, name, None)
+    values = instance.__dict__
+    return values if list(values) == names else dict.fromkeys(names)  # the order is what the JSON keeps
+
+
 class RequestMessage(BaseModel):
     model_config = ConfigDict(extra="allow")
     id: str
