@@ -240,7 +240,7 @@ def _count(run: _Run, built: _Built) -> _Counted:
     tokenizer = run.req.tokenizer
     nodes = built.nodes
     node_tokens = dict(zip([n.id for n in nodes], count_each([n.text for n in nodes], tokenizer), strict=True))
-    return _Counted(built, node_tokens, sum(m.tokens for m in built.messages))
+    return _Counted(built, node_tokens, sum([m.tokens for m in built.messages]))
 
 
 def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
@@ -304,8 +304,9 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
         request=RequestView(messages=messages, starts_request_series=starts_request_series(
             backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
-            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
-            native_system_enabled=run.native_system_enabled)),
+            # only a native request reconciles its system surface (core's series follows the strategy revision)
+            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
+            if backend == "native" else "", native_system_enabled=run.native_system_enabled)),
         nodes=views,
         diagnostics=[Diagnostic.of(d) for d in diagnostics],
         runtime_context_controls=run.controls,

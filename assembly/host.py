@@ -291,12 +291,12 @@ def durable_events(
     revision: str,
 ) -> list[DurableEvent]:
     """What sending this request appends to durable history, each shaped like a conversation message."""
-    by_id = {n.id: n for n in nodes}
+    by_id: dict[str, Node] = {}  # filled on first need: most messages are history, which records nothing
     originals = {m["id"]: m for m in inputs}
     events: list[dict[str, Any]] = []
     for message in messages:
         if message.history_status == "snapshot":
-            node = by_id[message.parts[0]]
+            node = (by_id or _by_id(nodes, by_id))[message.parts[0]]
             events.append({
                 "id": message.id, "role": message.role, "content": message.content,
                 "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id, "name": node.name,
@@ -313,7 +313,7 @@ def durable_events(
             "kind": {"system": SYSTEM_KIND, "context": CONTEXT_KIND, "pre-step": PRE_STEP_KIND}[message.delivery]
         }
         if message.delivery == "pre-step":
-            node = by_id.get(message.parts[0]) if message.parts else None
+            node = (by_id or _by_id(nodes, by_id)).get(message.parts[0]) if message.parts else None
             source.update({"form": "instructions", "delivery": "pre-step", "rule_id": node.rule_id if node else None})
         elif message.delivery == "context":
             source["form"] = "snapshot"
@@ -322,6 +322,11 @@ def durable_events(
         events.append({"id": content_id(LOG_KIND, revision, *(m.id for m in messages)), "role": "system",
                        "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
     return [DurableEvent.of(event) for event in events]
+
+
+def _by_id(nodes: list[Node], by_id: dict[str, Node]) -> dict[str, Node]:
+    by_id.update((n.id, n) for n in nodes)
+    return by_id
 
 
 def commit_turn(history: list[dict[str, Any]], result: Any, assistant_reply: str | dict[str, Any]) -> list[dict]:

@@ -15,7 +15,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.results import PlacementControl, PositionRow, adopt_complete, build_trusted
+from assembly.results import PlacementControl, PositionRow, adopt_complete, blank_values, complete_shape
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -267,30 +267,48 @@ _NONE_PLACED: tuple[list[int], list[Node]] = ([], [])  # read only
 def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: dict | None,
          placed: tuple[list[int], list[Node]], disabled: bool) -> PositionRow:
     source_id, position_id = key.split("#", 1)
-    rule = first_rule.get(source_id, (None, None))[1]
+    rule = first_rule.get(source_id, _NO_RULE)[1]
     configurable = bool(category and category.get("configurable", True))
     enabled = configurable and bool(rule and rule["enabled"]) and (setting is None or setting.get("enabled", True))
     indices, members = placed
+    # Every field, on a copy of `results.blank_values` adopted inline: one row per catalogue position of every request.
+    values = _blank_row()
+    values["key"] = key
+    values["source_id"] = source_id
+    values["position_id"] = position_id
+    values["name_en"] = category["name_en"] if category else key
+    values["name_zh"] = category["name_zh"] if category else key
+    values["enabled"] = enabled and not disabled
+    values["configurable"] = configurable
+    values["module_available"] = rule is not None
+    values["placement"] = setting.get("placement", "source") if setting else "source"
+    values["anchor"] = setting.get("anchor") if setting else None
+    values["missing"] = category is None
+    values["node_ids"] = [n.id for n in members]
+    values["empty"] = not members
     if members:
         locked_nodes = [n for n in members if n.locked]
-        lock_reasons = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
-        held_by = sorted({n.slot_id for n in locked_nodes if n.slot_id})
-        decisions = sorted({n.position_decision for n in members})
-    else:  # most rows of a request place nothing
-        locked_nodes, lock_reasons, held_by, decisions = members, [], [], []
-    # Every field, as a dict literal (results.adopt_complete): one row per catalogue position of every request.
-    return adopt_complete(PositionRow, {
-        "key": key, "source_id": source_id, "position_id": position_id,
-        "name_en": category["name_en"] if category else key, "name_zh": category["name_zh"] if category else key,
-        "enabled": enabled and not disabled, "configurable": configurable, "module_available": rule is not None,
-        "placement": (setting or {}).get("placement", "source"), "anchor": (setting or {}).get("anchor"),
-        "missing": category is None, "node_ids": [n.id for n in members], "empty": not members,
         # indices rise, so the row is one run exactly when they are consecutive
-        "split": bool(members) and indices[-1] - indices[0] + 1 != len(indices),
-        "locked": bool(members) and len(locked_nodes) == len(members),
-        "partly_locked": 0 < len(locked_nodes) < len(members),
-        "lock_reasons": lock_reasons, "held_by": held_by, "decisions": decisions,
-    })
+        values["split"] = indices[-1] - indices[0] + 1 != len(indices)
+        values["locked"] = len(locked_nodes) == len(members)
+        values["partly_locked"] = 0 < len(locked_nodes) < len(members)
+        values["lock_reasons"] = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
+        values["held_by"] = sorted({n.slot_id for n in locked_nodes if n.slot_id})
+        values["decisions"] = sorted({n.position_decision for n in members})
+    else:  # most rows of a request place nothing
+        values["split"] = values["locked"] = values["partly_locked"] = False
+        values["lock_reasons"], values["held_by"], values["decisions"] = [], [], []
+    row = _new_row(PositionRow)
+    _set_attribute(row, "__dict__", values)
+    _set_attribute(row, "__pydantic_fields_set__", _ROW_FIELDS)
+    _set_attribute(row, "__pydantic_extra__", None)
+    _set_attribute(row, "__pydantic_private__", None)
+    return row
+
+
+_NO_RULE = (None, None)
+_new_row, _set_attribute, _blank_row = PositionRow.__new__, object.__setattr__, blank_values(PositionRow).copy
+_ROW_FIELDS, _ = complete_shape(PositionRow)
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
@@ -349,4 +367,5 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
 
 
 def _control(rule_id: str, control: str, owned: int, independent: int) -> PlacementControl:
-    return build_trusted(PlacementControl, rule_id=rule_id, control=control, owned=owned, independent=independent)
+    return adopt_complete(PlacementControl, {"rule_id": rule_id, "control": control, "owned": owned,
+                                             "independent": independent})
