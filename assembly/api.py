@@ -65,6 +65,7 @@ from assembly.results import (
     RequestView,
     StrategyRef,
     TokenSummary,
+    adopt_complete,
     blank_values,
     build_trusted,
     complete_shape,
@@ -260,11 +261,12 @@ def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> T
         window, reserve, source = entry.context_window, entry.reply_reserve, "model"
     # Every message's tokens were counted in the request's encoding when it was built (`counted.total` sums them).
     total = counted.total + framing_total(counted.built.messages, req.tokenizer, framing)
-    return TokenSummary(
-        total=counted.total, by_module=by_module, tokenizer=req.tokenizer, model=req.model, family=entry.family,
-        exact=entry.exact and own_encoding if req.model is not None else True, framing=framing.name,
-        request_total=total, context_window=window, reply_reserve=reserve, window_source=source,
-        fits=None if window is None else total + (reserve or 0) <= window)
+    # every value is the engine's own, of its field's type: adopted, not validated again
+    return adopt_complete(TokenSummary, {
+        "total": counted.total, "by_module": by_module, "tokenizer": req.tokenizer, "model": req.model,
+        "family": entry.family, "exact": entry.exact and own_encoding if req.model is not None else True,
+        "framing": framing.name, "request_total": total, "context_window": window, "reply_reserve": reserve,
+        "window_source": source, "fits": None if window is None else total + (reserve or 0) <= window})
 
 
 def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[str, Any]]

@@ -19,6 +19,7 @@ Framing is what the family's chat format adds around the messages, as its API co
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -131,6 +132,7 @@ def _matches(name: str, pattern: str) -> bool:
     return pattern in name
 
 
+@functools.lru_cache(maxsize=256)  # the rows are frozen; a chat names the same model in every request
 def model_entry(model: str) -> ModelEntry:
     """The catalogue row of a model name (SillyTavern's best match), or the approximate fallback."""
     name = model.strip().lower()
