@@ -34,7 +34,7 @@ from assembly.host import (
 )
 from assembly.layout import apply_layout_overrides, layout_blocks
 from assembly.logical import LogicalResult, assemble_logical
-from assembly.model_catalogue import ENCODING_FRAMING, FRAMINGS, encoding_entry, model_entry, request_total
+from assembly.model_catalogue import ENCODING_FRAMING, FRAMINGS, encoding_entry, framing_total, model_entry
 from assembly.native import native_regions, runtime_context_controls, validate_native
 from assembly.positions import (
     apply_manual_positions,
@@ -66,7 +66,9 @@ from assembly.results import (
     StrategyRef,
     TokenSummary,
     adopt_complete,
+    blank_values,
     build_trusted,
+    complete_shape,
 )
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
@@ -75,7 +77,7 @@ from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
-from assembly.tokens import count_tokens
+from assembly.tokens import count_each, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -237,8 +239,9 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
 
 def _count(run: _Run, built: _Built) -> _Counted:
     tokenizer = run.req.tokenizer
-    node_tokens = {n.id: count_tokens(n.text, tokenizer) for n in built.nodes}
-    return _Counted(built, node_tokens, sum(m.tokens for m in built.messages))
+    nodes = built.nodes
+    node_tokens = dict(zip([n.id for n in nodes], count_each([n.text for n in nodes], tokenizer), strict=True))
+    return _Counted(built, node_tokens, sum([m.tokens for m in built.messages]))
 
 
 def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
@@ -256,12 +259,14 @@ def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> T
         window, reserve, source = preset.openai_max_context, preset.openai_max_tokens, "preset"
     elif req.model is not None and entry.context_window is not None:
         window, reserve, source = entry.context_window, entry.reply_reserve, "model"
-    total = request_total(counted.built.messages, req.tokenizer, framing)
-    return TokenSummary(
-        total=counted.total, by_module=by_module, tokenizer=req.tokenizer, model=req.model, family=entry.family,
-        exact=entry.exact and own_encoding if req.model is not None else True, framing=framing.name,
-        request_total=total, context_window=window, reply_reserve=reserve, window_source=source,
-        fits=None if window is None else total + (reserve or 0) <= window)
+    # Every message's tokens were counted in the request's encoding when it was built (`counted.total` sums them).
+    total = counted.total + framing_total(counted.built.messages, req.tokenizer, framing)
+    # every value is the engine's own, of its field's type: adopted, not validated again
+    return adopt_complete(TokenSummary, {
+        "total": counted.total, "by_module": by_module, "tokenizer": req.tokenizer, "model": req.model,
+        "family": entry.family, "exact": entry.exact and own_encoding if req.model is not None else True,
+        "framing": framing.name, "request_total": total, "context_window": window, "reply_reserve": reserve,
+        "window_source": source, "fits": None if window is None else total + (reserve or 0) <= window})
 
 
 def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[str, Any]]
@@ -291,9 +296,7 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    by_module: dict[str, int] = {}
-    for node in nodes:
-        by_module[node.module] = by_module.get(node.module, 0) + node_tokens[node.id]
+    views, by_module = _node_views(nodes, node_tokens)
     strategy, backend, revision = run.strategy, run.backend, run.revision
     return build_trusted(
         AssemblyResult,
@@ -303,9 +306,10 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
         request=RequestView(messages=messages, starts_request_series=starts_request_series(
             backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
-            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
-            native_system_enabled=run.native_system_enabled)),
-        nodes=[_node_view(n, node_tokens[n.id]) for n in nodes],
+            # only a native request reconciles its system surface (core's series follows the strategy revision)
+            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
+            if backend == "native" else "", native_system_enabled=run.native_system_enabled)),
+        nodes=views,
         diagnostics=[Diagnostic.of(d) for d in diagnostics],
         runtime_context_controls=run.controls,
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
@@ -470,18 +474,54 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
             "applied": bool(req.budget.apply and over_by), "fixed_tokens": keep_cost}
 
 
-def _node_view(node: Node, tokens: int) -> NodeView:
-    # One per node of every request: a dict literal adopted as the view (see results.adopt_complete).
-    return adopt_complete(NodeView, {
-        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
-        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
-        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
-        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
-        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
-        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
-        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
-        "original_slot_id": node.original_slot_id,
-    })
+def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[NodeView], dict[str, int]]:
+    """The result's node views and the tokens by module, in one pass. One view per node of every request, so
+    `results.adopt_complete` is inlined, and each view's dict is a copy of `results.blank_values`, filled."""
+    fields_set, _ = complete_shape(NodeView)  # NodeView allows extras: each view gets its own empty extras dict
+    new, set_attribute, blank = NodeView.__new__, object.__setattr__, _BLANK_VIEW.copy
+    views = []
+    by_module: dict[str, int] = {}
+    for node in nodes:
+        tokens = node_tokens[node.id]
+        module = node.module
+        by_module[module] = by_module.get(module, 0) + tokens
+        values = blank()
+        values["id"] = node.id
+        values["rule_id"] = node.rule_id
+        values["module"] = module
+        values["name"] = node.name
+        values["field"] = node.field
+        values["role"] = node.role
+        values["original_role"] = node.original_role
+        values["text"] = node.text
+        values["tokens"] = tokens
+        values["trust"] = node.trust
+        values["delivery"] = node.delivery
+        values["region"] = node.region
+        values["request_index"] = node.request_index
+        values["locked"] = node.locked
+        values["lock_reason"] = node.lock_reason
+        values["position_decision"] = node.position_decision
+        values["slot_id"] = node.slot_id
+        values["depth"] = node.depth
+        values["requested_depth"] = node.requested_depth
+        values["position_id"] = node.position_id
+        values["order"] = node.order
+        values["lifetime"] = node.lifetime
+        values["activation"] = node.activation
+        values["children"] = node.children
+        values["adjusted_for_tools"] = node.adjusted_for_tools
+        values["original_slot_id"] = node.original_slot_id
+        view = new(NodeView)
+        set_attribute(view, "__dict__", values)
+        set_attribute(view, "__pydantic_fields_set__", fields_set)
+        set_attribute(view, "__pydantic_extra__", {})
+        set_attribute(view, "__pydantic_private__", None)
+        views.append(view)
+    return views, by_module
+
+
+_BLANK_VIEW = blank_values(NodeView)
 
 
 # the host ----------------------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, adopt_complete
+from assembly.results import DurableEvent, RequestMessage, blank_values, complete_shape
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -42,11 +42,14 @@ def _kind(message: dict[str, Any]) -> str | None:
 def conversation_history(history: list[dict[str, Any]], *, keep_system_records: bool) -> list[dict[str, Any]]:
     """The history messages that take part in assembly: log-only records never do; recorded system surfaces only
     where the host keeps system updates in history (`system_prompt_update: in-history`)."""
-    return [m for m in history if _kind(m) != LOG_KIND and (keep_system_records or _kind(m) != SYSTEM_KIND)]
+    left_out = (LOG_KIND,) if keep_system_records else (LOG_KIND, SYSTEM_KIND)
+    # `_kind` inline: this reads every message of the history
+    return [m for m in history if not (source := m.get("source")) or source.get("kind") not in left_out]
 
 
 def _last(history: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
-    return next((m for m in reversed(history) if _kind(m) == kind), None)
+    # `_kind` inline: without such a record this reads every message of the history
+    return next((m for m in reversed(history) if (source := m.get("source")) and source.get("kind") == kind), None)
 
 
 def content_id(*parts: str) -> str:
@@ -80,23 +83,44 @@ def request_message(
             message_id = first.message["id"]
         else:
             message_id = _message_content_id(first.id, first.role, first.text, step)
-    native = first.message if first is not None and first.message is not None else {}
-    # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time).
-    return adopt_complete(RequestMessage, {
-        "id": message_id, "role": role, "content": content, "tokens": count_tokens(content, tokenizer),
-        "delivery": delivery, "region": region, "enters_history": status != "request-only", "history_status": status,
-        "parts": [n.id for n in nodes], "trust": _trust(nodes), "name": name, "tool_calls": native.get("tool_calls"),
-        "tool_call_id": native.get("tool_call_id"),
-    })
+    native = first.message if first is not None else None
+    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
+        parts, trust = [first.id], first.trust
+    else:
+        parts, trust = [n.id for n in nodes], _trust(nodes)
+    # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time);
+    # `results.adopt_complete` inlined, as this runs once per message, on a copy of `results.blank_values`.
+    message = _new_message(RequestMessage)
+    values = _blank_message()  # see results.blank_values
+    values["id"] = message_id
+    values["role"] = role
+    values["content"] = content
+    values["tokens"] = count_tokens(content, tokenizer)
+    values["delivery"] = delivery
+    values["region"] = region
+    values["enters_history"] = status != "request-only"
+    values["history_status"] = status
+    values["parts"] = parts
+    values["trust"] = trust
+    values["name"] = name
+    if native is not None:
+        values["tool_calls"] = native.get("tool_calls")
+        values["tool_call_id"] = native.get("tool_call_id")
+    _set_attribute(message, "__dict__", values)
+    _set_attribute(message, "__pydantic_fields_set__", _MESSAGE_FIELDS)
+    _set_attribute(message, "__pydantic_extra__", {})  # RequestMessage allows extras: each message its own
+    _set_attribute(message, "__pydantic_private__", None)
+    return message
 
 
+_new_message, _set_attribute = RequestMessage.__new__, object.__setattr__
+_blank_message = blank_values(RequestMessage).copy
+_MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 
 
 def _trust(nodes: list[Node]) -> str:
     """A message is as trusted as its least trusted part; host-only text (framing, invalidation) is system."""
-    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
-        return nodes[0].trust
     return max((n.trust for n in nodes), key=_TRUST_RANK.__getitem__, default="system")
 
 
@@ -267,12 +291,12 @@ def durable_events(
     revision: str,
 ) -> list[DurableEvent]:
     """What sending this request appends to durable history, each shaped like a conversation message."""
-    by_id = {n.id: n for n in nodes}
+    by_id: dict[str, Node] = {}  # filled on first need: most messages are history, which records nothing
     originals = {m["id"]: m for m in inputs}
     events: list[dict[str, Any]] = []
     for message in messages:
         if message.history_status == "snapshot":
-            node = by_id[message.parts[0]]
+            node = (by_id or _by_id(nodes, by_id))[message.parts[0]]
             events.append({
                 "id": message.id, "role": message.role, "content": message.content,
                 "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id, "name": node.name,
@@ -289,7 +313,7 @@ def durable_events(
             "kind": {"system": SYSTEM_KIND, "context": CONTEXT_KIND, "pre-step": PRE_STEP_KIND}[message.delivery]
         }
         if message.delivery == "pre-step":
-            node = by_id.get(message.parts[0]) if message.parts else None
+            node = (by_id or _by_id(nodes, by_id)).get(message.parts[0]) if message.parts else None
             source.update({"form": "instructions", "delivery": "pre-step", "rule_id": node.rule_id if node else None})
         elif message.delivery == "context":
             source["form"] = "snapshot"
@@ -298,6 +322,11 @@ def durable_events(
         events.append({"id": content_id(LOG_KIND, revision, *(m.id for m in messages)), "role": "system",
                        "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
     return [DurableEvent.of(event) for event in events]
+
+
+def _by_id(nodes: list[Node], by_id: dict[str, Node]) -> dict[str, Node]:
+    by_id.update((n.id, n) for n in nodes)
+    return by_id
 
 
 def commit_turn(history: list[dict[str, Any]], result: Any, assistant_reply: str | dict[str, Any]) -> list[dict]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry, adopt_complete
+from assembly.results import LayoutBlock, LayoutEntry, adopt_complete, blank_values, complete_shape
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -39,7 +39,8 @@ def _group_key(node: Node, backend: str) -> tuple:
     depth = node.depth if node.depth is not None else node.requested_depth
     # The conversation is one runtime block whatever its speakers: its roles are not the designer's to move.
     role = None if node.message is not None else node.role
-    return (node.rule_id, node.module, group, node.slot_id, depth, role, node_region(node, backend))
+    region = "request" if backend != "native" else node_region(node, backend)  # node_region's answer, inline
+    return (node.rule_id, node.module, group, node.slot_id, depth, role, region)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -55,51 +56,62 @@ def _binding(node: Node) -> str:
 
 
 _set_attribute = object.__setattr__
-_ENTRY_FIELDS = set(LayoutEntry.model_fields)  # every field is set, so one set serves all entries (see build_trusted)
-
-
-def _entry(node: Node) -> LayoutEntry:
-    """One node's layout entry, built as `build_trusted` does but inline: this runs once per node of every request."""
-    entry = LayoutEntry.__new__(LayoutEntry)
-    _set_attribute(entry, "__dict__", {
-        "id": node.id, "text": node.text, "original_role": node.original_role, "effective_role": node.role,
-        "position_id": node.position_id, "position_decision": node.position_decision, "order": node.order})
-    _set_attribute(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
-    _set_attribute(entry, "__pydantic_extra__", None)
-    _set_attribute(entry, "__pydantic_private__", None)
-    return entry
+_new_entry = LayoutEntry.__new__
+_ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
+_BLANK_ENTRY = blank_values(LayoutEntry)
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
-    runs: list[tuple[tuple, list[Node]]] = []
+    # One pass builds the runs and each node's layout entry (`results.adopt_complete` inlined, on a copy of
+    # `results.blank_values`: this runs once per node of every request; an entry's values are all atomic, so its
+    # dict is not one the collector tracks).
+    blank = _BLANK_ENTRY.copy
+    runs: list[tuple[tuple, list[Node], list[LayoutEntry]]] = []
+    key = None
+    members: list[Node] = []
+    entries: list[LayoutEntry] = []
     for node in nodes:
-        key = _group_key(node, backend)
-        if runs and runs[-1][0] == key:
-            runs[-1][1].append(node)
-        else:
-            runs.append((key, [node]))
+        node_key = _group_key(node, backend)
+        if node_key != key:
+            key, members, entries = node_key, [], []
+            runs.append((key, members, entries))
+        members.append(node)
+        entry = _new_entry(LayoutEntry)
+        values = blank()
+        values["id"] = node.id
+        values["text"] = node.text
+        values["original_role"] = node.original_role
+        values["effective_role"] = node.role
+        values["position_id"] = node.position_id
+        values["position_decision"] = node.position_decision
+        values["order"] = node.order
+        _set_attribute(entry, "__dict__", values)
+        _set_attribute(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
+        _set_attribute(entry, "__pydantic_extra__", None)
+        _set_attribute(entry, "__pydantic_private__", None)
+        entries.append(entry)
     counts: dict[tuple, int] = {}
-    for key, _ in runs:
+    for key, _, _ in runs:
         counts[key] = counts.get(key, 0) + 1
     blocks = []
-    for key, members in runs:
+    for key, members, entries in runs:
         first = members[0]
         binding = _binding(first)
         text_key = _key_text(key)
         block_id = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
         reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
+        region = key[-1]  # the key ends with the node's region
         limitations = []
         if binding == "runtime":
             limitations.append("RUNTIME_POSITION_FIXED")
-        if node_region(first, backend).endswith(":context"):
+        if region.endswith(":context"):
             limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
         blocks.append(adopt_complete(LayoutBlock, {
             "id": block_id, "key": list(key), "binding": binding, "movable": binding == "free",
-            "overridable": binding == "slot", "region": node_region(first, backend), "reason": reason,
+            "overridable": binding == "slot", "region": region, "reason": reason,
             "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
-            "node_ids": [n.id for n in members],
-            "entries": [_entry(n) for n in members],
+            "node_ids": [n.id for n in members], "entries": entries,
         }))
     return blocks
 

@@ -19,6 +19,9 @@ Framing is what the family's chat format adds around the messages, as its API co
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -131,6 +134,7 @@ def _matches(name: str, pattern: str) -> bool:
     return pattern in name
 
 
+@functools.lru_cache(maxsize=256)  # the rows are frozen; a chat names the same model in every request
 def model_entry(model: str) -> ModelEntry:
     """The catalogue row of a model name (SillyTavern's best match), or the approximate fallback."""
     name = model.strip().lower()
@@ -159,23 +163,31 @@ class FramedMessage(Protocol):
 def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
     """The request as the model's API counts it: every message's content in `encoding` plus the chat format's own
     tokens (counts are cached, so the encoding the request was built with costs nothing again)."""
+    messages = list(messages)
+    return sum(count_tokens(m.content, encoding) for m in messages) + framing_total(messages, encoding, framing)
+
+
+def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
+    """The tokens the chat format adds to these messages (`request_total` less their contents): for a caller that
+    already holds the contents' count in `encoding`."""
+    messages = list(messages)
     total = framing.per_request + framing.reply
     unknown_role = max(framing.per_message.values())
-    by_role: dict[str, int] = {}  # what a message's role costs, worked out once per role (not once per message)
-    for message in messages:
-        total += count_tokens(message.content, encoding)
-        role_cost = by_role.get(message.role)
-        if role_cost is None:
-            role_cost = framing.per_message.get(message.role, unknown_role)
-            if framing.role_tokens:
-                role_cost += count_tokens(message.role, encoding)
-            if message.role in framing.role_text:
-                role_cost += count_tokens(framing.role_text[message.role], encoding)
-            by_role[message.role] = role_cost
-        total += role_cost
-        if message.name and framing.name_tokens:
-            total += framing.per_name + count_tokens(message.name, encoding)
+    # what a message's role costs, worked out once per role; the messages are tallied by role in one C-level pass
+    for role, count in Counter(map(_role, messages)).items():
+        role_cost = framing.per_message.get(role, unknown_role)
+        if framing.role_tokens:
+            role_cost += count_tokens(role, encoding)
+        if role in framing.role_text:
+            role_cost += count_tokens(framing.role_text[role], encoding)
+        total += role_cost * count
+    if framing.name_tokens:
+        for name in filter(None, map(_name, messages)):
+            total += framing.per_name + count_tokens(name, encoding)
     return total
+
+
+_role, _name = operator.attrgetter("role"), operator.attrgetter("name")
 
 
 assert set(ENCODING_FRAMING) == set(ENCODINGS) == set(ENCODING_MODELS)

@@ -15,7 +15,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.results import PlacementControl, PositionRow, adopt_complete, build_trusted
+from assembly.results import PlacementControl, PositionRow, adopt_complete, blank_values, complete_shape
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -127,8 +127,12 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         return None
 
     groups: dict[str, list[Node]] = {}
+    block = position_id = module = key = None
     for node in nodes:
-        key = row_key(node)
+        # consecutive nodes of one block and position (a whole conversation) share a row key
+        if node.block is not block or node.position_id is not position_id or node.module is not module:
+            block, position_id, module = node.block, node.position_id, node.module
+            key = row_key(node)
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
                 and first_winner(node) == "resource"):
             groups.setdefault(key, []).append(node)
@@ -225,49 +229,86 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     catalogue.sort(key=lambda c: first_rule.get(c["module"], (len(rules), None))[0])
     by_key = {c["id"]: c for c in catalogue}
     settings = ((strategy.get("layout") or {}).get("positions")) or []
-    nodes_by_key: dict[str, list[tuple[int, Node]]] = {}
-    for index, node in enumerate(nodes):
-        nodes_by_key.setdefault(row_key(node), []).append((index, node))
+    placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
     seen = set()
     for setting in settings:
         key = _setting_key(setting)
         seen.add(key)
-        rows.append(_row(key, by_key.get(key), first_rule, setting, nodes_by_key.get(key, []), key in disabled))
+        rows.append(_row(key, by_key.get(key), first_rule, setting, placed.get(key, _NONE_PLACED), key in disabled))
     for category in catalogue:
         if category["id"] not in seen:
-            rows.append(_row(category["id"], category, first_rule, None, nodes_by_key.get(category["id"], []),
+            rows.append(_row(category["id"], category, first_rule, None, placed.get(category["id"], _NONE_PLACED),
                              category["id"] in disabled))
     return rows
 
 
+def _placed_by_row(nodes: list[Node]) -> dict[str, tuple[list[int], list[Node]]]:
+    """Each row's nodes and their indices in the request order. Consecutive nodes of one block and position (a
+    whole conversation) share a row, so its key is worked out once per run, not once per node."""
+    placed: dict[str, tuple[list[int], list[Node]]] = {}
+    block = position_id = module = indices = members = None
+    for index, node in enumerate(nodes):
+        if node.block is not block or node.position_id is not position_id or node.module is not module:
+            block, position_id, module = node.block, node.position_id, node.module
+            row = placed.get(row_key(node))
+            if row is None:
+                row = placed[row_key(node)] = ([], [])
+            indices, members = row
+        indices.append(index)
+        members.append(node)
+    return placed
+
+
+_NONE_PLACED: tuple[list[int], list[Node]] = ([], [])  # read only
+
+
 def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: dict | None,
-         placed: list[tuple[int, Node]], disabled: bool) -> PositionRow:
+         placed: tuple[list[int], list[Node]], disabled: bool) -> PositionRow:
     source_id, position_id = key.split("#", 1)
-    rule = first_rule.get(source_id, (None, None))[1]
+    rule = first_rule.get(source_id, _NO_RULE)[1]
     configurable = bool(category and category.get("configurable", True))
     enabled = configurable and bool(rule and rule["enabled"]) and (setting is None or setting.get("enabled", True))
-    runs = 0
-    previous = None
-    for index, _node in placed:
-        if previous is None or index != previous + 1:
-            runs += 1
-        previous = index
-    locked_nodes = [n for _, n in placed if n.locked]
-    # Every field, as a dict literal (results.adopt_complete): one row per catalogue position of every request.
-    return adopt_complete(PositionRow, {
-        "key": key, "source_id": source_id, "position_id": position_id,
-        "name_en": category["name_en"] if category else key, "name_zh": category["name_zh"] if category else key,
-        "enabled": enabled and not disabled, "configurable": configurable, "module_available": rule is not None,
-        "placement": (setting or {}).get("placement", "source"), "anchor": (setting or {}).get("anchor"),
-        "missing": category is None, "node_ids": [n.id for _, n in placed], "empty": not placed,
-        "split": runs > 1, "locked": bool(placed) and len(locked_nodes) == len(placed),
-        "partly_locked": 0 < len(locked_nodes) < len(placed),
-        "lock_reasons": sorted({n.lock_reason for n in locked_nodes if n.lock_reason}),
-        "held_by": sorted({n.slot_id for n in locked_nodes if n.slot_id}),
-        "decisions": sorted({n.position_decision for _, n in placed}),
-    })
+    indices, members = placed
+    # Every field, on a copy of `results.blank_values` adopted inline: one row per catalogue position of every request.
+    values = _blank_row()
+    values["key"] = key
+    values["source_id"] = source_id
+    values["position_id"] = position_id
+    values["name_en"] = category["name_en"] if category else key
+    values["name_zh"] = category["name_zh"] if category else key
+    values["enabled"] = enabled and not disabled
+    values["configurable"] = configurable
+    values["module_available"] = rule is not None
+    values["placement"] = setting.get("placement", "source") if setting else "source"
+    values["anchor"] = setting.get("anchor") if setting else None
+    values["missing"] = category is None
+    values["node_ids"] = [n.id for n in members]
+    values["empty"] = not members
+    if members:
+        locked_nodes = [n for n in members if n.locked]
+        # indices rise, so the row is one run exactly when they are consecutive
+        values["split"] = indices[-1] - indices[0] + 1 != len(indices)
+        values["locked"] = len(locked_nodes) == len(members)
+        values["partly_locked"] = 0 < len(locked_nodes) < len(members)
+        values["lock_reasons"] = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
+        values["held_by"] = sorted({n.slot_id for n in locked_nodes if n.slot_id})
+        values["decisions"] = sorted({n.position_decision for n in members})
+    else:  # most rows of a request place nothing
+        values["split"] = values["locked"] = values["partly_locked"] = False
+        values["lock_reasons"], values["held_by"], values["decisions"] = [], [], []
+    row = _new_row(PositionRow)
+    _set_attribute(row, "__dict__", values)
+    _set_attribute(row, "__pydantic_fields_set__", _ROW_FIELDS)
+    _set_attribute(row, "__pydantic_extra__", None)
+    _set_attribute(row, "__pydantic_private__", None)
+    return row
+
+
+_NO_RULE = (None, None)
+_new_row, _set_attribute, _blank_row = PositionRow.__new__, object.__setattr__, blank_values(PositionRow).copy
+_ROW_FIELDS, _ = complete_shape(PositionRow)
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
@@ -326,4 +367,5 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
 
 
 def _control(rule_id: str, control: str, owned: int, independent: int) -> PlacementControl:
-    return build_trusted(PlacementControl, rule_id=rule_id, control=control, owned=owned, independent=independent)
+    return adopt_complete(PlacementControl, {"rule_id": rule_id, "control": control, "owned": owned,
+                                             "independent": independent})
