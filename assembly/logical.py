@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import marshal
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from assembly.blocks import NO_CHILDREN, Block, Node, node_values
@@ -215,9 +215,7 @@ def _read_plan(plan: _Plan, messages: dict[str, dict[str, Any]], native: dict[st
                 node.children = [dict(child) for child in node.children]
             nodes.append(node)
             continue
-        block = item.block or native[item.source]
-        for message_id in block.message_ids:
-            nodes.append(_native_node(messages, item.rule_id, block, message_id, item.slot))
+        nodes += _message_nodes(messages, item.rule_id, item.block or native[item.source], item.slot)
     return nodes
 
 
@@ -548,22 +546,37 @@ def _reference_targets_claimed(state: _State, ref: Block) -> list[Block]:
     return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
 
 
-def _native_node(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, message_id: str,
-                 slot: _Slot | None) -> Node:
-    message = messages.get(message_id)
-    if message is None:
-        raise AssemblyError("ASSEMBLY_INVALID", f"{block.source}: unknown conversation message id {message_id!r}")
+_FIELD_INDEX = {name: index for index, name in enumerate(f.name for f in fields(Node))}
+_ID, _ROLE, _ORIGINAL_ROLE, _TEXT, _TRUST, _MESSAGE = (
+    _FIELD_INDEX[name] for name in ("id", "role", "original_role", "text", "trust", "message"))
+_TRUST_OF_ROLE = {"tool": "tool", "system": "system", "user": "user"}  # an assistant message: "operator"
+
+
+def _message_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, slot: _Slot | None
+                   ) -> list[Node]:
+    """One node per message of a native block. One per history message of a long chat: the fields they share
+    are set once, and each node is made from a list of its fields."""
     module = block.source
-    role = message["role"]
-    node = Node(
-        id=f"{module}:{message_id}", rule_id=rule_id, module=module, name=module, role=role,
-        original_role=role, text=message.get("content") or "", trust=_message_trust(message, module), block=block,
-        message=message, locked=True, lock_reason="runtime", position_decision="runtime", lifetime="native",
-        children=NO_CHILDREN,
-    )
+    template = Node(id="", rule_id=rule_id, module=module, name=module, role="", original_role="", text="",
+                    trust="", block=block, locked=True, lock_reason="runtime", position_decision="runtime",
+                    lifetime="native", children=NO_CHILDREN)
     if slot is not None:
-        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
-    return node
+        template.slot_id, template.slot_owner, template.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
+    values = list(node_values(template))
+    system_surface = module == "native-system"
+    nodes = []
+    for message_id in block.message_ids:
+        message = messages.get(message_id)
+        if message is None:
+            raise AssemblyError("ASSEMBLY_INVALID", f"{module}: unknown conversation message id {message_id!r}")
+        role = message["role"]
+        values[_ID] = f"{module}:{message_id}"
+        values[_ROLE] = values[_ORIGINAL_ROLE] = role
+        values[_TEXT] = message.get("content") or ""
+        values[_TRUST] = "system" if system_surface else _TRUST_OF_ROLE.get(role, "operator")
+        values[_MESSAGE] = message
+        nodes.append(Node(*values))
+    return nodes
 
 
 def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
@@ -573,16 +586,6 @@ def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
     return node
-
-
-def _message_trust(message: dict[str, Any], module: str) -> str:
-    if module == "native-system":
-        return "system"
-    if message["role"] == "tool":
-        return "tool"
-    if message["role"] == "system":
-        return "system"
-    return "user" if message["role"] == "user" else "operator"
 
 
 def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
