@@ -357,6 +357,9 @@ def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list
 
 
 def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
+    ids = [m["id"] for m in messages]
+    if len(set(ids)) == len(ids):
+        return
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if message["id"] in seen:

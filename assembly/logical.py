@@ -154,15 +154,16 @@ def assemble_logical(
     plan = recalled_plan(key, resources) if key is not None else None
     if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
         plan = None
+    made = plan is None
     if plan is None:
         plan = _make_plan(strategy, resources, history, inputs, native, names=names,
                           host_system_text=host_system_text, variables=variables, max_context=max_context,
                           tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
                           swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char)
-        if key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
-            keep_plan(key, resources, plan)
     nodes = _read_plan(plan, messages, native)
     check_native_once(nodes)
+    if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
+        keep_plan(key, resources, plan)
     return LogicalResult(
         nodes=nodes, diagnostics=[dict(d) for d in plan.diagnostics],
         position_decisions=[dict(d) for d in plan.decisions], slots=[dict(s) for s in plan.slots],
@@ -215,7 +216,7 @@ def _read_plan(plan: _Plan, messages: dict[str, dict[str, Any]], native: dict[st
                 node.children = [dict(child) for child in node.children]
             nodes.append(node)
             continue
-        nodes += _message_nodes(messages, item.rule_id, item.block or native[item.source], item.slot)
+        nodes += _native_nodes(messages, item.rule_id, item.block or native[item.source], item.slot)
     return nodes
 
 
@@ -549,10 +550,9 @@ def _reference_targets_claimed(state: _State, ref: Block) -> list[Block]:
 _FIELD_INDEX = {name: index for index, name in enumerate(f.name for f in fields(Node))}
 _ID, _ROLE, _ORIGINAL_ROLE, _TEXT, _TRUST, _MESSAGE = (
     _FIELD_INDEX[name] for name in ("id", "role", "original_role", "text", "trust", "message"))
-_TRUST_OF_ROLE = {"tool": "tool", "system": "system", "user": "user"}  # an assistant message: "operator"
 
 
-def _message_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, slot: _Slot | None
+def _native_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, slot: _Slot | None
                    ) -> list[Node]:
     """One node per message of a native block. One per history message of a long chat: the fields they share
     are set once, and each node is made from a list of its fields."""
@@ -563,7 +563,7 @@ def _message_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Blo
     if slot is not None:
         template.slot_id, template.slot_owner, template.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
     values = list(node_values(template))
-    system_surface = module == "native-system"
+    trust_of = {role: _message_trust(role, module) for role in ("system", "user", "assistant", "tool")}
     nodes = []
     for message_id in block.message_ids:
         message = messages.get(message_id)
@@ -573,7 +573,7 @@ def _message_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Blo
         values[_ID] = f"{module}:{message_id}"
         values[_ROLE] = values[_ORIGINAL_ROLE] = role
         values[_TEXT] = message.get("content") or ""
-        values[_TRUST] = "system" if system_surface else _TRUST_OF_ROLE.get(role, "operator")
+        values[_TRUST] = trust_of.get(role) or _message_trust(role, module)
         values[_MESSAGE] = message
         nodes.append(Node(*values))
     return nodes
@@ -586,6 +586,14 @@ def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
     if slot is not None:
         node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
     return node
+
+
+def _message_trust(role: str, module: str) -> str:
+    if module == "native-system":
+        return "system"
+    if role in ("tool", "system", "user"):
+        return role
+    return "operator"
 
 
 def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
