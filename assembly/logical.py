@@ -563,7 +563,7 @@ def _native_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Bloc
     if slot is not None:
         template.slot_id, template.slot_owner, template.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
     values = list(node_values(template))
-    trust_of = {role: _message_trust(role, module) for role in ("system", "user", "assistant", "tool")}
+    trust_of = _TRUST_OF_ROLE[module == "native-system"]
     nodes = []
     for message_id in block.message_ids:
         message = messages.get(message_id)
@@ -594,6 +594,11 @@ def _message_trust(role: str, module: str) -> str:
     if role in ("tool", "system", "user"):
         return role
     return "operator"
+
+
+# `_message_trust` by role, for a conversation message [False] and the host's system surface [True]
+_TRUST_OF_ROLE = {surface: {role: _message_trust(role, "native-system" if surface else "history")
+                            for role in ("system", "user", "assistant", "tool")} for surface in (False, True)}
 
 
 def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
