@@ -121,3 +121,28 @@ def test_nesting_just_within_the_bound_is_read():
     request = {"conversation": {"history": [{"role": "user", "content": "x", "deep": _deep(MAX_JSON_DEPTH - 4)}]}}
     parse_request(copy.deepcopy(request))
     assert read_request(copy.deepcopy(request)).history[0]["deep"] == _deep(MAX_JSON_DEPTH - 4)
+
+
+@pytest.mark.parametrize("history", [
+    [{1: "x", "role": "user"}],  # a key that is no string
+    [{"role": "user", "content": b"bytes"}],
+    [{"role": "user", "id": 5}],
+    [{"role": "user", "source": []}],
+    ({"role": "user"},),  # a tuple for the list
+    [{"role": "user", "tool_calls": ({"id": "a"},)}],
+    [{"role": "user", "name": 3}],
+], ids=repr)
+def test_what_lax_reading_takes_or_refuses_is_what_the_models_take_or_refuse(history):
+    request = {"conversation": {"history": history}}
+
+    def answer(read):
+        try:
+            return "read", _items(read(request))
+        except AssemblyError as error:
+            return "refused", str(error)
+
+    def by_read_request(request):
+        read = read_request(copy.deepcopy(request))
+        return read.history if read.history is not None else _messages_with_ids(read.request.conversation.history, "h")
+
+    assert answer(by_read_request) == answer(lambda r: _by_models(r)[0])
