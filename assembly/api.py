@@ -49,8 +49,9 @@ from assembly.request import (
     Conversation,
     ConversationMessage,
     HostSettings,
+    ReadRequest,
     Section,
-    parse_request,
+    read_request,
 )
 from assembly.resource_memo import remember, remembered, resources_key
 from assembly.results import (
@@ -87,8 +88,9 @@ _NO_CONVERSATION = Conversation()
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     key = resources_key(request.get("resources")) if isinstance(request, dict) else None
     known = remembered(key)
-    req = parse_request(request, resources_checked=known is not None)
-    run = _resolve(req, key, known)
+    read = read_request(request, resources_checked=known is not None)
+    req = read.request
+    run = _resolve(req, key, known, read)
     if req is not request:
         # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
         # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
@@ -145,9 +147,11 @@ class _Counted:
     total: int
 
 
-def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None) -> _Run:
+def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None,
+             read: ReadRequest | None = None) -> _Run:
     """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
-    the resources (`known`: already parsed, by content `key`) and the conversation with ids."""
+    the resources (`known`: already parsed, by content `key`) and the conversation with ids (`read`: already read
+    into message dicts)."""
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
@@ -155,8 +159,11 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     except ImportInvalid as exc:  # the path is named within the request
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
-    durable = _messages_with_ids(req.conversation.history, "h")
-    inputs = _messages_with_ids(req.conversation.input, "i")
+    if read is not None and read.history is not None and read.inputs is not None:
+        durable, inputs = read.history, read.inputs
+    else:
+        durable = _messages_with_ids(req.conversation.history, "h")
+        inputs = _messages_with_ids(req.conversation.input, "i")
     _check_unique_ids(durable + inputs)
     backend = strategy.get("backend", "core")
     in_history = backend == "native" and req.host.system_prompt_update == "in-history"
@@ -354,6 +361,9 @@ def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list
 
 
 def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
+    ids = [m["id"] for m in messages]
+    if len(set(ids)) == len(ids):
+        return
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if message["id"] in seen:

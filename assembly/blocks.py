@@ -8,7 +8,8 @@ remembering why it is where it is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import operator
+from dataclasses import dataclass, fields
 from dataclasses import field as dataclass_field
 from typing import Any, Literal
 
@@ -97,3 +98,12 @@ class Node:
     @property
     def source_id(self) -> str:
         return self.block.source if self.block else self.module
+
+
+
+_NODE_VALUES = operator.attrgetter(*(f.name for f in fields(Node)))
+
+
+def node_values(node: Node) -> tuple[Any, ...]:
+    """Every field of a node in field order: `Node(*values)` makes another like it."""
+    return _NODE_VALUES(node)

@@ -26,6 +26,9 @@ def retain_snapshots(nodes: list[Node], history: list[dict[str, Any]], rules: li
     already is the context. Changed content becomes a new record. A snapshot rule that produced records before and
     produces nothing now gets an "empty" record so the model stops relying on the old one.
     """
+    active_rules = {r["id"]: r for r in rules if r["enabled"] and r.get("lifetime") == "snapshot"}
+    if not active_rules and all(n.lifetime != "snapshot" for n in nodes):
+        return list(nodes)  # nothing is a snapshot and no record can need an empty one: history is not read
     latest: dict[str, dict[str, Any]] = {}
     for message in history:
         source = message.get("source") or {}
@@ -39,7 +42,6 @@ def retain_snapshots(nodes: list[Node], history: list[dict[str, Any]], rules: li
                 continue  # unchanged: the record in history stands
         kept.append(node)
     emitted = {n.id for n in kept if n.lifetime == "snapshot"} | {n.id for n in nodes if n.lifetime == "snapshot"}
-    active_rules = {r["id"]: r for r in rules if r["enabled"] and r.get("lifetime") == "snapshot"}
     for node_id, record in latest.items():
         source = record["source"]
         rule = active_rules.get(source.get("rule_id"))

@@ -13,15 +13,17 @@ positions, placement controls and position rows in assembly.positions.
 
 from __future__ import annotations
 
+import marshal
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from assembly.blocks import NO_CHILDREN, Block, Node
+from assembly.blocks import NO_CHILDREN, Block, Node, node_values
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
+from assembly.plan_memo import keep_plan, recalled_plan
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
 from assembly.source_memo import source_blocks
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
@@ -71,7 +73,6 @@ class _State:
     settings: dict[str, dict[str, Any]]
     entries: dict[str, _Entry]  # by source id: the rule that owns the source
     rule_entries: list[_Entry]
-    messages: dict[str, dict[str, Any]]
     diagnostics: list[dict[str, Any]]
     macro_ctx: MacroContext
     claimed_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
@@ -134,6 +135,110 @@ def assemble_logical(
     swiped: bool = False,
     sillytavern: bool = True,
 ) -> LogicalResult:
+    messages = {m["id"]: m for m in history}
+    messages.update({m["id"]: m for m in inputs})
+    last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
+    if last_user is None:
+        last_user = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
+    last_char = next((m["content"] for m in reversed(history) if m["role"] == "assistant"), "")
+    recorded_surface = "assembler-native-system" in messages
+    if recorded_surface:
+        host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
+    if host_system_text:
+        messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
+                                               "content": host_system_text, "source": {"kind": "system-prompt"}}
+    native = {"history": native_block("history", history)[0], "input": native_block("input", inputs)[0]}
+    variables = variables or {}
+    key = _plan_key(strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
+                    quiet_prompt, swiped, sillytavern, (bool(history), bool(inputs), recorded_surface))
+    plan = recalled_plan(key, resources) if key is not None else None
+    if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
+        plan = None
+    made = plan is None
+    if plan is None:
+        plan = _make_plan(strategy, resources, history, inputs, native, names=names,
+                          host_system_text=host_system_text, variables=variables, max_context=max_context,
+                          tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
+                          swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char)
+    nodes = _read_plan(plan, messages, native)
+    check_native_once(nodes)
+    if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
+        keep_plan(key, resources, plan)
+    return LogicalResult(
+        nodes=nodes, diagnostics=[dict(d) for d in plan.diagnostics],
+        position_decisions=[dict(d) for d in plan.decisions], slots=[dict(s) for s in plan.slots],
+        adaptive=plan.adaptive, rules=list(strategy["rules"]), outlet_blocks=[dict(b) for b in plan.outlet_blocks],
+        world_info=plan.world_info,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Messages:
+    """A native block's place in a plan: the nodes of its messages are made when the plan is read, so one plan
+    serves every turn of a chat. `block` is the native block itself unless it is the conversation's own."""
+
+    rule_id: str
+    source: str
+    slot: _Slot | None
+    block: Block | None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What logical assembly decided, read again by every request with the same strategy, resources and settings.
+    Its text nodes are kept as their fields: every read makes new nodes (later stages change nodes in place)."""
+
+    items: tuple[tuple[Any, ...] | _Messages, ...]  # a text node's fields (`node_values`), or messages
+    diagnostics: tuple[dict[str, Any], ...]
+    decisions: tuple[dict[str, Any], ...]
+    slots: tuple[dict[str, Any], ...]
+    outlet_blocks: tuple[dict[str, Any], ...]
+    adaptive: bool
+    chat: tuple[str, str] | None  # the last user / character messages, when a macro read them
+    world_info: Any
+
+
+def _plan_key(strategy: dict[str, Any], names: dict[str, str], *settings: Any) -> tuple | None:
+    try:
+        document = marshal.dumps(strategy, 2)
+        settings_bytes = marshal.dumps(settings, 2)
+    except ValueError:  # not plain data: no key, the plan is made for this request only
+        return None
+    return (document, names.get("user", "User"), names.get("char", ""), settings_bytes)
+
+
+def _read_plan(plan: _Plan, messages: dict[str, dict[str, Any]], native: dict[str, Block]) -> list[Node]:
+    nodes: list[Node] = []
+    for item in plan.items:
+        if type(item) is tuple:
+            node = Node(*item)
+            if node.children is not NO_CHILDREN:  # later stages may change a node's children in place
+                node.children = [dict(child) for child in node.children]
+            nodes.append(node)
+            continue
+        nodes += _native_nodes(messages, item.rule_id, item.block or native[item.source], item.slot)
+    return nodes
+
+
+def _make_plan(
+    strategy: dict[str, Any],
+    resources: Any,
+    history: list[dict[str, Any]],
+    inputs: list[dict[str, Any]],
+    native: dict[str, Block],
+    *,
+    names: dict[str, str],
+    host_system_text: str,
+    variables: dict[str, str],
+    max_context: int,
+    tokenizer: str,
+    generation_type: str,
+    quiet_prompt: str,
+    swiped: bool,
+    sillytavern: bool,
+    last_user: str,
+    last_char: str,
+) -> _Plan:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
     layout = strategy.get("layout")
@@ -142,28 +247,18 @@ def assemble_logical(
     adaptive = backend == "native" and placement in ("native-roles", "native-slots")
     priority = tuple(priority_order(strategy))
     settings = {f"{p['sourceId']}#{p['positionId']}": p for p in (layout or {}).get("positions", [])}
-    messages = {m["id"]: m for m in history}
-    messages.update({m["id"]: m for m in inputs})
     diagnostics: list[dict[str, Any]] = []
-    last_user = next((m["content"] for m in reversed(history + inputs) if m["role"] == "user"), "")
-    last_char = next((m["content"] for m in reversed(history) if m["role"] == "assistant"), "")
     state = _State(
         strategy=strategy, backend=backend, placement=placement, layout=layout, adaptive=adaptive,
         list_placement=placement == "modules" or bool(layout and layout.get("source") == "manual"),
-        priority=priority, settings=settings, entries={}, rule_entries=[], messages=messages,
-        diagnostics=diagnostics,
+        priority=priority, settings=settings, entries={}, rule_entries=[], diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
                                drop_unknown=not (placement == "st" and sillytavern)),
     )
-    if "assembler-native-system" in messages:
-        host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
-    if host_system_text:
-        messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
-                                               "content": host_system_text, "source": {"kind": "system-prompt"}}
     ctx = SourceContext(
         strategy=strategy, resources=resources, history=history, inputs=inputs, host_system_text=host_system_text,
-        variables=variables or {},
+        variables=variables,
         adaptive_worldbook=adaptive or bool(layout and layout.get("source") == "preset-slots"),
         preset_beats_default=state.beats("preset", "default"),
         manual_keys=frozenset(k for k, s in settings.items() if s.get("placement") == "list" and s.get("enabled")),
@@ -172,16 +267,16 @@ def assemble_logical(
         max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
         quiet_prompt=quiet_prompt, swiped=swiped,
     )
-    _resolve_sources(state, ctx, history, inputs)
+    _resolve_sources(state, ctx, native)
     roots = _roots(state)
     _claim(state, roots)
-    plan = _emit(state, roots)
-    nodes = _concatenate(state, plan)
-    check_native_once(nodes)
-    return LogicalResult(
-        nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
-        adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
-        world_info=ctx.world_info,
+    emitted = _emit(state, roots)
+    items = _concatenate(state, emitted)
+    outlet_blocks = _outlet_blocks(state)
+    return _Plan(
+        items=tuple(node_values(i) if isinstance(i, Node) else i for i in items), diagnostics=tuple(diagnostics), decisions=tuple(state.decisions),
+        slots=tuple(state.slots), outlet_blocks=tuple(outlet_blocks), adaptive=adaptive,
+        chat=(last_user, last_char) if state.macro_ctx.read_chat else None, world_info=ctx.world_info,
     )
 
 
@@ -197,16 +292,14 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 # 1. sources -------------------------------------------------------------------------------------------------------
 
 
-def _resolve_sources(state: _State, ctx: SourceContext, history: list[dict], inputs: list[dict]) -> None:
+def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]) -> None:
     check_preset_rules(state.strategy["rules"])
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
         if kind in CONTEXT_CONTROL_KINDS:
             continue
-        if kind == "history":
-            blocks = native_block("history", history)
-        elif kind == "input":
-            blocks = native_block("input", inputs)
+        if kind in ("history", "input"):
+            blocks = [native[kind]]
         elif kind in SOURCES:
             blocks = source_blocks(kind, SOURCES[kind], ctx, rule) if rule["enabled"] or kind in (
                 "character", "persona") else []
@@ -388,8 +481,8 @@ def _macro_allowed(state: _State, target: Block) -> bool:
 # 3. emission ------------------------------------------------------------------------------------------------------
 
 
-def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[Node]]:
-    plan: dict[str, list[Node]] = {e.rule["id"]: [] for e in state.rule_entries}
+def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[Node | _Messages]]:
+    plan: dict[str, list[Node | _Messages]] = {e.rule["id"]: [] for e in state.rule_entries}
     for entry, block in roots:
         owner = state.claimed_by.get(_key(block))
         if owner is not None and owner != _key(block):
@@ -398,7 +491,8 @@ def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[No
     return plan
 
 
-def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, plan: dict[str, list[Node]]) -> None:
+def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None,
+                plan: dict[str, list[Node | _Messages]]) -> None:
     key = _key(block)
     if block.type == "reference":
         targets = _reference_targets_claimed(state, block)
@@ -436,9 +530,10 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None, 
         bucket = next(iter(plan)) if plan else entry.rule["id"]
         plan.setdefault(bucket, [])
     if block.type == "native":
-        for message_id in block.message_ids:
-            plan[bucket].append(_native_node(state, entry, block, message_id, slot))
-        if not block.message_ids and (state.adaptive or state.placement == "st") and block.source in (
+        if block.message_ids:  # its nodes are made per request (`_read_plan`)
+            plan[bucket].append(_Messages(rule_id=entry.rule["id"], source=block.source, slot=slot,
+                                          block=None if block.source in ("history", "input") else block))
+        elif (state.adaptive or state.placement == "st") and block.source in (
                 "history", "input"):
             plan[bucket].append(_empty_anchor(entry, block, slot))  # keeps its slot's place (reference A.14.1 N2)
         return
@@ -452,21 +547,36 @@ def _reference_targets_claimed(state: _State, ref: Block) -> list[Block]:
     return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
 
 
-def _native_node(state: _State, entry: _Entry, block: Block, message_id: str, slot: _Slot | None) -> Node:
-    message = state.messages.get(message_id)
-    if message is None:
-        raise AssemblyError("ASSEMBLY_INVALID", f"{block.source}: unknown conversation message id {message_id!r}")
+_FIELD_INDEX = {name: index for index, name in enumerate(f.name for f in fields(Node))}
+_ID, _ROLE, _ORIGINAL_ROLE, _TEXT, _TRUST, _MESSAGE = (
+    _FIELD_INDEX[name] for name in ("id", "role", "original_role", "text", "trust", "message"))
+
+
+def _native_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, slot: _Slot | None
+                   ) -> list[Node]:
+    """One node per message of a native block. One per history message of a long chat: the fields they share
+    are set once, and each node is made from a list of its fields."""
     module = block.source
-    role = message["role"]
-    node = Node(
-        id=f"{module}:{message_id}", rule_id=entry.rule["id"], module=module, name=module, role=role,
-        original_role=role, text=message.get("content") or "", trust=_message_trust(message, module), block=block,
-        message=message, locked=True, lock_reason="runtime", position_decision="runtime", lifetime="native",
-        children=NO_CHILDREN,
-    )
+    template = Node(id="", rule_id=rule_id, module=module, name=module, role="", original_role="", text="",
+                    trust="", block=block, locked=True, lock_reason="runtime", position_decision="runtime",
+                    lifetime="native", children=NO_CHILDREN)
     if slot is not None:
-        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
-    return node
+        template.slot_id, template.slot_owner, template.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
+    values = list(node_values(template))
+    trust_of = _TRUST_OF_ROLE[module == "native-system"]
+    nodes = []
+    for message_id in block.message_ids:
+        message = messages.get(message_id)
+        if message is None:
+            raise AssemblyError("ASSEMBLY_INVALID", f"{module}: unknown conversation message id {message_id!r}")
+        role = message["role"]
+        values[_ID] = f"{module}:{message_id}"
+        values[_ROLE] = values[_ORIGINAL_ROLE] = role
+        values[_TEXT] = message.get("content") or ""
+        values[_TRUST] = trust_of.get(role) or _message_trust(role, module)
+        values[_MESSAGE] = message
+        nodes.append(Node(*values))
+    return nodes
 
 
 def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
@@ -478,14 +588,17 @@ def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
     return node
 
 
-def _message_trust(message: dict[str, Any], module: str) -> str:
+def _message_trust(role: str, module: str) -> str:
     if module == "native-system":
         return "system"
-    if message["role"] == "tool":
-        return "tool"
-    if message["role"] == "system":
-        return "system"
-    return "user" if message["role"] == "user" else "operator"
+    if role in ("tool", "system", "user"):
+        return role
+    return "operator"
+
+
+# `_message_trust` by role, for a conversation message [False] and the host's system surface [True]
+_TRUST_OF_ROLE = {surface: {role: _message_trust(role, "native-system" if surface else "history")
+                            for role in ("system", "user", "assistant", "tool")} for surface in (False, True)}
 
 
 def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
@@ -599,8 +712,8 @@ def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -
     return depth
 
 
-def _concatenate(state: _State, plan: dict[str, list[Node]]) -> list[Node]:
-    nodes: list[Node] = []
+def _concatenate(state: _State, plan: dict[str, list[Node | _Messages]]) -> list[Node | _Messages]:
+    nodes: list[Node | _Messages] = []
     for entry in state.rule_entries:
         nodes.extend(plan.get(entry.rule["id"], ()))
     return nodes

@@ -46,6 +46,7 @@ class MacroContext:
     last_char_message: str = ""
     variables: dict[str, str] = field(default_factory=dict)
     drop_unknown: bool = False  # outside placement st an unknown macro renders as empty text (still reported)
+    read_chat: bool = False  # a macro read the last messages: text made with it depends on the conversation
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,10 @@ def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
         if low == "char":
             return ctx.char
         if low == "lastusermessage":
+            ctx.read_chat = True
             return ctx.last_user_message
         if low == "lastcharmessage":
+            ctx.read_chat = True
             return ctx.last_char_message
         if name.startswith("//"):
             return ""

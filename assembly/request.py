@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+    with_config,
+)
+from typing_extensions import TypedDict  # pydantic reads TypedDicts from typing_extensions before 3.12
 
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
-from assembly.reading import find_unsafe
+from assembly.reading import MAX_JSON_DEPTH, find_unsafe
 from assembly.tokens import ENCODINGS
 
 
@@ -99,6 +110,86 @@ class AssemblyRequest(_Model):
         if self.model is not None and "tokenizer" not in self.model_fields_set:
             self.tokenizer = model_entry(self.model).encoding  # type: ignore[assignment]
         return self
+
+
+@with_config(ConfigDict(extra="allow"))
+class _MessageData(TypedDict):
+    """`ConversationMessage` read into a plain dict: the same fields, types and checks (and its extra fields after
+    them), without a model (and its field set and extras dict) per message of a long chat."""
+
+    id: NotRequired[str | None]
+    role: Literal["system", "user", "assistant", "tool"]
+    content: NotRequired[str]
+    name: NotRequired[str | None]
+    source: NotRequired[dict[str, Any] | None]
+    tool_calls: NotRequired[list[ToolCall] | None]
+    tool_call_id: NotRequired[str | None]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class _ConversationData(TypedDict):
+    history: NotRequired[list[_MessageData]]
+    input: NotRequired[list[_MessageData]]
+
+
+_CONVERSATION_DATA = TypeAdapter(_ConversationData)
+_OPTIONAL_FIELDS = ("name", "source", "tool_calls", "tool_call_id")
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """A request as `assemble()` reads it: the model, and the conversation's messages as the engine's dicts (each
+    with its id) when they were read without models; None when they are in `request.conversation`."""
+
+    request: AssemblyRequest
+    history: list[dict[str, Any]] | None = None
+    inputs: list[dict[str, Any]] | None = None
+
+
+def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> ReadRequest:
+    """`parse_request`, with a request dict's conversation read straight into message dicts. Anything that path
+    refuses goes through `parse_request` whole, so a refusal names the same field with the same message."""
+    if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    rest = {k: v for k, v in request.items() if k != "conversation"}
+    try:
+        conversation = _CONVERSATION_DATA.validate_python(request.get("conversation", {}))
+    except ValidationError:
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
+    if find_unsafe(request.get("conversation", {}), "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    try:
+        model = parse_request(rest, resources_checked=resources_checked)
+    except AssemblyError:
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    return ReadRequest(model, message_records(conversation.get("history", []), "h"),
+                       message_records(conversation.get("input", []), "i"))
+
+
+def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    """Validated message dicts (our own) made the engine's messages in place, as `ConversationMessage` would give
+    them: its fields that are not None in field order, its extra fields, the id (`h1`, `h2`, ... when it has none)
+    last when it was not given, tool calls as dicts."""
+    for index, data in enumerate(messages):
+        if "content" not in data:
+            content_at = 2 if "id" in data else 1
+            items = list(data.items())
+            data.clear()
+            data.update(items[:content_at])
+            data["content"] = ""
+            data.update(items[content_at:])
+        if None in data.values():
+            for name in _OPTIONAL_FIELDS:
+                if name in data and data[name] is None:
+                    del data[name]
+        if data.get("id") is None:
+            data.pop("id", None)
+            data["id"] = f"{prefix}{index + 1}"
+        tool_calls = data.get("tool_calls")
+        if tool_calls is not None:
+            data["tool_calls"] = [c.model_dump() for c in tool_calls]
+    return messages
 
 
 def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> AssemblyRequest:
