@@ -54,3 +54,30 @@ def test_the_compare_table_says_roles_deliveries_and_history_entries_in_chinese(
     for english in ("assistant", "user", "system", "history", "native", "appended", "request-only"):
         assert not re.search(rf"(?<![\w-]){english}(?![\w-])", words), english
     assert "助手" in words and "已在历史中" in words  # the assistant role, a native history entry
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_sessions_list_and_the_session_page_group_their_counts(users, chat, language):
+    client = client_for(users["qa"])
+    listing = _page(client, "/sessions/", language)
+    row = re.search(rf'<tr data-session-id="{chat.pk}">.*?</tr>', listing, re.S).group(0)
+    assert '<td class="num">1,200</td>' in row and ">1200<" not in row
+    session = _page(client, f"/sessions/{chat.pk}/", language)
+    assert re.search(r'id="history-title">[^<]*<span class="muted">\(1,200\)</span>', session)
+    assert "1200" not in re.sub(r'"[^"]*"', '""', session.split('id="history-title"', 1)[1].split("</p>", 1)[0])
+
+
+def test_the_editor_groups_its_row_tokens(users, chat):
+    from strategies_app import services as strategy_services
+    from strategies_app.models import Strategy
+
+    designer = users["designer"]
+    own = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"),
+                                          name="Long chat strategy")
+    html = _page(client_for(designer), f"/strategies/{own.slug}/edit/?session={chat.pk}", "zh-hans")
+    tokens = [int(t) for t in re.findall(r'data-tokens="(\d+)"', html)]
+    big = [t for t in tokens if t >= 1000]
+    assert big, "a 1,200-message chat has a row of a thousand tokens or more"
+    shown = re.findall(r'<span class="row-tokens"[^>]*>([\d,]+) ', html)
+    assert shown and all("," in s for s in shown if len(s.replace(",", "")) >= 4)
+    assert f"{big[0]:,}" in shown

@@ -31,7 +31,7 @@ def test_the_page_of_a_20000_message_session_shows_only_the_newest_window(users,
     assert _rows(html) == list(range(BIG - HISTORY_WINDOW + 1, BIG + 1))
     older = f"/sessions/{big_session.pk}/?before={BIG - HISTORY_WINDOW + 1}"
     assert f'href="{older}#history"' in html and f'hx-get="{older}"' in html
-    assert f"({BIG - HISTORY_WINDOW} before these)" in html and f"({BIG})" in html
+    assert f"({BIG - HISTORY_WINDOW:,} before these)" in html and f"({BIG:,})" in html
     # the commit form says the real last message, not the window's
     assert f'name="expected_seq" value="{BIG}"' in html
 
