@@ -85,3 +85,12 @@ def test_the_favicon_is_linked(users):
 def test_the_admin_user_list_has_a_role_column(users):
     page = client_for(users["admin"]).get("/admin/auth/user/")
     assert page.status_code == 200 and b"column-studio_role" in page.content
+
+
+def test_the_chinese_users_page_calls_a_users_role_shenfen_never_juese(users):
+    # 角色 is a character card's character in Chinese; a user's (and a message's) role is 身份 on every page.
+    client = client_for(users["admin"])
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/users/").content.decode()
+    assert "更改身份" in html and "<th scope=\"col\">身份</th>" in html
+    assert "角色" not in html
