@@ -92,5 +92,5 @@ def test_the_chinese_users_page_calls_a_users_role_shenfen_never_juese(users):
     client = client_for(users["admin"])
     client.cookies["django_language"] = "zh-hans"
     html = client.get("/users/").content.decode()
-    assert "更改身份" in html and "<th scope=\"col\">身份</th>" in html
+    assert "更改身份" in html and "<th scope=\"col\">身份</th>" in html and "<th scope=\"col\">操作</th>" in html
     assert "角色" not in html
