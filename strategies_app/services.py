@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
@@ -121,7 +122,9 @@ def strategy_import(*, user, document: Any, dry_run: bool = False) -> ImportRepo
     draft = normalize_strategy(document)
     wanted = document.get("id") if isinstance(document.get("id"), str) else draft["name"]
     slug = _free_slug(wanted)
-    notes = [] if slug == wanted else [f"id {wanted!r} is taken or not a slug; the strategy is stored as {slug!r}"]
+    notes = [] if slug == wanted else [
+        _("id %(wanted)s is taken or not a slug; the strategy is stored as %(slug)s")
+        % {"wanted": repr(wanted), "slug": repr(slug)}]
     report = ImportReport(kind="strategy", name=draft["name"], dry_run=dry_run, id=slug, notes=notes,
                           creates={"strategy": 1, "revision": 1},
                           items=[f"{rule['id']} ({rule['kind']})" for rule in draft["rules"]])
@@ -210,10 +213,10 @@ def character_import(*, user, data: Any, name: str | None = None, dry_run: bool 
                           items=[c for c in sillytavern.CHARACTER_COLUMNS if columns[c]])
     card_data = data.get("data") if isinstance(data, dict) else None
     if isinstance(card_data, dict) and "character_book" in card_data and card_data["character_book"] is None:
-        report.notes.append("defaulted: data.character_book is null, read as no world book")
+        report.notes.append(_("defaulted: data.character_book is null, read as no world book"))
     if book is not None:
-        report.notes.append(f"the card embeds a world book of {len(book.entries)} entries; import the card as a "
-                            "world book to use it on its own")
+        report.notes.append(_("the card embeds a world book of %(count)s entries; import the card as a world book to "
+                              "use it on its own") % {"count": len(book.entries)})
     if dry_run:
         return report
     avatar = bytes(data) if isinstance(data, bytes | bytearray) else None

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
 from assembly.sillytavern.charx import card_from_charx, is_charx
@@ -201,8 +203,11 @@ def worldbook_defaulted(data: Any) -> list[str]:
     for name in _OFTEN_MISSING:
         missing = [str(key) for key, entry in entries.items() if isinstance(entry, dict) and name not in entry]
         if missing:
-            shown = ", ".join(missing[:10]) + (f" and {len(missing) - 10} more" if len(missing) > 10 else "")
-            notes.append(f"defaulted: {name} missing in entries {shown}; the default was used")
+            shown = ", ".join(missing[:10])
+            if len(missing) > 10:
+                shown = _("%(shown)s and %(more)s more") % {"shown": shown, "more": len(missing) - 10}
+            notes.append(_("defaulted: %(field)s missing in entries %(entries)s; the default was used")
+                         % {"field": name, "entries": shown})
     return notes
 
 

@@ -148,3 +148,15 @@ def test_sloppy_files_import_and_the_report_lists_what_was_defaulted(users):
     book = {"entries": {"7": {"uid": 7, "key": ["glade"], "content": "A glade."}}}
     page = page_post(admin, kind="auto", dry_run="1", file=SimpleUploadedFile("b.json", json.dumps(book).encode()))
     assert page.status_code == 200 and b"defaulted: scan_depth missing in entries 7" in page.content
+
+
+def test_the_report_notes_are_in_the_pages_language(users):
+    admin = client_for(users["admin"])
+    admin.cookies["django_language"] = "zh-hans"
+    entries = {str(uid): {"uid": uid, "key": ["glade"], "content": "A glade."} for uid in range(12)}
+    page = page_post(admin, kind="auto", dry_run="1",
+                     file=SimpleUploadedFile("b.json", json.dumps({"entries": entries}).encode()))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "已取默认值：条目 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 及另外 2 个 缺少 scan_depth，已使用默认值" in html
+    assert "defaulted:" not in html and 'lang="en"' not in html.split('data-report-kind', 1)[1]
