@@ -328,23 +328,22 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
     history is read once for both: only the strategy differs between the two requests, and two sides with the same
     document (a revision against the applied copy of it) are one engine run."""
     shared: dict[str, Any] = {}
-    runs: dict[str, Any] = {}  # the strategy document's JSON -> its result
+    runs: dict[str, Any] = {}  # the strategy document's JSON -> its result, or the refusal it met
 
     def side(spec: str | None) -> dict[str, Any]:
         try:
             choice = resolve_choice(session, spec)
         except CodedError as error:
             return {"spec": spec or "", "error": presenters.error_context(error)}
-        try:
-            if not shared:
-                shared.update(session_request(session, {}), **options.request_fields())
-            key = json.dumps(choice.document, sort_keys=True, default=str)
-            if key not in runs:
-                runs[key] = assemble({**shared, "strategy": choice.document})
-            result = runs[key]
-        except CodedError as error:
-            return {"spec": choice.spec, "choice": choice, "error": presenters.error_context(error)}
-        return {"spec": choice.spec, "choice": choice, "result": result}
+        key = json.dumps(choice.document, sort_keys=True, default=str)
+        if key not in runs:
+            try:
+                if not shared:
+                    shared.update(session_request(session, {}), **options.request_fields())
+                runs[key] = {"result": assemble({**shared, "strategy": choice.document})}
+            except CodedError as error:
+                runs[key] = {"error": presenters.error_context(error)}
+        return {"spec": choice.spec, "choice": choice, **runs[key]}
 
     return side(a_spec), side(b_spec)
 

@@ -160,3 +160,12 @@ def test_a_long_history_projects_only_when_asked(world, users, runs, monkeypatch
     assert f'action="/sessions/{world["session"].pk}/preview/projection/"' in section and len(runs) == 1
     asked = client.get(f"/sessions/{world['session'].pk}/preview/?turns=2").content.decode()
     assert 'hx-trigger="load"' in asked.split("data-turn-projection")[1].split("</section>")[0]
+
+
+def test_a_refused_comparison_of_one_document_runs_once(world, users, runs):
+    session = world["session"]
+    type(session).objects.filter(pk=session.pk).update(host={"core_available": False})
+    page = client_for(users["qa"]).get(f"/sessions/{session.pk}/compare/?a=builtin-st&b=builtin-st")
+    html = page.content.decode()
+    assert page.status_code == 409 and html.count("REQUEST_ASSEMBLY_CORE_REQUIRED") >= 2  # both sides say why
+    assert len(runs) == 1
