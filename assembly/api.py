@@ -70,6 +70,11 @@ from assembly.results import (
     blank_values,
     build_trusted,
     complete_shape,
+    new_instance,
+    set_extra,
+    set_fields_set,
+    set_private,
+    set_values,
 )
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
@@ -488,7 +493,8 @@ def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[No
     """The result's node views and the tokens by module, in one pass. One view per node of every request, so
     `results.adopt_complete` is inlined, and each view's dict is a copy of `results.blank_values`, filled."""
     fields_set, _ = complete_shape(NodeView)  # NodeView allows extras: each view gets its own empty extras dict
-    new, set_attribute, blank = NodeView.__new__, object.__setattr__, _BLANK_VIEW.copy
+    blank, new, own_values, own_fields_set, own_extra, own_private = (
+        _BLANK_VIEW.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
     views = []
     by_module: dict[str, int] = {}
     for node in nodes:
@@ -519,14 +525,15 @@ def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[No
         values["order"] = node.order
         values["lifetime"] = node.lifetime
         values["activation"] = node.activation
-        values["children"] = node.children
+        # an empty list may be blocks.NO_CHILDREN, shared by every request: each view gets its own
+        values["children"] = node.children or []
         values["adjusted_for_tools"] = node.adjusted_for_tools
         values["original_slot_id"] = node.original_slot_id
         view = new(NodeView)
-        set_attribute(view, "__dict__", values)
-        set_attribute(view, "__pydantic_fields_set__", fields_set)
-        set_attribute(view, "__pydantic_extra__", {})
-        set_attribute(view, "__pydantic_private__", None)
+        own_values(view, values)
+        own_fields_set(view, fields_set)
+        own_extra(view, {})
+        own_private(view, None)
         views.append(view)
     return views, by_module
 
