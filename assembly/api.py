@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from assembly.blocks import Node
+from assembly.blocks import NO_CHILDREN, Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
@@ -525,8 +525,9 @@ def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[No
         values["order"] = node.order
         values["lifetime"] = node.lifetime
         values["activation"] = node.activation
-        # an empty list may be blocks.NO_CHILDREN, shared by every request: each view gets its own
-        values["children"] = node.children or []
+        # blocks.NO_CHILDREN is shared by every request: a view gets its own (any other list is this request's)
+        children = node.children
+        values["children"] = [] if children is NO_CHILDREN else children
         values["adjusted_for_tools"] = node.adjusted_for_tools
         values["original_slot_id"] = node.original_slot_id
         view = new(NodeView)

@@ -62,16 +62,18 @@ _BLANK_BLOCK = blank_values(LayoutBlock)
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
-    # One pass builds the runs and each node's layout entry (`results.adopt_complete` inlined, on a copy of
-    # `results.blank_values`: this runs once per node of every request; an entry's values are all atomic, so its
-    # dict is not one the collector tracks).
-    blank, new, own_values, own_fields_set, own_extra, own_private = (
-        _BLANK_ENTRY.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
+    # One pass builds each run's block when the run starts, and each node's layout entry (`results.adopt_complete`
+    # inlined, on copies of `results.blank_values`: this runs once per node of every request; an entry's values are
+    # all atomic, so its dict is not one the collector tracks). Nothing else is kept per run: the result is built
+    # while every other part of it is alive, so a temporary here is one more object before a collection.
+    blank_entry, blank_block, new, own_values, own_fields_set, own_extra, own_private = (
+        _BLANK_ENTRY.copy, _BLANK_BLOCK.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
     native = backend == "native"
-    runs: list[tuple[tuple, list[Node], list[LayoutEntry]]] = []
-    counts: dict[tuple, int] = {}
+    blocks: list[LayoutBlock] = []
+    firsts: list[Node] = []
+    counts: dict[str, int] = {}  # runs per key (its JSON text: one text per equal key, through _key_text's cache)
     key = None
-    members: list[Node] = []
+    node_ids: list[str] = []
     entries: list[LayoutEntry] = []
     for node in nodes:
         # The group key, inline (once per node): rule, module, resource group, slot, depth, role and region.
@@ -84,11 +86,39 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         node_key = (node.rule_id, node.module, group, node.slot_id, depth, role,
                     node_region(node, backend) if native else "request")
         if node_key != key:
-            key, members, entries = node_key, [], []
-            runs.append((key, members, entries))
-            counts[key] = counts.get(key, 0) + 1
-        members.append(node)
-        values = blank()
+            key, node_ids, entries = node_key, [], []
+            text_key = _key_text(key)
+            counts[text_key] = counts.get(text_key, 0) + 1
+            binding = _binding(node)
+            region = key[-1]  # the key ends with the node's region
+            values = blank_block()
+            values["id"] = text_key  # the block's id once its key's runs are counted, below
+            values["key"] = list(key)
+            values["binding"] = binding
+            values["movable"] = binding == "free"
+            values["overridable"] = binding == "slot"
+            values["region"] = region
+            values["reason"] = "user-override" if node.position_decision == "user" else node.lock_reason or (
+                "source-order")
+            values["slot_id"] = node.slot_id
+            values["original_slot_id"] = node.original_slot_id
+            if binding == "runtime":
+                values["limitations"] = (["RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION"]
+                                         if region.endswith(":context") else ["RUNTIME_POSITION_FIXED"])
+            else:
+                values["limitations"] = (["NATIVE_CONTEXT_REUSES_HISTORY_POSITION"] if region.endswith(":context")
+                                         else [])
+            values["node_ids"] = node_ids
+            values["entries"] = entries
+            layout_block = new(LayoutBlock)
+            own_values(layout_block, values)
+            own_fields_set(layout_block, _BLOCK_FIELDS)
+            own_extra(layout_block, None)
+            own_private(layout_block, None)
+            blocks.append(layout_block)
+            firsts.append(node)
+        node_ids.append(node.id)
+        values = blank_entry()
         values["id"] = node.id
         values["text"] = node.text
         values["original_role"] = node.original_role
@@ -102,36 +132,10 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         own_extra(entry, None)
         own_private(entry, None)
         entries.append(entry)
-    blank = _BLANK_BLOCK.copy
-    blocks = []
-    for key, members, entries in runs:
-        first = members[0]
-        binding = _binding(first)
-        text_key = _key_text(key)
-        region = key[-1]  # the key ends with the node's region
-        values = blank()
-        values["id"] = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
-        values["key"] = list(key)
-        values["binding"] = binding
-        values["movable"] = binding == "free"
-        values["overridable"] = binding == "slot"
-        values["region"] = region
-        values["reason"] = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
-        values["slot_id"] = first.slot_id
-        values["original_slot_id"] = first.original_slot_id
-        if binding == "runtime":
-            values["limitations"] = (["RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION"]
-                                     if region.endswith(":context") else ["RUNTIME_POSITION_FIXED"])
-        else:
-            values["limitations"] = ["NATIVE_CONTEXT_REUSES_HISTORY_POSITION"] if region.endswith(":context") else []
-        values["node_ids"] = [n.id for n in members]
-        values["entries"] = entries
-        layout_block = new(LayoutBlock)
-        own_values(layout_block, values)
-        own_fields_set(layout_block, _BLOCK_FIELDS)
-        own_extra(layout_block, None)
-        own_private(layout_block, None)
-        blocks.append(layout_block)
+    for layout_block, first in zip(blocks, firsts, strict=True):
+        values = layout_block.__dict__
+        text_key = values["id"]
+        values["id"] = f"block:{text_key}" if counts[text_key] == 1 else f"block:{text_key}:run:{first.id}"
     return blocks
 
 
