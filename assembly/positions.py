@@ -243,42 +243,41 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
         key = _setting_key(setting)
         seen.add(key)
         template = _ROW_TEMPLATES.get(key) or _row_template(key, None)
-        rows.append(_row(template, first_rule, setting, placed.get(key, _NONE_PLACED), key in disabled))
+        rows.append(_row(template, first_rule, setting, placed.get(key, _NONE_PLACED), nodes, key in disabled))
     # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
     # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
     for module in first_rule:
         for key, template in _TEMPLATES_BY_MODULE.get(module, ()):
             if key not in seen:
-                rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), key in disabled))
+                rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
     for key, template in _ROW_TEMPLATE_ITEMS:
         if template["module"] not in first_rule and key not in seen:
-            rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), key in disabled))
+            rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
     return rows
 
 
-def _placed_by_row(nodes: list[Node]) -> dict[str, tuple[list[int], list[Node]]]:
-    """Each row's nodes and their indices in the request order. Consecutive nodes of one block and position (a
-    whole conversation) share a row, so its key is worked out once per run, not once per node."""
-    placed: dict[str, tuple[list[int], list[Node]]] = {}
-    block = position_id = module = indices = members = None
+def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
+    """The indices of each row's nodes in the request order (one list per row: the result is built while the rest
+    of it is alive, so what is made here is one more object before a collection). Consecutive nodes of one block
+    and position (a whole conversation) share a row, so its key is worked out once per run, not once per node."""
+    placed: dict[str, list[int]] = {}
+    block = position_id = module = indices = None
     for index, node in enumerate(nodes):
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
             key = row_key(node)
-            row = placed.get(key)
-            if row is None:
-                row = placed[key] = ([], [])
-            indices, members = row
+            indices = placed.get(key)
+            if indices is None:
+                indices = placed[key] = []
         indices.append(index)
-        members.append(node)
     return placed
 
 
-_NONE_PLACED: tuple[list[int], list[Node]] = ([], [])  # read only
+_NONE_PLACED: list[int] = []  # read only
 
 
 def _row(template: dict[str, Any], first_rule: dict[str, dict[str, Any]], setting: dict | None,
-         placed: tuple[list[int], list[Node]], disabled: bool) -> PositionRow:
+         indices: list[int], nodes: list[Node], disabled: bool) -> PositionRow:
     # A copy of the row's template (`_row_template`: every field, the category's own already filled), adopted inline
     # as `results.adopt_complete` does: one row per catalogue position of every request.
     values = template["values"].copy()
@@ -290,20 +289,38 @@ def _row(template: dict[str, Any], first_rule: dict[str, dict[str, Any]], settin
     if setting:
         values["placement"] = setting.get("placement", "source")
         values["anchor"] = setting.get("anchor")
-    indices, members = placed
-    if members:
-        values["node_ids"] = [n.id for n in members]
+    if indices:
+        # one loop over the row's nodes gathers everything the row reports of them
+        node_ids = []
+        locked = 0
+        lock_reasons = set()
+        held_by = set()
+        decisions = set()
+        for index in indices:
+            node = nodes[index]
+            node_ids.append(node.id)
+            decisions.add(node.position_decision)
+            if node.locked:
+                locked += 1
+                if node.lock_reason:
+                    lock_reasons.add(node.lock_reason)
+                if node.slot_id:
+                    held_by.add(node.slot_id)
+        count = len(indices)
+        values["node_ids"] = node_ids
         values["empty"] = False
-        locked_nodes = [n for n in members if n.locked]
         # indices rise, so the row is one run exactly when they are consecutive
-        values["split"] = indices[-1] - indices[0] + 1 != len(indices)
-        values["locked"] = len(locked_nodes) == len(members)
-        values["partly_locked"] = 0 < len(locked_nodes) < len(members)
-        values["lock_reasons"] = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
-        values["held_by"] = sorted({n.slot_id for n in locked_nodes if n.slot_id})
-        values["decisions"] = sorted({n.position_decision for n in members})
+        values["split"] = indices[-1] - indices[0] + 1 != count
+        values["locked"] = locked == count
+        values["partly_locked"] = 0 < locked < count
+        values["lock_reasons"] = sorted(lock_reasons)
+        values["held_by"] = sorted(held_by)
+        values["decisions"] = sorted(decisions)
     else:  # most rows of a request place nothing (the template says empty, not split, not locked)
-        values["node_ids"], values["lock_reasons"], values["held_by"], values["decisions"] = [], [], [], []
+        values["node_ids"] = []
+        values["lock_reasons"] = []
+        values["held_by"] = []
+        values["decisions"] = []
     row = _new_row(PositionRow)
     _own_values(row, values)
     _own_fields_set(row, _ROW_FIELDS)
