@@ -315,8 +315,9 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         ok=True,
         backend=backend,
         placement=strategy.get("placement", "modules"),
-        strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
-        request=RequestView(messages=messages, starts_request_series=starts_request_series(
+        # the engine's own values, of their fields' types: built as they are, not validated (nor the list copied)
+        strategy=build_trusted(StrategyRef, id=run.strategy_id, name=strategy["name"], revision=revision),
+        request=build_trusted(RequestView, messages=messages, starts_request_series=starts_request_series(
             backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
             # only a native request reconciles its system surface (core's series follows the strategy revision)
             system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
