@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from assembly.blocks import Node
+from assembly.blocks import NO_CHILDREN, Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
@@ -70,6 +70,11 @@ from assembly.results import (
     blank_values,
     build_trusted,
     complete_shape,
+    new_instance,
+    set_extra,
+    set_fields_set,
+    set_private,
+    set_values,
 )
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
@@ -310,8 +315,9 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         ok=True,
         backend=backend,
         placement=strategy.get("placement", "modules"),
-        strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
-        request=RequestView(messages=messages, starts_request_series=starts_request_series(
+        # the engine's own values, of their fields' types: built as they are, not validated (nor the list copied)
+        strategy=build_trusted(StrategyRef, id=run.strategy_id, name=strategy["name"], revision=revision),
+        request=build_trusted(RequestView, messages=messages, starts_request_series=starts_request_series(
             backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
             # only a native request reconciles its system surface (core's series follows the strategy revision)
             system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
@@ -488,7 +494,8 @@ def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[No
     """The result's node views and the tokens by module, in one pass. One view per node of every request, so
     `results.adopt_complete` is inlined, and each view's dict is a copy of `results.blank_values`, filled."""
     fields_set, _ = complete_shape(NodeView)  # NodeView allows extras: each view gets its own empty extras dict
-    new, set_attribute, blank = NodeView.__new__, object.__setattr__, _BLANK_VIEW.copy
+    blank, new, own_values, own_fields_set, own_extra, own_private = (
+        _BLANK_VIEW.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
     views = []
     by_module: dict[str, int] = {}
     for node in nodes:
@@ -519,14 +526,16 @@ def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[No
         values["order"] = node.order
         values["lifetime"] = node.lifetime
         values["activation"] = node.activation
-        values["children"] = node.children
+        # blocks.NO_CHILDREN is shared by every request: a view gets its own (any other list is this request's)
+        children = node.children
+        values["children"] = [] if children is NO_CHILDREN else children
         values["adjusted_for_tools"] = node.adjusted_for_tools
         values["original_slot_id"] = node.original_slot_id
         view = new(NodeView)
-        set_attribute(view, "__dict__", values)
-        set_attribute(view, "__pydantic_fields_set__", fields_set)
-        set_attribute(view, "__pydantic_extra__", {})
-        set_attribute(view, "__pydantic_private__", None)
+        own_values(view, values)
+        own_fields_set(view, fields_set)
+        own_extra(view, {})
+        own_private(view, None)
         views.append(view)
     return views, by_module
 

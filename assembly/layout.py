@@ -15,7 +15,17 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry, adopt_complete, blank_values, complete_shape
+from assembly.results import (
+    LayoutBlock,
+    LayoutEntry,
+    blank_values,
+    complete_shape,
+    new_instance,
+    set_extra,
+    set_fields_set,
+    set_private,
+    set_values,
+)
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -32,17 +42,6 @@ def node_region(node: Node, backend: str) -> str:
     return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
 
 
-def _group_key(node: Node, backend: str) -> tuple:
-    block = node.block
-    group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
-        block.id if block is not None else node.id)
-    depth = node.depth if node.depth is not None else node.requested_depth
-    # The conversation is one runtime block whatever its speakers: its roles are not the designer's to move.
-    role = None if node.message is not None else node.role
-    region = "request" if backend != "native" else node_region(node, backend)  # node_region's answer, inline
-    return (node.rule_id, node.module, group, node.slot_id, depth, role, region)
-
-
 @functools.lru_cache(maxsize=4096)
 def _key_text(key: tuple) -> str:
     """A block key as the JSON its id carries (the same keys recur in every request of a strategy)."""
@@ -55,30 +54,71 @@ def _binding(node: Node) -> str:
     return "slot" if node.slot_id is not None else "free"
 
 
-_set_attribute = object.__setattr__
-_new_entry = LayoutEntry.__new__
 _ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
+_BLOCK_FIELDS, _ = complete_shape(LayoutBlock)
 _BLANK_ENTRY = blank_values(LayoutEntry)
+_BLANK_BLOCK = blank_values(LayoutBlock)
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
-    # One pass builds the runs and each node's layout entry (`results.adopt_complete` inlined, on a copy of
-    # `results.blank_values`: this runs once per node of every request; an entry's values are all atomic, so its
-    # dict is not one the collector tracks).
-    blank = _BLANK_ENTRY.copy
-    runs: list[tuple[tuple, list[Node], list[LayoutEntry]]] = []
+    # One pass builds each run's block when the run starts, and each node's layout entry (`results.adopt_complete`
+    # inlined, on copies of `results.blank_values`: this runs once per node of every request; an entry's values are
+    # all atomic, so its dict is not one the collector tracks). Nothing else is kept per run: the result is built
+    # while every other part of it is alive, so a temporary here is one more object before a collection.
+    blank_entry, blank_block, new, own_values, own_fields_set, own_extra, own_private = (
+        _BLANK_ENTRY.copy, _BLANK_BLOCK.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
+    native = backend == "native"
+    blocks: list[LayoutBlock] = []
+    firsts: list[Node] = []
+    counts: dict[str, int] = {}  # runs per key (its JSON text: one text per equal key, through _key_text's cache)
     key = None
-    members: list[Node] = []
+    node_ids: list[str] = []
     entries: list[LayoutEntry] = []
     for node in nodes:
-        node_key = _group_key(node, backend)
+        # The group key, inline (once per node): rule, module, resource group, slot, depth, role and region.
+        block = node.block
+        group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
+            block.id if block is not None else node.id)
+        depth = node.depth if node.depth is not None else node.requested_depth
+        # The conversation is one runtime block whatever its speakers: its roles are not the designer's to move.
+        role = None if node.message is not None else node.role
+        node_key = (node.rule_id, node.module, group, node.slot_id, depth, role,
+                    node_region(node, backend) if native else "request")
         if node_key != key:
-            key, members, entries = node_key, [], []
-            runs.append((key, members, entries))
-        members.append(node)
-        entry = _new_entry(LayoutEntry)
-        values = blank()
+            key, node_ids, entries = node_key, [], []
+            text_key = _key_text(key)
+            counts[text_key] = counts.get(text_key, 0) + 1
+            binding = _binding(node)
+            region = key[-1]  # the key ends with the node's region
+            values = blank_block()
+            values["id"] = text_key  # the block's id once its key's runs are counted, below
+            values["key"] = list(key)
+            values["binding"] = binding
+            values["movable"] = binding == "free"
+            values["overridable"] = binding == "slot"
+            values["region"] = region
+            values["reason"] = "user-override" if node.position_decision == "user" else node.lock_reason or (
+                "source-order")
+            values["slot_id"] = node.slot_id
+            values["original_slot_id"] = node.original_slot_id
+            if binding == "runtime":
+                values["limitations"] = (["RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION"]
+                                         if region.endswith(":context") else ["RUNTIME_POSITION_FIXED"])
+            else:
+                values["limitations"] = (["NATIVE_CONTEXT_REUSES_HISTORY_POSITION"] if region.endswith(":context")
+                                         else [])
+            values["node_ids"] = node_ids
+            values["entries"] = entries
+            layout_block = new(LayoutBlock)
+            own_values(layout_block, values)
+            own_fields_set(layout_block, _BLOCK_FIELDS)
+            own_extra(layout_block, None)
+            own_private(layout_block, None)
+            blocks.append(layout_block)
+            firsts.append(node)
+        node_ids.append(node.id)
+        values = blank_entry()
         values["id"] = node.id
         values["text"] = node.text
         values["original_role"] = node.original_role
@@ -86,33 +126,16 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         values["position_id"] = node.position_id
         values["position_decision"] = node.position_decision
         values["order"] = node.order
-        _set_attribute(entry, "__dict__", values)
-        _set_attribute(entry, "__pydantic_fields_set__", _ENTRY_FIELDS)
-        _set_attribute(entry, "__pydantic_extra__", None)
-        _set_attribute(entry, "__pydantic_private__", None)
+        entry = new(LayoutEntry)
+        own_values(entry, values)
+        own_fields_set(entry, _ENTRY_FIELDS)
+        own_extra(entry, None)
+        own_private(entry, None)
         entries.append(entry)
-    counts: dict[tuple, int] = {}
-    for key, _, _ in runs:
-        counts[key] = counts.get(key, 0) + 1
-    blocks = []
-    for key, members, entries in runs:
-        first = members[0]
-        binding = _binding(first)
-        text_key = _key_text(key)
-        block_id = f"block:{text_key}" if counts[key] == 1 else f"block:{text_key}:run:{first.id}"
-        reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
-        region = key[-1]  # the key ends with the node's region
-        limitations = []
-        if binding == "runtime":
-            limitations.append("RUNTIME_POSITION_FIXED")
-        if region.endswith(":context"):
-            limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-        blocks.append(adopt_complete(LayoutBlock, {
-            "id": block_id, "key": list(key), "binding": binding, "movable": binding == "free",
-            "overridable": binding == "slot", "region": region, "reason": reason,
-            "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
-            "node_ids": [n.id for n in members], "entries": entries,
-        }))
+    for layout_block, first in zip(blocks, firsts, strict=True):
+        values = layout_block.__dict__
+        text_key = values["id"]
+        values["id"] = f"block:{text_key}" if counts[text_key] == 1 else f"block:{text_key}:run:{first.id}"
     return blocks
 
 

@@ -20,8 +20,6 @@ Framing is what the family's chat format adds around the messages, as its API co
 from __future__ import annotations
 
 import functools
-import operator
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -170,24 +168,28 @@ def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
 def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
     """The tokens the chat format adds to these messages (`request_total` less their contents): for a caller that
     already holds the contents' count in `encoding`."""
-    messages = list(messages)
     total = framing.per_request + framing.reply
-    unknown_role = max(framing.per_message.values())
-    # what a message's role costs, worked out once per role; the messages are tallied by role in one C-level pass
-    for role, count in Counter(map(_role, messages)).items():
-        role_cost = framing.per_message.get(role, unknown_role)
+    # the messages tallied by role (and their names gathered) in one pass; a role's cost is worked out once
+    by_role: dict[str, int] = {}
+    names = []
+    for message in messages:
+        role = message.role
+        by_role[role] = by_role.get(role, 0) + 1
+        if message.name:
+            names.append(message.name)
+    per_message = framing.per_message
+    unknown_role = max(per_message.values())
+    for role, count in by_role.items():
+        role_cost = per_message.get(role, unknown_role)
         if framing.role_tokens:
             role_cost += count_tokens(role, encoding)
         if role in framing.role_text:
             role_cost += count_tokens(framing.role_text[role], encoding)
         total += role_cost * count
     if framing.name_tokens:
-        for name in filter(None, map(_name, messages)):
+        for name in names:
             total += framing.per_name + count_tokens(name, encoding)
     return total
-
-
-_role, _name = operator.attrgetter("role"), operator.attrgetter("name")
 
 
 assert set(ENCODING_FRAMING) == set(ENCODINGS) == set(ENCODING_MODELS)

@@ -15,7 +15,17 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.results import PlacementControl, PositionRow, adopt_complete, blank_values, complete_shape
+from assembly.results import (
+    PlacementControl,
+    PositionRow,
+    adopt_complete,
+    blank_values,
+    complete_shape,
+    set_extra,
+    set_fields_set,
+    set_private,
+    set_values,
+)
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -220,14 +230,10 @@ def _outlet_names(text: str) -> list[str]:
 
 def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]) -> list[PositionRow]:
     """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
-    rules = strategy["rules"]
-    first_rule = {}
-    for index, rule in enumerate(rules):
+    first_rule: dict[str, dict[str, Any]] = {}
+    for rule in strategy["rules"]:
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
-            first_rule.setdefault(rule["kind"], (index, rule))
-    catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS]
-    catalogue.sort(key=lambda c: first_rule.get(c["module"], (len(rules), None))[0])
-    by_key = {c["id"]: c for c in catalogue}
+            first_rule.setdefault(rule["kind"], rule)
     settings = ((strategy.get("layout") or {}).get("positions")) or []
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
@@ -236,79 +242,122 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     for setting in settings:
         key = _setting_key(setting)
         seen.add(key)
-        rows.append(_row(key, by_key.get(key), first_rule, setting, placed.get(key, _NONE_PLACED), key in disabled))
-    for category in catalogue:
-        if category["id"] not in seen:
-            rows.append(_row(category["id"], category, first_rule, None, placed.get(category["id"], _NONE_PLACED),
-                             category["id"] in disabled))
+        template = _ROW_TEMPLATES.get(key) or _row_template(key, None)
+        rows.append(_row(template, first_rule, setting, placed.get(key, _NONE_PLACED), nodes, key in disabled))
+    # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
+    # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
+    for module in first_rule:
+        for key, template in _TEMPLATES_BY_MODULE.get(module, ()):
+            if key not in seen:
+                rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
+    for key, template in _ROW_TEMPLATE_ITEMS:
+        if template["module"] not in first_rule and key not in seen:
+            rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
     return rows
 
 
-def _placed_by_row(nodes: list[Node]) -> dict[str, tuple[list[int], list[Node]]]:
-    """Each row's nodes and their indices in the request order. Consecutive nodes of one block and position (a
-    whole conversation) share a row, so its key is worked out once per run, not once per node."""
-    placed: dict[str, tuple[list[int], list[Node]]] = {}
-    block = position_id = module = indices = members = None
+def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
+    """The indices of each row's nodes in the request order (one list per row: the result is built while the rest
+    of it is alive, so what is made here is one more object before a collection). Consecutive nodes of one block
+    and position (a whole conversation) share a row, so its key is worked out once per run, not once per node."""
+    placed: dict[str, list[int]] = {}
+    block = position_id = module = indices = None
     for index, node in enumerate(nodes):
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
-            row = placed.get(row_key(node))
-            if row is None:
-                row = placed[row_key(node)] = ([], [])
-            indices, members = row
+            key = row_key(node)
+            indices = placed.get(key)
+            if indices is None:
+                indices = placed[key] = []
         indices.append(index)
-        members.append(node)
     return placed
 
 
-_NONE_PLACED: tuple[list[int], list[Node]] = ([], [])  # read only
+_NONE_PLACED: list[int] = []  # read only
 
 
-def _row(key: str, category: dict[str, Any] | None, first_rule: dict, setting: dict | None,
-         placed: tuple[list[int], list[Node]], disabled: bool) -> PositionRow:
+def _row(template: dict[str, Any], first_rule: dict[str, dict[str, Any]], setting: dict | None,
+         indices: list[int], nodes: list[Node], disabled: bool) -> PositionRow:
+    # A copy of the row's template (`_row_template`: every field, the category's own already filled), adopted inline
+    # as `results.adopt_complete` does: one row per catalogue position of every request.
+    values = template["values"].copy()
+    rule = first_rule.get(values["source_id"])
+    enabled = (values["configurable"] and rule is not None and bool(rule["enabled"])
+               and (setting is None or setting.get("enabled", True)))
+    values["enabled"] = enabled and not disabled
+    values["module_available"] = rule is not None
+    if setting:
+        values["placement"] = setting.get("placement", "source")
+        values["anchor"] = setting.get("anchor")
+    if indices:
+        # one loop over the row's nodes gathers everything the row reports of them
+        node_ids = []
+        locked = 0
+        lock_reasons = set()
+        held_by = set()
+        decisions = set()
+        for index in indices:
+            node = nodes[index]
+            node_ids.append(node.id)
+            decisions.add(node.position_decision)
+            if node.locked:
+                locked += 1
+                if node.lock_reason:
+                    lock_reasons.add(node.lock_reason)
+                if node.slot_id:
+                    held_by.add(node.slot_id)
+        count = len(indices)
+        values["node_ids"] = node_ids
+        values["empty"] = False
+        # indices rise, so the row is one run exactly when they are consecutive
+        values["split"] = indices[-1] - indices[0] + 1 != count
+        values["locked"] = locked == count
+        values["partly_locked"] = 0 < locked < count
+        values["lock_reasons"] = sorted(lock_reasons)
+        values["held_by"] = sorted(held_by)
+        values["decisions"] = sorted(decisions)
+    else:  # most rows of a request place nothing (the template says empty, not split, not locked)
+        values["node_ids"] = []
+        values["lock_reasons"] = []
+        values["held_by"] = []
+        values["decisions"] = []
+    row = _new_row(PositionRow)
+    _own_values(row, values)
+    _own_fields_set(row, _ROW_FIELDS)
+    _own_extra(row, None)
+    _own_private(row, None)
+    return row
+
+
+def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
+    """What a row of `key` is in every request, before its rule, setting and nodes: a copy of
+    `results.blank_values` with the category's fields filled, and the row as if empty."""
     source_id, position_id = key.split("#", 1)
-    rule = first_rule.get(source_id, _NO_RULE)[1]
-    configurable = bool(category and category.get("configurable", True))
-    enabled = configurable and bool(rule and rule["enabled"]) and (setting is None or setting.get("enabled", True))
-    indices, members = placed
-    # Every field, on a copy of `results.blank_values` adopted inline: one row per catalogue position of every request.
     values = _blank_row()
     values["key"] = key
     values["source_id"] = source_id
     values["position_id"] = position_id
     values["name_en"] = category["name_en"] if category else key
     values["name_zh"] = category["name_zh"] if category else key
-    values["enabled"] = enabled and not disabled
-    values["configurable"] = configurable
-    values["module_available"] = rule is not None
-    values["placement"] = setting.get("placement", "source") if setting else "source"
-    values["anchor"] = setting.get("anchor") if setting else None
+    values["configurable"] = bool(category and category.get("configurable", True))
+    values["placement"] = "source"
+    values["anchor"] = None
     values["missing"] = category is None
-    values["node_ids"] = [n.id for n in members]
-    values["empty"] = not members
-    if members:
-        locked_nodes = [n for n in members if n.locked]
-        # indices rise, so the row is one run exactly when they are consecutive
-        values["split"] = indices[-1] - indices[0] + 1 != len(indices)
-        values["locked"] = len(locked_nodes) == len(members)
-        values["partly_locked"] = 0 < len(locked_nodes) < len(members)
-        values["lock_reasons"] = sorted({n.lock_reason for n in locked_nodes if n.lock_reason})
-        values["held_by"] = sorted({n.slot_id for n in locked_nodes if n.slot_id})
-        values["decisions"] = sorted({n.position_decision for n in members})
-    else:  # most rows of a request place nothing
-        values["split"] = values["locked"] = values["partly_locked"] = False
-        values["lock_reasons"], values["held_by"], values["decisions"] = [], [], []
-    row = _new_row(PositionRow)
-    _set_attribute(row, "__dict__", values)
-    _set_attribute(row, "__pydantic_fields_set__", _ROW_FIELDS)
-    _set_attribute(row, "__pydantic_extra__", None)
-    _set_attribute(row, "__pydantic_private__", None)
-    return row
+    values["empty"] = True
+    values["split"] = values["locked"] = values["partly_locked"] = False
+    return {"values": values, "module": category["module"] if category else None}
 
 
-_NO_RULE = (None, None)
-_new_row, _set_attribute, _blank_row = PositionRow.__new__, object.__setattr__, blank_values(PositionRow).copy
+_new_row, _blank_row = PositionRow.__new__, blank_values(PositionRow).copy
+_own_values, _own_fields_set, _own_extra, _own_private = set_values, set_fields_set, set_extra, set_private
 _ROW_FIELDS, _ = complete_shape(PositionRow)
+# The rows' categories (no text rule's), in catalogue order, each with its template; by module, in catalogue order.
+_ROW_TEMPLATES = {c["id"]: _row_template(c["id"], c) for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS}
+_ROW_TEMPLATE_ITEMS = tuple(_ROW_TEMPLATES.items())
+_TEMPLATES_BY_MODULE: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {}
+for _key, _template in _ROW_TEMPLATE_ITEMS:
+    _TEMPLATES_BY_MODULE[_template["module"]] = (*_TEMPLATES_BY_MODULE.get(_template["module"], ()), (_key, _template))
+del _key, _template
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]

@@ -225,3 +225,22 @@ def test_resource_anchor_without_any_match_is_reported():
     result = assemble(req)
     missing = [d.details for d in result.diagnostics if d.code == "POSITION_ANCHOR_MISSING"]
     assert {d["positionId"] for d in missing} == {"before", "after"} and all(d["winner"] == "default" for d in missing)
+
+
+def test_position_rows_follow_each_modules_first_rule_then_the_catalogue():
+    from assembly.catalogue import POSITION_CATALOGUE
+    from assembly.positions import position_rows
+    from assembly.strategy import TEXT_RULE_KINDS
+
+    kinds = ["worldbook", "character", "preset", "history", "worldbook", "persona"]
+    doc = {"name": "order", "rules": [{"id": f"r{i}", "kind": k, "enabled": True} for i, k in enumerate(kinds)],
+           "layout": {"positions": [{"sourceId": "persona", "positionId": "description", "enabled": True},
+                                    {"sourceId": "nowhere", "positionId": "x"}]}}
+    rows = position_rows(doc, [], [])
+    catalogue = [c for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS]
+    first = {k: kinds.index(k) for k in kinds}
+    expected = [c["id"] for c in sorted(catalogue, key=lambda c: first.get(c["module"], len(kinds)))]
+    assert [r.key for r in rows] == ["persona#description", "nowhere#x",
+                                     *(k for k in expected if k != "persona#description")]
+    assert rows[1].missing and not rows[1].enabled and rows[1].name_en == "nowhere#x"
+    assert all(r.node_ids == [] and r.node_ids is not s.node_ids for r, s in zip(rows, rows[1:], strict=False))

@@ -65,3 +65,31 @@ def test_adopted_models_dump_as_validated_ones():
     result = assemble({"conversation": {"history": [{"role": "user", "content": "hi"}]}})
     node = result.nodes[0]
     assert node.model_dump(mode="json") == NodeView.model_validate(node.model_dump()).model_dump(mode="json")
+
+
+def _containers(value, found):
+    """Every list and dict a result holds, by id (pydantic models walked through their fields and extras)."""
+    if isinstance(value, (list, dict)):
+        found[id(value)] = value
+        for item in value.values() if isinstance(value, dict) else value:
+            _containers(item, found)
+    elif hasattr(value, "__pydantic_fields_set__"):
+        _containers(value.__dict__, found)
+        _containers(value.__pydantic_extra__ or {}, found)
+    return found
+
+
+def test_two_answers_to_one_request_share_no_list_or_dict():
+    # a caller may change one result; the next must be unaffected (history nodes once shared an empty children list)
+    for request in ({"strategy": "builtin-native-roles", "conversation": {"history": [
+                        {"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+                        "input": [{"role": "user", "content": "and?"}]}},
+                    {"conversation": {"history": [{"role": "user", "content": "hi"}]}}):
+        first, second = _containers(assemble(request), {}), _containers(assemble(request), {})
+        assert not set(first) & set(second)
+    result = assemble({"strategy": "builtin-native-roles", "conversation": {"history": [
+        {"role": "user", "content": "hi"}]}})
+    result.nodes[0].children.append({"id": "mine"})
+    again = assemble({"strategy": "builtin-native-roles", "conversation": {"history": [
+        {"role": "user", "content": "hi"}]}})
+    assert all(not n.children for n in again.nodes if n.module == "history")
