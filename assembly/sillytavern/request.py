@@ -336,7 +336,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
-    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
+    # the impersonation prompt is sent (so expanded) only when impersonating
+    impersonation = expand(preset.impersonation_prompt if preset else "") if kind == "impersonate" else ""
+    for control in control_prompts(kind, impersonation_prompt=impersonation,
                                    quiet_prompt=expand(generation.quiet_prompt or "")):
         plan.extend(_claimed([control], by_id, module="generation"))
     report = None

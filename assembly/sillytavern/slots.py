@@ -55,6 +55,8 @@ class EmptySlots:
 
     def before(self, node: Node) -> list[StMessage]:
         """The messages of every waiting slot that comes before this node's prompt."""
+        if not self.pending:  # the usual case: every prompt of the order has its node
+            return []
         identifier = collection_identifier(node)
         if identifier is None:
             return []
