@@ -36,6 +36,7 @@ from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, script
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.slots import (
     EmptySlots,
+    collection,
     continue_collection_place,
     empty_in_chat_main,
     empty_prompt_messages,
@@ -59,7 +60,6 @@ from assembly.sillytavern.steps import (
     take_continue_prefill,
 )
 from assembly.sillytavern.worldinfo_emission import format_world_info
-from assembly.sources import ordered_prompts
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 
@@ -196,8 +196,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
     utility = bool(preset is not None and preset.has_utility_prompts)
     # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
-    history_sent = preset is None or not preset.has_prompt_order or any(
-        p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
+    history_sent = preset is None or not preset.has_prompt_order or collection(preset, kind).sends_history
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
@@ -266,7 +265,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
             plan.extend(attached)
     if preset is not None and preset.has_prompt_order:
-        for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
+        for identifier, empty in empty_prompt_messages(preset, collection(preset, kind).prompts, ordered):
             slots.add(identifier, [empty])
     conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
@@ -345,7 +344,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
     if kind == "continue" and preset is not None and preset.has_prompt_order:
-        plan = place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
+        plan = place_continue_collection(plan, continue_collection_place(preset, collection(preset, kind).prompts))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
