@@ -82,13 +82,22 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
             world.setdefault((node.depth, node.role), []).append(node)  # type: ignore[arg-type]
             continue
         key = "DEPTH_PROMPT" if node.module == "character" else None
-        injections.append(StInjection(sources=(node.id,), content=node.text, role=node.role, depth=node.depth,
-                                      order=node.order if key is None else 100, key=key))
+        injections.append(_injection((node.id,), node.text, node.role, node.depth, node.order if key is None else 100,
+                                     key))
     for (depth, role), group in world.items():
-        injections.append(StInjection(sources=tuple(n.id for n in group), content="\n".join(n.text for n in group),
-                                      role=role, depth=depth, order=100,
-                                      key=f"customDepthWI_{depth}_{_ROLE_NUMBER.get(role, 0)}"))
+        injections.append(_injection(tuple(n.id for n in group), "\n".join(n.text for n in group), role, depth, 100,
+                                     f"customDepthWI_{depth}_{_ROLE_NUMBER.get(role, 0)}"))
     return injections
+
+
+def _injection(sources: tuple[str, ...], content: str, role: str, depth: Any, order: Any, key: str | None
+               ) -> StInjection:
+    """An in-chat injection of node values. Values of the types the model asks for are taken as they are (this runs
+    for every depth node of every request); anything else is validated, and refused, as the model would."""
+    if role in _ROLE_NUMBER and type(depth) is int and type(order) is int:
+        return adopt_complete(StInjection, {"sources": sources, "content": content, "role": role, "depth": depth,
+                                            "order": order, "key": key})
+    return StInjection(sources=sources, content=content, role=role, depth=depth, order=order, key=key)
 
 
 def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> Node:

@@ -130,6 +130,14 @@ def _placeable(injection: StInjection) -> bool:
 
 def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
     """The merged messages of one depth, top to bottom: ascending order, then assistant, user, system."""
+    if len(items) == 1:  # the usual case: one bucket, one text (trimmed once, as the merge below trims it)
+        item = items[0]
+        content = js_trim(item.content)
+        if not content:
+            return []
+        order = item.order if item.key is None else EXTENSION_ORDER
+        return [trusted_message(id=f"injection@{depth}/{order}/{item.role}", role=item.role, content=content,
+                                kind="injection", sources=item.sources, depth=depth, order=order)]
     buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
     keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
     for item in items:
