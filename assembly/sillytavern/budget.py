@@ -96,16 +96,20 @@ def _message_tokens(m: StMessage, encoding: str) -> int:
     content, name = m.content, m.name
     if not content and not name:
         return 0
-    role = _ROLE_TOKENS.get((m.role, encoding))
+    roles = _ROLE_TOKENS.get(encoding)
+    if roles is None:
+        roles = _ROLE_TOKENS.setdefault(encoding, {})
+    role = roles.get(m.role)
     if role is None:
-        role = _ROLE_TOKENS[(m.role, encoding)] = count_tokens(m.role, encoding)
+        role = roles[m.role] = count_tokens(m.role, encoding)
     total = role + count_tokens(content, encoding) + 3
     if name:
         total += count_tokens(name, encoding) + 1
     return total
 
 
-_ROLE_TOKENS: dict[tuple[str, str], int] = {}  # (role, encoding): three roles, so at most six entries
+# encoding -> role -> tokens: three roles per encoding (one table per encoding: no key tuple built per message)
+_ROLE_TOKENS: dict[str, dict[str, int]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -121,9 +125,12 @@ class _Ledger:
         self.dropped: list[StDropped] = []
 
     def cost(self, messages: Sequence[StMessage]) -> int:
-        total = 0
-        for m in messages:
-            total += self.cost_of(m)
+        tokens, total = self.tokens, 0
+        for m in messages:  # cost_of, inline: this runs for every group and block
+            n = tokens.get(m.id)
+            if n is None:
+                n = tokens[m.id] = _message_tokens(m, self.encoding)
+            total += n
         return total
 
     def cost_of(self, m: StMessage) -> int:

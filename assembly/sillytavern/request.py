@@ -410,7 +410,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
               "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
               "failure": result.failure.model_dump(mode="json") if result.failure else None}
-    kept = [m for m in plan if m.id not in dropped] if dropped else list(plan)
+    kept = [m for m in plan if m.id not in dropped] if dropped else plan  # the plan is this request's own list
     # the send_if_empty message, when there is one, is the last of the history the budget kept
     filler = result.history[-1] if result.history and result.history[-1].kind == "send_if_empty" else None
     if filler is not None:
