@@ -395,8 +395,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
         elif kind == "new_chat":
             separator = m if separator is None else separator
         else:
-            mandatory.append(adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
-                                                            "reserve": kind in ("control", "continue_prefill")}))
+            mandatory.append(_mandatory_group(i, m, kind in ("control", "continue_prefill")))
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
@@ -417,6 +416,24 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
         last = max(i for i, m in enumerate(kept) if m.kind in _HISTORY_KINDS)
         kept.insert(last + 1, _claimed([filler], by_id, module="preset")[0])
     return kept, report
+
+
+def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetGroup:
+    """The budget group of the plan's `index`-th message. A preset's prompts are the same frozen messages in every
+    request (`trusted_message`), so their groups serve again too: each kept beside its message (so an id is never
+    reused while cached)."""
+    key = (index, id(message), reserve)
+    group = _GROUPS.get(key)
+    if group is None or group.messages[0] is not message:
+        if len(_GROUPS) >= _GROUPS_SIZE:
+            _GROUPS.clear()  # bounded: past it, groups are only built again
+        group = _GROUPS[key] = adopt_complete(StBudgetGroup, {"id": f"prompt:{index}", "messages": (message,),
+                                                              "reserve": reserve})
+    return group
+
+
+_GROUPS: dict[tuple[int, int, bool], StBudgetGroup] = {}
+_GROUPS_SIZE = 4096
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:
