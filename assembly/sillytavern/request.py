@@ -350,14 +350,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                                    quiet_prompt=expand(generation.quiet_prompt or "")):
         plan.extend(_claimed([control], by_id, module="generation"))
     report = None
+    counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
-        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
+        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id, counted)
     if kind == "continue" and preset is not None and preset.has_prompt_order:
         plan = place_continue_collection(plan, continue_collection_place(preset, collection(preset, kind).prompts))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
+        counted = {}  # squashed messages have new texts under their first message's id
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
-    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
+    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer, counted)
     return messages, order, extras.diagnostics, report, regex_changes
 
 
@@ -370,7 +372,7 @@ _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
 
 
 def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],
-                   by_id: dict[str, Node]) -> tuple[list[StMessage], dict[str, Any]]:
+                   by_id: dict[str, Node], counted: dict[str, int]) -> tuple[list[StMessage], dict[str, Any]]:
     """SillyTavern's own budget (sillytavern.md §6): openai_max_context - openai_max_tokens; history newest first,
     then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
     SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
@@ -400,7 +402,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
                        has_history_slot=bool(history) or separator is not None,
-                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer)
+                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer,
+                       content_tokens=counted)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:
         diagnostics.append({"code": result.failure.code, "message": result.failure.message,
@@ -531,8 +534,11 @@ def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id:
     return out + waiting
 
 
-def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str
+def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
                 ) -> tuple[list[RequestMessage], list[Node]]:
+    """The request messages and the nodes in request order; `counted` holds the content tokens the budget already
+    counted, by message id (the messages' ids are unique and their texts as counted)."""
+    counted_tokens = counted.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
@@ -560,5 +566,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
                 seen.add(part.id)
                 order.append(part)
         out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id))
+                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id,
+                                   tokens=counted_tokens(message.id)))
     return out, order
