@@ -93,11 +93,23 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
 def _injection(sources: tuple[str, ...], content: str, role: str, depth: Any, order: Any, key: str | None
                ) -> StInjection:
     """An in-chat injection of node values. Values of the types the model asks for are taken as they are (this runs
-    for every depth node of every request); anything else is validated, and refused, as the model would."""
+    for every depth node of every request), and the same values serve the same frozen injection again; anything else
+    is validated, and refused, as the model would."""
     if role in _ROLE_NUMBER and type(depth) is int and type(order) is int:
-        return adopt_complete(StInjection, {"sources": sources, "content": content, "role": role, "depth": depth,
-                                            "order": order, "key": key})
+        memo_key = (sources, content, role, depth, order, key)
+        injection = _INJECTIONS.get(memo_key)
+        if injection is None:
+            if len(_INJECTIONS) >= _INJECTIONS_SIZE:
+                _INJECTIONS.clear()  # bounded: past it, injections are only built again
+            injection = _INJECTIONS[memo_key] = adopt_complete(StInjection, {
+                "sources": sources, "content": content, "role": role, "depth": depth, "order": order, "key": key})
+        return injection
     return StInjection(sources=sources, content=content, role=role, depth=depth, order=order, key=key)
+
+
+# dict reads and writes are atomic: a lost write only costs a rebuild
+_INJECTIONS: dict[tuple[Any, ...], StInjection] = {}
+_INJECTIONS_SIZE = 4096
 
 
 def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> Node:
