@@ -470,7 +470,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
     # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
     # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
-    named = _named_chat(run, preset.names_behavior, user, char, by_id,
+    named, tool_calls = _named_chat(run, preset.names_behavior, user, char, by_id,
                         expand_upto=len(run) - 1 if prefill_taken else len(run))
     tail: list[StMessage] = []
     if prefill_taken:
@@ -482,7 +482,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         if prefill is not None:
             tail.append(prefill)
     history = inject_in_chat(named, injections)
-    if any(n.message.get("tool_calls") for n in run):  # one check per request: most chats have no tool call
+    if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
@@ -499,23 +499,28 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
 
 
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
-                expand_upto: int) -> list[StMessage]:
+                expand_upto: int) -> tuple[list[StMessage], bool]:
     """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
-    the node takes the expanded text too."""
+    the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
     chat = []
+    tool_calls = False
     for index, n in enumerate(run):
-        role = n.role if n.role != "tool" else "user"
-        speaker = n.message.get("name") or speakers.get(role)
+        native, role = n.message, n.role
+        if role == "tool":
+            role = "user"
+        if native.get("tool_calls"):
+            tool_calls = True
+        speaker = native.get("name") or speakers.get(role)
         content, name = named_content(n.text, role, speaker, behavior)
         if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(recurring_chat_message(id=n.message["id"], role=role, content=content, source=n.id,
+        chat.append(recurring_chat_message(id=native["id"], role=role, content=content, source=n.id,
                                            speaker=speaker, name=name))
-    return chat
+    return chat, tool_calls
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
@@ -550,16 +555,18 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
                 ) -> tuple[list[RequestMessage], list[Node]]:
     """The request messages and the nodes in request order; `counted` holds the content tokens the budget already
     counted, by message id (the messages' ids are unique and their texts as counted)."""
-    counted_tokens = counted.get
+    counted_tokens, node_of = counted.get, by_id.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
     for message in messages:
         sources = message.sources
         if len(sources) == 1:  # nearly every message: a chat message or one prompt
-            only = by_id.get(sources[0])
-            parts = [only] if only is not None else []
-            native = only if only is not None and only.message is not None else None
+            only = node_of(sources[0])
+            if only is None:
+                parts, native = [], None
+            else:
+                parts, native = [only], only if only.message is not None else None
         else:
             parts = [by_id[s] for s in sources if s in by_id]
             native = next((p for p in parts if p.message is not None), None)
