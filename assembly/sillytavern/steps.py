@@ -183,14 +183,16 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection])
 
     count = len(messages)
     out: list[StMessage] = []
-    for depth in sorted((d for d in blocks if d >= count), reverse=True):
-        out.extend(blocks[depth])
     start = 0
-    for depth in sorted((d for d in blocks if 0 < d < count), reverse=True):
-        at = count - depth  # `depth` messages follow the block: it goes before message `at`
-        out.extend(messages[start:at])
-        out.extend(blocks[depth])
-        start = at
+    # deepest first: the depths at or beyond the chat stack at the top, then each splices in before its message
+    for depth in sorted(blocks, reverse=True):
+        if depth >= count:
+            out.extend(blocks[depth])
+        elif depth > 0:
+            at = count - depth  # `depth` messages follow the block: it goes before message `at`
+            out.extend(messages[start:at])
+            out.extend(blocks[depth])
+            start = at
     out.extend(messages[start:])
     if count and 0 in blocks:
         out.extend(blocks[0])
