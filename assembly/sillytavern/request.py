@@ -141,7 +141,7 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
     """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
     (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
-    placement = persona_placement(persona, source_id="persona:persona") if persona is not None else None
+    placement = _persona_placement(persona) if persona is not None else None
     if placement is not None and placement.where != "marker":
         ordered = [n for n in ordered if n.module != "persona"]  # the personaDescription slot stays empty
         if placement.where in ("in_chat", "author_note_top", "author_note_bottom"):
@@ -178,6 +178,23 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
             extras.node(_text_node(source, "extension", ext.key, ext.content, ext.role))
             extras.place(placed_ext)
     return ordered
+
+
+def _persona_placement(persona: Any) -> Any:
+    """`persona_placement` of the request's persona: a frozen answer from a frozen persona, so the same persona is
+    served the same placement again (kept beside it, so its id is never reused while cached)."""
+    cached = _PERSONA_PLACEMENTS.get(id(persona))
+    if cached is not None and cached[0] is persona:
+        return cached[1]
+    placement = persona_placement(persona, source_id="persona:persona")
+    if len(_PERSONA_PLACEMENTS) >= _PERSONA_PLACEMENTS_SIZE:
+        _PERSONA_PLACEMENTS.clear()  # bounded: past it, placements are only worked out again
+    _PERSONA_PLACEMENTS[id(persona)] = (persona, placement)
+    return placement
+
+
+_PERSONA_PLACEMENTS: dict[int, tuple[Any, Any]] = {}
+_PERSONA_PLACEMENTS_SIZE = 256
 
 
 def _expanded_injections(resources: Any, user: str, char: str) -> Any:
@@ -234,7 +251,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             node.text = text
             regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
     extras = _Extras(by_id)
-    extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
+    if scripts:
+        extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_nodes, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
