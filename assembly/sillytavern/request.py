@@ -577,7 +577,7 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
-    for message in messages:
+    for index, message in enumerate(messages):
         sources = message.sources
         if len(sources) == 1:  # nearly every message: a chat message or one prompt
             only = node_of(sources[0])
@@ -595,7 +595,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
             delivery, role, status, message_id = "request", message.role, "request-only", None
-        index = len(out)
         for part in parts:
             part.request_index, part.region = index, "request"
             part.delivery = delivery if part.message is not None else "request"
