@@ -22,6 +22,8 @@ import hashlib
 import uuid
 from typing import Any
 
+from pydantic import BaseModel
+
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
@@ -73,7 +75,10 @@ def request_message(
     message_id: str | None = None,
     name: str | None = None,
     step: str = "",
+    tokens: int | None = None,
 ) -> RequestMessage:
+    """One request message of `nodes`; `tokens`, when the caller already counted `content` with `tokenizer`, is
+    taken as its count."""
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
@@ -95,7 +100,7 @@ def request_message(
     values["id"] = message_id
     values["role"] = role
     values["content"] = content
-    values["tokens"] = count_tokens(content, tokenizer)
+    values["tokens"] = count_tokens(content, tokenizer) if tokens is None else tokens
     values["delivery"] = delivery
     values["region"] = region
     values["enters_history"] = status != "request-only"
@@ -106,14 +111,19 @@ def request_message(
     if native is not None:
         values["tool_calls"] = native.get("tool_calls")
         values["tool_call_id"] = native.get("tool_call_id")
-    _set_attribute(message, "__dict__", values)
-    _set_attribute(message, "__pydantic_fields_set__", _MESSAGE_FIELDS)
-    _set_attribute(message, "__pydantic_extra__", {})  # RequestMessage allows extras: each message its own
-    _set_attribute(message, "__pydantic_private__", None)
+    # the instance's slots set through their descriptors: a name lookup less each, as this runs once per message
+    _set_values(message, values)
+    _set_fields_set(message, _MESSAGE_FIELDS)
+    _set_extra(message, {})  # RequestMessage allows extras: each message its own
+    _set_private(message, None)
     return message
 
 
-_new_message, _set_attribute = RequestMessage.__new__, object.__setattr__
+_new_message = RequestMessage.__new__
+_set_values = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _blank_message = blank_values(RequestMessage).copy
 _MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}

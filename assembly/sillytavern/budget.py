@@ -91,21 +91,29 @@ def st_message_tokens(m: StMessage, encoding: str = "o200k_base") -> int:
     return _message_tokens(m, checked_encoding(encoding))
 
 
-def _message_tokens(m: StMessage, encoding: str) -> int:
-    """`st_message_tokens` for an encoding already checked (the budget checks it once, not once per message)."""
+def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None = None) -> int:
+    """`st_message_tokens` for an encoding already checked (the budget checks it once, not once per message);
+    `contents`, when given, gets the count of the message's content under its id."""
     content, name = m.content, m.name
     if not content and not name:
         return 0
-    role = _ROLE_TOKENS.get((m.role, encoding))
+    roles = _ROLE_TOKENS.get(encoding)
+    if roles is None:
+        roles = _ROLE_TOKENS.setdefault(encoding, {})
+    role = roles.get(m.role)
     if role is None:
-        role = _ROLE_TOKENS[(m.role, encoding)] = count_tokens(m.role, encoding)
-    total = role + count_tokens(content, encoding) + 3
+        role = roles[m.role] = count_tokens(m.role, encoding)
+    counted = count_tokens(content, encoding)
+    if contents is not None:
+        contents[m.id] = counted
+    total = role + counted + 3
     if name:
         total += count_tokens(name, encoding) + 1
     return total
 
 
-_ROLE_TOKENS: dict[tuple[str, str], int] = {}  # (role, encoding): three roles, so at most six entries
+# encoding -> role -> tokens: three roles per encoding (one table per encoding: no key tuple built per message)
+_ROLE_TOKENS: dict[str, dict[str, int]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -114,22 +122,26 @@ _ROLE_TOKENS: dict[tuple[str, str], int] = {}  # (role, encoding): three roles, 
 class _Ledger:
     """What is left of the budget, the token count per message id, and what was left out."""
 
-    def __init__(self, available: int, encoding: str):
+    def __init__(self, available: int, encoding: str, contents: dict[str, int] | None = None):
         self.remaining = available
         self.encoding = encoding
+        self.contents = contents  # message id -> tokens of its content, for a caller that sends the messages
         self.tokens: dict[str, int] = {}
         self.dropped: list[StDropped] = []
 
     def cost(self, messages: Sequence[StMessage]) -> int:
-        total = 0
-        for m in messages:
-            total += self.cost_of(m)
+        tokens, total = self.tokens, 0
+        for m in messages:  # cost_of, inline: this runs for every group and block
+            n = tokens.get(m.id)
+            if n is None:
+                n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
+            total += n
         return total
 
     def cost_of(self, m: StMessage) -> int:
         n = self.tokens.get(m.id)
         if n is None:
-            n = self.tokens[m.id] = _message_tokens(m, self.encoding)
+            n = self.tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
         return n
 
     def fits(self, cost: int) -> bool:
@@ -208,11 +220,11 @@ def _newest_first(plan: _Plan) -> list[StMessage]:
     taken: list[StMessage] = []
     cut = False
     # ledger.cost_of and ledger.fits, inline: this runs once per chat message
-    tokens, encoding, remaining = ledger.tokens, ledger.encoding, ledger.remaining
+    tokens, encoding, remaining, contents = ledger.tokens, ledger.encoding, ledger.remaining, ledger.contents
     for m in reversed(plan.chat):
         cost = tokens.get(m.id)
         if cost is None:
-            cost = tokens[m.id] = _message_tokens(m, encoding)
+            cost = tokens[m.id] = _message_tokens(m, encoding, contents)
         if cut:
             ledger.drop(m.id, "history", "after_cut", [m])
         elif remaining < cost:
@@ -328,7 +340,8 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
               continue_messages: Sequence[StMessage] = (), send_if_empty: str = "",
               examples: Sequence[Sequence[StMessage]] = (), pin_examples: bool = False,
               has_history_slot: bool = True, has_examples_slot: bool = True,
-              tool_definitions: StMessage | None = None, encoding: str = "o200k_base") -> StBudgetResult:
+              tool_definitions: StMessage | None = None, encoding: str = "o200k_base",
+              content_tokens: dict[str, int] | None = None) -> StBudgetResult:
     """SillyTavern's token budget (§6): what fits in max_context - max_tokens, in its processing order.
 
     3 tokens are reserved for priming, and `tool_definitions` (the message SillyTavern counts for them, see
@@ -340,7 +353,8 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     reserved; the first message that does not fit ends it. The send_if_empty user message comes after the history
     when the newest message is the assistant's and it fits. Then the example blocks (each header and turns, as
     `parse_dialogue_examples` returns them) in order until the first that does not fit. With `pin_examples` the
-    examples are filled before the history (§11.13).
+    examples are filled before the history (§11.13). `content_tokens`, when given, gets the tokens of each
+    counted message's content under its id (a caller sending the messages need not count them again).
     """
     limit = max_context - max_tokens
     encoding = checked_encoding(encoding)
@@ -354,7 +368,7 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     unique_ids(every + ([new_chat] if new_chat else []), "messages")
 
     tools = st_message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
-    ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding)
+    ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding, content_tokens)
     plan = _Plan(ledger, chat=chat, separator=new_chat, continued=continued, filler=send_if_empty, blocks=blocks)
     failure = _take_mandatory(plan, groups)
     if failure is not None:

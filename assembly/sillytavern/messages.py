@@ -123,9 +123,23 @@ _RECURRING_SIZE = 20_000
 def trusted_message(*, id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
                     name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
     """A message from values that were validated where they were made (a node's fields, an injection's): no second
-    validation and no default filling, as this runs for every prompt and in-chat bucket of a request."""
-    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": None,
-                                      "kind": kind, "sources": sources, "depth": depth, "order": order})
+    validation and no default filling, as this runs for every prompt and in-chat bucket of a request. The prompts
+    and buckets of a preset come back unchanged in every request: like `recurring_chat_message`, the same frozen
+    message serves again, kept by everything it is made of."""
+    key = (id, role, content, kind, sources, name, depth, order)
+    message = _TRUSTED.get(key)
+    if message is None:
+        if len(_TRUSTED) >= _TRUSTED_SIZE:
+            _TRUSTED.clear()  # bounded: past it, messages are only built again
+        message = _TRUSTED[key] = adopt_complete(StMessage, {
+            "id": id, "role": role, "content": content, "name": name, "speaker": None, "kind": kind,
+            "sources": sources, "depth": depth, "order": order})
+    return message
+
+
+# The prompt and in-chat messages of recent requests (dict reads and writes are atomic; a lost write costs a rebuild).
+_TRUSTED: dict[tuple[Any, ...], StMessage] = {}
+_TRUSTED_SIZE = 4096
 
 
 class StInjection(_Frozen):

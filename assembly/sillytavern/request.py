@@ -36,6 +36,7 @@ from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, script
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.slots import (
     EmptySlots,
+    collection,
     continue_collection_place,
     empty_in_chat_main,
     empty_prompt_messages,
@@ -59,7 +60,6 @@ from assembly.sillytavern.steps import (
     take_continue_prefill,
 )
 from assembly.sillytavern.worldinfo_emission import format_world_info
-from assembly.sources import ordered_prompts
 
 _ROLE_NUMBER = {"system": 0, "user": 1, "assistant": 2}
 
@@ -82,13 +82,34 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
             world.setdefault((node.depth, node.role), []).append(node)  # type: ignore[arg-type]
             continue
         key = "DEPTH_PROMPT" if node.module == "character" else None
-        injections.append(StInjection(sources=(node.id,), content=node.text, role=node.role, depth=node.depth,
-                                      order=node.order if key is None else 100, key=key))
+        injections.append(_injection((node.id,), node.text, node.role, node.depth, node.order if key is None else 100,
+                                     key))
     for (depth, role), group in world.items():
-        injections.append(StInjection(sources=tuple(n.id for n in group), content="\n".join(n.text for n in group),
-                                      role=role, depth=depth, order=100,
-                                      key=f"customDepthWI_{depth}_{_ROLE_NUMBER.get(role, 0)}"))
+        injections.append(_injection(tuple(n.id for n in group), "\n".join(n.text for n in group), role, depth, 100,
+                                     f"customDepthWI_{depth}_{_ROLE_NUMBER.get(role, 0)}"))
     return injections
+
+
+def _injection(sources: tuple[str, ...], content: str, role: str, depth: Any, order: Any, key: str | None
+               ) -> StInjection:
+    """An in-chat injection of node values. Values of the types the model asks for are taken as they are (this runs
+    for every depth node of every request), and the same values serve the same frozen injection again; anything else
+    is validated, and refused, as the model would."""
+    if role in _ROLE_NUMBER and type(depth) is int and type(order) is int:
+        memo_key = (sources, content, role, depth, order, key)
+        injection = _INJECTIONS.get(memo_key)
+        if injection is None:
+            if len(_INJECTIONS) >= _INJECTIONS_SIZE:
+                _INJECTIONS.clear()  # bounded: past it, injections are only built again
+            injection = _INJECTIONS[memo_key] = adopt_complete(StInjection, {
+                "sources": sources, "content": content, "role": role, "depth": depth, "order": order, "key": key})
+        return injection
+    return StInjection(sources=sources, content=content, role=role, depth=depth, order=order, key=key)
+
+
+# dict reads and writes are atomic: a lost write only costs a rebuild
+_INJECTIONS: dict[tuple[Any, ...], StInjection] = {}
+_INJECTIONS_SIZE = 4096
 
 
 def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> Node:
@@ -120,7 +141,7 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
     """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
     (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
-    placement = persona_placement(persona, source_id="persona:persona") if persona is not None else None
+    placement = _persona_placement(persona) if persona is not None else None
     if placement is not None and placement.where != "marker":
         ordered = [n for n in ordered if n.module != "persona"]  # the personaDescription slot stays empty
         if placement.where in ("in_chat", "author_note_top", "author_note_bottom"):
@@ -157,6 +178,23 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
             extras.node(_text_node(source, "extension", ext.key, ext.content, ext.role))
             extras.place(placed_ext)
     return ordered
+
+
+def _persona_placement(persona: Any) -> Any:
+    """`persona_placement` of the request's persona: a frozen answer from a frozen persona, so the same persona is
+    served the same placement again (kept beside it, so its id is never reused while cached)."""
+    cached = _PERSONA_PLACEMENTS.get(id(persona))
+    if cached is not None and cached[0] is persona:
+        return cached[1]
+    placement = persona_placement(persona, source_id="persona:persona")
+    if len(_PERSONA_PLACEMENTS) >= _PERSONA_PLACEMENTS_SIZE:
+        _PERSONA_PLACEMENTS.clear()  # bounded: past it, placements are only worked out again
+    _PERSONA_PLACEMENTS[id(persona)] = (persona, placement)
+    return placement
+
+
+_PERSONA_PLACEMENTS: dict[int, tuple[Any, Any]] = {}
+_PERSONA_PLACEMENTS_SIZE = 256
 
 
 def _expanded_injections(resources: Any, user: str, char: str) -> Any:
@@ -196,8 +234,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
     utility = bool(preset is not None and preset.has_utility_prompts)
     # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
-    history_sent = preset is None or not preset.has_prompt_order or any(
-        p.identifier == "chatHistory" for p in ordered_prompts(preset, kind))
+    history_sent = preset is None or not preset.has_prompt_order or collection(preset, kind).sends_history
     user, char = names.get("user", "User"), names.get("char", "")
     chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
@@ -214,7 +251,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             node.text = text
             regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
     extras = _Extras(by_id)
-    extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
+    if scripts:
+        extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
     ordered = _extensions(ordered, chat_nodes, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
@@ -266,7 +304,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
             plan.extend(attached)
     if preset is not None and preset.has_prompt_order:
-        for identifier, empty in empty_prompt_messages(preset, ordered_prompts(preset, kind), ordered):
+        for identifier, empty in empty_prompt_messages(preset, collection(preset, kind).prompts, ordered):
             slots.add(identifier, [empty])
     conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
@@ -336,18 +374,22 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
-    for control in control_prompts(kind, impersonation_prompt=expand(preset.impersonation_prompt if preset else ""),
+    # the impersonation prompt is sent (so expanded) only when impersonating
+    impersonation = expand(preset.impersonation_prompt if preset else "") if kind == "impersonate" else ""
+    for control in control_prompts(kind, impersonation_prompt=impersonation,
                                    quiet_prompt=expand(generation.quiet_prompt or "")):
         plan.extend(_claimed([control], by_id, module="generation"))
     report = None
+    counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
-        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id)
+        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id, counted)
     if kind == "continue" and preset is not None and preset.has_prompt_order:
-        plan = place_continue_collection(plan, continue_collection_place(preset, ordered_prompts(preset, kind)))
+        plan = place_continue_collection(plan, continue_collection_place(preset, collection(preset, kind).prompts))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
+        counted = {}  # squashed messages have new texts under their first message's id
     # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
-    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer)
+    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer, counted)
     return messages, order, extras.diagnostics, report, regex_changes
 
 
@@ -360,7 +402,7 @@ _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
 
 
 def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],
-                   by_id: dict[str, Node]) -> tuple[list[StMessage], dict[str, Any]]:
+                   by_id: dict[str, Node], counted: dict[str, int]) -> tuple[list[StMessage], dict[str, Any]]:
     """SillyTavern's own budget (sillytavern.md §6): openai_max_context - openai_max_tokens; history newest first,
     then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
     SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
@@ -385,13 +427,13 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
         elif kind == "new_chat":
             separator = m if separator is None else separator
         else:
-            mandatory.append(adopt_complete(StBudgetGroup, {"id": f"prompt:{i}", "messages": (m,),
-                                                            "reserve": kind in ("control", "continue_prefill")}))
+            mandatory.append(_mandatory_group(i, m, kind in ("control", "continue_prefill")))
     result = st_budget(max_context=preset.openai_max_context, max_tokens=preset.openai_max_tokens,
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
                        has_history_slot=bool(history) or separator is not None,
-                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer)
+                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer,
+                       content_tokens=counted)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:
         diagnostics.append({"code": result.failure.code, "message": result.failure.message,
@@ -400,13 +442,31 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
     report = {"source": "preset", "limit": result.limit, "remaining": result.remaining,
               "dropped": [d.model_dump(mode="json") for d in result.dropped if d.reason != "empty"],
               "failure": result.failure.model_dump(mode="json") if result.failure else None}
-    kept = [m for m in plan if m.id not in dropped] if dropped else list(plan)
+    kept = [m for m in plan if m.id not in dropped] if dropped else plan  # the plan is this request's own list
     # the send_if_empty message, when there is one, is the last of the history the budget kept
     filler = result.history[-1] if result.history and result.history[-1].kind == "send_if_empty" else None
     if filler is not None:
         last = max(i for i, m in enumerate(kept) if m.kind in _HISTORY_KINDS)
         kept.insert(last + 1, _claimed([filler], by_id, module="preset")[0])
     return kept, report
+
+
+def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetGroup:
+    """The budget group of the plan's `index`-th message. A preset's prompts are the same frozen messages in every
+    request (`trusted_message`), so their groups serve again too: each kept beside its message (so an id is never
+    reused while cached)."""
+    key = (index, id(message), reserve)
+    group = _GROUPS.get(key)
+    if group is None or group.messages[0] is not message:
+        if len(_GROUPS) >= _GROUPS_SIZE:
+            _GROUPS.clear()  # bounded: past it, groups are only built again
+        group = _GROUPS[key] = adopt_complete(StBudgetGroup, {"id": f"prompt:{index}", "messages": (message,),
+                                                              "reserve": reserve})
+    return group
+
+
+_GROUPS: dict[tuple[int, int, bool], StBudgetGroup] = {}
+_GROUPS_SIZE = 4096
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:
@@ -428,7 +488,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
     # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
     # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
-    named = _named_chat(run, preset.names_behavior, user, char, by_id,
+    named, tool_calls = _named_chat(run, preset.names_behavior, user, char, by_id,
                         expand_upto=len(run) - 1 if prefill_taken else len(run))
     tail: list[StMessage] = []
     if prefill_taken:
@@ -440,7 +500,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         if prefill is not None:
             tail.append(prefill)
     history = inject_in_chat(named, injections)
-    if any(n.message.get("tool_calls") for n in run):  # one check per request: most chats have no tool call
+    if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
         nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
@@ -457,23 +517,28 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
 
 
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
-                expand_upto: int) -> list[StMessage]:
+                expand_upto: int) -> tuple[list[StMessage], bool]:
     """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
-    the node takes the expanded text too."""
+    the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
     chat = []
+    tool_calls = False
     for index, n in enumerate(run):
-        role = n.role if n.role != "tool" else "user"
-        speaker = n.message.get("name") or speakers.get(role)
+        native, role = n.message, n.role
+        if role == "tool":
+            role = "user"
+        if native.get("tool_calls"):
+            tool_calls = True
+        speaker = native.get("name") or speakers.get(role)
         content, name = named_content(n.text, role, speaker, behavior)
         if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(recurring_chat_message(id=n.message["id"], role=role, content=content, source=n.id,
+        chat.append(recurring_chat_message(id=native["id"], role=role, content=content, source=n.id,
                                            speaker=speaker, name=name))
-    return chat
+    return chat, tool_calls
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
@@ -504,17 +569,22 @@ def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id:
     return out + waiting
 
 
-def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str
+def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
                 ) -> tuple[list[RequestMessage], list[Node]]:
+    """The request messages and the nodes in request order; `counted` holds the content tokens the budget already
+    counted, by message id (the messages' ids are unique and their texts as counted)."""
+    counted_tokens, node_of = counted.get, by_id.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
-    for message in messages:
+    for index, message in enumerate(messages):
         sources = message.sources
         if len(sources) == 1:  # nearly every message: a chat message or one prompt
-            only = by_id.get(sources[0])
-            parts = [only] if only is not None else []
-            native = only if only is not None and only.message is not None else None
+            only = node_of(sources[0])
+            if only is None:
+                parts, native = [], None
+            else:
+                parts, native = [only], only if only.message is not None else None
         else:
             parts = [by_id[s] for s in sources if s in by_id]
             native = next((p for p in parts if p.message is not None), None)
@@ -525,7 +595,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
             delivery, role, status, message_id = "request", message.role, "request-only", None
-        index = len(out)
         for part in parts:
             part.request_index, part.region = index, "request"
             part.delivery = delivery if part.message is not None else "request"
@@ -533,5 +602,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
                 seen.add(part.id)
                 order.append(part)
         out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id))
+                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id,
+                                   tokens=counted_tokens(message.id)))
     return out, order

@@ -13,6 +13,7 @@ where SillyTavern's sparse slot list puts it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from assembly.blocks import Node
@@ -30,6 +31,45 @@ def collection_identifier(node: Node) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Collection:
+    """What a preset's prompt collection says for one generation type: the same for every request of the preset,
+    so it is worked out once (see `collection`). Read-only: tuples and mapping proxies over prompts, which are
+    frozen."""
+
+    prompts: tuple[Any, ...]  # the enabled prompts in order (`sources.ordered_prompts`)
+    order: tuple[str, ...]  # every identifier of prompt_order, enabled or not
+    index: MappingProxyType  # identifier -> place among `prompts`
+    in_chat_markers: MappingProxyType  # identifier -> prompt, for the pulled markers set in-chat
+    sends_history: bool  # the Chat History prompt is enabled
+
+
+def collection(preset: Any, kind: str) -> Collection:
+    """The preset's `Collection` for generation type `kind`, remembered beside the preset itself (so its id is never
+    reused while cached) and the tuples it was read from (a model_copy with other prompts is not served it)."""
+    key = (id(preset), kind)
+    cached = _COLLECTIONS.get(key)
+    if cached is not None and cached[0] is preset and cached[1] is preset.prompts and \
+            cached[2] is preset.prompt_order:
+        return cached[3]
+    prompts = tuple(ordered_prompts(preset, kind))
+    made = Collection(
+        prompts=prompts, order=tuple(e.identifier for e in preset.prompt_order),
+        index=MappingProxyType({p.identifier: i for i, p in enumerate(prompts)}),
+        in_chat_markers=MappingProxyType({p.identifier: p for p in prompts
+                                          if p.identifier in _PULLED_MARKERS and p.injection_position == 1}),
+        sends_history=any(p.identifier == "chatHistory" for p in prompts))
+    if len(_COLLECTIONS) >= _COLLECTIONS_SIZE:
+        _COLLECTIONS.clear()  # bounded: past it, a preset's collection is only worked out again
+    _COLLECTIONS[key] = (preset, preset.prompts, preset.prompt_order, made)
+    return made
+
+
+# dict reads and writes are atomic: two threads at worst both work a collection out
+_COLLECTIONS: dict[tuple[int, str], tuple[Any, Any, Any, Collection]] = {}
+_COLLECTIONS_SIZE = 256
+
+
 @dataclass
 class _Pending:
     index: int
@@ -41,7 +81,7 @@ class EmptySlots:
     """Messages waiting for their slot while the nodes are walked in request order."""
 
     def __init__(self, preset: Any):
-        self.order = [e.identifier for e in preset.prompt_order] if preset is not None else []
+        self.order = collection(preset, "normal").order if preset is not None else ()
         self.pending: list[_Pending] = []
 
     def add(self, identifier: str, messages: list[StMessage]) -> bool:
@@ -55,6 +95,8 @@ class EmptySlots:
 
     def before(self, node: Node) -> list[StMessage]:
         """The messages of every waiting slot that comes before this node's prompt."""
+        if not self.pending:  # the usual case: every prompt of the order has its node
+            return []
         identifier = collection_identifier(node)
         if identifier is None:
             return []
@@ -111,8 +153,7 @@ def in_chat_markers(ordered: list[Node], preset: Any, kind: str) -> tuple[list[N
     4): the nodes it holds leave the ordered prompts and become one in-chat prompt."""
     if preset is None or not preset.has_prompt_order:
         return ordered, []
-    in_chat = {p.identifier: p for p in ordered_prompts(preset, kind)
-               if p.identifier in _PULLED_MARKERS and p.injection_position == 1}
+    in_chat = collection(preset, kind).in_chat_markers
     if not in_chat:
         return ordered, []
     held: dict[str, list[Node]] = {}
@@ -138,7 +179,7 @@ def in_collection_order(injections: list[StInjection], preset: Any, kind: str,
     after them, as they were."""
     if preset is None:
         return injections
-    order = {p.identifier: i for i, p in enumerate(ordered_prompts(preset, kind))}
+    order = collection(preset, kind).index
 
     def index(injection: StInjection) -> int:
         names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]

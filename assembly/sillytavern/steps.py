@@ -130,6 +130,14 @@ def _placeable(injection: StInjection) -> bool:
 
 def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
     """The merged messages of one depth, top to bottom: ascending order, then assistant, user, system."""
+    if len(items) == 1:  # the usual case: one bucket, one text (trimmed once, as the merge below trims it)
+        item = items[0]
+        content = js_trim(item.content)
+        if not content:
+            return []
+        order = item.order if item.key is None else EXTENSION_ORDER
+        return [trusted_message(id=f"injection@{depth}/{order}/{item.role}", role=item.role, content=content,
+                                kind="injection", sources=item.sources, depth=depth, order=order)]
     buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
     keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
     for item in items:
@@ -175,14 +183,16 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection])
 
     count = len(messages)
     out: list[StMessage] = []
-    for depth in sorted((d for d in blocks if d >= count), reverse=True):
-        out.extend(blocks[depth])
     start = 0
-    for depth in sorted((d for d in blocks if 0 < d < count), reverse=True):
-        at = count - depth  # `depth` messages follow the block: it goes before message `at`
-        out.extend(messages[start:at])
-        out.extend(blocks[depth])
-        start = at
+    # deepest first: the depths at or beyond the chat stack at the top, then each splices in before its message
+    for depth in sorted(blocks, reverse=True):
+        if depth >= count:
+            out.extend(blocks[depth])
+        elif depth > 0:
+            at = count - depth  # `depth` messages follow the block: it goes before message `at`
+            out.extend(messages[start:at])
+            out.extend(blocks[depth])
+            start = at
     out.extend(messages[start:])
     if count and 0 in blocks:
         out.extend(blocks[0])
