@@ -45,8 +45,8 @@ from assembly.positions import (
 )
 from assembly.reading import ImportInvalid
 from assembly.request import (
+    READ_CONVERSATION,
     AssemblyRequest,
-    Conversation,
     ConversationMessage,
     HostSettings,
     ReadRequest,
@@ -82,7 +82,6 @@ from assembly.tokens import count_each, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_NO_CONVERSATION = Conversation()
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
@@ -94,7 +93,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     if req is not request:
         # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
         # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
-        req.conversation = _NO_CONVERSATION
+        req.conversation = READ_CONVERSATION
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)
@@ -195,6 +194,7 @@ def _logical(run: _Run) -> LogicalResult:
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st",
+        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})

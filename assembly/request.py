@@ -136,6 +136,11 @@ _CONVERSATION_DATA = TypeAdapter(_ConversationData)
 _OPTIONAL_FIELDS = ("name", "source", "tool_calls", "tool_call_id")
 
 
+# The conversation of a request whose messages were read into dicts (`ReadRequest`): empty, and shared, so its
+# message lists are tuples (nothing can add to them).
+READ_CONVERSATION = Conversation.model_construct(history=(), input=())
+
+
 @dataclass(frozen=True)
 class ReadRequest:
     """A request as `assemble()` reads it: the model, and the conversation's messages as the engine's dicts (each
@@ -152,6 +157,7 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
     if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
     rest = {k: v for k, v in request.items() if k != "conversation"}
+    rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
     try:
         conversation = _CONVERSATION_DATA.validate_python(request.get("conversation", {}))
     except ValidationError:

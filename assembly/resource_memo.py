@@ -31,7 +31,7 @@ def resources_key(raw: Any) -> bytes | None:
         data = marshal.dumps(raw, 2)  # version 2: no back-references, whose bytes follow reference counts
     except ValueError:  # an object marshal cannot write (a model): no key
         return None
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.sha256(data).digest()  # with the CPU's SHA instructions: about twice blake2b's speed
 
 
 def remembered(key: bytes | None) -> Resources | None:
