@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from assembly.blocks import Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
-from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
+from assembly.conversation import check_order
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -221,9 +221,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
         fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
-    validate_system_boundary(nodes)
-    validate_tool_transactions(nodes)
-    check_size(nodes)
+    check_order(nodes)  # the system boundary, whole tool transactions, the size bound
     return nodes
 
 
