@@ -89,10 +89,10 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     strings: list[Any] = []
     if _gather_strings(value, 0, max_depth, strings):
         try:
-            text = "".join(strings)
+            safe = texts_are_safe(strings, nul=nul)
         except TypeError:  # a key that is not a string: the walk below decides
-            text = None
-        if text is not None and not (nul and "\x00" in text) and (text.isascii() or _encodes(text)):
+            safe = False
+        if safe:
             return None
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
@@ -116,9 +116,14 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     return None
 
 
-def _encodes(text: str) -> bool:
-    # strict UTF-8 refuses exactly the surrogate code points, at C speed (the regex search took as long as the walk)
-    try:
+def texts_are_safe(texts: list[str], *, nul: bool = True) -> bool:
+    """No string of `texts` has a lone surrogate (nor NUL, unless `nul=False`): what `find_unsafe` asks of each."""
+    text = "".join(texts)
+    if nul and "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:  # strict UTF-8 refuses exactly the surrogate code points, at C speed (a regex search took as long as a walk)
         text.encode()
     except UnicodeEncodeError:
         return False
