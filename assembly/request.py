@@ -179,7 +179,6 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
     return ReadRequest(model, history, inputs)
 
 
-_PLAIN_KEYS = frozenset(("id", "role", "content"))
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
 
 
@@ -198,15 +197,16 @@ def _plain_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, 
             return None
         records = []
         for index, message in enumerate(messages):
-            if type(message) is not dict or not message.keys() <= _PLAIN_KEYS:
+            if type(message) is not dict:
                 return None
             role, content = message.get("role"), message.get("content")
             if type(role) is not str or role not in _ROLES or type(content) is not str:
                 return None
+            # with its role and content, two keys or three with the id are exactly the plain ones
             message_id = message.get("id", _NO_ID)
-            if message_id is _NO_ID:  # as `message_records`: a made-up id goes last
+            if message_id is _NO_ID and len(message) == 2:  # as `message_records`: a made-up id goes last
                 records.append({"role": role, "content": content, "id": f"{prefix}{index + 1}"})
-            elif type(message_id) is str:
+            elif type(message_id) is str and len(message) == 3:
                 records.append({"id": message_id, "role": role, "content": content})
                 texts.append(message_id)
             else:
