@@ -142,3 +142,11 @@ def test_check_order_refuses_as_the_three_checks_in_order():
     assert refused > 500
     assert {code for code, _ in filter(None, seen)} == {"ASSEMBLY_NATIVE_SYSTEM_ORDER", "ASSEMBLY_TOOL_TRANSACTION",
                                                         "ASSEMBLY_TOO_LARGE"}
+
+
+def test_a_conversation_message_placed_twice_is_named():
+    from assembly.conversation import check_native_once
+
+    check_native_once([said("u1", "user"), text("t"), said("a1", "assistant")])
+    with pytest.raises(AssemblyError, match="a1 appears twice"):
+        check_native_once([said("u1", "user"), said("a1", "assistant"), text("t"), said("a1", "assistant")])
