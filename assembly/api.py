@@ -163,7 +163,7 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     else:
         durable = _messages_with_ids(req.conversation.history, "h")
         inputs = _messages_with_ids(req.conversation.input, "i")
-    _check_unique_ids(durable + inputs)
+    _check_unique_ids(durable, inputs)
     backend = strategy.get("backend", "core")
     in_history = backend == "native" and req.host.system_prompt_update == "in-history"
     history = conversation_history(durable, keep_system_records=in_history)
@@ -172,7 +172,9 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     swiped = None
     if st_rules and req.generation.type == "swipe":
         history, inputs, swiped = _swipe(history, inputs)
-    controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
+    # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
+    controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
+                                                             for c in req.host.contexts])
     char_name = req.names.char or (resources.character.name if resources.character else "")
     return _Run(
         req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
@@ -358,12 +360,13 @@ def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list
     return out
 
 
-def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
-    ids = [m["id"] for m in messages]
+def _check_unique_ids(history: list[dict[str, Any]], inputs: list[dict[str, Any]]) -> None:
+    ids = [m["id"] for m in history]
+    ids += [m["id"] for m in inputs]
     if len(set(ids)) == len(ids):
         return
     seen: set[str] = set()
-    for index, message in enumerate(messages):
+    for index, message in enumerate(history + inputs):
         if message["id"] in seen:
             raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
                                 f"conversation: message id {message['id']!r} (message {index}) is used twice")
