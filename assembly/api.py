@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from assembly.blocks import NO_CHILDREN, Node
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
-from assembly.conversation import check_size, validate_system_boundary, validate_tool_transactions
+from assembly.conversation import check_order
 from assembly.core import core_order
 from assembly.errors import AssemblyError
 from assembly.host import (
@@ -45,8 +45,8 @@ from assembly.positions import (
 )
 from assembly.reading import ImportInvalid
 from assembly.request import (
+    READ_CONVERSATION,
     AssemblyRequest,
-    Conversation,
     ConversationMessage,
     HostSettings,
     ReadRequest,
@@ -87,7 +87,6 @@ from assembly.tokens import count_each, count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
-_NO_CONVERSATION = Conversation()
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
@@ -99,7 +98,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     if req is not request:
         # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
         # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
-        req.conversation = _NO_CONVERSATION
+        req.conversation = READ_CONVERSATION
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)
@@ -169,7 +168,7 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     else:
         durable = _messages_with_ids(req.conversation.history, "h")
         inputs = _messages_with_ids(req.conversation.input, "i")
-    _check_unique_ids(durable + inputs)
+    _check_unique_ids(durable, inputs)
     backend = strategy.get("backend", "core")
     in_history = backend == "native" and req.host.system_prompt_update == "in-history"
     history = conversation_history(durable, keep_system_records=in_history)
@@ -178,7 +177,9 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     swiped = None
     if st_rules and req.generation.type == "swipe":
         history, inputs, swiped = _swipe(history, inputs)
-    controls, contexts = runtime_context_controls(strategy, [c.model_dump() for c in req.host.contexts])
+    # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
+    controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
+                                                             for c in req.host.contexts])
     char_name = req.names.char or (resources.character.name if resources.character else "")
     return _Run(
         req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
@@ -200,6 +201,7 @@ def _logical(run: _Run) -> LogicalResult:
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st",
+        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
@@ -226,9 +228,7 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
         fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
-    validate_system_boundary(nodes)
-    validate_tool_transactions(nodes)
-    check_size(nodes)
+    check_order(nodes)  # the system boundary, whole tool transactions, the size bound
     return nodes
 
 
@@ -366,12 +366,13 @@ def _messages_with_ids(messages: list[ConversationMessage], prefix: str) -> list
     return out
 
 
-def _check_unique_ids(messages: list[dict[str, Any]]) -> None:
-    ids = [m["id"] for m in messages]
+def _check_unique_ids(history: list[dict[str, Any]], inputs: list[dict[str, Any]]) -> None:
+    ids = [m["id"] for m in history]
+    ids += [m["id"] for m in inputs]
     if len(set(ids)) == len(ids):
         return
     seen: set[str] = set()
-    for index, message in enumerate(messages):
+    for index, message in enumerate(history + inputs):
         if message["id"] in seen:
             raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
                                 f"conversation: message id {message['id']!r} (message {index}) is used twice")

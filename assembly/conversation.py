@@ -72,6 +72,9 @@ def _transaction_ends(natives: list[Node]) -> list[int | None]:
 
 def check_native_once(nodes: list[Node]) -> None:
     """Every enabled conversation message appears exactly once (reference A.9 step 6)."""
+    ids = [node.message["id"] for node in nodes if node.message is not None]
+    if len(set(ids)) == len(ids):  # nearly always: only a repeat needs the walk that names it
+        return
     seen: set[str] = set()
     for node in nodes:
         if node.message is not None:
@@ -125,3 +128,31 @@ def check_size(nodes: list[Node], limit: int = MAX_EXTRA_BYTES) -> None:
     if size > limit:
         raise AssemblyError("ASSEMBLY_TOO_LARGE", f"assembled text is {size} bytes; at most {limit} bytes are allowed "
                             "outside the conversation", status=413, detail={"bytes": size, "limit": limit})
+
+
+def check_order(nodes: list[Node], limit: int = MAX_EXTRA_BYTES) -> None:
+    """`validate_system_boundary`, `validate_tool_transactions` and `check_size`, in that order, after one pass that
+    tells which of them can refuse at all: a request without tool messages has no transaction to split, and text
+    whose characters times four (UTF-8's longest) fit the bound needs no encoding. Each check that can refuse runs
+    as it is, so a refusal is the same error."""
+    characters = 0
+    conversation_first = surface = tools = False
+    for node in nodes:
+        message = node.message
+        if message is None:
+            characters += len(node.text)
+            continue
+        module = node.module
+        if module == "native-system":
+            surface = True
+        elif not surface and module in ("history", "input"):
+            conversation_first = True
+        role = message.get("role")
+        if role == "tool" or (role == "assistant" and message.get("tool_calls")):
+            tools = True
+    if conversation_first and surface:
+        validate_system_boundary(nodes)
+    if tools:
+        validate_tool_transactions(nodes)
+    if characters * 4 > limit:
+        check_size(nodes, limit)

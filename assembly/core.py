@@ -27,7 +27,7 @@ def retain_snapshots(nodes: list[Node], history: list[dict[str, Any]], rules: li
     produces nothing now gets an "empty" record so the model stops relying on the old one.
     """
     active_rules = {r["id"]: r for r in rules if r["enabled"] and r.get("lifetime") == "snapshot"}
-    if not active_rules and all(n.lifetime != "snapshot" for n in nodes):
+    if not active_rules and "snapshot" not in {n.lifetime for n in nodes}:
         return list(nodes)  # nothing is a snapshot and no record can need an empty one: history is not read
     latest: dict[str, dict[str, Any]] = {}
     for message in history:
@@ -65,15 +65,12 @@ def core_order(nodes: list[Node], history: list[dict[str, Any]] | None = None,
         ordered = insert_depth_nodes(ordered)
     for node in ordered:
         node.region = "request"
-        if node.module == "history" or node.module == "native-system":
-            node.delivery = "history"
-        elif node.module == "input":
-            node.delivery = "input"
-        elif node.lifetime == "snapshot":
-            node.delivery = "snapshot"
-        else:
-            node.delivery = "request"
+        node.delivery = _DELIVERY_OF_MODULE.get(node.module) or (
+            "snapshot" if node.lifetime == "snapshot" else "request")
     return ordered
+
+
+_DELIVERY_OF_MODULE = {"history": "history", "native-system": "history", "input": "input"}
 
 
 def core_history_status(node: Node) -> str:

@@ -134,7 +134,10 @@ def assemble_logical(
     quiet_prompt: str = "",
     swiped: bool = False,
     sillytavern: bool = True,
+    builtin_id: str | None = None,
 ) -> LogicalResult:
+    """`builtin_id`: the strategy is that built-in as the catalogue hands it out, so its id stands for the document
+    in the plan key (writing the document out for the key cost as much as reading the plan)."""
     messages = {m["id"]: m for m in history}
     messages.update({m["id"]: m for m in inputs})
     last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
@@ -149,7 +152,7 @@ def assemble_logical(
                                                "content": host_system_text, "source": {"kind": "system-prompt"}}
     native = {"history": native_block("history", history)[0], "input": native_block("input", inputs)[0]}
     variables = variables or {}
-    key = _plan_key(strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
+    key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
                     quiet_prompt, swiped, sillytavern, (bool(history), bool(inputs), recorded_surface))
     plan = recalled_plan(key, resources) if key is not None else None
     if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
@@ -198,9 +201,10 @@ class _Plan:
     world_info: Any
 
 
-def _plan_key(strategy: dict[str, Any], names: dict[str, str], *settings: Any) -> tuple | None:
+def _plan_key(strategy: dict[str, Any] | str, names: dict[str, str], *settings: Any) -> tuple | None:
+    """`strategy`: the document, or a built-in's id (a string never equals a document's bytes)."""
     try:
-        document = marshal.dumps(strategy, 2)
+        document = strategy if isinstance(strategy, str) else marshal.dumps(strategy, 2)
         settings_bytes = marshal.dumps(settings, 2)
     except ValueError:  # not plain data: no key, the plan is made for this request only
         return None

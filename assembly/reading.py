@@ -86,10 +86,13 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     or infinite number, or lists/objects nested deeper than `max_depth`; None when the value is safe. Iterative, so
     depth is no risk."""
     # Nearly every input is safe: one pass without paths answers that; only a refusal walks again to name the place.
-    strings: list[str] = []
+    strings: list[Any] = []
     if _gather_strings(value, 0, max_depth, strings):
-        text = "".join(strings)
-        if not (nul and "\x00" in text) and (text.isascii() or not _SURROGATE.search(text)):
+        try:
+            safe = texts_are_safe(strings, nul=nul)
+        except TypeError:  # a key that is not a string: the walk below decides
+            safe = False
+        if safe:
             return None
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
@@ -113,17 +116,33 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     return None
 
 
-def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[str]) -> bool:
-    """Every string and key in `item` appended to `strings`; False at a non-finite number or too deep a nesting.
+def texts_are_safe(texts: list[str], *, nul: bool = True) -> bool:
+    """No string of `texts` has a lone surrogate (nor NUL, unless `nul=False`): what `find_unsafe` asks of each."""
+    text = "".join(texts)
+    if nul and "\x00" in text:
+        return False
+    if text.isascii():
+        return True
+    try:  # strict UTF-16 refuses exactly the surrogate code points, at copying speed (a regex search took 5 times as long)
+        text.encode("utf-16-le")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) -> bool:
+    """Every string and every key in `item` appended to `strings` (a key that is not a string too: joining them
+    then fails, and the caller walks again); False at a non-finite number or too deep a nesting.
     Recursive: the depth is bounded by `max_depth`."""
     if isinstance(item, dict):
         if depth >= max_depth:
             return False
-        pairs: Any = item.items()
+        strings += item
+        children: Any = item.values()
     elif isinstance(item, list):
         if depth >= max_depth:
             return False
-        pairs = enumerate(item)
+        children = item
     elif isinstance(item, str):
         strings.append(item)
         return True
@@ -131,9 +150,7 @@ def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[str]) -
         return math.isfinite(item)
     else:
         return True
-    for key, child in pairs:
-        if isinstance(key, str):
-            strings.append(key)
+    for child in children:
         if isinstance(child, str):
             strings.append(child)
         elif isinstance(child, (dict, list, float)) and not _gather_strings(child, depth + 1, max_depth, strings):

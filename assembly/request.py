@@ -19,7 +19,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from typing
 
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
-from assembly.reading import MAX_JSON_DEPTH, find_unsafe
+from assembly.reading import MAX_JSON_DEPTH, find_unsafe, texts_are_safe
 from assembly.tokens import ENCODINGS
 
 
@@ -136,6 +136,11 @@ _CONVERSATION_DATA = TypeAdapter(_ConversationData)
 _OPTIONAL_FIELDS = ("name", "source", "tool_calls", "tool_call_id")
 
 
+# The conversation of a request whose messages were read into dicts (`ReadRequest`): empty, and shared, so its
+# message lists are tuples (nothing can add to them).
+READ_CONVERSATION = Conversation.model_construct(history=(), input=())
+
+
 @dataclass(frozen=True)
 class ReadRequest:
     """A request as `assemble()` reads it: the model, and the conversation's messages as the engine's dicts (each
@@ -152,19 +157,68 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
     if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
     rest = {k: v for k, v in request.items() if k != "conversation"}
-    try:
-        conversation = _CONVERSATION_DATA.validate_python(request.get("conversation", {}))
-    except ValidationError:
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
-    if find_unsafe(request.get("conversation", {}), "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
+    raw = request.get("conversation", {})
+    plain = _plain_conversation(raw)
+    if plain is not None:
+        history, inputs = plain
+    else:
+        try:
+            conversation = _CONVERSATION_DATA.validate_python(raw)
+        except ValidationError:
+            return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        # the check parse_request makes on the whole request, here on the raw conversation (one level down)
+        if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
+            return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        history = message_records(conversation.get("history", []), "h")
+        inputs = message_records(conversation.get("input", []), "i")
     try:
         model = parse_request(rest, resources_checked=resources_checked)
     except AssemblyError:
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    return ReadRequest(model, message_records(conversation.get("history", []), "h"),
-                       message_records(conversation.get("input", []), "i"))
+    return ReadRequest(model, history, inputs)
+
+
+_ROLES = frozenset(("system", "user", "assistant", "tool"))
+
+
+def _plain_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """The messages of a conversation whose every message is an id, a role and its content, all strings (nearly
+    every request), read as `_CONVERSATION_DATA` and `message_records` read them, and checked as `find_unsafe`
+    checks them (its keys and roles are known ASCII, so only ids and contents can hold a lone surrogate; nothing
+    nests, nothing is a number). None for anything else: the general path reads and refuses it."""
+    if type(raw) is not dict or not raw.keys() <= {"history", "input"}:
+        return None
+    read = []
+    texts: list[str] = []
+    for field, prefix in (("history", "h"), ("input", "i")):
+        messages = raw.get(field, [])
+        if type(messages) is not list:
+            return None
+        records = []
+        for index, message in enumerate(messages):
+            if type(message) is not dict:
+                return None
+            role, content = message.get("role"), message.get("content")
+            if type(role) is not str or role not in _ROLES or type(content) is not str:
+                return None
+            # with its role and content, two keys or three with the id are exactly the plain ones
+            message_id = message.get("id", _NO_ID)
+            if message_id is _NO_ID and len(message) == 2:  # as `message_records`: a made-up id goes last
+                records.append({"role": role, "content": content, "id": f"{prefix}{index + 1}"})
+            elif type(message_id) is str and len(message) == 3:
+                records.append({"id": message_id, "role": role, "content": content})
+                texts.append(message_id)
+            else:
+                return None
+            texts.append(content)
+        read.append(records)
+    if not texts_are_safe(texts, nul=False):
+        return None
+    return read[0], read[1]
+
+
+_NO_ID: Any = object()
 
 
 def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:

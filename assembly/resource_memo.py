@@ -1,17 +1,19 @@
 """Parsed resources remembered by content, so a request that sends the same resources again (a re-preview, the next
 turn of a chat) neither walks them for unsafe values nor parses them a second time.
 
-The key is a digest of `marshal.dumps` (format 2) of the raw JSON: marshal writes every type it stores (bool apart from int,
-list apart from tuple) and its bytes load back to the value, so two values with one key are the same JSON. A value
-marshal cannot write (an object) has no key, and the caller takes the slow path. Only resources that arrived inside
-a request dict are remembered: that request was checked by `find_unsafe` first, so a remembered key also means
-"already checked". The parsed models are frozen, so one copy can be shared.
+The key is a digest of the raw JSON pickled in fast mode (no memo): the bytes say only what the value is, every type
+written apart (bool from int, list from tuple, str from bytes), and they load back to the value, so two values with
+one key are the same JSON. Only plain data is written (`_PlainData` refuses everything else, a model or any other
+object, as marshal did before at twice the cost), so such a value has no key and the caller takes the slow path.
+Only resources that arrived inside a request dict are remembered: that request was checked by `find_unsafe` first,
+so a remembered key also means "already checked". The parsed models are frozen, so one copy can be shared.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
+import io
+import pickle
 import threading
 from collections import OrderedDict
 from typing import Any
@@ -23,15 +25,26 @@ _parsed: OrderedDict[bytes, Resources] = OrderedDict()
 _lock = threading.Lock()
 
 
+class _PlainData(pickle.Pickler):
+    """Writes only what JSON decodes to (and a few more builtin types: bytes, sets); anything else is refused.
+    The C pickler asks `reducer_override` about every object outside its exact builtin types."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        raise ValueError(f"not plain data: {type(obj).__name__}")
+
+
 def resources_key(raw: Any) -> bytes | None:
     """The content key of a request's raw `resources`, or None when it is not plain JSON data."""
     if not isinstance(raw, dict):
         return None
+    out = io.BytesIO()
+    pickler = _PlainData(out, 5)
+    pickler.fast = True  # no memo: the bytes follow the content only, never which objects are shared
     try:
-        data = marshal.dumps(raw, 2)  # version 2: no back-references, whose bytes follow reference counts
-    except ValueError:  # an object marshal cannot write (a model): no key
+        pickler.dump(raw)
+    except (ValueError, RecursionError):  # an object (a model), a cycle, or too deep: no key
         return None
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return hashlib.sha256(out.getbuffer()).digest()  # with the CPU's SHA instructions: about twice blake2b's speed
 
 
 def remembered(key: bytes | None) -> Resources | None:

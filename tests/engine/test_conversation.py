@@ -91,3 +91,62 @@ def test_only_text_outside_the_conversation_counts_towards_the_size_bound():
     assert (caught.value.code, caught.value.status, caught.value.detail) == ("ASSEMBLY_TOO_LARGE", 413,
                                                                              {"bytes": 6, "limit": 5})
     assert MAX_EXTRA_BYTES == 2 * 1024 * 1024
+
+
+def _refusal(check):
+    try:
+        check()
+    except AssemblyError as error:
+        return error.code, str(error)
+    return None
+
+
+def test_check_order_refuses_as_the_three_checks_in_order():
+    """`check_order` against the three checks it stands for, over random orders of every kind of node."""
+    import random
+
+    from assembly.conversation import check_order, validate_system_boundary
+
+    def surface():
+        message = {"id": "assembler-native-system", "role": "system", "content": "s"}
+        return Node(id="native-system:s", rule_id="native-system", module="native-system", name="s", role="system",
+                    original_role="system", text="s", trust="system", message=message)
+
+    def inputs(message_id):
+        node = said(message_id, "user")
+        node.module = "input"
+        return node
+
+    makers = [
+        lambda: text("t"), lambda: text("é" * 40), surface, lambda: said("u", "user"), lambda: inputs("i"),
+        lambda: said("a", "assistant"), lambda: said("a", "assistant", tool_calls=[{"id": "c1"}]),
+        lambda: said("a", "assistant", tool_calls=[]), lambda: said("t", "tool", tool_call_id="c1"),
+        lambda: said("t", "tool", tool_call_id="c2"), lambda: said("s", "system"),
+    ]
+    rng = random.Random(19)
+    refused = 0
+    seen = []
+    for _ in range(3000):
+        nodes = [rng.choice(makers)() for _ in range(rng.randint(0, 7))]
+        limit = rng.choice([MAX_EXTRA_BYTES, 0, 10, 100, 200])
+
+        def by_three(nodes=nodes, limit=limit):
+            validate_system_boundary(nodes)
+            validate_tool_transactions(nodes)
+            check_size(nodes, limit)
+
+        expected = _refusal(by_three)
+        seen.append(expected)
+        refused += expected is not None
+        assert _refusal(lambda nodes=nodes, limit=limit: check_order(nodes, limit)) == expected
+    assert refused > 500
+    assert {code for code, _ in filter(None, seen)} == {"ASSEMBLY_NATIVE_SYSTEM_ORDER", "ASSEMBLY_TOOL_TRANSACTION",
+                                                        "ASSEMBLY_TOO_LARGE"}
+
+
+def test_a_conversation_message_placed_twice_is_named():
+    from assembly.conversation import check_native_once
+
+    check_native_once([said("u1", "user"), text("t"), said("a1", "assistant")])
+    with pytest.raises(AssemblyError, match="a1 appears twice"):
+        check_native_once([said("u1", "user"), said("a1", "assistant"), text("t"), said("a1", "assistant")])

@@ -110,6 +110,9 @@ def test_placement_words_its_spelling_refusals(layout, blocks, expected):
     ({"a": "has \x00 nul"}, "a", "NUL"),
     ({"first": "x\ud800", "second": float("nan")}, "first", "lone surrogates"),  # the first in order is named
     ("\ud800", "the input", "lone surrogates"),
+    ({"城门": "守卫 \udc00 城门"}, "城门", "lone surrogates"),  # among other non-ASCII text
+    ({"a": "\ud83d\ude42"}, "a", "lone surrogates"),  # a pair as two code points is two surrogates in Python
+    ({1: "ok", "b": {2: "x\ud800"}}, "b[2]", "lone surrogates"),  # keys that are not strings: the walk decides
 ])
 def test_find_unsafe_names_the_first_bad_place(value, path, expected):
     from assembly.reading import find_unsafe
@@ -123,6 +126,7 @@ def test_find_unsafe_passes_safe_values_and_nul_when_allowed():
 
     assert find_unsafe({"a": ["é", "🙂", "城门", 1, 2.5, True, None, {"b": []}]}) is None
     assert find_unsafe({"a": "has \x00 nul"}, nul=False) is None
+    assert find_unsafe({1: "one", None: ["城门"], "k": {2.5: "x"}}) is None  # keys that are not strings
     nested: object = "leaf"
     for _ in range(MAX_JSON_DEPTH):
         nested = [nested]

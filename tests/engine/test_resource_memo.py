@@ -69,3 +69,28 @@ def test_a_second_answer_is_the_first():
     resources = copy.deepcopy(RESOURCES)
     first = assemble(_request(resources)).model_dump_json()
     assert assemble(_request(copy.deepcopy(RESOURCES))).model_dump_json() == first
+
+
+def test_the_key_follows_content_not_which_objects_are_shared():
+    entry = {"content": "shared", "key": ["gate"]}
+    shared = {"worldbook": {"entries": [entry, entry]}}
+    apart = {"worldbook": {"entries": [copy.deepcopy(entry), copy.deepcopy(entry)]}}
+    assert resources_key(shared) == resources_key(apart)
+    assert resources_key({"a": "x"}) != resources_key({"a": b"x"})
+    assert resources_key({"a": [1, 2]}) != resources_key({"a": [2, 1]})
+    assert resources_key({"a": 1, "b": 2}) != resources_key({"b": 2, "a": 1})  # key order shows in what is built
+
+
+def test_values_that_are_not_plain_data_have_no_key():
+    class Text(str):
+        pass
+
+    looped: list = []
+    looped.append(looped)
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert resources_key({"a": Text("x")}) is None
+    assert resources_key({"a": looped}) is None
+    assert resources_key({"a": deep}) is None
+    assert resources_key({"a": 1j}) is None
