@@ -326,7 +326,7 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         diagnostics=[Diagnostic.of(d) for d in diagnostics],
         runtime_context_controls=run.controls,
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
-        positions=position_rows(strategy, nodes, logical.position_decisions),
+        positions=position_rows(strategy, nodes, logical.position_decisions, revision=revision),
         durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
                                       strategy_id=run.strategy_id, revision=revision),
         tokens=_token_summary(run, counted, by_module),
