@@ -247,22 +247,28 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values["enabled"] = False
         indices = placed.get(key)
         if indices:
-            # one loop over the row's nodes gathers everything the row reports of them
+            # One loop over the row's nodes gathers everything the row reports of them. The distinct reasons,
+            # holders and decisions are gathered in the row's own lists and sorted there (a row has one or two of
+            # each, so a list's `in` beats a set, and no set and no sorted copy is made per row).
             node_ids = []
             locked = 0
-            lock_reasons = set()
-            held_by = set()
-            row_decisions = set()
+            lock_reasons = []
+            held_by = []
+            row_decisions = []
             for index in indices:
                 node = nodes[index]
                 node_ids.append(node.id)
-                row_decisions.add(node.position_decision)
+                decision = node.position_decision
+                if decision not in row_decisions:
+                    row_decisions.append(decision)
                 if node.locked:
                     locked += 1
-                    if node.lock_reason:
-                        lock_reasons.add(node.lock_reason)
-                    if node.slot_id:
-                        held_by.add(node.slot_id)
+                    reason = node.lock_reason
+                    if reason and reason not in lock_reasons:
+                        lock_reasons.append(reason)
+                    slot_id = node.slot_id
+                    if slot_id and slot_id not in held_by:
+                        held_by.append(slot_id)
             count = len(indices)
             values["node_ids"] = node_ids
             values["empty"] = False
@@ -270,9 +276,12 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values["split"] = indices[-1] - indices[0] + 1 != count
             values["locked"] = locked == count
             values["partly_locked"] = 0 < locked < count
-            values["lock_reasons"] = sorted(lock_reasons)
-            values["held_by"] = sorted(held_by)
-            values["decisions"] = sorted(row_decisions)
+            lock_reasons.sort()
+            held_by.sort()
+            row_decisions.sort()
+            values["lock_reasons"] = lock_reasons
+            values["held_by"] = held_by
+            values["decisions"] = row_decisions
         else:  # most rows of a request place nothing (the plan says empty, not split, not locked)
             values["node_ids"] = []
             values["lock_reasons"] = []
