@@ -19,7 +19,6 @@ from assembly.placement import PlacementError, place_context_blocks
 from assembly.results import (
     PlacementControl,
     PositionRow,
-    adopt_complete,
     blank_values,
     complete_shape,
     set_extra,
@@ -439,7 +438,8 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         pulled = not held and puller is not None and node.block is not None and node.block.reference_only
         counted = puller if pulled else node.rule_id
         tally[counted] = tally.get(counted, 0) + 1
-        if node.source_id in slot_owners:
+        block = node.block  # `Node.source_id`, inline: this reads every node
+        if (block.source if block is not None else node.module) in slot_owners:
             owned[node.rule_id] = owned.get(node.rule_id, 0) + 1  # a slot owner's own block is its own slot's too
             for child in node.children:  # the blocks its macros and replaced fields took in, each block once
                 target = source_rule.get(child.get("source"))
@@ -461,11 +461,17 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append(_control(rule_id, control, owned.get(rule_id, 0),
-                                 independent.get(rule_id, 0) if rule["enabled"] else 0))
+        # `results.adopt_complete` inlined: one control per rule of every request
+        values = {"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+                  "independent": independent.get(rule_id, 0) if rule["enabled"] else 0}
+        placement_control = _new_control(PlacementControl)
+        _own_values(placement_control, values)
+        _own_fields_set(placement_control, _CONTROL_FIELDS)
+        _own_extra(placement_control, None)
+        _own_private(placement_control, None)
+        controls.append(placement_control)
     return controls
 
 
-def _control(rule_id: str, control: str, owned: int, independent: int) -> PlacementControl:
-    return adopt_complete(PlacementControl, {"rule_id": rule_id, "control": control, "owned": owned,
-                                             "independent": independent})
+_new_control = PlacementControl.__new__
+_CONTROL_FIELDS, _ = complete_shape(PlacementControl)
