@@ -244,8 +244,8 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values["anchor"] = dict(anchor)
         if key in disabled and values["enabled"]:
             values["enabled"] = False
-        indices = placed.get(key)
-        if indices:
+        spans = placed.get(key)
+        if spans:
             # One loop over the row's nodes gathers everything the row reports of them. The distinct reasons,
             # holders and decisions are gathered in the row's own lists and sorted there (a row has one or two of
             # each, so a list's `in` beats a set, and no set and no sorted copy is made per row).
@@ -254,25 +254,24 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             lock_reasons = []
             held_by = []
             row_decisions = []
-            for index in indices:
-                node = nodes[index]
-                node_ids.append(node.id)
-                decision = node.position_decision
-                if decision not in row_decisions:
-                    row_decisions.append(decision)
-                if node.locked:
-                    locked += 1
-                    reason = node.lock_reason
-                    if reason and reason not in lock_reasons:
-                        lock_reasons.append(reason)
-                    slot_id = node.slot_id
-                    if slot_id and slot_id not in held_by:
-                        held_by.append(slot_id)
-            count = len(indices)
+            for start in range(0, len(spans), 2):
+                for node in nodes[spans[start]:spans[start + 1]]:
+                    node_ids.append(node.id)
+                    decision = node.position_decision
+                    if decision not in row_decisions:
+                        row_decisions.append(decision)
+                    if node.locked:
+                        locked += 1
+                        reason = node.lock_reason
+                        if reason and reason not in lock_reasons:
+                            lock_reasons.append(reason)
+                        slot_id = node.slot_id
+                        if slot_id and slot_id not in held_by:
+                            held_by.append(slot_id)
+            count = len(node_ids)
             values["node_ids"] = node_ids
             values["empty"] = False
-            # indices rise, so the row is one run exactly when they are consecutive
-            values["split"] = indices[-1] - indices[0] + 1 != count
+            values["split"] = len(spans) > 2  # adjacent runs of a row are one span
             values["locked"] = locked == count
             values["partly_locked"] = 0 < locked < count
             lock_reasons.sort()
@@ -363,19 +362,25 @@ def _remembered_plan(strategy: dict[str, Any], revision: str) -> tuple[_PlannedR
 
 
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
-    """The indices of each row's nodes in the request order (one list per row: the result is built while the rest
-    of it is alive, so what is made here is one more object before a collection). Consecutive nodes of one block
-    and position (a whole conversation) share a row, so its key is worked out once per run, not once per node."""
+    """Where each row's nodes stand in the request order: per row, the start and stop index of each of its spans
+    of consecutive nodes, in one flat list (one list per row: the result is built while the rest of it is alive, so
+    what is made here is one more object before a collection). Consecutive nodes of one block and position (a whole
+    conversation) share a row, so its key is worked out once per run, and a node within a run costs no entry."""
     placed: dict[str, list[int]] = {}
-    block = position_id = module = indices = None
+    block = position_id = module = spans = None
     for index, node in enumerate(nodes):
         if node.block is not block or node.position_id is not position_id or node.module is not module:
+            if spans is not None:
+                spans[-1] = index  # the run before stops here
             block, position_id, module = node.block, node.position_id, node.module
             key = row_key(node)
-            indices = placed.get(key)
-            if indices is None:
-                indices = placed[key] = []
-        indices.append(index)
+            spans = placed.get(key)
+            if spans is None:
+                spans = placed[key] = [index, index]
+            elif spans[-1] != index:  # else the row's last span goes on with this run
+                spans += (index, index)
+    if spans is not None:
+        spans[-1] = len(nodes)
     return placed
 
 
