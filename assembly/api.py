@@ -252,7 +252,8 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
 def _count(run: _Run, built: _Built) -> _Counted:
     tokenizer = run.req.tokenizer
     nodes = built.nodes
-    node_tokens = dict(zip([n.id for n in nodes], count_each([n.text for n in nodes], tokenizer), strict=True))
+    counts = count_each([n.text for n in nodes], tokenizer)
+    node_tokens = {node.id: tokens for node, tokens in zip(nodes, counts, strict=True)}  # no list of ids
     return _Counted(built, node_tokens, sum([m.tokens for m in built.messages]))
 
 

@@ -333,7 +333,7 @@ def durable_events(
             source["form"] = "snapshot"
         events.append({"id": message.id, "role": message.role, "content": message.content, "source": source})
     if backend != "native":
-        events.append({"id": content_id(LOG_KIND, revision, *(m.id for m in messages)), "role": "system",
+        events.append({"id": content_id(LOG_KIND, revision, *[m.id for m in messages]), "role": "system",
                        "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
     return [DurableEvent.of(event) for event in events]
 
