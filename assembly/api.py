@@ -252,7 +252,8 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
 def _count(run: _Run, built: _Built) -> _Counted:
     tokenizer = run.req.tokenizer
     nodes = built.nodes
-    node_tokens = dict(zip([n.id for n in nodes], count_each([n.text for n in nodes], tokenizer), strict=True))
+    counts = count_each([n.text for n in nodes], tokenizer)
+    node_tokens = {node.id: tokens for node, tokens in zip(nodes, counts, strict=True)}  # no list of ids
     return _Counted(built, node_tokens, sum([m.tokens for m in built.messages]))
 
 
@@ -326,7 +327,7 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
         diagnostics=[Diagnostic.of(d) for d in diagnostics],
         runtime_context_controls=run.controls,
         placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
-        positions=position_rows(strategy, nodes, logical.position_decisions),
+        positions=position_rows(strategy, nodes, logical.position_decisions, revision=revision),
         durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
                                       strategy_id=run.strategy_id, revision=revision),
         tokens=_token_summary(run, counted, by_module),

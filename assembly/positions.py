@@ -9,6 +9,7 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any
 
 from assembly.blocks import Node
@@ -18,7 +19,6 @@ from assembly.placement import PlacementError, place_context_blocks
 from assembly.results import (
     PlacementControl,
     PositionRow,
-    adopt_complete,
     blank_values,
     complete_shape,
     set_extra,
@@ -228,105 +228,160 @@ def _outlet_names(text: str) -> list[str]:
 # rows and controls --------------------------------------------------------------------------------------------------
 
 
-def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]) -> list[PositionRow]:
-    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
+def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]], *,
+                  revision: str | None = None) -> list[PositionRow]:
+    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision.
+    `revision`: the strategy's content revision, under which its rows' plan is remembered (`_row_plan`)."""
+    plan = _remembered_plan(strategy, revision) if revision is not None else _row_plan(strategy)
+    placed = _placed_by_row(nodes)
+    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
+    rows = []
+    for key, planned, anchor in plan:
+        # A copy of the planned row, adopted inline as `results.adopt_complete` does: one row per catalogue
+        # position of every request. The plan is shared by requests, so a dict anchor is copied for each row.
+        values = planned.copy()
+        if anchor is not None:
+            values["anchor"] = dict(anchor)
+        if key in disabled and values["enabled"]:
+            values["enabled"] = False
+        spans = placed.get(key)
+        if spans:
+            # One loop over the row's nodes gathers everything the row reports of them. The distinct reasons,
+            # holders and decisions are gathered in the row's own lists and sorted there (a row has one or two of
+            # each, so a list's `in` beats a set, and no set and no sorted copy is made per row).
+            node_ids = []
+            locked = 0
+            lock_reasons = []
+            held_by = []
+            row_decisions = []
+            for start in range(0, len(spans), 2):
+                for node in nodes[spans[start]:spans[start + 1]]:
+                    node_ids.append(node.id)
+                    decision = node.position_decision
+                    if decision not in row_decisions:
+                        row_decisions.append(decision)
+                    if node.locked:
+                        locked += 1
+                        reason = node.lock_reason
+                        if reason and reason not in lock_reasons:
+                            lock_reasons.append(reason)
+                        slot_id = node.slot_id
+                        if slot_id and slot_id not in held_by:
+                            held_by.append(slot_id)
+            count = len(node_ids)
+            values["node_ids"] = node_ids
+            values["empty"] = False
+            values["split"] = len(spans) > 2  # adjacent runs of a row are one span
+            values["locked"] = locked == count
+            values["partly_locked"] = 0 < locked < count
+            lock_reasons.sort()
+            held_by.sort()
+            row_decisions.sort()
+            values["lock_reasons"] = lock_reasons
+            values["held_by"] = held_by
+            values["decisions"] = row_decisions
+        else:  # most rows of a request place nothing (the plan says empty, not split, not locked)
+            values["node_ids"] = []
+            values["lock_reasons"] = []
+            values["held_by"] = []
+            values["decisions"] = []
+        row = _new_row(PositionRow)
+        _own_values(row, values)
+        _own_fields_set(row, _ROW_FIELDS)
+        _own_extra(row, None)
+        _own_private(row, None)
+        rows.append(row)
+    return rows
+
+
+_PlannedRow = tuple[str, dict[str, Any], dict[str, Any] | None]
+
+
+def _row_plan(strategy: dict[str, Any]) -> tuple[_PlannedRow, ...]:
+    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key, its values
+    (the row's template with its rule and setting applied: enabled, module available, placement, anchor) and its
+    anchor when that is a dict (a copy: the strategy's own is the result's layout policy's)."""
     first_rule: dict[str, dict[str, Any]] = {}
     for rule in strategy["rules"]:
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
             first_rule.setdefault(rule["kind"], rule)
     settings = ((strategy.get("layout") or {}).get("positions")) or []
-    placed = _placed_by_row(nodes)
-    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
-    rows = []
+    plan = []
     seen = set()
     for setting in settings:
         key = _setting_key(setting)
         seen.add(key)
-        template = _ROW_TEMPLATES.get(key) or _row_template(key, None)
-        rows.append(_row(template, first_rule, setting, placed.get(key, _NONE_PLACED), nodes, key in disabled))
+        plan.append(_planned_row(key, _ROW_TEMPLATES.get(key) or _row_template(key, None), first_rule, setting))
     # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
     # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
     for module in first_rule:
         for key, template in _TEMPLATES_BY_MODULE.get(module, ()):
             if key not in seen:
-                rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
+                plan.append(_planned_row(key, template, first_rule, None))
     for key, template in _ROW_TEMPLATE_ITEMS:
         if template["module"] not in first_rule and key not in seen:
-            rows.append(_row(template, first_rule, None, placed.get(key, _NONE_PLACED), nodes, key in disabled))
-    return rows
+            plan.append(_planned_row(key, template, first_rule, None))
+    return tuple(plan)
 
 
-def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
-    """The indices of each row's nodes in the request order (one list per row: the result is built while the rest
-    of it is alive, so what is made here is one more object before a collection). Consecutive nodes of one block
-    and position (a whole conversation) share a row, so its key is worked out once per run, not once per node."""
-    placed: dict[str, list[int]] = {}
-    block = position_id = module = indices = None
-    for index, node in enumerate(nodes):
-        if node.block is not block or node.position_id is not position_id or node.module is not module:
-            block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
-            indices = placed.get(key)
-            if indices is None:
-                indices = placed[key] = []
-        indices.append(index)
-    return placed
-
-
-_NONE_PLACED: list[int] = []  # read only
-
-
-def _row(template: dict[str, Any], first_rule: dict[str, dict[str, Any]], setting: dict | None,
-         indices: list[int], nodes: list[Node], disabled: bool) -> PositionRow:
-    # A copy of the row's template (`_row_template`: every field, the category's own already filled), adopted inline
-    # as `results.adopt_complete` does: one row per catalogue position of every request.
+def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[str, Any]],
+                 setting: dict | None) -> _PlannedRow:
     values = template["values"].copy()
     rule = first_rule.get(values["source_id"])
     enabled = (values["configurable"] and rule is not None and bool(rule["enabled"])
                and (setting is None or setting.get("enabled", True)))
-    values["enabled"] = enabled and not disabled
+    values["enabled"] = enabled and True  # a request's disabled decision turns a true one off
     values["module_available"] = rule is not None
     if setting:
         values["placement"] = setting.get("placement", "source")
         values["anchor"] = setting.get("anchor")
-    if indices:
-        # one loop over the row's nodes gathers everything the row reports of them
-        node_ids = []
-        locked = 0
-        lock_reasons = set()
-        held_by = set()
-        decisions = set()
-        for index in indices:
-            node = nodes[index]
-            node_ids.append(node.id)
-            decisions.add(node.position_decision)
-            if node.locked:
-                locked += 1
-                if node.lock_reason:
-                    lock_reasons.add(node.lock_reason)
-                if node.slot_id:
-                    held_by.add(node.slot_id)
-        count = len(indices)
-        values["node_ids"] = node_ids
-        values["empty"] = False
-        # indices rise, so the row is one run exactly when they are consecutive
-        values["split"] = indices[-1] - indices[0] + 1 != count
-        values["locked"] = locked == count
-        values["partly_locked"] = 0 < locked < count
-        values["lock_reasons"] = sorted(lock_reasons)
-        values["held_by"] = sorted(held_by)
-        values["decisions"] = sorted(decisions)
-    else:  # most rows of a request place nothing (the template says empty, not split, not locked)
-        values["node_ids"] = []
-        values["lock_reasons"] = []
-        values["held_by"] = []
-        values["decisions"] = []
-    row = _new_row(PositionRow)
-    _own_values(row, values)
-    _own_fields_set(row, _ROW_FIELDS)
-    _own_extra(row, None)
-    _own_private(row, None)
-    return row
+    anchor = values["anchor"]
+    if isinstance(anchor, dict):
+        values["anchor"] = anchor = dict(anchor)
+    else:
+        anchor = None
+    return key, values, anchor
+
+
+_PLANS: dict[str, tuple[_PlannedRow, ...]] = {}  # by strategy revision, oldest first
+_PLANS_SIZE = 64
+_PLANS_LOCK = threading.Lock()
+
+
+def _remembered_plan(strategy: dict[str, Any], revision: str) -> tuple[_PlannedRow, ...]:
+    """`_row_plan` of the strategy whose content revision is `revision`: the same for every request of a strategy.
+    The plan is only read (each row copies its values, and a dict anchor again), so requests can share it."""
+    plan = _PLANS.get(revision)
+    if plan is None:
+        plan = _row_plan(strategy)
+        with _PLANS_LOCK:
+            _PLANS[revision] = plan
+            while len(_PLANS) > _PLANS_SIZE:
+                del _PLANS[next(iter(_PLANS))]
+    return plan
+
+
+def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
+    """Where each row's nodes stand in the request order: per row, the start and stop index of each of its spans
+    of consecutive nodes, in one flat list (one list per row: the result is built while the rest of it is alive, so
+    what is made here is one more object before a collection). Consecutive nodes of one block and position (a whole
+    conversation) share a row, so its key is worked out once per run, and a node within a run costs no entry."""
+    placed: dict[str, list[int]] = {}
+    block = position_id = module = spans = None
+    for index, node in enumerate(nodes):
+        if node.block is not block or node.position_id is not position_id or node.module is not module:
+            if spans is not None:
+                spans[-1] = index  # the run before stops here
+            block, position_id, module = node.block, node.position_id, node.module
+            key = row_key(node)
+            spans = placed.get(key)
+            if spans is None:
+                spans = placed[key] = [index, index]
+            elif spans[-1] != index:  # else the row's last span goes on with this run
+                spans += (index, index)
+    if spans is not None:
+        spans[-1] = len(nodes)
+    return placed
 
 
 def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
@@ -388,7 +443,8 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
         pulled = not held and puller is not None and node.block is not None and node.block.reference_only
         counted = puller if pulled else node.rule_id
         tally[counted] = tally.get(counted, 0) + 1
-        if node.source_id in slot_owners:
+        block = node.block  # `Node.source_id`, inline: this reads every node
+        if (block.source if block is not None else node.module) in slot_owners:
             owned[node.rule_id] = owned.get(node.rule_id, 0) + 1  # a slot owner's own block is its own slot's too
             for child in node.children:  # the blocks its macros and replaced fields took in, each block once
                 target = source_rule.get(child.get("source"))
@@ -410,11 +466,17 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append(_control(rule_id, control, owned.get(rule_id, 0),
-                                 independent.get(rule_id, 0) if rule["enabled"] else 0))
+        # `results.adopt_complete` inlined: one control per rule of every request
+        values = {"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+                  "independent": independent.get(rule_id, 0) if rule["enabled"] else 0}
+        placement_control = _new_control(PlacementControl)
+        _own_values(placement_control, values)
+        _own_fields_set(placement_control, _CONTROL_FIELDS)
+        _own_extra(placement_control, None)
+        _own_private(placement_control, None)
+        controls.append(placement_control)
     return controls
 
 
-def _control(rule_id: str, control: str, owned: int, independent: int) -> PlacementControl:
-    return adopt_complete(PlacementControl, {"rule_id": rule_id, "control": control, "owned": owned,
-                                             "independent": independent})
+_new_control = PlacementControl.__new__
+_CONTROL_FIELDS, _ = complete_shape(PlacementControl)

@@ -253,11 +253,11 @@ class DurableEvent(BaseModel):
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> DurableEvent:
-        instance = cls.__new__(cls)
-        fields = {name: values.get(name, cls.model_fields[name].default) for name in cls.model_fields}
-        set_values(instance, fields)
-        set_fields_set(instance, set(values) & set(fields))
-        set_extra(instance, {k: v for k, v in values.items() if k not in fields})
+        defaults = _EVENT_DEFAULTS
+        instance = new_instance(cls)
+        set_values(instance, {name: values.get(name, default) for name, default in defaults.items()})
+        set_fields_set(instance, {name for name in values if name in defaults})
+        set_extra(instance, {k: v for k, v in values.items() if k not in defaults})
         set_private(instance, {"_order": tuple(values)})
         return instance
 
@@ -268,6 +268,10 @@ class DurableEvent(BaseModel):
         if order is None:
             return data
         return {key: data[key] for key in order}
+
+
+# DurableEvent's fields and their defaults, in order, read once: pydantic's `model_fields` is a property (a call)
+_EVENT_DEFAULTS = {name: info.default for name, info in DurableEvent.model_fields.items()}
 
 
 class EvictionItem(BaseModel):

@@ -1,9 +1,12 @@
 """The host simulator across turns (engine.md §7; reference A.8 delivery semantics, A.4 runtime-context controls)."""
 
+import hashlib
+import uuid
+
 import pytest
 
 from assembly import assemble
-from assembly.host import commit_turn
+from assembly.host import commit_turn, content_id
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
 
 RULES = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
@@ -167,3 +170,9 @@ def test_every_request_message_carries_its_trust():
     assert trust == {"system": "operator", "history": "user", "input": "user", "context": "operator"}
     # user content never becomes a system message
     assert all(m.trust not in ("user", "tool") for m in result.request.messages if m.role == "system")
+
+
+def test_a_content_id_is_the_version_5_uuid_of_its_parts_digest():
+    for parts in [(), ("",), ("a",), ("request-assembly", "rev", "h1", "i1"), ("é", "\x00", "ü" * 40)]:
+        digest = hashlib.sha256("\x00".join(parts).encode()).digest()
+        assert content_id(*parts) == str(uuid.UUID(bytes=digest[:16], version=5))

@@ -244,3 +244,23 @@ def test_position_rows_follow_each_modules_first_rule_then_the_catalogue():
                                      *(k for k in expected if k != "persona#description")]
     assert rows[1].missing and not rows[1].enabled and rows[1].name_en == "nowhere#x"
     assert all(r.node_ids == [] and r.node_ids is not s.node_ids for r, s in zip(rows, rows[1:], strict=False))
+
+
+def test_a_strategys_remembered_row_plan_hands_each_result_its_own_rows():
+    anchor = {"sourceId": "character", "positionId": "description", "side": "after"}
+    doc = strategy(positions=[{"sourceId": "worldbook", "positionId": "before", "enabled": True,
+                               "placement": "list", "anchor": anchor}])
+    first = assemble(fixture_request(doc))
+    row = next(r for r in first.positions if r.key == "worldbook#before")
+    expected = [r.model_dump(mode="json") for r in first.positions]
+    # a caller changes its result: the row's anchor, lists and flags, and the policy the anchor came from
+    row.anchor["side"] = "before"
+    row.node_ids.append("x")
+    row.enabled = False
+    first.layout.policy["positions"][0]["anchor"]["side"] = "before"
+    for other in first.positions:
+        other.decisions.append("y")
+    second = assemble(fixture_request(doc))
+    assert [r.model_dump(mode="json") for r in second.positions] == expected
+    again = next(r for r in second.positions if r.key == "worldbook#before")
+    assert again.anchor == anchor and again.anchor is not row.anchor
