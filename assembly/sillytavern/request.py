@@ -137,9 +137,10 @@ class _Extras:
             self.attachments.append(placed)
 
 
-def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, extras: _Extras) -> list[Node]:
-    """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
-    (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
+def _extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[Node], resources: Any,
+                extras: _Extras) -> list[Node]:
+    """Persona positions, the author's note (with world info at its top and bottom: `around_note`, in order) and
+    other extension prompts (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
     placement = _persona_placement(persona) if persona is not None else None
     if placement is not None and placement.where != "marker":
@@ -151,8 +152,8 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
             extras.place(placement.injection)
         elif placement.where == "unsupported":
             extras.diagnostics.append({"code": "ST_PERSONA_POSITION_UNSUPPORTED", "position": persona.position})
-    top = [n for n in ordered if n.module == "worldbook" and n.position_id == "before_author_note"]
-    bottom = [n for n in ordered if n.module == "worldbook" and n.position_id == "after_author_note"]
+    top = [n for n in around_note if n.position_id == "before_author_note"] if around_note else []
+    bottom = [n for n in around_note if n.position_id == "after_author_note"] if around_note else []
     wraps = placement is not None and placement.where in ("author_note_top", "author_note_bottom")
     if note is not None or top or bottom or wraps:
         moved = {id(n) for n in top + bottom}
@@ -227,16 +228,42 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat."""
     preset, character = resources.preset, resources.character
     kind = normalize_generation_type(generation.type)
-    by_id = {n.id: n for n in nodes}
-    depth_nodes = [n for n in nodes if n.depth is not None and n.message is None]
-    for node in depth_nodes:
-        node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
-    ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
+    # One pass sorts the nodes: resource depth prompts go in-chat, the rest keep the logical order; the chat (with
+    # the empty anchors of an empty one), the world info around the author's note, Main and the card examples are
+    # picked out on the way. Only a marker set in-chat takes nodes out of `ordered` later (then they are read again).
+    by_id: dict[str, Node] = {}
+    depth_nodes: list[Node] = []
+    ordered: list[Node] = []
+    conversation: list[Node] = []  # every chat-module node in order, anchors included
+    chat_nodes: list[Node] = []  # the ones that are messages
+    around_note: list[Node] = []  # world info at the author's note's top or bottom
+    main = in_chat_main = card_examples = None
+    for n in nodes:
+        by_id[n.id] = n
+        module = n.module
+        if n.message is None and n.depth is not None:
+            n.locked, n.lock_reason, n.position_decision = True, "depth", "resource-depth"
+            depth_nodes.append(n)
+            if in_chat_main is None and module == "preset" and n.field == "main":
+                in_chat_main = n
+            continue
+        ordered.append(n)
+        if module in _CHAT_MODULES:
+            conversation.append(n)
+            if n.message is not None:
+                chat_nodes.append(n)
+        elif module == "worldbook":
+            if n.position_id in _AROUND_NOTE:
+                around_note.append(n)
+        elif module == "preset":
+            if main is None and n.field == "main":
+                main = n
+        elif module == "character" and card_examples is None and n.field == "examples":
+            card_examples = n
     utility = bool(preset is not None and preset.has_utility_prompts)
     # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
     history_sent = preset is None or not preset.has_prompt_order or collection(preset, kind).sends_history
     user, char = names.get("user", "User"), names.get("char", "")
-    chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
         # history is filled (_named_chat)
@@ -253,12 +280,14 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     extras = _Extras(by_id)
     if scripts:
         extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
-    ordered = _extensions(ordered, chat_nodes, _expanded_injections(resources, user, char), extras)
+    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
+    if marker_injections:  # a marker's nodes went in-chat: Main and the examples are what is left of them
+        main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
+        card_examples = next((n for n in ordered if n.module == "character" and n.field == "examples"), None)
+        conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
         extras.injections
-    main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
-    in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
     elif extras.attachments and main is None and empty_in_chat_main(preset) is not None:
@@ -271,7 +300,6 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     # World info at the example positions becomes example dialogues beside the card's (sillytavern.md §7.5)
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
                 and n.position_id in _EM_POSITIONS] if utility else []
-    card_examples = next((n for n in ordered if n.module == "character" and n.field == "examples"), None)
     em_ids = {id(n) for n in em_nodes}
     examples_done = False
 
@@ -306,11 +334,11 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.has_prompt_order:
         for identifier, empty in empty_prompt_messages(preset, collection(preset, kind).prompts, ordered):
             slots.add(identifier, [empty])
-    conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
     while index < len(ordered):
         node = ordered[index]
-        plan.extend(slots.before(node))
+        if slots.pending:  # most requests have no empty slot waiting
+            plan.extend(slots.before(node))
         if node.module in _CHAT_MODULES:  # conversation messages, or the empty anchors of an empty chat
             if ordered[index:index + len(conversation)] == conversation:  # the usual case: one run, compared by id
                 index += len(conversation)
@@ -394,6 +422,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
 
 
 _CHAT_MODULES = ("history", "input")
+_AROUND_NOTE = ("before_author_note", "after_author_note")
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
 _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
