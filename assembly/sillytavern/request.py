@@ -121,6 +121,8 @@ def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> No
 class _Extras:
     """What SillyTavern adds around the prompts: extension injections and attachments to Main, each a node."""
 
+    __slots__ = ("by_id", "injections", "attachments", "diagnostics")
+
     def __init__(self, by_id: dict[str, Node]):
         self.by_id = by_id
         self.injections: list[StInjection] = []
@@ -303,25 +305,6 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     em_ids = {id(n) for n in em_nodes}
     examples_done = False
 
-    def example_blocks(examples_node: Node | None) -> list[StMessage]:
-        blocks = parse_dialogue_examples(
-            examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
-            new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
-            else "mes_example",
-            world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
-                        for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
-        out: list[StMessage] = []
-        for block in blocks:
-            origin = next((m.sources[0] for m in block if m.kind == "example"), None)
-            owner = (by_id.get(origin) if origin is not None else None) or examples_node
-            for message in block:
-                module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
-                synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,
-                                       message.name or "example", message, owner)
-                by_id[synthetic.id] = synthetic
-                out.append(message.model_copy(update={"sources": (synthetic.id,)}))
-        return out
-
     plan: list[StMessage] = []
     tail: list[StMessage] = []
     chat_done = False
@@ -359,7 +342,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             while index < len(ordered) and id(ordered[index]) in em_ids:
                 index += 1
             if card_examples is None and not examples_done:  # no card examples: the entries' dialogues alone
-                plan.extend(example_blocks(None))
+                plan.extend(_example_blocks(None, em_nodes, preset, user, char, by_id))
                 examples_done = True
             continue
         if node.module == "worldbook" and node.slot_id is not None:
@@ -373,7 +356,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                                         sources=tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
-            plan.extend(example_blocks(node))
+            plan.extend(_example_blocks(node, em_nodes, preset, user, char, by_id))
             examples_done = True
             index += 1
             continue
@@ -393,19 +376,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
         tail = [m for m in tail if m.kind == "continue_prefill"]
 
-    def expand(text: str) -> str:
-        return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
-
     # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
     # control prompts (impersonate, quiet) last
-    bias = bias_message(expand(generation.start_reply_with or ""), kind)
+    bias = bias_message(_expanded(generation.start_reply_with or "", user, char), kind)
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     # the impersonation prompt is sent (so expanded) only when impersonating
-    impersonation = expand(preset.impersonation_prompt if preset else "") if kind == "impersonate" else ""
+    impersonation = _expanded(preset.impersonation_prompt if preset else "", user, char) if kind == "impersonate" else ""
     for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                   quiet_prompt=expand(generation.quiet_prompt or "")):
+                                   quiet_prompt=_expanded(generation.quiet_prompt or "", user, char)):
         plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
@@ -428,6 +408,33 @@ _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
 _EXAMPLE_KINDS = ("example_header", "example")
 _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
+
+
+def _example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any, user: str, char: str,
+                    by_id: dict[str, Node]) -> list[StMessage]:
+    """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
+    blocks, each message with a node of its own (sillytavern.md §7.5)."""
+    blocks = parse_dialogue_examples(
+        examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
+        new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
+        else "mes_example",
+        world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
+                    for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
+    out: list[StMessage] = []
+    for block in blocks:
+        origin = next((m.sources[0] for m in block if m.kind == "example"), None)
+        owner = (by_id.get(origin) if origin is not None else None) or examples_node
+        for message in block:
+            module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
+            synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,
+                                   message.name or "example", message, owner)
+            by_id[synthetic.id] = synthetic
+            out.append(message.model_copy(update={"sources": (synthetic.id,)}))
+    return out
+
+
+def _expanded(text: str, user: str, char: str) -> str:
+    return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
 
 def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],

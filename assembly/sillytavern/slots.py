@@ -177,15 +177,23 @@ def in_collection_order(injections: list[StInjection], preset: Any, kind: str,
                          by_id: dict[str, Node]) -> list[StInjection]:
     """Prompt Manager in-chat prompts in collection order (they merge in that order within a bucket); the others
     after them, as they were."""
-    if preset is None:
+    if preset is None or not injections:
         return injections
     order = collection(preset, kind).index
-
-    def index(injection: StInjection) -> int:
-        names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]
-        return min((order[n] for n in names if n in order), default=len(order))
-
-    return sorted(injections, key=index)
+    after = len(order)
+    places = []
+    for injection in injections:
+        place = after
+        for source in injection.sources:
+            node = by_id.get(source)
+            if node is not None:
+                name = collection_identifier(node)
+                if name in order and order[name] < place:
+                    place = order[name]
+        places.append(place)
+    if places.count(after) == len(places):  # no Prompt Manager prompt among them (world info at depth): as they are
+        return injections
+    return [injections[i] for i in sorted(range(len(places)), key=places.__getitem__)]  # stable, as before
 
 
 def place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:
