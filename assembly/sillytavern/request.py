@@ -45,6 +45,7 @@ from assembly.sillytavern.slots import (
     place_continue_collection,
 )
 from assembly.sillytavern.steps import (
+    NAMES_BEHAVIOR,
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
@@ -352,8 +353,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], preset.wi_format if preset is not None else "{0}")
-            plan.append(trusted_message(id=run[0].id, role=run[0].role, content=text, kind="prompt",
-                                        sources=tuple(n.id for n in run)))
+            plan.append(trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
             plan.extend(_example_blocks(node, em_nodes, preset, user, char, by_id))
@@ -361,8 +361,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             index += 1
             continue
         # A prompt node's fields were validated where the node was made: no second validation per prompt.
-        message = trusted_message(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
-                                  name=node.message.get("name") if node.message else None)
+        message = trusted_message(node.id, node.role, node.text, "prompt", (node.id,),
+                                  node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -403,6 +403,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
 
 _CHAT_MODULES = ("history", "input")
 _AROUND_NOTE = ("before_author_note", "after_author_note")
+_NAMING_BEHAVIORS = (NAMES_BEHAVIOR["content"], NAMES_BEHAVIOR["completion"])  # the ones that change a message
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
 _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
@@ -560,6 +561,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
     speakers = {"user": user, "assistant": char}
     chat = []
     tool_calls = False
+    plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
     for index, n in enumerate(run):
         native, role = n.message, n.role
         if role == "tool":
@@ -567,13 +569,17 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
         if native.get("tool_calls"):
             tool_calls = True
         speaker = native.get("name") or speakers.get(role)
-        content, name = named_content(n.text, role, speaker, behavior)
+        if plain:
+            content, name = n.text, None
+            if "\r" in content:
+                content = content.replace("\r", "")
+        else:
+            content, name = named_content(n.text, role, speaker, behavior)
         if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(recurring_chat_message(id=native["id"], role=role, content=content, source=n.id,
-                                           speaker=speaker, name=name))
+        chat.append(recurring_chat_message(native["id"], role, content, n.id, speaker, name))
     return chat, tool_calls
 
 
@@ -637,7 +643,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
             if part.id not in seen:
                 seen.add(part.id)
                 order.append(part)
-        out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id,
-                                   tokens=counted_tokens(message.id)))
+        out.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer, message_id,
+                                   message.name, "", counted_tokens(message.id)))
     return out, order

@@ -136,8 +136,8 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
         if not content:
             return []
         order = item.order if item.key is None else EXTENSION_ORDER
-        return [trusted_message(id=f"injection@{depth}/{order}/{item.role}", role=item.role, content=content,
-                                kind="injection", sources=item.sources, depth=depth, order=order)]
+        return [trusted_message(f"injection@{depth}/{order}/{item.role}", item.role, content, "injection",
+                                item.sources, None, depth, order)]
     buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
     keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
     for item in items:
