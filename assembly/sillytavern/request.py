@@ -228,7 +228,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None,
                                         list[RegexChange]]:
     """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
-    diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat."""
+    diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat. The
+    conversation's message ids are used once each (`api` checks them as it reads the request)."""
     preset, character = resources.preset, resources.character
     kind = normalize_generation_type(generation.type)
     # One pass sorts the nodes: resource depth prompts go in-chat, the rest keep the logical order; the chat (with
@@ -536,7 +537,8 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
-    history = inject_in_chat(named, injections)
+    # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
+    history = inject_in_chat(named, injections, chat_checked=True)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
