@@ -310,19 +310,20 @@ def _examples_not_reached(plan: _Plan) -> None:
         plan.ledger.drop(f"example block {b}", "examples", "not_reached", block)
 
 
+def _history_slot(plan: _Plan, has_history_slot: bool) -> StBudgetFailure | None:
+    if not has_history_slot:
+        _drop_history_slot(plan, "no_history_slot")
+        return None
+    return _fill_history(plan)
+
+
 def _fill_slots(plan: _Plan, *, pin_examples: bool, has_history_slot: bool,
                 has_examples_slot: bool) -> StBudgetFailure | None:
     """History then examples, or examples first when pinned (§11.13)."""
-    def history() -> StBudgetFailure | None:
-        if not has_history_slot:
-            _drop_history_slot(plan, "no_history_slot")
-            return None
-        return _fill_history(plan)
-
     if pin_examples:
         _fill_examples(plan, has_examples_slot)
-        return history()
-    failure = history()
+        return _history_slot(plan, has_history_slot)
+    failure = _history_slot(plan, has_history_slot)
     if failure is not None:
         _examples_not_reached(plan)
     else:
