@@ -317,7 +317,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
             plan.extend(attached)
     if preset is not None and preset.has_prompt_order:
-        for identifier, empty in empty_prompt_messages(preset, collection(preset, kind).prompts, ordered):
+        silent = collection(preset, kind).silent  # most presets have none: then the nodes are not read for them
+        for identifier, empty in empty_prompt_messages(preset, silent, ordered) if silent else ():
             slots.add(identifier, [empty])
     index = 0
     while index < len(ordered):
