@@ -398,8 +398,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
         counted = {}  # squashed messages have new texts under their first message's id
-    # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
-    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer, counted)
+    messages, order = _to_request(plan, by_id, tokenizer, counted)
     return messages, order, extras.diagnostics, report, regex_changes
 
 
@@ -614,15 +613,20 @@ def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id:
     return out + waiting
 
 
-def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
+def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
                 ) -> tuple[list[RequestMessage], list[Node]]:
-    """The request messages and the nodes in request order; `counted` holds the content tokens the budget already
-    counted, by message id (the messages' ids are unique and their texts as counted)."""
+    """The request messages of the plan and the nodes in request order; `counted` holds the content tokens the
+    budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
+    never sends an empty message; a conversation message (a tool call has no text) always goes."""
     counted_tokens, node_of = counted.get, by_id.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
-    for index, message in enumerate(messages):
+    index = -1
+    for message in plan:
+        if not message.content and message.kind != "chat":
+            continue
+        index += 1
         sources = message.sources
         if len(sources) == 1:  # nearly every message: a chat message or one prompt
             only = node_of(sources[0])
