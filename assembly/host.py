@@ -69,7 +69,6 @@ _message_content_id = functools.lru_cache(maxsize=4096)(content_id)
 
 def request_message(
     nodes: list[Node],
-    *,
     role: str,
     content: str,
     delivery: str,
@@ -82,7 +81,8 @@ def request_message(
     tokens: int | None = None,
 ) -> RequestMessage:
     """One request message of `nodes`; `tokens`, when the caller already counted `content` with `tokenizer`, is
-    taken as its count."""
+    taken as its count. The per-message loops give the arguments by position (a keyword call of this many costs
+    three times as much)."""
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
@@ -149,19 +149,10 @@ def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[Requ
             continue  # an empty conversation's anchor: it orders, it sends nothing
         node.request_index = len(messages)
         name = node.message.get("name") if node.message else None
-        messages.append(
-            request_message(
-                [node],
-                role=node.role,
-                content=node.text,
-                delivery=node.delivery or "request",
-                region="request",
-                status=core_history_status(node),
-                tokenizer=tokenizer,
-                name=name,
-                step=step if node.delivery == "snapshot" else "",
-            )
-        )
+        # by position: this runs once per node
+        messages.append(request_message([node], node.role, node.text, node.delivery or "request", "request",
+                                        core_history_status(node), tokenizer, None, name,
+                                        step if node.delivery == "snapshot" else ""))
     return messages
 
 
@@ -241,9 +232,9 @@ def native_request(
                 pending_update = None
             node.request_index = len(out)
             # called directly, not through `send`: this runs once per history message
-            out.append(request_message([node], role=node.role, content=node.text, delivery=node.region,
-                                       region=node.region, status="native" if node.region == "history" else "appended",
-                                       tokenizer=tokenizer, step=step, name=node.message.get("name")))
+            out.append(request_message([node], node.role, node.text, node.region, node.region,
+                                       "native" if node.region == "history" else "appended", tokenizer, None,
+                                       node.message.get("name"), step))
         elif node.region == "before-input" or (node.region == "after-input" and node.native_delivery == "pre-step"):
             if node.region == "after-input" and not context_done:
                 add_context()  # after the input, context always precedes pre-step

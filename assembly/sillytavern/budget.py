@@ -122,6 +122,8 @@ _ROLE_TOKENS: dict[str, dict[str, int]] = {}
 class _Ledger:
     """What is left of the budget, the token count per message id, and what was left out."""
 
+    __slots__ = ("remaining", "encoding", "contents", "tokens", "dropped")
+
     def __init__(self, available: int, encoding: str, contents: dict[str, int] | None = None):
         self.remaining = available
         self.encoding = encoding
@@ -159,6 +161,9 @@ class _Ledger:
 class _Plan:
     """The budget's inputs and what it keeps, filled by the steps below in SillyTavern's order."""
 
+    __slots__ = ("ledger", "chat", "separator", "continued", "filler", "blocks", "kept", "reserved", "history",
+                 "examples", "tail")
+
     def __init__(self, ledger: _Ledger, *, chat: list[StMessage], separator: StMessage | None,
                  continued: list[StMessage], filler: str, blocks: list[list[StMessage]]):
         self.ledger, self.chat, self.separator, self.continued = ledger, chat, separator, continued
@@ -173,8 +178,16 @@ class _Plan:
 def _take_mandatory(plan: _Plan, groups: list[StBudgetGroup]) -> StBudgetFailure | None:
     """The mandatory groups in processing order; the first that does not fit fails and ends the list."""
     ledger = plan.ledger
+    tokens, encoding, contents = ledger.tokens, ledger.encoding, ledger.contents
     for index, group in enumerate(groups):
-        cost = ledger.cost(group.messages)
+        messages = group.messages
+        if len(messages) == 1:  # nearly every group: one prompt (ledger.cost_of, inline)
+            m = messages[0]
+            cost = tokens.get(m.id)
+            if cost is None:
+                cost = tokens[m.id] = _message_tokens(m, encoding, contents)
+        else:
+            cost = ledger.cost(messages)
         if group.reserve:
             ledger.remaining -= cost
             plan.reserved.append(group)
@@ -297,19 +310,20 @@ def _examples_not_reached(plan: _Plan) -> None:
         plan.ledger.drop(f"example block {b}", "examples", "not_reached", block)
 
 
+def _history_slot(plan: _Plan, has_history_slot: bool) -> StBudgetFailure | None:
+    if not has_history_slot:
+        _drop_history_slot(plan, "no_history_slot")
+        return None
+    return _fill_history(plan)
+
+
 def _fill_slots(plan: _Plan, *, pin_examples: bool, has_history_slot: bool,
                 has_examples_slot: bool) -> StBudgetFailure | None:
     """History then examples, or examples first when pinned (§11.13)."""
-    def history() -> StBudgetFailure | None:
-        if not has_history_slot:
-            _drop_history_slot(plan, "no_history_slot")
-            return None
-        return _fill_history(plan)
-
     if pin_examples:
         _fill_examples(plan, has_examples_slot)
-        return history()
-    failure = history()
+        return _history_slot(plan, has_history_slot)
+    failure = _history_slot(plan, has_history_slot)
     if failure is not None:
         _examples_not_reached(plan)
     else:
@@ -365,7 +379,9 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     if len(set(group_ids)) != len(group_ids):
         raise step_invalid("mandatory", "group ids used once", group_ids, code="ST_DUPLICATE_ID")
     every = [m for g in groups for m in g.messages] + chat + continued + [m for b in blocks for m in b]
-    unique_ids(every + ([new_chat] if new_chat else []), "messages")
+    if new_chat:
+        every.append(new_chat)
+    unique_ids(every, "messages")
 
     tools = st_message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
     ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding, content_tokens)
@@ -379,9 +395,10 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
                               has_examples_slot=has_examples_slot)
     failure = _place_reserved(plan, failure)
     # Every value is built above from validated messages and groups: no second validation of the whole history.
+    # The ledger is this call's own, so its token table is handed over, not copied.
     return build_trusted(
         StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
         group_ids=tuple(g.id for g in groups if not g.reserve), history=tuple(plan.history),
-        examples=tuple(plan.examples), tail=tuple(plan.tail), dropped=tuple(ledger.dropped), tokens=dict(ledger.tokens),
+        examples=tuple(plan.examples), tail=tuple(plan.tail), dropped=tuple(ledger.dropped), tokens=ledger.tokens,
         failure=failure,
     )

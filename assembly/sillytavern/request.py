@@ -45,6 +45,7 @@ from assembly.sillytavern.slots import (
     place_continue_collection,
 )
 from assembly.sillytavern.steps import (
+    NAMES_BEHAVIOR,
     attach_to_in_chat_main,
     author_note_placement,
     bias_message,
@@ -121,6 +122,8 @@ def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> No
 class _Extras:
     """What SillyTavern adds around the prompts: extension injections and attachments to Main, each a node."""
 
+    __slots__ = ("by_id", "injections", "attachments", "diagnostics")
+
     def __init__(self, by_id: dict[str, Node]):
         self.by_id = by_id
         self.injections: list[StInjection] = []
@@ -137,9 +140,10 @@ class _Extras:
             self.attachments.append(placed)
 
 
-def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, extras: _Extras) -> list[Node]:
-    """Persona positions, the author's note (with world info at its top and bottom) and other extension prompts
-    (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
+def _extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[Node], resources: Any,
+                extras: _Extras) -> list[Node]:
+    """Persona positions, the author's note (with world info at its top and bottom: `around_note`, in order) and
+    other extension prompts (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
     placement = _persona_placement(persona) if persona is not None else None
     if placement is not None and placement.where != "marker":
@@ -151,8 +155,8 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], resources: Any, ext
             extras.place(placement.injection)
         elif placement.where == "unsupported":
             extras.diagnostics.append({"code": "ST_PERSONA_POSITION_UNSUPPORTED", "position": persona.position})
-    top = [n for n in ordered if n.module == "worldbook" and n.position_id == "before_author_note"]
-    bottom = [n for n in ordered if n.module == "worldbook" and n.position_id == "after_author_note"]
+    top = [n for n in around_note if n.position_id == "before_author_note"] if around_note else []
+    bottom = [n for n in around_note if n.position_id == "after_author_note"] if around_note else []
     wraps = placement is not None and placement.where in ("author_note_top", "author_note_bottom")
     if note is not None or top or bottom or wraps:
         moved = {id(n) for n in top + bottom}
@@ -224,19 +228,46 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None,
                                         list[RegexChange]]:
     """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
-    diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat."""
+    diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat. The
+    conversation's message ids are used once each (`api` checks them as it reads the request)."""
     preset, character = resources.preset, resources.character
     kind = normalize_generation_type(generation.type)
-    by_id = {n.id: n for n in nodes}
-    depth_nodes = [n for n in nodes if n.depth is not None and n.message is None]
-    for node in depth_nodes:
-        node.locked, node.lock_reason, node.position_decision = True, "depth", "resource-depth"
-    ordered = [n for n in nodes if not (n.depth is not None and n.message is None)]
+    # One pass sorts the nodes: resource depth prompts go in-chat, the rest keep the logical order; the chat (with
+    # the empty anchors of an empty one), the world info around the author's note, Main and the card examples are
+    # picked out on the way. Only a marker set in-chat takes nodes out of `ordered` later (then they are read again).
+    by_id: dict[str, Node] = {}
+    depth_nodes: list[Node] = []
+    ordered: list[Node] = []
+    conversation: list[Node] = []  # every chat-module node in order, anchors included
+    chat_nodes: list[Node] = []  # the ones that are messages
+    around_note: list[Node] = []  # world info at the author's note's top or bottom
+    main = in_chat_main = card_examples = None
+    for n in nodes:
+        by_id[n.id] = n
+        module = n.module
+        if n.message is None and n.depth is not None:
+            n.locked, n.lock_reason, n.position_decision = True, "depth", "resource-depth"
+            depth_nodes.append(n)
+            if in_chat_main is None and module == "preset" and n.field == "main":
+                in_chat_main = n
+            continue
+        ordered.append(n)
+        if module in _CHAT_MODULES:
+            conversation.append(n)
+            if n.message is not None:
+                chat_nodes.append(n)
+        elif module == "worldbook":
+            if n.position_id in _AROUND_NOTE:
+                around_note.append(n)
+        elif module == "preset":
+            if main is None and n.field == "main":
+                main = n
+        elif module == "character" and card_examples is None and n.field == "examples":
+            card_examples = n
     utility = bool(preset is not None and preset.has_utility_prompts)
     # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
     history_sent = preset is None or not preset.has_prompt_order or collection(preset, kind).sends_history
     user, char = names.get("user", "User"), names.get("char", "")
-    chat_nodes = [n for n in ordered if n.message is not None and n.module in ("history", "input")]
     if chat_nodes and "{{" in chat_nodes[0].text:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
         # history is filled (_named_chat)
@@ -253,12 +284,14 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     extras = _Extras(by_id)
     if scripts:
         extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
-    ordered = _extensions(ordered, chat_nodes, _expanded_injections(resources, user, char), extras)
+    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
+    if marker_injections:  # a marker's nodes went in-chat: Main and the examples are what is left of them
+        main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
+        card_examples = next((n for n in ordered if n.module == "character" and n.field == "examples"), None)
+        conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     injections = in_collection_order(_injections(depth_nodes) + marker_injections, preset, kind, by_id) + \
         extras.injections
-    main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
-    in_chat_main = next((n for n in depth_nodes if n.module == "preset" and n.field == "main"), None)
     if extras.attachments and main is None and in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=in_chat_main.id)
     elif extras.attachments and main is None and empty_in_chat_main(preset) is not None:
@@ -271,28 +304,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     # World info at the example positions becomes example dialogues beside the card's (sillytavern.md §7.5)
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
                 and n.position_id in _EM_POSITIONS] if utility else []
-    card_examples = next((n for n in ordered if n.module == "character" and n.field == "examples"), None)
     em_ids = {id(n) for n in em_nodes}
     examples_done = False
-
-    def example_blocks(examples_node: Node | None) -> list[StMessage]:
-        blocks = parse_dialogue_examples(
-            examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
-            new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
-            else "mes_example",
-            world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
-                        for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
-        out: list[StMessage] = []
-        for block in blocks:
-            origin = next((m.sources[0] for m in block if m.kind == "example"), None)
-            owner = (by_id.get(origin) if origin is not None else None) or examples_node
-            for message in block:
-                module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
-                synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,
-                                       message.name or "example", message, owner)
-                by_id[synthetic.id] = synthetic
-                out.append(message.model_copy(update={"sources": (synthetic.id,)}))
-        return out
 
     plan: list[StMessage] = []
     tail: list[StMessage] = []
@@ -304,13 +317,14 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
             plan.extend(attached)
     if preset is not None and preset.has_prompt_order:
-        for identifier, empty in empty_prompt_messages(preset, collection(preset, kind).prompts, ordered):
+        silent = collection(preset, kind).silent  # most presets have none: then the nodes are not read for them
+        for identifier, empty in empty_prompt_messages(preset, silent, ordered) if silent else ():
             slots.add(identifier, [empty])
-    conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     index = 0
     while index < len(ordered):
         node = ordered[index]
-        plan.extend(slots.before(node))
+        if slots.pending:  # most requests have no empty slot waiting
+            plan.extend(slots.before(node))
         if node.module in _CHAT_MODULES:  # conversation messages, or the empty anchors of an empty chat
             if ordered[index:index + len(conversation)] == conversation:  # the usual case: one run, compared by id
                 index += len(conversation)
@@ -331,7 +345,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             while index < len(ordered) and id(ordered[index]) in em_ids:
                 index += 1
             if card_examples is None and not examples_done:  # no card examples: the entries' dialogues alone
-                plan.extend(example_blocks(None))
+                plan.extend(_example_blocks(None, em_nodes, preset, user, char, by_id))
                 examples_done = True
             continue
         if node.module == "worldbook" and node.slot_id is not None:
@@ -341,17 +355,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], preset.wi_format if preset is not None else "{0}")
-            plan.append(trusted_message(id=run[0].id, role=run[0].role, content=text, kind="prompt",
-                                        sources=tuple(n.id for n in run)))
+            plan.append(trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
-            plan.extend(example_blocks(node))
+            plan.extend(_example_blocks(node, em_nodes, preset, user, char, by_id))
             examples_done = True
             index += 1
             continue
         # A prompt node's fields were validated where the node was made: no second validation per prompt.
-        message = trusted_message(id=node.id, role=node.role, content=node.text, kind="prompt", sources=(node.id,),
-                                  name=node.message.get("name") if node.message else None)
+        message = trusted_message(node.id, node.role, node.text, "prompt", (node.id,),
+                                  node.message.get("name") if node.message else None)
         if node is main and extras.attachments:
             plan.extend(_claimed(main_slot_messages(message, extras.attachments), by_id))
         else:
@@ -365,19 +378,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
         tail = [m for m in tail if m.kind == "continue_prefill"]
 
-    def expand(text: str) -> str:
-        return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
-
     # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
     # control prompts (impersonate, quiet) last
-    bias = bias_message(expand(generation.start_reply_with or ""), kind)
+    bias = bias_message(_expanded(generation.start_reply_with or "", user, char), kind)
     if bias is not None:
         plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     # the impersonation prompt is sent (so expanded) only when impersonating
-    impersonation = expand(preset.impersonation_prompt if preset else "") if kind == "impersonate" else ""
+    impersonation = _expanded(preset.impersonation_prompt if preset else "", user, char) if kind == "impersonate" else ""
     for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                   quiet_prompt=expand(generation.quiet_prompt or "")):
+                                   quiet_prompt=_expanded(generation.quiet_prompt or "", user, char)):
         plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
@@ -388,17 +398,45 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
         counted = {}  # squashed messages have new texts under their first message's id
-    # SillyTavern never sends an empty message; a conversation message (a tool call has no text) always goes.
-    messages, order = _to_request([m for m in plan if m.kind == "chat" or m.content], by_id, tokenizer, counted)
+    messages, order = _to_request(plan, by_id, tokenizer, counted)
     return messages, order, extras.diagnostics, report, regex_changes
 
 
 _CHAT_MODULES = ("history", "input")
+_AROUND_NOTE = ("before_author_note", "after_author_note")
+_NAMING_BEHAVIORS = (NAMES_BEHAVIOR["content"], NAMES_BEHAVIOR["completion"])  # the ones that change a message
 _EM_SIDES = {"before_example_messages": "before", "after_example_messages": "after"}
 _EM_POSITIONS = tuple(_EM_SIDES)
 _HISTORY_KINDS = ("chat", "injection")
 _EXAMPLE_KINDS = ("example_header", "example")
 _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
+
+
+def _example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any, user: str, char: str,
+                    by_id: dict[str, Node]) -> list[StMessage]:
+    """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
+    blocks, each message with a node of its own (sillytavern.md §7.5)."""
+    blocks = parse_dialogue_examples(
+        examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
+        new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
+        else "mes_example",
+        world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
+                    for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
+    out: list[StMessage] = []
+    for block in blocks:
+        origin = next((m.sources[0] for m in block if m.kind == "example"), None)
+        owner = (by_id.get(origin) if origin is not None else None) or examples_node
+        for message in block:
+            module = "worldbook" if owner is not None and owner.module == "worldbook" else "character"
+            synthetic = _synthetic(f"{(owner.id if owner else 'examples')}:{message.id}", module,
+                                   message.name or "example", message, owner)
+            by_id[synthetic.id] = synthetic
+            out.append(message.model_copy(update={"sources": (synthetic.id,)}))
+    return out
+
+
+def _expanded(text: str, user: str, char: str) -> str:
+    return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
 
 def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],
@@ -499,7 +537,8 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
-    history = inject_in_chat(named, injections)
+    # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
+    history = inject_in_chat(named, injections, chat_checked=True)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
@@ -524,6 +563,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
     speakers = {"user": user, "assistant": char}
     chat = []
     tool_calls = False
+    plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
     for index, n in enumerate(run):
         native, role = n.message, n.role
         if role == "tool":
@@ -531,13 +571,17 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
         if native.get("tool_calls"):
             tool_calls = True
         speaker = native.get("name") or speakers.get(role)
-        content, name = named_content(n.text, role, speaker, behavior)
+        if plain:
+            content, name = n.text, None
+            if "\r" in content:
+                content = content.replace("\r", "")
+        else:
+            content, name = named_content(n.text, role, speaker, behavior)
         if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(recurring_chat_message(id=native["id"], role=role, content=content, source=n.id,
-                                           speaker=speaker, name=name))
+        chat.append(recurring_chat_message(native["id"], role, content, n.id, speaker, name))
     return chat, tool_calls
 
 
@@ -569,15 +613,20 @@ def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id:
     return out + waiting
 
 
-def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
+def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
                 ) -> tuple[list[RequestMessage], list[Node]]:
-    """The request messages and the nodes in request order; `counted` holds the content tokens the budget already
-    counted, by message id (the messages' ids are unique and their texts as counted)."""
+    """The request messages of the plan and the nodes in request order; `counted` holds the content tokens the
+    budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
+    never sends an empty message; a conversation message (a tool call has no text) always goes."""
     counted_tokens, node_of = counted.get, by_id.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
-    for index, message in enumerate(messages):
+    index = -1
+    for message in plan:
+        if not message.content and message.kind != "chat":
+            continue
+        index += 1
         sources = message.sources
         if len(sources) == 1:  # nearly every message: a chat message or one prompt
             only = node_of(sources[0])
@@ -601,7 +650,6 @@ def _to_request(messages: list[StMessage], by_id: dict[str, Node], tokenizer: st
             if part.id not in seen:
                 seen.add(part.id)
                 order.append(part)
-        out.append(request_message(parts, role=role, content=message.content, delivery=delivery, region="request",
-                                   status=status, tokenizer=tokenizer, name=message.name, message_id=message_id,
-                                   tokens=counted_tokens(message.id)))
+        out.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer, message_id,
+                                   message.name, "", counted_tokens(message.id)))
     return out, order

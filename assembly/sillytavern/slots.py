@@ -42,6 +42,7 @@ class Collection:
     index: MappingProxyType  # identifier -> place among `prompts`
     in_chat_markers: MappingProxyType  # identifier -> prompt, for the pulled markers set in-chat
     sends_history: bool  # the Chat History prompt is enabled
+    silent: tuple[Any, ...]  # the prompts that are an empty message when they have no node (empty_prompt_messages)
 
 
 def collection(preset: Any, kind: str) -> Collection:
@@ -58,7 +59,8 @@ def collection(preset: Any, kind: str) -> Collection:
         index=MappingProxyType({p.identifier: i for i, p in enumerate(prompts)}),
         in_chat_markers=MappingProxyType({p.identifier: p for p in prompts
                                           if p.identifier in _PULLED_MARKERS and p.injection_position == 1}),
-        sends_history=any(p.identifier == "chatHistory" for p in prompts))
+        sends_history=any(p.identifier == "chatHistory" for p in prompts),
+        silent=tuple(p for p in prompts if _silent(p)))
     if len(_COLLECTIONS) >= _COLLECTIONS_SIZE:
         _COLLECTIONS.clear()  # bounded: past it, a preset's collection is only worked out again
     _COLLECTIONS[key] = (preset, preset.prompts, preset.prompt_order, made)
@@ -115,9 +117,13 @@ def empty_prompt_messages(preset: Any, prompts: list[Any], nodes: list[Node]) ->
     """The enabled relative prompts without a node whose role is not system: each an empty message at its slot."""
     present = {n.field for n in nodes if n.module == "preset" and n.field}
     return [(p.identifier, StMessage(id=p.identifier, role=p.role, content="", kind="prompt", sources=()))
-            for p in prompts
-            if not p.marker and p.injection_position == 0 and p.role != "system" and p.identifier not in present
-            and not (p.content or "").strip()]
+            for p in prompts if _silent(p) and p.identifier not in present]
+
+
+def _silent(prompt: Any) -> bool:
+    """A relative prompt, not a marker, not a system one, with no text: it sends an empty message of its own."""
+    return not prompt.marker and prompt.injection_position == 0 and prompt.role != "system" and \
+        not (prompt.content or "").strip()
 
 
 def continue_collection_place(preset: Any, prompts: list[Any]) -> str:
@@ -177,15 +183,23 @@ def in_collection_order(injections: list[StInjection], preset: Any, kind: str,
                          by_id: dict[str, Node]) -> list[StInjection]:
     """Prompt Manager in-chat prompts in collection order (they merge in that order within a bucket); the others
     after them, as they were."""
-    if preset is None:
+    if preset is None or not injections:
         return injections
     order = collection(preset, kind).index
-
-    def index(injection: StInjection) -> int:
-        names = [collection_identifier(by_id[s]) for s in injection.sources if s in by_id]
-        return min((order[n] for n in names if n in order), default=len(order))
-
-    return sorted(injections, key=index)
+    after = len(order)
+    places = []
+    for injection in injections:
+        place = after
+        for source in injection.sources:
+            node = by_id.get(source)
+            if node is not None:
+                name = collection_identifier(node)
+                if name in order and order[name] < place:
+                    place = order[name]
+        places.append(place)
+    if places.count(after) == len(places):  # no Prompt Manager prompt among them (world info at depth): as they are
+        return injections
+    return [injections[i] for i in sorted(range(len(places)), key=places.__getitem__)]  # stable, as before
 
 
 def place_continue_collection(plan: list[StMessage], place: str) -> list[StMessage]:

@@ -136,8 +136,8 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
         if not content:
             return []
         order = item.order if item.key is None else EXTENSION_ORDER
-        return [trusted_message(id=f"injection@{depth}/{order}/{item.role}", role=item.role, content=content,
-                                kind="injection", sources=item.sources, depth=depth, order=order)]
+        return [trusted_message(f"injection@{depth}/{order}/{item.role}", item.role, content, "injection",
+                                item.sources, None, depth, order)]
     buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
     keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
     for item in items:
@@ -165,15 +165,19 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
     return block
 
 
-def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection]) -> list[StMessage]:
+def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection], *,
+                   chat_checked: bool = False) -> list[StMessage]:
     """The chat history with in-chat prompts placed at their depth (sillytavern.md §4.5).
 
     `chat` is chronological (current input last); `injections` are the collection's in-chat prompts in collection
     order and the extension prompts in any order. Depth d goes where d original chat messages follow (injected
     messages never count); depths at or beyond the chat length stack at the top, deepest first. One depth holds one
     message per (order, role) bucket. Returns the chronological history; injected messages have kind "injection".
+    `chat_checked`: the caller built the chat list itself, chat messages only, each with its sources, under ids
+    already known to be used once (`st_request`'s conversation is checked as the request is read), so the chat's
+    own checks are not run again; the history's ids still are.
     """
-    messages = chat_messages(chat, "chat")
+    messages = chat if chat_checked else chat_messages(chat, "chat")
     items = checked_injections(injections, "injections")
     by_depth: dict[int, list[StInjection]] = {}
     for item in items:
