@@ -225,9 +225,9 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
                                        strategy, run.backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
-    fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    marked = fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
-        fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
+        fill_every_outlet(marked, logical.outlet_blocks, diagnostics)
     check_order(nodes)  # the system boundary, whole tool transactions, the size bound
     return nodes
 
