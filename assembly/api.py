@@ -110,7 +110,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
 # stages -------------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class _Run:
     """What every stage after `resolve` reads: the request, its strategy (normalized once) and its conversation."""
 

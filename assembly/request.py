@@ -141,7 +141,7 @@ _OPTIONAL_FIELDS = ("name", "source", "tool_calls", "tool_call_id")
 READ_CONVERSATION = Conversation.model_construct(history=(), input=())
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class ReadRequest:
     """A request as `assemble()` reads it: the model, and the conversation's messages as the engine's dicts (each
     with its id) when they were read without models; None when they are in `request.conversation`."""
