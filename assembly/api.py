@@ -186,8 +186,8 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
         backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
         st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
         host_text=render_official_sections(req.host.official_sections, req.host.variables),
-        native_system_enabled=any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]),
-        step=f"{len(durable)}:{','.join(m['id'] for m in inputs)}",
+        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
+        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}",
     )
 
 

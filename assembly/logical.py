@@ -150,7 +150,7 @@ def assemble_logical(
     if host_system_text:
         messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
                                                "content": host_system_text, "source": {"kind": "system-prompt"}}
-    native = {"history": native_block("history", history)[0], "input": native_block("input", inputs)[0]}
+    native = {"history": native_block("history", history), "input": native_block("input", inputs)}
     variables = variables or {}
     key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
                     quiet_prompt, swiped, sillytavern, (bool(history), bool(inputs), recorded_surface))
