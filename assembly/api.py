@@ -110,7 +110,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
 # stages -------------------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class _Run:
     """What every stage after `resolve` reads: the request, its strategy (normalized once) and its conversation."""
 
@@ -186,8 +186,8 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
         backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
         st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
         host_text=render_official_sections(req.host.official_sections, req.host.variables),
-        native_system_enabled=any(r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]),
-        step=f"{len(durable)}:{','.join(m['id'] for m in inputs)}",
+        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
+        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}",
     )
 
 
@@ -225,9 +225,9 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
                                        strategy, run.backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
-    fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    marked = fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
-        fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
+        fill_every_outlet(marked, logical.outlet_blocks, diagnostics)
     check_order(nodes)  # the system boundary, whole tool transactions, the size bound
     return nodes
 

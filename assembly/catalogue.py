@@ -98,6 +98,24 @@ BUILTIN_STRATEGY_IDS = tuple(builtin["id"] for builtin in _BUILTINS)
 _BUILTIN_PICKLES = {builtin["id"]: pickle.dumps(builtin, pickle.HIGHEST_PROTOCOL) for builtin in _BUILTINS}
 _BUILTIN_REVISIONS = {builtin["id"]: normalized_strategy_revision({k: v for k, v in builtin.items() if k != "id"})
                       for builtin in _BUILTINS}
+# What `resolve_strategy` hands `assemble()` for a built-in id (without the id): its own copy, whose rule list and
+# rules are shared by every request and only read (no stage changes a rule, none reaches a result); the layout, which
+# the result shows as its policy, is copied per request. A built-in layout holds only strings, numbers and lists of
+# strings, so a copy of the dict and its lists is a whole copy (checked here, at import).
+_BUILTIN_RESOLVED = {builtin["id"]: pickle.loads(_BUILTIN_PICKLES[builtin["id"]]) for builtin in _BUILTINS}
+for _resolved in _BUILTIN_RESOLVED.values():
+    del _resolved["id"]
+    assert all(type(v) in (str, int) or type(v) is list and all(type(x) is str for x in v)
+               for v in (_resolved.get("layout") or {}).values()), "a built-in layout is copied one level deep"
+
+
+def _resolved_builtin(strategy_id: str) -> dict[str, Any]:
+    shared = _BUILTIN_RESOLVED[strategy_id]
+    strategy = dict(shared)
+    layout = shared.get("layout")
+    if layout is not None:
+        strategy["layout"] = {k: list(v) if type(v) is list else v for k, v in layout.items()}
+    return strategy
 
 
 # Each built-in's name per language: the documents keep their bilingual name (revisions and exports stay the same);
@@ -133,10 +151,12 @@ def get_builtin_strategy(strategy_id: Any) -> dict[str, Any]:
 
 def resolve_strategy(value: Any) -> tuple[str | None, dict[str, Any]]:
     """A request's `strategy` (engine.md §1): a built-in id, or a document. Returns (id, normalized document without
-    id); the id of a document is its string `id` field, else None."""
+    id); the id of a document is its string `id` field, else None. A built-in's rules are shared, to be read only:
+    `get_builtin_strategy` hands out a whole copy."""
     if isinstance(value, str):
-        builtin = get_builtin_strategy(value)
-        return builtin.pop("id"), builtin
+        if value in _BUILTIN_RESOLVED:  # shares the built-in's rules, read only (see _BUILTIN_RESOLVED)
+            return value, _resolved_builtin(value)
+        get_builtin_strategy(value)  # refuses the unknown id
     normalized = normalize_strategy(value)
     given_id = value.get("id")
     return (given_id if isinstance(given_id, str) else None), normalized

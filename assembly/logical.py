@@ -138,19 +138,18 @@ def assemble_logical(
 ) -> LogicalResult:
     """`builtin_id`: the strategy is that built-in as the catalogue hands it out, so its id stands for the document
     in the plan key (writing the document out for the key cost as much as reading the plan)."""
-    messages = {m["id"]: m for m in history}
-    messages.update({m["id"]: m for m in inputs})
     last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
     if last_user is None:
         last_user = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
     last_char = next((m["content"] for m in reversed(history) if m["role"] == "assistant"), "")
-    recorded_surface = "assembler-native-system" in messages
+    native = {"history": native_block("history", history), "input": native_block("input", inputs)}
+    recorded_surface = any(["assembler-native-system" in block.message_ids for block in native.values()])
     if recorded_surface:
         host_system_text = ""  # an in-history host recorded the surface under this id: it stays history
+    conversation = {"history": history, "input": inputs}
     if host_system_text:
-        messages["assembler-native-system"] = {"id": "assembler-native-system", "role": "system",
-                                               "content": host_system_text, "source": {"kind": "system-prompt"}}
-    native = {"history": native_block("history", history)[0], "input": native_block("input", inputs)[0]}
+        conversation["assembler-native-system"] = [{"id": "assembler-native-system", "role": "system",
+                                                    "content": host_system_text, "source": {"kind": "system-prompt"}}]
     variables = variables or {}
     key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
                     quiet_prompt, swiped, sillytavern, (bool(history), bool(inputs), recorded_surface))
@@ -163,7 +162,7 @@ def assemble_logical(
                           host_system_text=host_system_text, variables=variables, max_context=max_context,
                           tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
                           swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char)
-    nodes = _read_plan(plan, messages, native)
+    nodes = _read_plan(plan, conversation, native)
     check_native_once(nodes)
     if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
         keep_plan(key, resources, plan)
@@ -211,8 +210,11 @@ def _plan_key(strategy: dict[str, Any] | str, names: dict[str, str], *settings: 
     return (document, names.get("user", "User"), names.get("char", ""), settings_bytes)
 
 
-def _read_plan(plan: _Plan, messages: dict[str, dict[str, Any]], native: dict[str, Block]) -> list[Node]:
+def _read_plan(plan: _Plan, conversation: dict[str, list[dict[str, Any]]], native: dict[str, Block]) -> list[Node]:
+    """`conversation`: the history's and the input's messages (and the host's surface), whose own blocks list their
+    ids in their order, so their nodes are made from the lists; any other native block finds its messages by id."""
     nodes: list[Node] = []
+    by_id: dict[str, dict[str, Any]] | None = None
     for item in plan.items:
         if type(item) is tuple:
             node = Node(*item)
@@ -220,7 +222,12 @@ def _read_plan(plan: _Plan, messages: dict[str, dict[str, Any]], native: dict[st
                 node.children = [dict(child) for child in node.children]
             nodes.append(node)
             continue
-        nodes += _native_nodes(messages, item.rule_id, item.block or native[item.source], item.slot)
+        if item.block is None:  # the conversation's own block
+            nodes += _native_nodes(conversation[item.source], item.rule_id, native[item.source], item.slot)
+            continue
+        if by_id is None:
+            by_id = {m["id"]: m for messages in conversation.values() for m in messages}
+        nodes += _native_nodes([by_id.get(i) for i in item.block.message_ids], item.rule_id, item.block, item.slot)
     return nodes
 
 
@@ -556,10 +563,11 @@ _ID, _ROLE, _ORIGINAL_ROLE, _TEXT, _TRUST, _MESSAGE = (
     _FIELD_INDEX[name] for name in ("id", "role", "original_role", "text", "trust", "message"))
 
 
-def _native_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Block, slot: _Slot | None
+def _native_nodes(messages: list[dict[str, Any] | None], rule_id: str, block: Block, slot: _Slot | None
                    ) -> list[Node]:
-    """One node per message of a native block. One per history message of a long chat: the fields they share
-    are set once, and each node is made from a list of its fields."""
+    """One node per message of a native block (`messages`: the block's, in the order of its ids; None for an id no
+    message has). One per history message of a long chat: the fields they share are set once, and each node is made
+    from a list of its fields."""
     module = block.source
     template = Node(id="", rule_id=rule_id, module=module, name=module, role="", original_role="", text="",
                     trust="", block=block, locked=True, lock_reason="runtime", position_decision="runtime",
@@ -569,8 +577,7 @@ def _native_nodes(messages: dict[str, dict[str, Any]], rule_id: str, block: Bloc
     values = list(node_values(template))
     trust_of = _TRUST_OF_ROLE[module == "native-system"]
     nodes = []
-    for message_id in block.message_ids:
-        message = messages.get(message_id)
+    for message_id, message in zip(block.message_ids, messages, strict=True):
         if message is None:
             raise AssemblyError("ASSEMBLY_INVALID", f"{module}: unknown conversation message id {message_id!r}")
         role = message["role"]

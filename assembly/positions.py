@@ -114,6 +114,10 @@ def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], 
     return next((i for i, n in enumerate(rest) if row_key(n) in later), None if native else len(rest))
 
 
+# The catalogue's declared resource anchors by row key (A.12): what the `resource` stage places beside.
+_RESOURCE_ANCHORS = {c["id"]: c["anchor"] for c in POSITION_CATALOGUE if c.get("anchor")}
+
+
 def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
     """The `resource` priority stage (reference A.10.2 applyResourceAnchors): a resource whose first winning stage is
     `resource` goes beside the anchor its category declares (world info before / after the character definition,
@@ -123,15 +127,15 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         return nodes
     stages = ["user", *layout["priority"]]
     settings = {_setting_key(s): s for s in layout.get("positions") or []}
-    anchors = {c["id"]: c["anchor"] for c in POSITION_CATALOGUE if c.get("anchor")}
+    anchors = _RESOURCE_ANCHORS
 
-    def first_winner(node: Node) -> str | None:
+    def first_winner(node: Node, key: str) -> str | None:
         for stage in stages:
             if stage in ("resource", "default"):
                 return stage
             if stage == "preset" and node.slot_id is not None:
                 return stage
-            setting = settings.get(row_key(node))
+            setting = settings.get(key)
             if stage == "user" and setting and setting.get("enabled") and setting.get("placement") == "list":
                 return stage
         return None
@@ -144,7 +148,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
             block, position_id, module = node.block, node.position_id, node.module
             key = row_key(node)
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
-                and first_winner(node) == "resource"):
+                and first_winner(node, key) == "resource"):
             groups.setdefault(key, []).append(node)
     for key, group in groups.items():
         anchor = anchors[key]
@@ -172,11 +176,18 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
 # outlets ------------------------------------------------------------------------------------------------------------
 
 
-def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnostics: list[dict[str, Any]]) -> None:
-    """World book entries with position `outlet` fill `{{outlet::name}}` markers through the placement primitive."""
+def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnostics: list[dict[str, Any]]
+                 ) -> list[Node]:
+    """World book entries with position `outlet` fill `{{outlet::name}}` markers through the placement primitive.
+    Returns the text nodes with a macro (`{{`) before the fill: only they can hold a marker afterwards (a filled host
+    is one of them), so placement `st` fills its other markers in these alone."""
     hosts: dict[str, int] = {}
+    marked = []
     for index, node in enumerate(nodes):
-        if node.message is not None or "{{outlet::" not in node.text:
+        if node.message is not None or "{{" not in node.text:
+            continue
+        marked.append(node)
+        if "{{outlet::" not in node.text:
             continue
         for name in _outlet_names(node.text):
             if name in hosts:
@@ -184,7 +195,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
                 continue
             hosts[name] = index
     if not hosts and not outlet_blocks:
-        return
+        return marked
     placeable = []
     for block in outlet_blocks:
         if block["outlet_name"] in hosts:
@@ -193,7 +204,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
             diagnostics.append({"code": "WORLD_BOOK_OUTLET_MISSING", "id": block["id"], "name": block["name"],
                                 "outlet": block["outlet_name"]})
     if not hosts:
-        return
+        return marked
     indices = sorted(set(hosts.values()))
     local = {i: n for n, i in enumerate(indices)}
     messages = [{"role": nodes[i].role if nodes[i].role in ("system", "user", "assistant") else "system",
@@ -212,6 +223,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
         nodes[i].children = [*nodes[i].children, *({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
                                                   "lock_reason": f"macro:outlet::{b['outlet_name']}"}
                                                  for b in placeable if hosts[b["outlet_name"]] == i)]
+    return marked
 
 
 def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:

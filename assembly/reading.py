@@ -87,7 +87,7 @@ def find_unsafe(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH, 
     depth is no risk."""
     # Nearly every input is safe: one pass without paths answers that; only a refusal walks again to name the place.
     strings: list[Any] = []
-    if _gather_strings(value, 0, max_depth, strings):
+    if gather_strings(value, 0, max_depth, strings):
         try:
             safe = texts_are_safe(strings, nul=nul)
         except TypeError:  # a key that is not a string: the walk below decides
@@ -130,7 +130,7 @@ def texts_are_safe(texts: list[str], *, nul: bool = True) -> bool:
     return True
 
 
-def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) -> bool:
+def gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) -> bool:
     """Every string and every key in `item` appended to `strings` (a key that is not a string too: joining them
     then fails, and the caller walks again); False at a non-finite number or too deep a nesting.
     Recursive: the depth is bounded by `max_depth`."""
@@ -153,7 +153,7 @@ def _gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) -
     for child in children:
         if isinstance(child, str):
             strings.append(child)
-        elif isinstance(child, (dict, list, float)) and not _gather_strings(child, depth + 1, max_depth, strings):
+        elif isinstance(child, (dict, list, float)) and not gather_strings(child, depth + 1, max_depth, strings):
             return False
     return True
 

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from typing
 
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
-from assembly.reading import MAX_JSON_DEPTH, find_unsafe, texts_are_safe
+from assembly.reading import MAX_JSON_DEPTH, find_unsafe, gather_strings, texts_are_safe
 from assembly.tokens import ENCODINGS
 
 
@@ -141,7 +141,7 @@ _OPTIONAL_FIELDS = ("name", "source", "tool_calls", "tool_call_id")
 READ_CONVERSATION = Conversation.model_construct(history=(), input=())
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class ReadRequest:
     """A request as `assemble()` reads it: the model, and the conversation's messages as the engine's dicts (each
     with its id) when they were read without models; None when they are in `request.conversation`."""
@@ -157,21 +157,33 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
     if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
     rest = {k: v for k, v in request.items() if k != "conversation"}
+    # the strings `parse_request` would check in the rest (all but the remembered resources), checked with the
+    # conversation's in one pass; a key that is not a string, a non-finite number or too deep a nesting: the slow path
+    texts: list[str] = []
+    for key, value in rest.items():
+        if resources_checked and key == "resources":
+            continue
+        if type(key) is not str or not gather_strings(value, 1, MAX_JSON_DEPTH, texts):
+            return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        texts.append(key)
     rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
     raw = request.get("conversation", {})
-    plain = _plain_conversation(raw)
+    plain = _plain_conversation(raw, texts)
     if plain is not None:
         history, inputs = plain
-    else:
         try:
-            conversation = _CONVERSATION_DATA.validate_python(raw)
-        except ValidationError:
+            return ReadRequest(_validated(rest), history, inputs)
+        except AssemblyError:
             return ReadRequest(parse_request(request, resources_checked=resources_checked))
-        # the check parse_request makes on the whole request, here on the raw conversation (one level down)
-        if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
-            return ReadRequest(parse_request(request, resources_checked=resources_checked))
-        history = message_records(conversation.get("history", []), "h")
-        inputs = message_records(conversation.get("input", []), "i")
+    try:
+        conversation = _CONVERSATION_DATA.validate_python(raw)
+    except ValidationError:
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
+    if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
+        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+    history = message_records(conversation.get("history", []), "h")
+    inputs = message_records(conversation.get("input", []), "i")
     try:
         model = parse_request(rest, resources_checked=resources_checked)
     except AssemblyError:
@@ -182,15 +194,18 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
 
 
-def _plain_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+def _plain_conversation(raw: Any, texts: list[str] | None = None
+                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     """The messages of a conversation whose every message is an id, a role and its content, all strings (nearly
     every request), read as `_CONVERSATION_DATA` and `message_records` read them, and checked as `find_unsafe`
     checks them (its keys and roles are known ASCII, so only ids and contents can hold a lone surrogate; nothing
-    nests, nothing is a number). None for anything else: the general path reads and refuses it."""
+    nests, nothing is a number). None for anything else: the general path reads and refuses it. `texts`: other
+    strings to check with the messages' (None when there are none)."""
     if type(raw) is not dict or not raw.keys() <= {"history", "input"}:
         return None
     read = []
-    texts: list[str] = []
+    if texts is None:
+        texts = []
     for field, prefix in (("history", "h"), ("input", "i")):
         messages = raw.get(field, [])
         if type(messages) is not list:
@@ -259,6 +274,11 @@ def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checke
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})
+    return _validated(request)
+
+
+def _validated(request: dict[str, Any]) -> AssemblyRequest:
+    """The model of a request dict already checked for unsafe values."""
     try:
         return AssemblyRequest.model_validate(request)
     except ValidationError as exc:

@@ -1,9 +1,9 @@
 """Parsed resources remembered by content, so a request that sends the same resources again (a re-preview, the next
 turn of a chat) neither walks them for unsafe values nor parses them a second time.
 
-The key is a digest of the raw JSON pickled in fast mode (no memo): the bytes say only what the value is, every type
-written apart (bool from int, list from tuple, str from bytes), and they load back to the value, so two values with
-one key are the same JSON. Only plain data is written (`_PlainData` refuses everything else, a model or any other
+The key is the raw JSON pickled in fast mode (no memo), or a digest of those bytes when they are long: the bytes say
+only what the value is, every type written apart (bool from int, list from tuple, str from bytes), and they load back
+to the value, so two values with one key are the same JSON. Only plain data is written (`_PlainData` refuses everything else, a model or any other
 object, as marshal did before at twice the cost), so such a value has no key and the caller takes the slow path.
 Only resources that arrived inside a request dict are remembered: that request was checked by `find_unsafe` first,
 so a remembered key also means "already checked". The parsed models are frozen, so one copy can be shared.
@@ -21,6 +21,11 @@ from typing import Any
 from assembly.sillytavern.models import Resources
 
 _SIZE = 64
+# Up to this size the pickled bytes are the key themselves (a dict lookup hashes and compares them: half the cost of a
+# digest, and no collision at all), so at most _SIZE of them are kept; a longer one is keyed by its SHA-256 digest,
+# after a prefix no pickle starts with (each starts with the PROTO opcode, b"\x80").
+_WHOLE_KEY_BYTES = 64 * 1024
+_DIGEST_PREFIX = b"sha256:"
 _parsed: OrderedDict[bytes, Resources] = OrderedDict()
 _lock = threading.Lock()
 
@@ -44,7 +49,9 @@ def resources_key(raw: Any) -> bytes | None:
         pickler.dump(raw)
     except (ValueError, RecursionError):  # an object (a model), a cycle, or too deep: no key
         return None
-    return hashlib.sha256(out.getbuffer()).digest()  # with the CPU's SHA instructions: about twice blake2b's speed
+    if out.tell() <= _WHOLE_KEY_BYTES:
+        return out.getvalue()
+    return _DIGEST_PREFIX + hashlib.sha256(out.getbuffer()).digest()  # with the CPU's SHA instructions
 
 
 def remembered(key: bytes | None) -> Resources | None:

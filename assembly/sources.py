@@ -497,8 +497,8 @@ _NATIVE_SIZE = 128
 _NATIVE_MESSAGES = 256
 
 
-def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:
-    message_ids = tuple(m["id"] for m in messages)
+def native_block(source: str, messages: list[dict[str, Any]]) -> Block:
+    message_ids = tuple([m["id"] for m in messages])
     key = (source, message_ids)
     block = _NATIVE_BLOCKS.get(key)
     if block is None:
@@ -508,7 +508,7 @@ def native_block(source: str, messages: list[dict[str, Any]]) -> list[Block]:
             if len(_NATIVE_BLOCKS) >= _NATIVE_SIZE:
                 _NATIVE_BLOCKS.clear()  # a whole new set: cheaper than an order kept per lookup
             _NATIVE_BLOCKS[key] = block
-    return [block]
+    return block
 
 
 def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:

@@ -27,9 +27,11 @@ def outlet_texts(outlet_blocks: list[dict[str, Any]]) -> dict[str, str]:
 def fill_every_outlet(nodes: list[Node], outlet_blocks: list[dict[str, Any]],
                       diagnostics: list[dict[str, Any]]) -> None:
     """Fill the outlet markers the first pass left (repeated uses, outlets without entries); their
-    OUTLET_MARKER_REPEATED diagnostics no longer apply."""
-    texts = outlet_texts(outlet_blocks)
-    for node in nodes:
-        if node.message is None and "{{" in node.text:
+    OUTLET_MARKER_REPEATED diagnostics no longer apply. `nodes`: all of them, or those `fill_outlets` returned."""
+    marked = [node for node in nodes if node.message is None and "{{" in node.text]
+    if marked:
+        texts = outlet_texts(outlet_blocks)
+        for node in marked:
             node.text = _OUTLET_MACRO.sub(lambda m: texts.get(m.group(1).strip(), ""), node.text)
-    diagnostics[:] = [d for d in diagnostics if d.get("code") != "OUTLET_MARKER_REPEATED"]
+    if diagnostics:
+        diagnostics[:] = [d for d in diagnostics if d.get("code") != "OUTLET_MARKER_REPEATED"]

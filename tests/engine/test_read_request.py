@@ -106,6 +106,13 @@ def _deep(levels):
     {"conversation": {"history": [{"role": "user", "content": "x", "n": float("nan")}]}},
     {"budget": {"context_window": 0}, "conversation": {"history": [{"role": "narrator"}]}},
     {"tokenizer": "made-up", "conversation": {"history": [{"role": "user", "content": "fine"}]}},
+    # the rest of a request with a plain conversation: its strings are checked in the conversation's pass
+    {"names": {"user": "lone \udc00"}, "conversation": {"history": [{"role": "user", "content": "fine"}]}},
+    {"host": {"variables": {"\ud800": "x"}}, "conversation": {"input": [{"role": "user", "content": "fine"}]}},
+    {"host": {"variables": {"n": float("inf")}}, "conversation": {"input": [{"role": "user", "content": "fine"}]}},
+    {"host": {"variables": {"deep": _deep(MAX_JSON_DEPTH)}}, "conversation": {"history": []}},
+    {"resources": {"preset": {"name": "\ud801"}}, "conversation": {"history": []}},
+    {7: "not a string key", "conversation": {"history": []}},
 ], ids=lambda r: json.dumps(r, default=str)[:60])
 def test_a_refusal_is_the_one_parse_request_gives(request_):
     with pytest.raises(AssemblyError) as expected:

@@ -94,3 +94,14 @@ def test_values_that_are_not_plain_data_have_no_key():
     assert resources_key({"a": looped}) is None
     assert resources_key({"a": deep}) is None
     assert resources_key({"a": 1j}) is None
+
+
+def test_a_long_set_is_keyed_by_a_digest_that_no_short_key_can_equal():
+    from assembly.resource_memo import _WHOLE_KEY_BYTES
+
+    short = resources_key(RESOURCES)
+    long = {"character": {"description": "x" * (_WHOLE_KEY_BYTES + 1)}}
+    longer = {"character": {"description": "x" * (_WHOLE_KEY_BYTES + 2)}}
+    assert short.startswith(b"\x80") and not resources_key(long).startswith(b"\x80")
+    assert len(resources_key(long)) < 64 and resources_key(long) == resources_key(copy.deepcopy(long))
+    assert resources_key(long) != resources_key(longer)
