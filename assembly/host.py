@@ -21,12 +21,19 @@ import functools
 import hashlib
 from typing import Any
 
-from pydantic import BaseModel
-
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import DurableEvent, RequestMessage, blank_values, complete_shape
+from assembly.results import (
+    DurableEvent,
+    RequestMessage,
+    blank_values,
+    complete_shape,
+    set_extra,
+    set_fields_set,
+    set_private,
+    set_values,
+)
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -115,19 +122,15 @@ def request_message(
     if native is not None:
         values["tool_calls"] = native.get("tool_calls")
         values["tool_call_id"] = native.get("tool_call_id")
-    # the instance's slots set through their descriptors: a name lookup less each, as this runs once per message
-    _set_values(message, values)
-    _set_fields_set(message, _MESSAGE_FIELDS)
-    _set_extra(message, {})  # RequestMessage allows extras: each message its own
-    _set_private(message, None)
+    # the instance's slots set through their descriptors (results.set_values and siblings): once per message
+    set_values(message, values)
+    set_fields_set(message, _MESSAGE_FIELDS)
+    set_extra(message, {})  # RequestMessage allows extras: each message its own
+    set_private(message, None)
     return message
 
 
 _new_message = RequestMessage.__new__
-_set_values = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 _blank_message = blank_values(RequestMessage).copy
 _MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}

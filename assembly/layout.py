@@ -18,6 +18,7 @@ from assembly.errors import AssemblyError
 from assembly.results import (
     LayoutBlock,
     LayoutEntry,
+    adopt_complete,
     blank_values,
     complete_shape,
     new_instance,
@@ -55,7 +56,6 @@ def _binding(node: Node) -> str:
 
 
 _ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
-_BLOCK_FIELDS, _ = complete_shape(LayoutBlock)
 _BLANK_ENTRY = blank_values(LayoutEntry)
 _BLANK_BLOCK = blank_values(LayoutBlock)
 
@@ -110,12 +110,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
                                          else [])
             values["node_ids"] = node_ids
             values["entries"] = entries
-            layout_block = new(LayoutBlock)
-            own_values(layout_block, values)
-            own_fields_set(layout_block, _BLOCK_FIELDS)
-            own_extra(layout_block, None)
-            own_private(layout_block, None)
-            blocks.append(layout_block)
+            blocks.append(adopt_complete(LayoutBlock, values))  # once per run: the per-node entries are inlined
             firsts.append(node)
         node_ids.append(node.id)
         values = blank_entry()

@@ -19,6 +19,7 @@ from assembly.placement import PlacementError, place_context_blocks
 from assembly.results import (
     PlacementControl,
     PositionRow,
+    adopt_complete,
     blank_values,
     complete_shape,
     set_extra,
@@ -298,10 +299,10 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values["held_by"] = []
             values["decisions"] = []
         row = _new_row(PositionRow)
-        _own_values(row, values)
-        _own_fields_set(row, _ROW_FIELDS)
-        _own_extra(row, None)
-        _own_private(row, None)
+        set_values(row, values)
+        set_fields_set(row, _ROW_FIELDS)
+        set_extra(row, None)
+        set_private(row, None)
         rows.append(row)
     return rows
 
@@ -416,7 +417,6 @@ def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
 
 
 _new_row, _blank_row = PositionRow.__new__, blank_values(PositionRow).copy
-_own_values, _own_fields_set, _own_extra, _own_private = set_values, set_fields_set, set_extra, set_private
 _ROW_FIELDS, _ = complete_shape(PositionRow)
 # The rows' categories (no text rule's), in catalogue order, each with its template; by module, in catalogue order.
 _ROW_TEMPLATES = {c["id"]: _row_template(c["id"], c) for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS}
@@ -478,17 +478,8 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        # `results.adopt_complete` inlined: one control per rule of every request
-        values = {"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
-                  "independent": independent.get(rule_id, 0) if rule["enabled"] else 0}
-        placement_control = _new_control(PlacementControl)
-        _own_values(placement_control, values)
-        _own_fields_set(placement_control, _CONTROL_FIELDS)
-        _own_extra(placement_control, None)
-        _own_private(placement_control, None)
-        controls.append(placement_control)
+        controls.append(adopt_complete(PlacementControl, {
+            "rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+            "independent": independent.get(rule_id, 0) if rule["enabled"] else 0}))
     return controls
 
-
-_new_control = PlacementControl.__new__
-_CONTROL_FIELDS, _ = complete_shape(PlacementControl)
