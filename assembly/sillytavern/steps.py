@@ -136,8 +136,7 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
         if not content:
             return []
         order = item.order if item.key is None else EXTENSION_ORDER
-        return [trusted_message(f"injection@{depth}/{order}/{item.role}", item.role, content, "injection",
-                                item.sources, None, depth, order)]
+        return [_depth_message(depth, order, item.role, content, item.sources)]
     buckets: dict[tuple[int, str], list[StInjection]] = {}  # Prompt Manager prompts by (order, role), in list order
     keyed: dict[str, list[StInjection]] = {}  # extension prompts by role
     for item in items:
@@ -160,9 +159,13 @@ def _depth_block(depth: int, items: list[StInjection]) -> list[StMessage]:
             content = "\n".join(js_trim(side) for side in sides if side)
             if content:
                 sources = tuple(s for i in (*prompts, *extensions) for s in i.sources)
-                block.append(trusted_message(id=f"injection@{depth}/{order}/{role}", role=role, content=content,
-                                             kind="injection", sources=sources, depth=depth, order=order))
+                block.append(_depth_message(depth, order, role, content, sources))
     return block
+
+
+def _depth_message(depth: int, order: int, role: str, content: str, sources: tuple[str, ...]) -> StMessage:
+    """One merged in-chat message: its id names its depth, order and role (one bucket of the depth)."""
+    return trusted_message(f"injection@{depth}/{order}/{role}", role, content, "injection", sources, None, depth, order)
 
 
 def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection], *,
