@@ -327,9 +327,15 @@ def durable_events(
             source["form"] = "snapshot"
         events.append({"id": message.id, "role": message.role, "content": message.content, "source": source})
     if backend != "native":
-        events.append({"id": content_id(LOG_KIND, revision, *[m.id for m in messages]), "role": "system",
+        events.append({"id": _log_record_id(revision, tuple([m.id for m in messages])), "role": "system",
                        "content": "", "source": {"kind": LOG_KIND, "strategy_id": strategy_id, "revision": revision}})
     return [DurableEvent.of(event) for event in events]
+
+
+@functools.lru_cache(maxsize=64)  # a re-preview sends the same messages again; its ids are only strings
+def _log_record_id(revision: str, message_ids: tuple[str, ...]) -> str:
+    """The id of a core request's log record: from the revision and the request's message ids."""
+    return content_id(LOG_KIND, revision, *message_ids)
 
 
 def _by_id(nodes: list[Node], by_id: dict[str, Node]) -> dict[str, Node]:

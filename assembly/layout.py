@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from typing import Any
 
 from assembly.blocks import Node
@@ -18,7 +19,6 @@ from assembly.errors import AssemblyError
 from assembly.results import (
     LayoutBlock,
     LayoutEntry,
-    adopt_complete,
     blank_values,
     complete_shape,
     new_instance,
@@ -58,20 +58,22 @@ def _binding(node: Node) -> str:
 _ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
 _BLANK_ENTRY = blank_values(LayoutEntry)
 _BLANK_BLOCK = blank_values(LayoutBlock)
+_BLOCK_FIELDS, _ = complete_shape(LayoutBlock)
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are."""
     # One pass builds each run's block when the run starts, and each node's layout entry (`results.adopt_complete`
     # inlined, on copies of `results.blank_values`: this runs once per node of every request; an entry's values are
-    # all atomic, so its dict is not one the collector tracks). Nothing else is kept per run: the result is built
-    # while every other part of it is alive, so a temporary here is one more object before a collection.
-    blank_entry, blank_block, new, own_values, own_fields_set, own_extra, own_private = (
-        _BLANK_ENTRY.copy, _BLANK_BLOCK.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
+    # all atomic, so its dict is not one the collector tracks). A run's block is a copy of its remembered template
+    # (`_run_template`): the same runs recur in every request of a strategy.
+    blank_entry, new, own_values, own_fields_set, own_extra, own_private = (
+        _BLANK_ENTRY.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
+    templates = _RUN_TEMPLATES
     native = backend == "native"
     blocks: list[LayoutBlock] = []
     firsts: list[Node] = []
-    counts: dict[str, int] = {}  # runs per key (its JSON text: one text per equal key, through _key_text's cache)
+    counts: dict[str, int] = {}  # runs per key (its JSON text)
     key = None
     node_ids: list[str] = []
     entries: list[LayoutEntry] = []
@@ -87,30 +89,25 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
                     node_region(node, backend) if native else "request")
         if node_key != key:
             key, node_ids, entries = node_key, [], []
-            text_key = _key_text(key)
+            # everything of the block that the run's first node decides besides its key
+            signature = (node_key, node.message is None, node.lifetime, node.native_depth_anchor, node.depth,
+                         node.position_decision, node.lock_reason, node.original_slot_id)
+            template = templates.get(signature)
+            if template is None:
+                template = _run_template(signature, node)
+            values = template.copy()
+            text_key = values["id"]
             counts[text_key] = counts.get(text_key, 0) + 1
-            binding = _binding(node)
-            region = key[-1]  # the key ends with the node's region
-            values = blank_block()
-            values["id"] = text_key  # the block's id once its key's runs are counted, below
             values["key"] = list(key)
-            values["binding"] = binding
-            values["movable"] = binding == "free"
-            values["overridable"] = binding == "slot"
-            values["region"] = region
-            values["reason"] = "user-override" if node.position_decision == "user" else node.lock_reason or (
-                "source-order")
-            values["slot_id"] = node.slot_id
-            values["original_slot_id"] = node.original_slot_id
-            if binding == "runtime":
-                values["limitations"] = (["RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION"]
-                                         if region.endswith(":context") else ["RUNTIME_POSITION_FIXED"])
-            else:
-                values["limitations"] = (["NATIVE_CONTEXT_REUSES_HISTORY_POSITION"] if region.endswith(":context")
-                                         else [])
+            values["limitations"] = list(values["limitations"])
             values["node_ids"] = node_ids
             values["entries"] = entries
-            blocks.append(adopt_complete(LayoutBlock, values))  # once per run: the per-node entries are inlined
+            layout_block = new(LayoutBlock)
+            own_values(layout_block, values)
+            own_fields_set(layout_block, _BLOCK_FIELDS)
+            own_extra(layout_block, None)
+            own_private(layout_block, None)
+            blocks.append(layout_block)
             firsts.append(node)
         node_ids.append(node.id)
         values = blank_entry()
@@ -132,6 +129,45 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         text_key = values["id"]
         values["id"] = f"block:{text_key}" if counts[text_key] == 1 else f"block:{text_key}:run:{first.id}"
     return blocks
+
+
+# A run's block as its first node makes it (id text, binding, reason, limitations), by that node's signature in
+# `layout_blocks`: only atomic values, so a template is never changed through a node, and each block copies it (its
+# lists again). Bounded: the oldest template goes first.
+_RUN_TEMPLATES: dict[tuple, dict[str, Any]] = {}
+_RUN_TEMPLATES_SIZE = 1024
+_RUN_TEMPLATES_LOCK = threading.Lock()
+
+
+def _run_template(signature: tuple, node: Node) -> dict[str, Any]:
+    key = signature[0]
+    binding = _binding(node)
+    region = key[-1]  # the key ends with the node's region
+    values = _BLANK_BLOCK.copy()
+    values["id"] = _key_text(key)  # the block's id once its key's runs are counted, in `layout_blocks`
+    values["key"] = None  # each block's own list of its key
+    values["binding"] = binding
+    values["movable"] = binding == "free"
+    values["overridable"] = binding == "slot"
+    values["region"] = region
+    values["reason"] = "user-override" if node.position_decision == "user" else node.lock_reason or "source-order"
+    values["slot_id"] = node.slot_id
+    values["original_slot_id"] = node.original_slot_id
+    if binding == "runtime":
+        values["limitations"] = (("RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
+                                 if region.endswith(":context") else ("RUNTIME_POSITION_FIXED",))
+    else:
+        values["limitations"] = ("NATIVE_CONTEXT_REUSES_HISTORY_POSITION",) if region.endswith(":context") else ()
+    with _RUN_TEMPLATES_LOCK:
+        _RUN_TEMPLATES[signature] = values
+        while len(_RUN_TEMPLATES) > _RUN_TEMPLATES_SIZE:
+            del _RUN_TEMPLATES[next(iter(_RUN_TEMPLATES))]
+    return values
+
+
+def clear_layout_memo() -> None:
+    with _RUN_TEMPLATES_LOCK:
+        _RUN_TEMPLATES.clear()
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

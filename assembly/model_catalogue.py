@@ -20,6 +20,7 @@ Framing is what the family's chat format adds around the messages, as its API co
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -165,6 +166,31 @@ def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
     return sum(count_tokens(m.content, encoding) for m in messages) + framing_total(messages, encoding, framing)
 
 
+# What one message of a role costs in an encoding and framing, remembered: a chat asks the same few every request.
+# By the framing's identity (its maps make it unhashable); the framing is kept with its cost, so the id stays its.
+_ROLE_COSTS: dict[tuple[str, str, int], tuple[Framing, int]] = {}
+_ROLE_COSTS_SIZE = 1024
+_ROLE_COSTS_LOCK = threading.Lock()
+
+
+def _role_cost(role: str, encoding: str, framing: Framing) -> int:
+    key = (role, encoding, id(framing))
+    hit = _ROLE_COSTS.get(key)
+    if hit is not None and hit[0] is framing:
+        return hit[1]
+    per_message = framing.per_message
+    cost = per_message.get(role, max(per_message.values()))
+    if framing.role_tokens:
+        cost += count_tokens(role, encoding)
+    if role in framing.role_text:
+        cost += count_tokens(framing.role_text[role], encoding)
+    with _ROLE_COSTS_LOCK:
+        _ROLE_COSTS[key] = (framing, cost)
+        while len(_ROLE_COSTS) > _ROLE_COSTS_SIZE:
+            del _ROLE_COSTS[next(iter(_ROLE_COSTS))]
+    return cost
+
+
 def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
     """The tokens the chat format adds to these messages (`request_total` less their contents): for a caller that
     already holds the contents' count in `encoding`."""
@@ -177,15 +203,8 @@ def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
         by_role[role] = by_role.get(role, 0) + 1
         if message.name:
             names.append(message.name)
-    per_message = framing.per_message
-    unknown_role = max(per_message.values())
     for role, count in by_role.items():
-        role_cost = per_message.get(role, unknown_role)
-        if framing.role_tokens:
-            role_cost += count_tokens(role, encoding)
-        if role in framing.role_text:
-            role_cost += count_tokens(framing.role_text[role], encoding)
-        total += role_cost * count
+        total += _role_cost(role, encoding, framing) * count
     if framing.name_tokens:
         for name in names:
             total += framing.per_name + count_tokens(name, encoding)

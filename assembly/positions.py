@@ -147,7 +147,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         # consecutive nodes of one block and position (a whole conversation) share a row key
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key`, inline
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
                 and first_winner(node, key) == "resource"):
             groups.setdefault(key, []).append(node)
@@ -287,9 +287,12 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values["split"] = len(spans) > 2  # adjacent runs of a row are one span
             values["locked"] = locked == count
             values["partly_locked"] = 0 < locked < count
-            lock_reasons.sort()
-            held_by.sort()
-            row_decisions.sort()
+            if len(lock_reasons) > 1:  # one reason, holder or decision is the common case: nothing to sort
+                lock_reasons.sort()
+            if len(held_by) > 1:
+                held_by.sort()
+            if len(row_decisions) > 1:
+                row_decisions.sort()
             values["lock_reasons"] = lock_reasons
             values["held_by"] = held_by
             values["decisions"] = row_decisions
@@ -386,7 +389,7 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
             if spans is not None:
                 spans[-1] = index  # the run before stops here
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key`, inline
             spans = placed.get(key)
             if spans is None:
                 spans = placed[key] = [index, index]

@@ -253,12 +253,19 @@ class DurableEvent(BaseModel):
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> DurableEvent:
-        defaults = _EVENT_DEFAULTS
         instance = new_instance(cls)
+        order = tuple(values)
+        if order == _EVENT_ORDER:  # the host's own records: every field, in field order, no extra
+            set_values(instance, values.copy())
+            set_fields_set(instance, _EVENT_FIELDS)  # complete: shared as `complete_shape` shares one
+            set_extra(instance, {})
+            set_private(instance, {"_order": _EVENT_ORDER})
+            return instance
+        defaults = _EVENT_DEFAULTS
         set_values(instance, {name: values.get(name, default) for name, default in defaults.items()})
         set_fields_set(instance, {name for name in values if name in defaults})
         set_extra(instance, {k: v for k, v in values.items() if k not in defaults})
-        set_private(instance, {"_order": tuple(values)})
+        set_private(instance, {"_order": order})
         return instance
 
     @model_serializer(mode="wrap")
@@ -272,6 +279,8 @@ class DurableEvent(BaseModel):
 
 # DurableEvent's fields and their defaults, in order, read once: pydantic's `model_fields` is a property (a call)
 _EVENT_DEFAULTS = {name: info.default for name, info in DurableEvent.model_fields.items()}
+_EVENT_ORDER = tuple(_EVENT_DEFAULTS)
+_EVENT_FIELDS = set(_EVENT_DEFAULTS)
 
 
 class EvictionItem(BaseModel):

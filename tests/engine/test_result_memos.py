@@ -1,0 +1,95 @@
+"""What result building remembers across requests (layout run templates, framing role costs, log record ids) gives
+the answer it would have worked out, and no result shares a mutable part with another."""
+
+from assembly import assemble
+from assembly.blocks import Node
+from assembly.host import LOG_KIND, _log_record_id, content_id
+from assembly.layout import clear_layout_memo, layout_blocks
+from assembly.model_catalogue import FRAMINGS, Framing, framing_total
+from assembly.results import DurableEvent, RequestMessage
+from assembly.tokens import count_tokens
+
+
+def node(node_id, **fields):
+    values = {"rule_id": "preset", "module": "preset", "name": node_id, "role": "system", "original_role": "system",
+              "text": node_id.upper(), "trust": "system"}
+    return Node(id=node_id, **{**values, **fields})
+
+
+def dumped(blocks):
+    return [b.model_dump(mode="json") for b in blocks]
+
+
+def test_a_remembered_run_builds_the_block_it_would_have_built():
+    nodes = [node("a"), node("b", slot_id="s1"), node("c", depth=2)]
+    clear_layout_memo()
+    fresh = dumped(layout_blocks(nodes, "core"))
+    assert dumped(layout_blocks(nodes, "core")) == fresh  # served from the templates
+    assert [b["binding"] for b in fresh] == ["free", "slot", "runtime"]
+    assert fresh[2]["limitations"] == ["RUNTIME_POSITION_FIXED"]
+
+
+def test_blocks_of_two_requests_share_no_list():
+    nodes = [node("a"), node("b", depth=1)]
+    first, second = layout_blocks(nodes, "core"), layout_blocks(nodes, "core")
+    for one, other in zip(first, second, strict=True):
+        assert one.key is not other.key and one.limitations is not other.limitations
+        assert one.node_ids is not other.node_ids and one.entries is not other.entries
+    first[1].key.append("changed")
+    first[1].limitations.append("CHANGED")
+    assert "CHANGED" not in layout_blocks(nodes, "core")[1].limitations
+    assert layout_blocks(nodes, "core")[1].key == second[1].key
+
+
+def test_a_node_that_changed_since_is_not_served_the_old_block():
+    before = layout_blocks([node("a")], "core")[0]
+    moved = layout_blocks([node("a", position_decision="user")], "core")[0]
+    locked = layout_blocks([node("a", lock_reason="depth")], "core")[0]
+    assert (before.reason, moved.reason, locked.reason) == ("source-order", "user-override", "depth")
+    snapshot = layout_blocks([node("a", lifetime="snapshot")], "core")[0]
+    assert (before.binding, snapshot.binding) == ("free", "runtime")
+
+
+def test_the_same_request_twice_gives_equal_layouts_and_positions():
+    request = {"strategy": "builtin-st", "conversation": {"input": [{"role": "user", "content": "hi"}]},
+               "host": {"core_available": True}}
+    first, second = assemble(request), assemble(request)
+    assert first.layout.model_dump() == second.layout.model_dump()
+    assert first.positions == second.positions
+    assert first.layout.blocks[0].key is not second.layout.blocks[0].key
+
+
+def test_framing_role_costs_are_the_framings_own():
+    messages = [RequestMessage(id="1", role="system", content="a", tokens=1, delivery="context", region="request",
+                               enters_history=False, history_status="request-only", parts=[]),
+                RequestMessage(id="2", role="user", content="b", tokens=1, delivery="input", region="request",
+                               enters_history=True, history_status="appended", parts=[], name="Ann")]
+    openai = FRAMINGS["openai"]
+    expected = (openai.reply + 3 + count_tokens("system", "o200k_base") + 3 + count_tokens("user", "o200k_base")
+                + openai.per_name + count_tokens("Ann", "o200k_base"))
+    assert framing_total(messages, "o200k_base", openai) == expected
+    assert framing_total(messages, "o200k_base", openai) == expected  # remembered
+    # another framing of the same name is not served the first one's costs
+    other = Framing(name="openai", per_request=0, per_message={"system": 10, "user": 20}, role_tokens=False,
+                    per_name=0, name_tokens=False, reply=0)
+    assert framing_total(messages, "o200k_base", other) == 30
+
+
+def test_the_log_record_id_is_the_content_id_of_the_revision_and_messages():
+    ids = ("m1", "m2")
+    assert _log_record_id("rev", ids) == content_id(LOG_KIND, "rev", "m1", "m2")
+    assert _log_record_id("rev", ids) == _log_record_id("rev", ("m1", "m2"))
+    assert _log_record_id("rev", ids) != _log_record_id("rev", ("m1", "m3"))
+
+
+def test_a_record_in_field_order_is_its_own_and_dumps_in_that_order():
+    values = {"id": "e1", "role": "system", "content": "", "source": {"kind": LOG_KIND}}
+    event, other = DurableEvent.of(values), DurableEvent.of(dict(values))
+    values["id"] = "changed"
+    assert event.id == "e1" and list(event.model_dump()) == ["id", "role", "content", "source"]
+    assert event.model_fields_set == {"id", "role", "content", "source"}
+    assert event == other and event.__pydantic_private__ is not other.__pydantic_private__
+    assert event.__pydantic_extra__ is not other.__pydantic_extra__
+    # a record in another order keeps its own
+    mixed = DurableEvent.of({"role": "user", "id": "i1", "content": "hi"})
+    assert list(mixed.model_dump()) == ["role", "id", "content"]
