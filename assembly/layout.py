@@ -73,7 +73,7 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     native = backend == "native"
     blocks: list[LayoutBlock] = []
     firsts: list[Node] = []
-    counts: dict[str, int] = {}  # runs per key (its JSON text)
+    counts: dict[str, int] = {}  # runs per key (its block id)
     key = None
     node_ids: list[str] = []
     entries: list[LayoutEntry] = []
@@ -96,8 +96,8 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
             if template is None:
                 template = _run_template(signature, node)
             values = template.copy()
-            text_key = values["id"]
-            counts[text_key] = counts.get(text_key, 0) + 1
+            block_id = values["id"]
+            counts[block_id] = counts.get(block_id, 0) + 1
             values["key"] = list(key)
             values["limitations"] = list(values["limitations"])
             values["node_ids"] = node_ids
@@ -124,10 +124,11 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         own_extra(entry, None)
         own_private(entry, None)
         entries.append(entry)
-    for layout_block, first in zip(blocks, firsts, strict=True):
-        values = layout_block.__dict__
-        text_key = values["id"]
-        values["id"] = f"block:{text_key}" if counts[text_key] == 1 else f"block:{text_key}:run:{first.id}"
+    if len(counts) < len(blocks):  # a key with several runs: each of its runs is named by its first node
+        for layout_block, first in zip(blocks, firsts, strict=True):
+            values = layout_block.__dict__
+            if counts[values["id"]] > 1:
+                values["id"] = f"{values['id']}:run:{first.id}"
     return blocks
 
 
@@ -144,7 +145,7 @@ def _run_template(signature: tuple, node: Node) -> dict[str, Any]:
     binding = _binding(node)
     region = key[-1]  # the key ends with the node's region
     values = _BLANK_BLOCK.copy()
-    values["id"] = _key_text(key)  # the block's id once its key's runs are counted, in `layout_blocks`
+    values["id"] = f"block:{_key_text(key)}"  # a key of several runs: `layout_blocks` names each run
     values["key"] = None  # each block's own list of its key
     values["binding"] = binding
     values["movable"] = binding == "free"

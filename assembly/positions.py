@@ -258,7 +258,19 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
         if key in disabled and values["enabled"]:
             values["enabled"] = False
         spans = placed.get(key)
-        if spans:
+        if spans and len(spans) == 2 and spans[1] - spans[0] == 1:
+            # A row of one node (most placed rows): its lists read that node alone.
+            node = nodes[spans[0]]
+            locked = node.locked
+            values["node_ids"] = [node.id]
+            values["empty"] = False
+            values["split"] = False
+            values["locked"] = locked
+            values["partly_locked"] = False
+            values["lock_reasons"] = [node.lock_reason] if locked and node.lock_reason else []
+            values["held_by"] = [node.slot_id] if locked and node.slot_id else []
+            values["decisions"] = [node.position_decision]
+        elif spans:
             # One loop over the row's nodes gathers everything the row reports of them. The distinct reasons,
             # holders and decisions are gathered in the row's own lists and sorted there (a row has one or two of
             # each, so a list's `in` beats a set, and no set and no sorted copy is made per row).

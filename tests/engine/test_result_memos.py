@@ -93,3 +93,22 @@ def test_a_record_in_field_order_is_its_own_and_dumps_in_that_order():
     # a record in another order keeps its own
     mixed = DurableEvent.of({"role": "user", "id": "i1", "content": "hi"})
     assert list(mixed.model_dump()) == ["role", "id", "content"]
+
+
+def test_a_row_of_one_node_reports_that_node_as_a_longer_row_would():
+    from bench.fixtures import assemble_request
+
+    request = assemble_request("builtin-st", history=4, worldbook=3)
+    result = assemble(request)
+    views = {v.id: v for v in result.nodes}
+    single = [row for row in result.positions if len(row.node_ids) == 1]
+    assert single
+    for row in single:
+        view = views[row.node_ids[0]]
+        assert (row.empty, row.split, row.partly_locked) == (False, False, False)
+        assert row.locked == view.locked and row.decisions == [view.position_decision]
+        assert row.lock_reasons == ([view.lock_reason] if view.locked and view.lock_reason else [])
+        assert row.held_by == ([view.slot_id] if view.locked and view.slot_id else [])
+    again = assemble(request)
+    assert again.positions == result.positions
+    assert again.positions[0].node_ids is not result.positions[0].node_ids
