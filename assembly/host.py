@@ -303,7 +303,8 @@ def durable_events(
     originals = {m["id"]: m for m in inputs}
     events: list[dict[str, Any]] = []
     for message in messages:
-        if message.history_status == "snapshot":
+        status = message.history_status
+        if status == "snapshot":
             node = (by_id or _by_id(nodes, by_id))[message.parts[0]]
             events.append({
                 "id": message.id, "role": message.role, "content": message.content,
@@ -311,7 +312,7 @@ def durable_events(
                            "hash": snapshot_hash(node), "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX)},
             })
             continue
-        if message.history_status != "appended":
+        if status != "appended":
             continue
         if message.delivery == "input":
             events.append(dict(originals.get(message.id) or {"id": message.id, "role": message.role,

@@ -72,7 +72,6 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     templates = _RUN_TEMPLATES
     native = backend == "native"
     blocks: list[LayoutBlock] = []
-    firsts: list[Node] = []
     counts: dict[str, int] = {}  # runs per key (its block id)
     key = None
     node_ids: list[str] = []
@@ -108,7 +107,6 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
             own_extra(layout_block, None)
             own_private(layout_block, None)
             blocks.append(layout_block)
-            firsts.append(node)
         node_ids.append(node.id)
         values = blank_entry()
         values["id"] = node.id
@@ -125,10 +123,10 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
         own_private(entry, None)
         entries.append(entry)
     if len(counts) < len(blocks):  # a key with several runs: each of its runs is named by its first node
-        for layout_block, first in zip(blocks, firsts, strict=True):
+        for layout_block in blocks:
             values = layout_block.__dict__
             if counts[values["id"]] > 1:
-                values["id"] = f"{values['id']}:run:{first.id}"
+                values["id"] = f"{values['id']}:run:{values['node_ids'][0]}"
     return blocks
 
 

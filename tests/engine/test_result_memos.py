@@ -112,3 +112,11 @@ def test_a_row_of_one_node_reports_that_node_as_a_longer_row_would():
     again = assemble(request)
     assert again.positions == result.positions
     assert again.positions[0].node_ids is not result.positions[0].node_ids
+
+
+def test_a_key_of_two_runs_names_each_run_by_its_first_node():
+    nodes = [node("a", field="f"), node("b", field="g"), node("c", field="f"), node("d", field="f")]
+    ids = [b.id for b in layout_blocks(nodes, "core")]
+    assert ids[0].endswith(":run:a") and ids[2].endswith(":run:c") and ids[0] != ids[2]
+    assert ":run:" not in ids[1]
+    assert [b.id for b in layout_blocks(nodes, "core")] == ids  # from the templates, the same names
