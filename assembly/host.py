@@ -278,8 +278,11 @@ def starts_request_series(
     Native: reconcileSystem (reference A.8 step 10): in adaptive modes, or without native-system, a recorded system
     surface that differs from the current one asks the host to rebuild the effective system."""
     if backend != "native":
-        last = _last(history, LOG_KIND)
-        return last is not None and (last.get("source") or {}).get("revision") != revision
+        for message in reversed(history):  # `_last(history, LOG_KIND)` as a loop: every core request reads it
+            source = message.get("source")
+            if source and source.get("kind") == LOG_KIND:
+                return source.get("revision") != revision
+        return False
     if not (adaptive or not native_system_enabled):
         return False
     recorded = _last(history, SYSTEM_KIND)

@@ -120,3 +120,17 @@ def test_a_key_of_two_runs_names_each_run_by_its_first_node():
     assert ids[0].endswith(":run:a") and ids[2].endswith(":run:c") and ids[0] != ids[2]
     assert ":run:" not in ids[1]
     assert [b.id for b in layout_blocks(nodes, "core")] == ids  # from the templates, the same names
+
+
+def test_a_core_series_starts_when_the_last_logged_revision_differs():
+    from assembly.host import starts_request_series
+
+    def starts(history):
+        return starts_request_series(backend="core", history=history, revision="r2", system_text="", adaptive=False,
+                                     native_system_enabled=True)
+
+    logged = [{"id": "l1", "role": "system", "content": "", "source": {"kind": LOG_KIND, "revision": "r1"}},
+              {"id": "u1", "role": "user", "content": "hi"}]
+    assert starts(logged) is True
+    assert starts([*logged, {"id": "l2", "role": "system", "source": {"kind": LOG_KIND, "revision": "r2"}}]) is False
+    assert starts([{"id": "u1", "role": "user", "content": "hi", "source": None}]) is False
