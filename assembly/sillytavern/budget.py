@@ -349,6 +349,30 @@ def _place_reserved(plan: _Plan, failure: StBudgetFailure | None) -> StBudgetFai
     return None
 
 
+def _all_fit(ledger: _Ledger, groups: list[StBudgetGroup], chat: list[StMessage], separator: StMessage | None,
+             continued: list[StMessage], filler: str, blocks: list[list[StMessage]], has_history_slot: bool,
+             has_examples_slot: bool) -> dict | None:
+    """The budget's answer when everything fits (the usual request): every piece kept, nothing dropped, the same
+    remaining as the phases below would leave. None when anything could be left out or sent otherwise (an empty
+    message, a send_if_empty filler, a missing slot, or not enough room): then the phases run."""
+    if not has_history_slot or (blocks and not has_examples_slot) or (filler and chat and chat[-1].role == "assistant"):
+        return None
+    if (separator is not None and not separator.content) or not all(m.content for m in chat) or \
+            not all(m.content for b in blocks for m in b):
+        return None
+    mandatory = [m for g in groups for m in g.messages]
+    total = ledger.cost(mandatory) + ledger.cost(chat) + ledger.cost(continued) + \
+        ledger.cost([m for b in blocks for m in b]) + (ledger.cost([separator]) if separator is not None else 0)
+    if ledger.remaining - total < 0:
+        return None
+    ledger.remaining -= total
+    control = [m for g in groups if g.reserve for m in g.messages]
+    return {"remaining": ledger.remaining, "groups": tuple(g for g in groups if not g.reserve),
+            "history": tuple(chat) if separator is None else (separator, *chat),
+            "examples": tuple(m for b in blocks for m in b), "tail": (*continued, *control), "dropped": (),
+            "tokens": ledger.tokens, "failure": None}
+
+
 def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudgetGroup] = (),
               history: Sequence[StMessage] = (), new_chat: StMessage | None = None,
               continue_messages: Sequence[StMessage] = (), send_if_empty: str = "",
@@ -385,6 +409,11 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
 
     tools = st_message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
     ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding, content_tokens)
+    fitted = _all_fit(ledger, groups, chat, new_chat, continued, send_if_empty, blocks, has_history_slot,
+                      has_examples_slot)
+    if fitted is not None:
+        return build_trusted(StBudgetResult, limit=limit, group_ids=tuple(g.id for g in groups if not g.reserve),
+                             **fitted)
     plan = _Plan(ledger, chat=chat, separator=new_chat, continued=continued, filler=send_if_empty, blocks=blocks)
     failure = _take_mandatory(plan, groups)
     if failure is not None:

@@ -380,15 +380,19 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
 
     # The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then the
     # control prompts (impersonate, quiet) last
-    bias = bias_message(_expanded(generation.start_reply_with or "", user, char), kind)
-    if bias is not None:
-        plan.extend(_claimed([bias], by_id, module="generation"))
+    # both steps send nothing without their text (most requests): then they are not run
+    if generation.start_reply_with:
+        bias = bias_message(_expanded(generation.start_reply_with, user, char), kind)
+        if bias is not None:
+            plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
-    # the impersonation prompt is sent (so expanded) only when impersonating
-    impersonation = _expanded(preset.impersonation_prompt if preset else "", user, char) if kind == "impersonate" else ""
-    for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                   quiet_prompt=_expanded(generation.quiet_prompt or "", user, char)):
-        plan.extend(_claimed([control], by_id, module="generation"))
+    if kind == "impersonate" or generation.quiet_prompt:
+        # the impersonation prompt is sent (so expanded) only when impersonating
+        impersonation = (_expanded(preset.impersonation_prompt if preset else "", user, char)
+                         if kind == "impersonate" else "")
+        for control in control_prompts(kind, impersonation_prompt=impersonation,
+                                       quiet_prompt=_expanded(generation.quiet_prompt or "", user, char)):
+            plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
