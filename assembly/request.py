@@ -175,20 +175,37 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
             return ReadRequest(_validated(rest), history, inputs)
         except AssemblyError:
             return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    try:
-        conversation = _CONVERSATION_DATA.validate_python(raw)
-    except ValidationError:
+    read = _general_conversation(raw)
+    if read is None:
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
-    if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    history = message_records(conversation.get("history", []), "h")
-    inputs = message_records(conversation.get("input", []), "i")
     try:
         model = parse_request(rest, resources_checked=resources_checked)
     except AssemblyError:
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    return ReadRequest(model, history, inputs)
+    return ReadRequest(model, *read)
+
+
+def read_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """A request's conversation read into the engine's message dicts, as `read_request` reads it, for a request whose
+    other items were read (and found safe and valid) before; None for anything it would refuse or read otherwise:
+    the caller reads the whole request with `read_request` then, for the same answer or refusal."""
+    if not isinstance(raw, dict):
+        return None
+    plain = _plain_conversation(raw)
+    return plain if plain is not None else _general_conversation(raw)
+
+
+def _general_conversation(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Any conversation `_CONVERSATION_DATA` takes, read into message dicts; None for one it or the check for
+    unsafe values refuses (the whole request is read by `parse_request` then, to name the field)."""
+    try:
+        conversation = _CONVERSATION_DATA.validate_python(raw)
+    except ValidationError:
+        return None
+    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
+    if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
+        return None
+    return message_records(conversation.get("history", []), "h"), message_records(conversation.get("input", []), "i")
 
 
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
