@@ -239,7 +239,10 @@ def _plain_conversation(raw: Any, texts: list[str] | None = None
             if message_id is _NO_ID and len(message) == 2:  # as `message_records`: a made-up id goes last
                 records.append({"role": role, "content": content, "id": f"{prefix}{index + 1}"})
             elif type(message_id) is str and len(message) == 3:
-                records.append({"id": message_id, "role": role, "content": content})
+                # the caller's own dict when it is already the record: no stage changes a message dict and no result
+                # holds one (a copy per message was most of a long chat's objects)
+                records.append(message if tuple(message) == _RECORD_KEYS else
+                               {"id": message_id, "role": role, "content": content})
                 texts.append(message_id)
             else:
                 return None
@@ -251,6 +254,7 @@ def _plain_conversation(raw: Any, texts: list[str] | None = None
 
 
 _NO_ID: Any = object()
+_RECORD_KEYS = ("id", "role", "content")
 
 
 def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
