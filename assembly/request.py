@@ -248,7 +248,10 @@ def _plain_conversation(raw: Any, texts: list[str] | None = None
                 return None
             texts.append(content)
         read.append(records)
-    if not texts_are_safe(texts, nul=False):
+    try:
+        if not texts_are_safe(texts, nul=False):
+            return None
+    except TypeError:  # a key of the other strings that is not a string: the general path refuses it
         return None
     return read[0], read[1]
 
