@@ -3,7 +3,9 @@
 `assemble()` runs named stages, each a function below taking and returning typed values:
 parse (assembly.request) -> resolve (strategy, availability, resources, conversation) -> logical (assembly.logical)
 -> order (backend order, positions, outlets, transaction and size checks) -> build (the request messages) -> count
-(tokens) -> budget (report; eviction builds again) -> result.
+(tokens) -> budget (report; eviction builds again) -> result. A request dict whose settings (all but its
+conversation) an earlier request had already gets what parse and resolve decided from them, and reads only its
+conversation (`_remembered_run`).
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ def _remembered_run(request: dict[str, Any], key: bytes) -> _Run | None:
 
 
 def _read_run(request: dict[str, Any] | AssemblyRequest, settings: Settings | None) -> _Run:
-    """The run of a request read whole; its settings are remembered (under `settings`) when they decide no refusal."""
+    """The run of a request read whole. `settings`: a plain request dict's settings, of which `request` holds a copy
+    (with the caller's conversation); what they decide is remembered under their key when it refuses nothing."""
     key = resources_key(request.get("resources")) if isinstance(request, dict) else None
     known = remembered(key)
     read = read_request(request, resources_checked=known is not None)
