@@ -3,13 +3,16 @@
 `assemble()` runs named stages, each a function below taking and returning typed values:
 parse (assembly.request) -> resolve (strategy, availability, resources, conversation) -> logical (assembly.logical)
 -> order (backend order, positions, outlets, transaction and size checks) -> build (the request messages) -> count
-(tokens) -> budget (report; eviction builds again) -> result.
+(tokens) -> budget (report; eviction builds again) -> result. A request dict whose settings (all but its
+conversation) an earlier request had already gets what parse and resolve decided from them, and reads only its
+conversation (`_remembered_run`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import pickle
 import re
 import threading
 from collections import OrderedDict
@@ -49,11 +52,19 @@ from assembly.request import (
     AssemblyRequest,
     ConversationMessage,
     HostSettings,
-    ReadRequest,
     Section,
+    read_conversation,
     read_request,
 )
-from assembly.resource_memo import remember, remembered, resources_key
+from assembly.resource_memo import (
+    Settings,
+    recalled_settings,
+    remember,
+    remember_settings,
+    remembered,
+    resources_key,
+    settings_key,
+)
 from assembly.results import (
     AssemblyResult,
     BudgetReport,
@@ -90,21 +101,51 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
-    key = resources_key(request.get("resources")) if isinstance(request, dict) else None
-    known = remembered(key)
-    read = read_request(request, resources_checked=known is not None)
-    req = read.request
-    run = _resolve(req, key, known, read)
-    if req is not request:
-        # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
-        # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
-        req.conversation = READ_CONVERSATION
+    settings = settings_key(request) if type(request) is dict else None
+    run = _remembered_run(request, settings.key) if settings is not None else None
+    if run is None:
+        run = _read_run(settings.copy_of(request) if settings is not None else request, settings)
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)
     counted = _count(run, built)
     counted, budget = _budget(run, built, counted, logical.diagnostics)
     return _result(run, logical, counted, budget)
+
+
+def _remembered_run(request: dict[str, Any], key: bytes) -> _Run | None:
+    """The run of a request whose settings were decided before: only its conversation is read. None when they were
+    not, or when the conversation is one the whole request's reading must read (or refuse)."""
+    decided = recalled_settings(key)
+    if decided is None:
+        return None
+    read = read_conversation(request.get("conversation", {}))
+    if read is None:
+        return None
+    return _conversation_run(decided, _own_strategy(decided), *read)
+
+
+def _read_run(request: dict[str, Any] | AssemblyRequest, settings: Settings | None) -> _Run:
+    """The run of a request read whole. `settings`: a plain request dict's settings, of which `request` holds a copy
+    (with the caller's conversation); what they decide is remembered under their key when it refuses nothing."""
+    key = resources_key(request.get("resources")) if isinstance(request, dict) else None
+    known = remembered(key)
+    read = read_request(request, resources_checked=known is not None)
+    req = read.request
+    decided, strategy = _decide(req, key, known, kept=settings is not None)
+    if read.history is not None and read.inputs is not None:
+        durable, inputs = read.history, read.inputs
+    else:
+        durable = _messages_with_ids(req.conversation.history, "h")
+        inputs = _messages_with_ids(req.conversation.input, "i")
+    if req is not request:
+        # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
+        # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
+        req.conversation = READ_CONVERSATION
+    run = _conversation_run(decided, strategy, durable, inputs)
+    if settings is not None and decided.host_error is None:
+        remember_settings(settings.key, decided)
+    return run
 
 
 # stages -------------------------------------------------------------------------------------------------------------
@@ -151,11 +192,33 @@ class _Counted:
     total: int
 
 
-def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None,
-             read: ReadRequest | None = None) -> _Run:
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """What `resolve` decides from a request's settings alone (all but its conversation), remembered by their content
+    (assembly.resource_memo) and shared by every run with those settings: read only. `req` is the engine's own model
+    (parsed from a copy of the settings, its conversation dropped); the strategy is not kept, as every run gets its
+    own (`_own_strategy`): a built-in's per-request copy, or a load of the normalized document (`document`)."""
+
+    req: AssemblyRequest
+    strategy_id: str | None
+    document: bytes | None  # a strategy document normalized and pickled; None for a built-in id
+    revision: str
+    backend: str
+    resources: Resources
+    in_history: bool
+    stated_placement: str
+    st_rules: bool
+    char_name: str
+    host_text: str
+    host_error: AssemblyError | None  # raised after the conversation's checks, as it was found after them
+    native_system_enabled: bool
+
+
+def _decide(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None, *, kept: bool = False
+            ) -> tuple[_Decided, dict[str, Any]]:
     """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
-    the resources (`known`: already parsed, by content `key`) and the conversation with ids (`read`: already read
-    into message dicts)."""
+    the resources (`known`: already parsed, by content `key`) and what follows from them; and this run's strategy.
+    `kept`: the decision is to be remembered, so a strategy document is pickled for the runs that recall it."""
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
@@ -163,30 +226,55 @@ def _resolve(req: AssemblyRequest, key: bytes | None = None, known: Resources | 
     except ImportInvalid as exc:  # the path is named within the request
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
-    if read is not None and read.history is not None and read.inputs is not None:
-        durable, inputs = read.history, read.inputs
-    else:
-        durable = _messages_with_ids(req.conversation.history, "h")
-        inputs = _messages_with_ids(req.conversation.input, "i")
-    _check_unique_ids(durable, inputs)
     backend = strategy.get("backend", "core")
-    in_history = backend == "native" and req.host.system_prompt_update == "in-history"
-    history = conversation_history(durable, keep_system_records=in_history)
     stated = stated_placement(req.strategy, strategy)
-    st_rules = backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None
+    host_text, host_error = "", None
+    try:
+        host_text = render_official_sections(req.host.official_sections, req.host.variables)
+    except AssemblyError as exc:
+        host_error = exc
+    decided = _Decided(
+        req=req, strategy_id=strategy_id,
+        # pickled before any stage reads it: what every later run loads is the document as normalized
+        document=pickle.dumps(strategy, pickle.HIGHEST_PROTOCOL) if kept and not isinstance(req.strategy, str)
+        else None,
+        revision=resolved_revision(req.strategy, strategy), backend=backend, resources=resources,
+        in_history=backend == "native" and req.host.system_prompt_update == "in-history", stated_placement=stated,
+        st_rules=backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None,
+        char_name=req.names.char or (resources.character.name if resources.character else ""),
+        host_text=host_text, host_error=host_error,
+        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
+    )
+    return decided, strategy
+
+
+def _own_strategy(decided: _Decided) -> dict[str, Any]:
+    """A run's own strategy, equal to the one `_decide` resolved (the result's layout policy is a part of it)."""
+    if decided.document is None:
+        return resolve_strategy(decided.req.strategy)[1]  # a built-in's per-request copy
+    return pickle.loads(decided.document)
+
+
+def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list[dict[str, Any]],
+                      inputs: list[dict[str, Any]]) -> _Run:
+    """The run of these settings on this conversation (`durable`, `inputs`: its messages with ids)."""
+    req = decided.req
+    _check_unique_ids(durable, inputs)
+    if decided.host_error is not None:
+        raise decided.host_error
+    history = conversation_history(durable, keep_system_records=decided.in_history)
     swiped = None
-    if st_rules and req.generation.type == "swipe":
+    if decided.st_rules and req.generation.type == "swipe":
         history, inputs, swiped = _swipe(history, inputs)
     # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
-    char_name = req.names.char or (resources.character.name if resources.character else "")
     return _Run(
-        req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
-        backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
-        st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts, names={"user": req.names.user, "char": char_name},
-        host_text=render_official_sections(req.host.official_sections, req.host.variables),
-        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
+        req=req, strategy_id=decided.strategy_id, strategy=strategy, revision=decided.revision,
+        backend=decided.backend, resources=decided.resources, durable=durable, history=history, inputs=inputs,
+        swiped=swiped, st_rules=decided.st_rules, stated_placement=decided.stated_placement, controls=controls,
+        contexts=contexts, names={"user": req.names.user, "char": decided.char_name}, host_text=decided.host_text,
+        native_system_enabled=decided.native_system_enabled,
         step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}",
     )
 

@@ -681,7 +681,7 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
             state.emitted.add(_key(target))
             children.append({"id": f"character:{target.id}", "source": "character", "field": field_name,
                              "locked": True, "lock_reason": "macro:original"})
-    return text, children
+    return text, children or NO_CHILDREN  # the shared empty list: a plan's reads copy no empty list per node
 
 
 def _replace_macro(text: str, name: str, replacement: str) -> str:

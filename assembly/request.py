@@ -175,20 +175,37 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
             return ReadRequest(_validated(rest), history, inputs)
         except AssemblyError:
             return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    try:
-        conversation = _CONVERSATION_DATA.validate_python(raw)
-    except ValidationError:
+    read = _general_conversation(raw)
+    if read is None:
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
-    if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    history = message_records(conversation.get("history", []), "h")
-    inputs = message_records(conversation.get("input", []), "i")
     try:
         model = parse_request(rest, resources_checked=resources_checked)
     except AssemblyError:
         return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    return ReadRequest(model, history, inputs)
+    return ReadRequest(model, *read)
+
+
+def read_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """A request's conversation read into the engine's message dicts, as `read_request` reads it, for a request whose
+    other items were read (and found safe and valid) before; None for anything it would refuse or read otherwise:
+    the caller reads the whole request with `read_request` then, for the same answer or refusal."""
+    if not isinstance(raw, dict):
+        return None
+    plain = _plain_conversation(raw)
+    return plain if plain is not None else _general_conversation(raw)
+
+
+def _general_conversation(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Any conversation `_CONVERSATION_DATA` takes, read into message dicts; None for one it or the check for
+    unsafe values refuses (the whole request is read by `parse_request` then, to name the field)."""
+    try:
+        conversation = _CONVERSATION_DATA.validate_python(raw)
+    except ValidationError:
+        return None
+    # the check parse_request makes on the whole request, here on the raw conversation (one level down)
+    if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
+        return None
+    return message_records(conversation.get("history", []), "h"), message_records(conversation.get("input", []), "i")
 
 
 _ROLES = frozenset(("system", "user", "assistant", "tool"))
@@ -222,18 +239,25 @@ def _plain_conversation(raw: Any, texts: list[str] | None = None
             if message_id is _NO_ID and len(message) == 2:  # as `message_records`: a made-up id goes last
                 records.append({"role": role, "content": content, "id": f"{prefix}{index + 1}"})
             elif type(message_id) is str and len(message) == 3:
-                records.append({"id": message_id, "role": role, "content": content})
+                # the caller's own dict when it is already the record: no stage changes a message dict and no result
+                # holds one (a copy per message was most of a long chat's objects)
+                records.append(message if tuple(message) == _RECORD_KEYS else
+                               {"id": message_id, "role": role, "content": content})
                 texts.append(message_id)
             else:
                 return None
             texts.append(content)
         read.append(records)
-    if not texts_are_safe(texts, nul=False):
+    try:
+        if not texts_are_safe(texts, nul=False):
+            return None
+    except TypeError:  # a key of the other strings that is not a string: the general path refuses it
         return None
     return read[0], read[1]
 
 
 _NO_ID: Any = object()
+_RECORD_KEYS = ("id", "role", "content")
 
 
 def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:

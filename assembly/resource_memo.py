@@ -7,6 +7,10 @@ to the value, so two values with one key are the same JSON. Only plain data is w
 object, as marshal did before at twice the cost), so such a value has no key and the caller takes the slow path.
 Only resources that arrived inside a request dict are remembered: that request was checked by `find_unsafe` first,
 so a remembered key also means "already checked". The parsed models are frozen, so one copy can be shared.
+
+A request's settings (everything but its conversation) are remembered the same way, by the same kind of key: what
+`assemble()` decided from them (api._Decided) is the same for every request whose settings pickle to the same
+bytes, and nearly every request of a chat repeats the last one's settings.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import io
 import pickle
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from assembly.sillytavern.models import Resources
@@ -38,10 +43,7 @@ class _PlainData(pickle.Pickler):
         raise ValueError(f"not plain data: {type(obj).__name__}")
 
 
-def resources_key(raw: Any) -> bytes | None:
-    """The content key of a request's raw `resources`, or None when it is not plain JSON data."""
-    if not isinstance(raw, dict):
-        return None
+def _pickled(raw: Any) -> io.BytesIO | None:
     out = io.BytesIO()
     pickler = _PlainData(out, 5)
     pickler.fast = True  # no memo: the bytes follow the content only, never which objects are shared
@@ -49,9 +51,21 @@ def resources_key(raw: Any) -> bytes | None:
         pickler.dump(raw)
     except (ValueError, RecursionError):  # an object (a model), a cycle, or too deep: no key
         return None
+    return out
+
+
+def _key(out: io.BytesIO) -> bytes:
     if out.tell() <= _WHOLE_KEY_BYTES:
         return out.getvalue()
     return _DIGEST_PREFIX + hashlib.sha256(out.getbuffer()).digest()  # with the CPU's SHA instructions
+
+
+def resources_key(raw: Any) -> bytes | None:
+    """The content key of a request's raw `resources`, or None when it is not plain JSON data."""
+    if not isinstance(raw, dict):
+        return None
+    out = _pickled(raw)
+    return None if out is None else _key(out)
 
 
 def remembered(key: bytes | None) -> Resources | None:
@@ -69,3 +83,51 @@ def remember(key: bytes, parsed: Resources) -> None:
         _parsed[key] = parsed
         if len(_parsed) > _SIZE:
             _parsed.popitem(last=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A request's settings (its items but the conversation, in their order) as a content key, and as the pickled
+    bytes that key stands for: `copy_of()` loads them into a copy of the settings that shares nothing with the caller's."""
+
+    key: bytes
+    data: bytes
+
+    def copy_of(self, request: dict[str, Any]) -> dict[str, Any]:
+        """`request` (whose settings these are) with a copy of its settings, in their places; the conversation is
+        left as it is (it is read into the engine's own dicts)."""
+        settings = pickle.loads(self.data)
+        return {k: v if k == "conversation" else settings[k] for k, v in request.items()}
+
+
+def settings_key(request: dict[str, Any]) -> Settings | None:
+    """The settings of a plain request dict, or None when they are not plain JSON data."""
+    out = _pickled({k: v for k, v in request.items() if k != "conversation"})
+    if out is None:
+        return None
+    return Settings(_key(out), out.getvalue())
+
+
+_SETTINGS_SIZE = 64
+_settings: OrderedDict[bytes, Any] = OrderedDict()
+
+
+def recalled_settings(key: bytes) -> Any:
+    """What was decided from the settings under `key`, or None."""
+    with _lock:
+        decided = _settings.get(key)
+        if decided is not None:
+            _settings.move_to_end(key)
+        return decided
+
+
+def remember_settings(key: bytes, decided: Any) -> None:
+    with _lock:
+        _settings[key] = decided
+        if len(_settings) > _SETTINGS_SIZE:
+            _settings.popitem(last=False)
+
+
+def clear_settings_memo() -> None:
+    with _lock:
+        _settings.clear()

@@ -1,0 +1,73 @@
+"""assembly.request._plain_conversation: a caller's message that is exactly {id, role, content} (in that order) is
+taken as the engine's record without a copy. That is safe only while no stage changes a message dict and nothing the
+engine returns or remembers holds one: asserted here."""
+
+import copy
+
+from pydantic import BaseModel
+
+from assembly import assemble, plan_memo, resource_memo, source_memo
+from assembly.request import read_request
+from tests.engine.test_assemble import B_LORE, B_PROMPTS, request
+
+
+def _request():
+    req = copy.deepcopy(request("builtin-st", B_PROMPTS, lore=B_LORE, history=("OLD {{user}}", "ANSWER"),
+                                character={"name": "Seraphina", "description": "Guardian."}))
+    req["resources"]["worldbook"]["activation"] = "keywords"
+    req["resources"]["worldbook"]["entries"].append({"uid": "k", "content": "KEYED", "key": ["ANSWER"]})
+    return req
+
+
+def _reached(value, found, seen):
+    if id(value) in seen:
+        return found
+    seen.add(id(value))
+    found.add(id(value))
+    if isinstance(value, BaseModel):
+        children = [*value.__dict__.values(), *(value.__pydantic_extra__ or {}).values()]
+    elif isinstance(value, dict):
+        children = [*value.keys(), *value.values()]
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        children = list(value)
+    elif hasattr(value, "__slots__") or hasattr(value, "__dict__"):
+        names = getattr(value, "__slots__", ()) or vars(value).keys()
+        children = [getattr(value, name, None) for name in names]
+    else:
+        return found
+    for child in children:
+        _reached(child, found, seen)
+    return found
+
+
+def test_an_exact_message_is_taken_as_it_is_any_other_is_copied_in_record_order():
+    req = _request()
+    reordered = {"role": "user", "content": "late id", "id": "h9"}
+    req["conversation"]["history"].append(reordered)
+    read = read_request(req)
+    exact = req["conversation"]["history"][0]
+    assert read.history[0] is exact and read.inputs[0] is req["conversation"]["input"][0]
+    assert read.history[-1] is not reordered and list(read.history[-1]) == ["id", "role", "content"]
+    assert read.history[-1] == reordered
+
+
+def test_no_message_of_the_caller_is_changed_returned_or_remembered():
+    req = _request()
+    before = copy.deepcopy(req)
+    messages = [*req["conversation"]["history"], *req["conversation"]["input"]]
+    results = [assemble(req), assemble(req)]
+    assert req == before
+    mine = {id(m) for m in messages}
+    kept = (results, resource_memo._settings, resource_memo._parsed, plan_memo._plans, source_memo._remembered)
+    assert not mine & _reached(kept, set(), set())
+
+
+def test_a_changed_message_gets_a_fresh_answer():
+    req = _request()
+    first = assemble(req).model_dump_json()
+    req["conversation"]["history"][1]["content"] = "nothing keyed"
+    changed = assemble(req).model_dump_json()
+    assert changed != first
+    assert changed == assemble(copy.deepcopy(req)).model_dump_json()
+    req["conversation"]["history"][1]["content"] = "ANSWER"
+    assert assemble(req).model_dump_json() == first
