@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.host import request_message
+from assembly.host import conversation_message, request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage, adopt_complete
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
@@ -628,11 +628,25 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
     seen: set[str] = set()
     index = -1
     for message in plan:
-        if not message.content and message.kind != "chat":
+        sources = message.sources
+        if message.kind == "chat":
+            node = node_of(sources[0]) if len(sources) == 1 else None
+            if node is not None and node.message is not None:  # a conversation message: the usual one, taken first
+                index += 1
+                # tool results keep their role; the chat copy above only serves SillyTavern's name rules
+                delivery = "input" if node.module == "input" else "history"
+                node.request_index, node.region, node.delivery = index, "request", delivery
+                if node.id not in seen:
+                    seen.add(node.id)
+                    order.append(node)
+                out.append(conversation_message(node, message.content, delivery, "request",
+                                                "native" if delivery == "history" else "appended", tokenizer,
+                                                message.name, counted_tokens(message.id)))
+                continue
+        elif not message.content:
             continue
         index += 1
-        sources = message.sources
-        if len(sources) == 1:  # nearly every message: a chat message or one prompt
+        if len(sources) == 1:  # nearly every other message: one prompt
             only = node_of(sources[0])
             if only is None:
                 parts, native = [], None
@@ -644,7 +658,6 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
-            # tool results keep their role; the chat copy above only serves SillyTavern's name rules
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
             delivery, role, status, message_id = "request", message.role, "request-only", None
