@@ -389,11 +389,11 @@ def _all_fit(ledger: _Ledger, total: int, limit: int, group_ids: tuple[str, ...]
     ledger.remaining -= total
     # Every value is built from validated messages and groups; the ledger is this call's own (its table handed over).
     return build_trusted(
-        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple(g for g in groups if not g.reserve),
+        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple([g for g in groups if not g.reserve]),
         group_ids=group_ids, history=tuple(chat) if separator is None else (separator, *chat),
-        examples=tuple(m for b in blocks for m in b), tail=(*continued, *(m for g in groups if g.reserve
-                                                                          for m in g.messages)),
-        dropped=(), tokens=ledger.tokens, failure=None)
+        examples=tuple([m for b in blocks for m in b]) if blocks else (),
+        tail=(*continued, *[m for g in groups if g.reserve for m in g.messages]), dropped=(), tokens=ledger.tokens,
+        failure=None)
 
 
 _CONTENT = attrgetter("content")
@@ -428,15 +428,18 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     group_ids = [g.id for g in groups]
     if len(set(group_ids)) != len(group_ids):
         raise step_invalid("mandatory", "group ids used once", group_ids, code="ST_DUPLICATE_ID")
-    every = [m for g in groups for m in g.messages] + chat + continued + [m for b in blocks for m in b]
+    every = [m for g in groups for m in g.messages] + chat + continued
+    if blocks:
+        every += [m for b in blocks for m in b]
     if new_chat:
         every.append(new_chat)
-    unique_ids(every, "messages")
 
     tools = _message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
     ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding, content_tokens)
     total = ledger.count_all(every)
-    kept_ids = tuple(g.id for g in groups if not g.reserve)
+    if len(ledger.tokens) != len(every):  # the table is by id: an id used twice counted once
+        unique_ids(every, "messages")  # names the first one and raises
+    kept_ids = tuple([g.id for g in groups if not g.reserve])
     fitted = _all_fit(ledger, total, limit, kept_ids, groups, chat, new_chat, continued, send_if_empty, blocks,
                       has_history_slot, has_examples_slot)
     if fitted is not None:

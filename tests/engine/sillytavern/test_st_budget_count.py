@@ -1,9 +1,11 @@
 """The SillyTavern budget counts every message once, up front (issue 19): the counts, the content counts it hands
 over and the all-fits answer must be those of the message-by-message count."""
 
+import pytest
+
 from assembly.sillytavern import budget
 from assembly.sillytavern.budget import StBudgetGroup, StBudgetResult, st_budget, st_message_tokens
-from assembly.sillytavern.messages import StMessage
+from assembly.sillytavern.messages import StMessage, StParityError
 
 
 def _messages():
@@ -48,3 +50,14 @@ def test_the_all_fits_answer_is_a_budget_result():
     assert fitted == st_budget(max_context=1003, max_tokens=0, history=chat)
     assert budget._all_fit(budget._Ledger(1, "o200k_base"), total, 4, (), [], chat, None, [], "", [], True,
                            True) is None  # not enough room: the phases answer
+
+
+def test_a_message_id_used_twice_is_still_refused_and_named():
+    chat = [StMessage(id="a", role="user", content="Hello"), StMessage(id="b", role="assistant", content="Hi")]
+    twice = StMessage(id="b", role="system", content="other text", kind="new_chat")
+    with pytest.raises(StParityError) as error:
+        st_budget(max_context=1000, max_tokens=0, history=chat, new_chat=twice)
+    assert error.value.code == "ST_DUPLICATE_ID" and "messages[2].id" in str(error.value)
+    same_content = [chat[0], chat[0].model_copy()]
+    with pytest.raises(StParityError, match=r"messages\[1\]\.id"):
+        st_budget(max_context=1000, max_tokens=0, history=same_content)
