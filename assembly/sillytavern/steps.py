@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Literal
 
 from assembly.reading import js_trim, utf16_key
@@ -223,8 +224,14 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection],
             last = block  # depth 0, after the newest message
     out.extend(messages[start:])
     out.extend(last)
-    unique_ids(out, "history")
+    # The chat's ids are used once (checked above or by the caller) and so are the blocks' (one per depth, order
+    # and role): only a chat id that is also a block's can be used twice, so the chat is read against the few.
+    if blocks and not {m.id for _, block in blocks for m in block}.isdisjoint(map(_ID, messages)):
+        unique_ids(out, "history")  # names the first one used twice and raises
     return out
+
+
+_ID = attrgetter("id")
 
 
 def extension_prompt_placement(ext: ExtensionPrompt, *, source_id: str | None = None,

@@ -63,3 +63,13 @@ def test_the_history_is_the_callers_own_and_the_memo_is_bounded(monkeypatch):
     for depth in range(5):
         inject_in_chat(chat, [StInjection(sources=("x",), content="X", depth=depth)])
         assert len(steps._DEPTH_BLOCKS) <= 2
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_a_chat_id_that_is_also_a_blocks_id_is_refused(checked):
+    chat = [*_chat(3), StMessage(id="injection@2/100/user", role="user", content="x", sources=("x",))]
+    with pytest.raises(StParityError, match=r"history\[\d+\]\.id"):
+        inject_in_chat(chat, _injections(), chat_checked=checked)
+    # the same chat without that block is fine
+    assert [m.id for m in inject_in_chat(chat, _injections()[:2], chat_checked=checked)][-1] == \
+        "injection@0/100/system"
