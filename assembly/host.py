@@ -130,6 +130,34 @@ def request_message(
     return message
 
 
+def conversation_message(node: Node, content: str, delivery: str, region: str, status: str, tokenizer: str,
+                         name: str | None = None, tokens: int | None = None) -> RequestMessage:
+    """`request_message([node], node.role, content, ...)` for a node that holds a conversation message (`node.message`
+    is set): the message keeps its own id and the node alone is its part, so none of the id, part and trust detours
+    for prompts or merged nodes is taken. The per-message loops give the arguments by position."""
+    native = node.message
+    message = _new_message(RequestMessage)
+    values = _blank_message()  # see request_message
+    values["id"] = native["id"]  # type: ignore[index]
+    values["role"] = node.role
+    values["content"] = content
+    values["tokens"] = count_tokens(content, tokenizer) if tokens is None else tokens
+    values["delivery"] = delivery
+    values["region"] = region
+    values["enters_history"] = status != "request-only"
+    values["history_status"] = status
+    values["parts"] = [node.id]
+    values["trust"] = node.trust
+    values["name"] = name
+    values["tool_calls"] = native.get("tool_calls")  # type: ignore[union-attr]
+    values["tool_call_id"] = native.get("tool_call_id")  # type: ignore[union-attr]
+    set_values(message, values)
+    set_fields_set(message, _MESSAGE_FIELDS)
+    set_extra(message, {})
+    set_private(message, None)
+    return message
+
+
 _new_message = RequestMessage.__new__
 _blank_message = blank_values(RequestMessage).copy
 _MESSAGE_FIELDS, _ = complete_shape(RequestMessage)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.host import request_message
+from assembly.host import conversation_message, request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage, adopt_complete
 from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
@@ -86,7 +86,11 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
         injections.append(_injection((node.id,), node.text, node.role, node.depth, node.order if key is None else 100,
                                      key))
     for (depth, role), group in world.items():
-        injections.append(_injection(tuple(n.id for n in group), "\n".join(n.text for n in group), role, depth, 100,
+        if len(group) == 1:  # the usual group: one entry, its own text (what the join of one gives)
+            sources, text = (group[0].id,), group[0].text
+        else:
+            sources, text = tuple([n.id for n in group]), "\n".join([n.text for n in group])
+        injections.append(_injection(sources, text, role, depth, 100,
                                      f"customDepthWI_{depth}_{_ROLE_NUMBER.get(role, 0)}"))
     return injections
 
@@ -266,7 +270,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             card_examples = n
     utility = bool(preset is not None and preset.has_utility_prompts)
     # A disabled (or missing) Chat History prompt sends no chat message and no in-chat injection (§11.9)
-    history_sent = preset is None or not preset.has_prompt_order or collection(preset, kind).sends_history
+    collected = collection(preset, kind) if preset is not None and preset.has_prompt_order else None
+    history_sent = collected is None or collected.sends_history
     user, char = names.get("user", "User"), names.get("char", "")
     if chat_nodes and "{{" in chat_nodes[0].text:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
@@ -316,8 +321,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         attached = _claimed(main_slot_messages(None, extras.attachments), by_id)
         if not slots.add("main", attached):  # no Main in the order at all: the attachments lead
             plan.extend(attached)
-    if preset is not None and preset.has_prompt_order:
-        silent = collection(preset, kind).silent  # most presets have none: then the nodes are not read for them
+    if collected is not None:
+        silent = collected.silent  # most presets have none: then the nodes are not read for them
         for identifier, empty in empty_prompt_messages(preset, silent, ordered) if silent else ():
             slots.add(identifier, [empty])
     index = 0
@@ -397,8 +402,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
         plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, by_id, counted)
-    if kind == "continue" and preset is not None and preset.has_prompt_order:
-        plan = place_continue_collection(plan, continue_collection_place(preset, collection(preset, kind).prompts))
+    if kind == "continue" and collected is not None:
+        plan = place_continue_collection(plan, continue_collection_place(preset, collected.prompts))
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
         counted = {}  # squashed messages have new texts under their first message's id
@@ -628,11 +633,25 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
     seen: set[str] = set()
     index = -1
     for message in plan:
-        if not message.content and message.kind != "chat":
+        sources = message.sources
+        if message.kind == "chat":
+            node = node_of(sources[0]) if len(sources) == 1 else None
+            if node is not None and node.message is not None:  # a conversation message: the usual one, taken first
+                index += 1
+                # tool results keep their role; the chat copy above only serves SillyTavern's name rules
+                delivery = "input" if node.module == "input" else "history"
+                node.request_index, node.region, node.delivery = index, "request", delivery
+                if node.id not in seen:
+                    seen.add(node.id)
+                    order.append(node)
+                out.append(conversation_message(node, message.content, delivery, "request",
+                                                "native" if delivery == "history" else "appended", tokenizer,
+                                                message.name, counted_tokens(message.id)))
+                continue
+        elif not message.content:
             continue
         index += 1
-        sources = message.sources
-        if len(sources) == 1:  # nearly every message: a chat message or one prompt
+        if len(sources) == 1:  # nearly every other message: one prompt
             only = node_of(sources[0])
             if only is None:
                 parts, native = [], None
@@ -644,7 +663,6 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
-            # tool results keep their role; the chat copy above only serves SillyTavern's name rules
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
             delivery, role, status, message_id = "request", message.role, "request-only", None

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Literal
 
 from assembly.reading import js_trim, utf16_key
@@ -168,6 +169,30 @@ def _depth_message(depth: int, order: int, role: str, content: str, sources: tup
     return trusted_message(f"injection@{depth}/{order}/{role}", role, content, "injection", sources, None, depth, order)
 
 
+def _depth_blocks(injections: Sequence[StInjection]) -> tuple[tuple[int, tuple[StMessage, ...]], ...]:
+    """The in-chat injections checked and merged into one block per depth, deepest first (empty depths left out).
+    A preset's injections come back equal in every request of a chat, so the blocks are kept in a bounded memo by
+    the injections themselves (frozen, compared by value): every value in it is frozen, never handed out to mutate."""
+    key = tuple(injections)
+    blocks = _DEPTH_BLOCKS.get(key)
+    if blocks is None:
+        by_depth: dict[int, list[StInjection]] = {}
+        for item in checked_injections(key, "injections"):
+            if _placeable(item):
+                by_depth.setdefault(item.depth, []).append(item)  # type: ignore[arg-type]
+        blocks = tuple((depth, tuple(block)) for depth in sorted(by_depth, reverse=True)
+                       if (block := _depth_block(depth, by_depth[depth])))
+        if len(_DEPTH_BLOCKS) >= _DEPTH_BLOCKS_SIZE:
+            _DEPTH_BLOCKS.clear()  # bounded: past it, blocks are only merged again
+        _DEPTH_BLOCKS[key] = blocks
+    return blocks
+
+
+# injections -> their blocks (dict reads and writes are atomic; a lost write costs a merge)
+_DEPTH_BLOCKS: dict[tuple[StInjection, ...], tuple[tuple[int, tuple[StMessage, ...]], ...]] = {}
+_DEPTH_BLOCKS_SIZE = 1024
+
+
 def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection], *,
                    chat_checked: bool = False) -> list[StMessage]:
     """The chat history with in-chat prompts placed at their depth (sillytavern.md §4.5).
@@ -181,30 +206,32 @@ def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection],
     own checks are not run again; the history's ids still are.
     """
     messages = chat if chat_checked else chat_messages(chat, "chat")
-    items = checked_injections(injections, "injections")
-    by_depth: dict[int, list[StInjection]] = {}
-    for item in items:
-        if _placeable(item):
-            by_depth.setdefault(item.depth, []).append(item)  # type: ignore[arg-type]
-    blocks = {depth: block for depth, group in by_depth.items() if (block := _depth_block(depth, group))}
-
+    blocks = _depth_blocks(injections)
     count = len(messages)
     out: list[StMessage] = []
     start = 0
+    last: tuple[StMessage, ...] = ()
     # deepest first: the depths at or beyond the chat stack at the top, then each splices in before its message
-    for depth in sorted(blocks, reverse=True):
+    for depth, block in blocks:
         if depth >= count:
-            out.extend(blocks[depth])
+            out.extend(block)
         elif depth > 0:
             at = count - depth  # `depth` messages follow the block: it goes before message `at`
             out.extend(messages[start:at])
-            out.extend(blocks[depth])
+            out.extend(block)
             start = at
+        else:
+            last = block  # depth 0, after the newest message
     out.extend(messages[start:])
-    if count and 0 in blocks:
-        out.extend(blocks[0])
-    unique_ids(out, "history")
+    out.extend(last)
+    # The chat's ids are used once (checked above or by the caller) and so are the blocks' (one per depth, order
+    # and role): only a chat id that is also a block's can be used twice, so the chat is read against the few.
+    if blocks and not {m.id for _, block in blocks for m in block}.isdisjoint(map(_ID, messages)):
+        unique_ids(out, "history")  # names the first one used twice and raises
     return out
+
+
+_ID = attrgetter("id")
 
 
 def extension_prompt_placement(ext: ExtensionPrompt, *, source_id: str | None = None,
