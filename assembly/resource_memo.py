@@ -68,21 +68,28 @@ def resources_key(raw: Any) -> bytes | None:
     return None if out is None else _key(out)
 
 
-def remembered(key: bytes | None) -> Resources | None:
-    if key is None:
-        return None
+def _recall(memo: OrderedDict[bytes, Any], key: bytes) -> Any:
+    """The value under `key` (now the most recent), or None: both memos are kept least recently used first."""
     with _lock:
-        parsed = _parsed.get(key)
-        if parsed is not None:
-            _parsed.move_to_end(key)
-        return parsed
+        value = memo.get(key)
+        if value is not None:
+            memo.move_to_end(key)
+        return value
+
+
+def _keep(memo: OrderedDict[bytes, Any], key: bytes, value: Any, size: int) -> None:
+    with _lock:
+        memo[key] = value
+        if len(memo) > size:
+            memo.popitem(last=False)
+
+
+def remembered(key: bytes | None) -> Resources | None:
+    return None if key is None else _recall(_parsed, key)
 
 
 def remember(key: bytes, parsed: Resources) -> None:
-    with _lock:
-        _parsed[key] = parsed
-        if len(_parsed) > _SIZE:
-            _parsed.popitem(last=False)
+    _keep(_parsed, key, parsed, _SIZE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,18 +121,11 @@ _settings: OrderedDict[bytes, Any] = OrderedDict()
 
 def recalled_settings(key: bytes) -> Any:
     """What was decided from the settings under `key`, or None."""
-    with _lock:
-        decided = _settings.get(key)
-        if decided is not None:
-            _settings.move_to_end(key)
-        return decided
+    return _recall(_settings, key)
 
 
 def remember_settings(key: bytes, decided: Any) -> None:
-    with _lock:
-        _settings[key] = decided
-        if len(_settings) > _SETTINGS_SIZE:
-            _settings.popitem(last=False)
+    _keep(_settings, key, decided, _SETTINGS_SIZE)
 
 
 def clear_settings_memo() -> None:
