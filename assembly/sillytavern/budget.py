@@ -27,9 +27,8 @@ from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, 
 from assembly.tokens import count_each, count_tokens
 
 PRIMING_TOKENS = 3  # reserved for reply priming before anything else (§4.2 step 1)
-# §4.2 step 8: SillyTavern reserves the tool definitions as one user message holding their JSON; with no tool
-# registered that is "{}", which its oracle runs show on every budgeted scenario.
-TOOL_DEFINITIONS = StMessage(id="toolDefinitions", role="user", content="{}", kind="prompt")
+# §4.2 step 8 (tool definitions) reserves nothing here: SillyTavern reserves them only when function calling is on,
+# and the studio registers no tools, so that step never applies.
 MANDATORY_OVERFLOW_CODE = "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT"
 MANDATORY_OVERFLOW_MESSAGE = "Mandatory prompts exceed the context size."
 
@@ -404,12 +403,11 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
               continue_messages: Sequence[StMessage] = (), send_if_empty: str = "",
               examples: Sequence[Sequence[StMessage]] = (), pin_examples: bool = False,
               has_history_slot: bool = True, has_examples_slot: bool = True,
-              tool_definitions: StMessage | None = None, encoding: str = "o200k_base",
+              encoding: str = "o200k_base",
               content_tokens: dict[str, int] | None = None) -> StBudgetResult:
     """SillyTavern's token budget (§6): what fits in max_context - max_tokens, in its processing order.
 
-    3 tokens are reserved for priming, and `tool_definitions` (the message SillyTavern counts for them, see
-    TOOL_DEFINITIONS) when given. `mandatory` groups are taken in the order given (SillyTavern's processing
+    3 tokens are reserved for priming. `mandatory` groups are taken in the order given (SillyTavern's processing
     order); a group that does not fit is the failure "Mandatory prompts exceed the context size." and everything
     after it is not reached -- the result then holds the partial prompt, as SillyTavern sends it (§11.12). Reserved
     groups are budgeted where they stand and placed last. Then the chat history (chronological, injections included,
@@ -434,8 +432,7 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
     if new_chat:
         every.append(new_chat)
 
-    tools = _message_tokens(tool_definitions, encoding) if tool_definitions is not None else 0
-    ledger = _Ledger(limit - PRIMING_TOKENS - tools, encoding, content_tokens)
+    ledger = _Ledger(limit - PRIMING_TOKENS, encoding, content_tokens)
     total = ledger.count_all(every)
     if len(ledger.tokens) != len(every):  # the table is by id: an id used twice counted once
         unique_ids(every, "messages")  # names the first one and raises

@@ -21,7 +21,7 @@ from assembly.blocks import Node
 from assembly.host import conversation_message, request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage, adopt_complete
-from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
+from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import (
     MainAttachment,
@@ -479,7 +479,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
                        has_history_slot=bool(history) or separator is not None,
-                       has_examples_slot=bool(examples), tool_definitions=TOOL_DEFINITIONS, encoding=tokenizer,
+                       has_examples_slot=bool(examples), encoding=tokenizer,
                        content_tokens=counted)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:

@@ -3,7 +3,7 @@
 import pytest
 
 from assembly.sillytavern import budget
-from assembly.sillytavern.budget import TOOL_DEFINITIONS, StBudgetGroup, st_budget
+from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.messages import StMessage
 
 
@@ -12,7 +12,7 @@ def msg(i, role="user", content="some words here", kind="chat"):
 
 
 def request(**changes):
-    args = dict(max_context=10_000, max_tokens=100, tool_definitions=TOOL_DEFINITIONS,
+    args = dict(max_context=10_000, max_tokens=100,
                 mandatory=[StBudgetGroup(id="prompt:0", messages=(msg("main", "system", kind="prompt"),)),
                            StBudgetGroup(id="quiet", messages=(msg("q", "system", kind="control"),), reserve=True)],
                 history=[msg("a"), msg("b", "assistant"), msg("c")], new_chat=msg("sep", "system", kind="new_chat"),
@@ -41,4 +41,4 @@ def test_when_all_fits_nothing_is_dropped_and_every_message_is_counted():
     assert result.dropped == () and result.failure is None
     assert [m.id for m in result.history] == ["sep", "a", "b", "c"] and [m.id for m in result.tail] == ["cont", "q"]
     assert set(counted) == {"main", "q", "a", "b", "c", "cont", "h", "e", "sep"}
-    assert result.remaining == result.limit - 3 - budget.st_message_tokens(TOOL_DEFINITIONS) - sum(result.tokens.values())
+    assert result.remaining == result.limit - 3 - sum(result.tokens.values())
