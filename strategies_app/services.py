@@ -193,6 +193,7 @@ def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = F
                           creates={"preset": 1, "prompt_entries": len(entries)},
                           items=[e["name"] or e["identifier"] for e in sorted(entries, key=lambda e: e["position"])])
     report.removed = removed
+    report.notes += list(preset.coerced)
     if dry_run:
         return report
     row = Preset.objects.create(name=name, owner=user, options=options, has_prompt_order=has_order)

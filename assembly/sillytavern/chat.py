@@ -15,7 +15,6 @@ from assembly.reading import (
     guarded,
     invalid,
     join_path,
-    read_flag,
     read_object,
     read_text,
 )
@@ -39,7 +38,8 @@ def _chat_log(data: str | bytes) -> ChatLog:
     header: dict[str, Any] = {}
     messages: list[ChatLogMessage] = []
     hidden = 0
-    for number, line in enumerate(data.splitlines(), start=1):
+    # SillyTavern splits on "\n" alone: a U+2028 or a form feed inside a message is text, not a line end
+    for number, line in enumerate(data.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"line {number}"
@@ -52,8 +52,8 @@ def _chat_log(data: str | bytes) -> ChatLog:
             header = item
             continue
         text = read_text(*r.get("mes"), default=REQUIRED)
-        is_user = read_flag(*r.get("is_user"), False)
-        if read_flag(*r.get("is_system"), False):
+        is_user = js_truthy(r.get("is_user")[0])
+        if js_truthy(r.get("is_system")[0]):
             hidden += 1
             continue
         extra, extra_where = r.get("extra")
@@ -75,6 +75,11 @@ def _chat_log(data: str | bytes) -> ChatLog:
         chat_book = ""
     return ChatLog(user_name=read_text(*hr.get("user_name")), character_name=read_text(*hr.get("character_name")),
                    messages=tuple(messages), hidden=hidden, author_note=note, world_info=chat_book)
+
+
+def js_truthy(value: Any) -> bool:
+    """SillyTavern tests `is_user` / `is_system` by JavaScript truthiness: "" and 0 are false, "false" is true."""
+    return value is not MISSING and value not in (None, False, 0, "") and value == value  # NaN is falsy
 
 
 def import_chat(data: str | bytes) -> ChatLog:

@@ -12,16 +12,22 @@ from assembly.sillytavern.png import PNG_SIGNATURE
 # kind -> what the import page calls it in explanations
 KIND_NAMES = {"preset": "chat-completion preset", "character": "character card", "worldbook": "world book",
               "persona": "persona", "regex": "regex script file", "strategy": "studio strategy",
-              "chat": "chat log"}
+              "chat": "chat log", "group": "group chat definition"}
 
 _PRESET_KEYS = frozenset({"prompts", "prompt_order", "chat_completion_source", "openai_max_context",
                           "openai_max_tokens", "temp_openai"})
 _CARD_KEYS = frozenset({"first_mes", "mes_example", "personality", "scenario"})
 
 
+def _is_group(value: Any) -> bool:
+    """A group definition (`groups/*.json`): its members' avatars and its chats; it also carries `chat_metadata`."""
+    return isinstance(value, dict) and isinstance(value.get("members"), list) and (
+        "chats" in value or "chat_id" in value or "generation_mode" in value)
+
+
 def _is_chat_header(value: Any) -> bool:
     """The first line of a SillyTavern chat file (`.jsonl`): the names and the chat's metadata, no `mes`."""
-    return isinstance(value, dict) and "mes" not in value and (
+    return isinstance(value, dict) and "mes" not in value and not _is_group(value) and (
         "chat_metadata" in value or {"user_name", "character_name"} <= set(value))
 
 
@@ -46,7 +52,7 @@ def detect_upload(raw: bytes) -> str | None:
 
 
 def _is_chat_lines(text: str) -> bool:
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in text.split("\n") if line.strip()]  # as SillyTavern splits a chat file
     try:
         items = [json.loads(line) for line in lines]
     except (ValueError, RecursionError):
@@ -74,7 +80,9 @@ def detect_kind(content: Any) -> str | None:
     if not isinstance(content, dict):
         return None
     keys = set(content)
-    if _is_chat_header(content):  # a chat file of its header line alone (no messages yet)
+    if _is_group(content):
+        return "group"
+    if _is_chat_header(content) or _is_chat_message(content):  # a chat file of one line (header or one message)
         return "chat"
     if "oai_settings" in keys or keys & _PRESET_KEYS:
         return "preset"

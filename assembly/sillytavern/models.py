@@ -87,6 +87,7 @@ class Preset(_Frozen):
     openai_max_context: int = 4095
     openai_max_tokens: int = 300
     other_fields: dict[str, Any] = {}
+    coerced: tuple[str, ...] = ()  # what the reader read as SillyTavern does rather than as written (not exported)
 
     @model_validator(mode="after")
     def _order_refers_to_prompts(self) -> Preset:

@@ -36,7 +36,7 @@ from assembly.sillytavern.vocabulary import (
 )
 
 
-def _prompt(value: Any, path: str) -> Prompt:
+def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
     data = read_object(value, path, "a prompt object")
     st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
     fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
@@ -47,16 +47,22 @@ def _prompt(value: Any, path: str) -> Prompt:
     triggers = read_generation_types(*r.get("injection_trigger"))
     position = read_named(*r.get("injection_position"), 0, names={"relative": 0, "in_chat": 1, "absolute": 1},
                       numbers={0: 0, 1: 1}, expected="0 (relative) or 1 (in-chat)")
+    role_value, role_path = r.get("role")
+    if role_value == "":  # SillyTavern reads a falsy role as system
+        role_value = None
+        coerced.append(f"{role_path}: an empty role, read as system")
     return Prompt(
         identifier=identifier,
         name=read_text(*r.get("name")),
-        role=read_role(*r.get("role")),
+        role=read_role(role_value, role_path),
         content=read_text(*r.get("content")),
         enabled=read_flag(*r.get("enabled"), True),
         marker=read_flag(*r.get("marker"), False),
         system_prompt=read_flag(*r.get("system_prompt"), False),
         injection_position=position,
-        injection_depth=read_integer(*r.get("injection_depth"), 4, minimum=0),
+        # any depth is kept: SillyTavern injects in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never
+        # reads a relative prompt's depth
+        injection_depth=read_integer(*r.get("injection_depth"), 4),
         injection_order=read_integer(*r.get("injection_order"), 100),
         injection_trigger=triggers,
         forbid_overrides=read_flag(*r.get("forbid_overrides"), False),
@@ -148,12 +154,17 @@ def parse_preset(value: Any, path: str) -> Preset:
         prompts_value = []
     if not isinstance(prompts_value, list):
         raise invalid(prompts_path, "a list of prompts", prompts_value)
-    prompts = [_prompt(item, join_path(prompts_path, index)) for index, item in enumerate(prompts_value)]
+    coerced: list[str] = []
+    prompts = []
     seen: set[str] = set()
-    for index, prompt in enumerate(prompts):
-        if prompt.identifier in seen:
-            raise invalid(join_path(join_path(prompts_path, index), "identifier"), "a unique identifier", prompt.identifier)
+    for index, item in enumerate(prompts_value):
+        prompt = _prompt(item, join_path(prompts_path, index), coerced)
+        if prompt.identifier in seen:  # SillyTavern finds a prompt by identifier: the first one wins
+            coerced.append(f"{join_path(join_path(prompts_path, index), 'identifier')}: {prompt.identifier!r} is "
+                           "defined earlier in the list; this later definition is not used, as in SillyTavern")
+            continue
         seen.add(prompt.identifier)
+        prompts.append(prompt)
 
     has_order = order_value is not MISSING and order_value is not None
     others: tuple[PromptOrderList, ...] = ()
@@ -189,7 +200,7 @@ def parse_preset(value: Any, path: str) -> Preset:
         options["names_behavior"] = names
     return Preset(
         prompts=tuple(prompts), prompt_order=order, has_prompt_order=has_order, other_prompt_orders=others,
-        has_utility_prompts=has_utility, other_fields=r.leftovers(), **options,
+        has_utility_prompts=has_utility, other_fields=r.leftovers(), coerced=tuple(coerced), **options,
     )
 
 

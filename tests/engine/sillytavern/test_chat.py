@@ -37,7 +37,6 @@ def test_a_chat_without_a_header_or_a_note():
     ('{"user_name": "A"}\n{not json', "line 2", "one JSON object per line"),
     ('{"user_name": "A"}\n[1, 2]', "line 2", "a chat message object"),
     ('{"user_name": "A"}\n{"is_user": true}', "line 2.mes", "a string (required)"),
-    ('{"user_name": "A"}\n{"mes": "x", "is_user": "yes"}', "line 2.is_user", "true or false"),
     ('{"user_name": "A", "chat_metadata": {"note_prompt": "n", "note_depth": -1}}\n{"mes": "x"}',
      "line 1.chat_metadata.note_depth", "an integer"),
 ])
@@ -65,3 +64,11 @@ def test_a_chat_log_exported_reads_back_the_same():
                                        "world_info": "Saltmarsh Coast"}
     narrator = json.loads(text.splitlines()[3])
     assert (narrator["is_user"], narrator["extra"]) == (False, {"type": "narrator"})
+
+
+@pytest.mark.parametrize(("is_system", "hidden"), [("", False), (0, False), (None, False), ("true", True), (1, True)])
+def test_flags_are_read_by_javascript_truthiness(is_system, hidden):
+    # SillyTavern tests `is_system` as a JavaScript condition; an empty string is written by some exporters
+    line = json.dumps({"name": "Ada", "is_user": False, "is_system": is_system, "mes": "hi"})
+    log = import_chat('{"user_name": "Sam", "character_name": "Ada"}\n' + line)
+    assert (log.hidden, len(log.messages)) == ((1, 0) if hidden else (0, 1))

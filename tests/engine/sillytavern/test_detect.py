@@ -61,3 +61,22 @@ def test_json_documents_and_cards_keep_their_kinds():
                                             ("st_worldinfo_Eldoria.json", "worldbook")])
 def test_real_sillytavern_files_are_not_taken_for_chats(name, kind):
     assert detect_upload((SHARED / name).read_bytes()) == kind
+
+
+def test_a_chat_of_one_message_line_is_a_chat():
+    line = b'{"name": "Ada", "is_user": false, "mes": "Hello."}'
+    assert detect_upload(line) == "chat"
+    assert [m.content for m in import_chat(line).messages] == ["Hello."]
+
+
+def test_a_chat_line_holding_a_line_separator_is_one_line():
+    chat = CHAT.rstrip(b"\n") + b'\n{"name": "Ada", "is_user": false, "mes": "one\xe2\x80\xa8two"}\n'
+    assert detect_upload(chat) == "chat"
+    assert import_chat(chat).messages[-1].content == "one\u2028two"
+
+
+def test_a_group_definition_is_not_a_chat():
+    group = {"id": "1700000000000", "name": "Tavern", "members": ["ada.png", "sam.png"], "chat_id": "Tavern - 1",
+             "chats": ["Tavern - 1"], "generation_mode": 0, "chat_metadata": {}}
+    assert detect_kind(group) == "group"
+    assert detect_upload(json.dumps(group).encode()) == "group"

@@ -610,7 +610,6 @@ BAD_INPUT = [
     (import_preset, {"prompts": "main"}, "prompts", 400, "list of prompts"),
     (import_preset, {"temperature": 1}, "prompts", 400, "list of prompts"),
     (import_preset, {"prompts": [{"name": "no id"}]}, "prompts[0].identifier", 400, "string"),
-    (import_preset, {"prompts": [{"identifier": "a"}, {"identifier": "a"}]}, "prompts[1].identifier", 400, "unique"),
     (import_preset, {"prompts": [{"identifier": "a", "injection_depth": "4"}]}, "prompts[0].injection_depth", 400,
      "integer"),
     (import_preset, {"prompts": [{"identifier": "a", "injection_depth": True}]}, "prompts[0].injection_depth", 400,

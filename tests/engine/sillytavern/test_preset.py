@@ -1,0 +1,39 @@
+"""A chat-completion preset read as SillyTavern reads it (sillytavern.md §2): what it tolerates is read, coerced
+the way it coerces, and reported under `coerced`."""
+
+from assembly import assemble
+from assembly.sillytavern.preset import export_preset, import_preset
+
+
+def prompt(identifier, **fields):
+    return {"identifier": identifier, "name": identifier.title(), "role": "system", "content": "", **fields}
+
+
+def preset(*prompts, order=None):
+    order = order or [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    return {"prompts": list(prompts), "prompt_order": [{"character_id": 100001, "order": order}]}
+
+
+def test_a_marker_with_an_empty_role_reads_as_system():
+    read = import_preset(preset(prompt("chatHistory", marker=True, role="")))
+    assert read.prompt("chatHistory").role == "system"
+    assert read.coerced == ("prompts[0].role: an empty role, read as system",)
+
+
+def test_a_repeated_identifier_keeps_the_first_definition():
+    read = import_preset(preset(prompt("main", content="first"), prompt("main", content="second", enabled=False),
+                                order=[{"identifier": "main", "enabled": True}]))
+    assert [p.content for p in read.prompts if p.identifier == "main"] == ["first"]
+    assert len(read.coerced) == 1 and read.coerced[0].startswith("prompts[1].identifier: 'main' is defined earlier")
+
+
+def test_a_negative_depth_is_kept_and_an_in_chat_prompt_there_is_never_injected():
+    relative = prompt("main", content="Be brief.", injection_depth=-1)
+    in_chat = prompt("deep", content="NEVER SENT", injection_position=1, injection_depth=-1)
+    read = import_preset(preset(relative, in_chat))
+    assert read.prompt("main").injection_depth == -1 and read.coerced == ()
+    assert export_preset(read)["prompts"][0]["injection_depth"] == -1
+    request = {"strategy": "builtin-st", "host": {"core_available": True}, "resources": {"preset": preset(relative, in_chat)},
+               "conversation": {"history": [{"id": "u1", "role": "user", "content": "hello"}]}}
+    texts = [m["content"] for m in assemble(request).model_dump(mode="json")["request"]["messages"]]
+    assert "Be brief." in texts and not any("NEVER SENT" in t for t in texts)
