@@ -150,6 +150,11 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
                    numbers=SELECTIVE_LOGIC_BY_NUMBER, expected="a selective logic: and_any, not_all, not_any, "
                    "and_all (or 0..3)")
     triggers = read_generation_types(*r.get("triggers"))
+    # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
+    # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
+    order_value, order_path = r.get(*(("insertion_order",) if book_form else ("order",)))
+    if order_value is MISSING or order_value is None:
+        order_value, order_path = r.get(*(("order",) if book_form else ("insertion_order",)))
 
     fields: dict[str, Any] = dict(
         uid=uid,
@@ -162,7 +167,7 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
         position=position,
         depth=read_integer(*r.get("depth"), None, minimum=0, nullable=True),
         role=read_role(*r.get("role")),
-        order=read_integer(*r.get("order", "insertion_order"), 100),
+        order=read_integer(order_value, order_path, 100),
         outlet_name=read_text(*r.get("outlet_name")),
         probability=read_integer(*r.get("probability"), 100, minimum=0, maximum=100),
         group=read_text(*r.get("group")),
