@@ -151,18 +151,30 @@ CHARACTER_COLUMNS = ("name", "description", "personality", "scenario", "first_me
                      "post_history_instructions", "creator_notes")
 
 
+# card_fields' key for the card's own top level (its spec and the keys SillyTavern wrote beside `data`), so an
+# export gives back the card as it came (a V3 card stays V3).
+CARD_TOP_LEVEL = "_card"
+
+
 def character_parts(character: Character) -> tuple[dict[str, Any], dict[str, Any]]:
     """Character -> (column values, card_fields)."""
     data = export_character(character)["data"]
     columns = {column: data[column] for column in CHARACTER_COLUMNS}
     columns["name"] = check_name(columns["name"], "data.name")
-    return columns, {k: v for k, v in data.items() if k not in CHARACTER_COLUMNS}
+    fields = {k: v for k, v in data.items() if k not in CHARACTER_COLUMNS}
+    fields[CARD_TOP_LEVEL] = {**character.card_fields, "spec": character.spec}
+    return columns, fields
 
 
 def character_model(row) -> Character:
     """Character row -> the engine's Character."""
-    data = {**row.card_fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
-    return import_character({"spec": "chara_card_v2", "spec_version": "2.0", "data": data})
+    fields = dict(row.card_fields)
+    top = fields.pop(CARD_TOP_LEVEL, None)
+    top = top if isinstance(top, dict) else {}
+    data = {**fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
+    spec = "chara_card_v3" if top.get("spec") == "chara_card_v3" else "chara_card_v2"
+    return import_character({**top, "spec": spec, "spec_version": "3.0" if spec.endswith("v3") else "2.0",
+                             "data": data})
 
 
 def character_document(row) -> dict[str, Any]:

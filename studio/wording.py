@@ -281,7 +281,7 @@ ENGINE_WORDS: dict[str, dict[str, Any]] = {
                       mixed="slots and order", independent="module order"),
     # what an import creates (`strategies_app.services.ImportReport`: its kind and the keys of `creates`)
     "resource_kind": _words("imported resource", preset="preset", character="character card",
-                            worldbook="world book", persona="persona", regex="regex scripts", chat="chat log",
+                            worldbook="world book", persona="persona", regex="regex scripts", chat="chat log", group="group chat definition",
                             strategy="strategy", revision="revision", prompt_entries="prompts", avatar="avatar",
                             entries="entries", regex_scripts="regex scripts"),
     "generation": _words("generation type", normal="normal", continue_="continue", impersonate="impersonate",

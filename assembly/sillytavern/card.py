@@ -1,4 +1,5 @@
-"""SillyTavern character cards V1/V2/V3 (sillytavern.md §9.2): JSON or PNG in, a V2 card out."""
+"""SillyTavern character cards V1/V2/V3 (sillytavern.md §9.2): JSON or PNG in; out as the spec it came in (V2 for a
+flat V1 card)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
 from assembly.sillytavern.worldbook import export_character_book, parse_worldbook
 
 _CARD_SPECS = ("chara_card_v2", "chara_card_v3")
+# The top-level copies of the data that a V2/V3 card carries for V1 readers (written anew on export).
+_V1_MIRRORS = frozenset({"name", "description", "personality", "scenario", "first_mes", "mes_example", "tags",
+                         "creatorcomment", "talkativeness", "spec", "spec_version", "data"})
 _CARD_TEXTS = (
     ("name", ()), ("description", ()), ("personality", ()), ("scenario", ()), ("first_mes", ()),
     ("mes_example", ("messageExample", "mesExample")), ("system_prompt", ()), ("post_history_instructions", ()),
@@ -60,7 +64,7 @@ def _talkativeness(value: Any, path: str) -> float:
     return number
 
 
-def _character_data(data: dict[str, Any], path: str) -> Character:
+def _character_data(data: dict[str, Any], path: str, card: dict[str, Any] | None = None) -> Character:
     """The fields of a card's `data` (V2/V3) or of a flat card (V1 / engine.md's simplified shape)."""
     r = Reader(data, path)
     fields: dict[str, Any] = {}
@@ -91,7 +95,10 @@ def _character_data(data: dict[str, Any], path: str) -> Character:
     book_value, book_path = r.get("character_book")
     if book_value is not MISSING and book_value is not None:
         fields["character_book"] = parse_worldbook(book_value, book_path)
-    return Character(**fields, extensions=ext.leftovers(), other_fields=r.leftovers())
+    card = card or {}
+    return Character(**fields, extensions=ext.leftovers(), other_fields=r.leftovers(),
+                     spec="chara_card_v3" if card.get("spec") == "chara_card_v3" else "chara_card_v2",
+                     card_fields=copy.deepcopy({k: v for k, v in card.items() if k not in _V1_MIRRORS}))
 
 
 def _card(value: Any, path: str) -> Character:
@@ -100,9 +107,9 @@ def _card(value: Any, path: str) -> Character:
         spec = data.get("spec")
         if "spec" in data and spec not in _CARD_SPECS:
             raise invalid(join_path(path, "spec"), "'chara_card_v2' or 'chara_card_v3'", spec)
-        # The top-level keys beside `data` are SillyTavern's V1 mirrors of it; `data` is the card.
+        # The top-level keys beside `data` are SillyTavern's V1 mirrors of it (kept as written); `data` is the card.
         return _character_data(read_object(data.get("data"), join_path(path, "data"), "the card's data object"),
-                               join_path(path, "data"))
+                               join_path(path, "data"), data)
     return _character_data(data, path)
 
 
@@ -126,7 +133,8 @@ def import_character(data: dict[str, Any] | bytes) -> Character:
 
 
 def export_character(character: Character) -> dict[str, Any]:
-    """Character -> a V2 card JSON (`chara_card_v2`), with SillyTavern's V1 mirrors at the top level."""
+    """Character -> a card JSON in the spec it was read from (`chara_card_v2` for a flat card), with SillyTavern's V1
+    mirrors at the top level taken from the data, and the card's other top-level keys as they were written."""
     extensions = copy.deepcopy(character.extensions)
     extensions["talkativeness"] = str(character.talkativeness)
     if character.depth_prompt is not None:
@@ -146,7 +154,8 @@ def export_character(character: Character) -> dict[str, Any]:
     mirrors = {name: data[name] for name in ("name", "description", "personality", "scenario", "first_mes",
                                              "mes_example", "tags")}
     return {
-        **mirrors, "creatorcomment": character.creator_notes, "talkativeness": extensions["talkativeness"],
-        "spec": "chara_card_v2", "spec_version": "2.0", "data": data,
+        **copy.deepcopy(character.card_fields), **mirrors, "creatorcomment": character.creator_notes,
+        "talkativeness": extensions["talkativeness"], "spec": character.spec,
+        "spec_version": "3.0" if character.spec == "chara_card_v3" else "2.0", "data": data,
     }
 

@@ -238,6 +238,10 @@ class Character(_Frozen):
     talkativeness: float = 0.5
     extensions: dict[str, Any] = {}  # the card's other `data.extensions` (world, fav, regex scripts, ...)
     other_fields: dict[str, Any] = {}  # other `data` keys (V3 assets, source, dates, ...)
+    spec: Literal["chara_card_v2", "chara_card_v3"] = "chara_card_v2"  # what it exports as (a V1 card becomes V2)
+    # A V2/V3 card's other keys beside `data` as written (create_date, avatar, chat, fav, ...); the V1 mirrors of
+    # the data are written anew from it.
+    card_fields: dict[str, Any] = {}
 
 
 class Persona(_Frozen):

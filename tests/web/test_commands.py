@@ -62,7 +62,7 @@ def test_import_st_card_png_and_export_png(shared_fixtures, tmp_path):
     run("export_st", "--card", str(report["id"]), "--png", "--output", str(out))
     assert import_character(out.read_bytes()) == import_character(path.read_bytes())
     printed = json.loads(run("export_st", "--card", str(report["id"])))
-    assert printed["spec"] == "chara_card_v2" and printed["data"]["name"] == "Seraphina"
+    assert printed["spec"] == "chara_card_v3" and printed["data"]["name"] == "Seraphina"  # its ccv3 chunk: V3 stays V3
 
 
 def test_import_st_worldbook_and_strategy(shared_fixtures, tmp_path):

@@ -283,8 +283,11 @@ def test_v3_json_and_png_equal_v2(st):
     v2 = import_character(load(st, "st_card_Seraphina.v2.chara.json"))
     v3 = import_character(load(st, "st_card_Seraphina.v3.ccv3.json"))
     png = import_character((st / "st_card_Seraphina.png").read_bytes())
-    assert v3 == v2
-    assert png == v3
+    same_data = {"spec", "card_fields"}  # the card's data is one; each file keeps its own spec and top-level keys
+    assert v3.model_dump(exclude=same_data) == v2.model_dump(exclude=same_data)
+    assert png.model_dump(exclude=same_data) == v3.model_dump(exclude=same_data)
+    assert (v2.spec, v3.spec) == ("chara_card_v2", "chara_card_v3")
+    assert export_character(v3)["spec"] == "chara_card_v3" and export_character(v2)["spec"] == "chara_card_v2"
 
 
 def test_v3_card_fields():
@@ -571,7 +574,7 @@ def test_exports_speak_sillytavern(st):
         assert entry[key] == source[key], key
     assert entry["role"] == 0  # null and 0 both mean system
     card = export_character(import_character(load(OWN_FIXTURES, "card_v3_lyra.json")))
-    assert (card["spec"], card["spec_version"]) == ("chara_card_v2", "2.0")
+    assert (card["spec"], card["spec_version"]) == ("chara_card_v3", "3.0")  # a V3 card stays V3
     assert card["data"]["extensions"]["depth_prompt"] == {"prompt": "Lyra never lies about distances.", "depth": 2,
                                                           "role": "user"}
     compass = card["data"]["character_book"]["entries"][0]
@@ -733,3 +736,14 @@ def test_ordered_prompts_are_computed_once_and_follow_a_copy_with_new_prompts():
     assert preset == Preset(prompts=(prompt,), prompt_order=(PromptOrderEntry(identifier="a", enabled=False),))
     changed = preset.model_copy(update={"prompt_order": (PromptOrderEntry(identifier="a", enabled=True),)})
     assert changed.ordered_prompts()[0].enabled is True and preset.ordered_prompts()[0].enabled is False
+
+
+def test_a_card_keeps_its_top_level_keys_and_rewrites_its_mirrors_from_the_data():
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "name": "stale", "create_date": "2024-5-1 @12h",
+            "avatar": "ada.png", "chat": "Ada - 2024-5-1", "fav": False,
+            "data": {"name": "Ada", "description": "A lighthouse keeper.", "first_mes": "Hello."}}
+    exported = export_character(import_character(card))
+    assert {k: exported[k] for k in ("create_date", "avatar", "chat", "fav")} == {
+        "create_date": "2024-5-1 @12h", "avatar": "ada.png", "chat": "Ada - 2024-5-1", "fav": False}
+    assert (exported["name"], exported["description"]) == ("Ada", "A lighthouse keeper.")
+    assert import_character(exported) == import_character(card)
