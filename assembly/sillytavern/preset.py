@@ -66,7 +66,8 @@ def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
         injection_order=read_integer(*r.get("injection_order"), 100),
         injection_trigger=triggers,
         forbid_overrides=read_flag(*r.get("forbid_overrides"), False),
-        other_fields=r.leftovers("st"),
+        # a field written as null reads as its default and is written back as null (see _export_prompt)
+        other_fields={**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT if k in data and data[k] is None}},
     )
 
 
@@ -210,7 +211,22 @@ def import_preset(data: dict[str, Any]) -> Preset:
     return guarded(lambda: parse_preset(data, ""))
 
 
+# Prompt fields SillyTavern files sometimes carry as null (read as the default).
+_NULLABLE_ON_EXPORT = ("name", "role", "content", "enabled", "marker", "system_prompt", "injection_position",
+                       "injection_depth", "injection_order", "injection_trigger", "forbid_overrides")
+_PROMPT_DEFAULTS = {k: (list(d) if isinstance(d := Prompt.model_fields[k].default, tuple) else d)
+                    for k in _NULLABLE_ON_EXPORT}
+
+
 def _export_prompt(prompt: Prompt) -> dict[str, Any]:
+    written = _prompt_fields(prompt)
+    for key, value in prompt.other_fields.items():  # a null as written, while the value it stood for is unchanged
+        if value is None and key in written and written[key] == _PROMPT_DEFAULTS.get(key, ...):
+            written[key] = None
+    return written
+
+
+def _prompt_fields(prompt: Prompt) -> dict[str, Any]:
     return {
         **copy.deepcopy(prompt.other_fields),
         "identifier": prompt.identifier, "name": prompt.name, "role": prompt.role, "content": prompt.content,

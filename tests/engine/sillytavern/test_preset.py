@@ -37,3 +37,13 @@ def test_a_negative_depth_is_kept_and_an_in_chat_prompt_there_is_never_injected(
                "conversation": {"history": [{"id": "u1", "role": "user", "content": "hello"}]}}
     texts = [m["content"] for m in assemble(request).model_dump(mode="json")["request"]["messages"]]
     assert "Be brief." in texts and not any("NEVER SENT" in t for t in texts)
+
+
+def test_a_null_field_comes_back_as_null_while_its_value_is_unchanged():
+    read = import_preset(preset(prompt("main", content="Hi.", injection_position=None, injection_trigger=None)))
+    assert (read.prompt("main").injection_position, read.prompt("main").injection_trigger) == (0, ())
+    written = export_preset(read)["prompts"][0]
+    assert (written["injection_position"], written["injection_trigger"]) == (None, None)
+    assert import_preset(export_preset(read)) == read
+    moved = read.model_copy(update={"prompts": (read.prompt("main").model_copy(update={"injection_position": 1}),)})
+    assert export_preset(moved)["prompts"][0]["injection_position"] == 1  # a changed value is written as it is
