@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.test import Client
+from django.utils import translation
 
 from preview_app import services as session_services
 from strategies_app import services as strategy_services
@@ -21,8 +22,17 @@ ROLES = ("qa", "designer", "admin")
 
 @pytest.fixture(autouse=True)
 def no_kept_results():
-    """The editor keeps engine results in Django's cache (issue 19); a test starts without an earlier test's."""
+    """The editor keeps engine results in Django's cache; a test starts without an earlier test's."""
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def default_language():
+    """A request in Chinese leaves its language active on the thread (LocaleMiddleware activates, nothing resets
+    it); each test starts and ends in the default language, whatever ran before."""
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(autouse=True)
