@@ -280,6 +280,9 @@ class ChatLogMessage(_Frozen):
     role: Literal["user", "assistant", "system"]
     content: str
     name: str = ""
+    # the line's other keys as SillyTavern wrote them (send_date, swipes, swipe_id, extra, force_avatar, ...), and
+    # the text as written when it differs from `content` (carriage returns)
+    other_fields: dict[str, Any] = {}
 
 
 class ChatLog(_Frozen):
@@ -291,6 +294,13 @@ class ChatLog(_Frozen):
     hidden: int = 0  # messages hidden from the prompt (`is_system`), left out as SillyTavern leaves them out (§3)
     author_note: AuthorNote | None = None
     world_info: str = ""  # the name of the world book bound to the chat (chat lore, §7.2)
+    # What an export gives back as it was read: the hidden lines as written, each with the number of visible
+    # messages before it; the header's other keys and the rest of `chat_metadata` (variables, timed world info,
+    # ...); whether lines ended in CRLF.
+    hidden_lines: tuple[tuple[int, dict[str, Any]], ...] = ()
+    header_fields: dict[str, Any] = {}
+    metadata_fields: dict[str, Any] = {}
+    crlf: bool = False
 
 
 class RegexScript(_Frozen):

@@ -56,14 +56,27 @@ def test_an_oversized_chat_is_refused_with_413():
 def test_a_chat_log_exported_reads_back_the_same():
     log = import_chat(FIXTURE.read_bytes())
     text = export_chat(log)
-    again = import_chat(text)
-    assert again.model_copy(update={"hidden": 1}) == log  # hidden messages are not exported
+    assert import_chat(text) == log
     header = json.loads(text.splitlines()[0])
     assert header["chat_metadata"] == {"note_prompt": "[Mira keeps her answers short.]", "note_interval": 2,
                                        "note_position": 1, "note_depth": 3, "note_role": 0,
+                                       "timedWorldInfo": {"sticky": {}, "cooldown": {}},
                                        "world_info": "Saltmarsh Coast"}
     narrator = json.loads(text.splitlines()[3])
     assert (narrator["is_user"], narrator["extra"]) == (False, {"type": "narrator"})
+
+
+@pytest.mark.parametrize("name", ["st_chat_lighthouse.jsonl", "st_chat_harbour.jsonl"])
+def test_an_unedited_chat_exports_line_for_line_as_written(name):
+    # send_date, swipes, extra, hidden lines, chat_metadata and a message's CRLF all come back
+    written = (FIXTURE.parent / name).read_text(encoding="utf-8")
+    exported = export_chat(import_chat(written))
+    assert [json.loads(line) for line in exported.splitlines()] == [json.loads(line) for line in written.splitlines()]
+
+
+def test_a_file_with_crlf_line_ends_keeps_them():
+    written = (FIXTURE.parent / "st_chat_harbour.jsonl").read_text(encoding="utf-8").replace("\n", "\r\n")
+    assert export_chat(import_chat(written)) == written
 
 
 @pytest.mark.parametrize(("is_system", "hidden"), [("", False), (0, False), (None, False), ("true", True), (1, True)])
