@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -100,20 +100,18 @@ class JsRegex:
         """RegExp.prototype.test on a fresh regex (lastIndex 0), as SillyTavern's world info keys run."""
         return self.search(text, deadline=deadline) is not None
 
-    def matches(self, text: str, *, deadline: float | None = None) -> list[Any]:
-        """The matches String.prototype.replace visits: the first one, or with `g` every one (after an empty
-        match the search moves on by one character; with `y` each match must start where the last ended)."""
-        found: list[Any] = []
+    def matches(self, text: str, *, deadline: float | None = None) -> Iterator[Any]:
+        """The matches String.prototype.replace visits, one at a time: the first one, or with `g` every one (after
+        an empty match the search moves on by one character; with `y` each must start where the last ended)."""
         position = 0
         while position <= len(text):
             match = self.search(text, position, deadline=deadline)
             if match is None:
-                break
-            found.append(match)
+                return
+            yield match
             if not self.is_global:
-                break
+                return
             position = match.end() if match.end() > match.start() else match.end() + 1
-        return found
 
     def replace(self, text: str, template: str, *, deadline: float | None = None,
                 max_output: int | None = None) -> str:
