@@ -20,7 +20,7 @@ from assembly.sillytavern.worldinfo_keys import split_regex_key
 
 def indexable_key(needle: str) -> bool:
     return bool(needle) and needle.isascii() and "\n" not in needle and "\x01" not in needle and (
-        split_regex_key(needle) is None)
+        not needle.startswith("/") or split_regex_key(needle) is None)
 
 
 class KeyIndex:

@@ -144,6 +144,8 @@ class KeywordScan:
     _settled: set[int] = field(default_factory=set)  # candidate indices (see the module doc)
     _present: dict[int, tuple[ScanBuffer, set[int]]] = field(default_factory=dict)  # id(buffer) -> candidates
     _positions: dict[int, int] = field(default_factory=dict)  # id(candidate) -> its index
+    _woken: set[int] = field(default_factory=set)  # settled candidates whose keys occur in this pass's new text
+    _closed_groups: set[str] = field(default_factory=set)  # the inclusion groups of the activated entries
 
     def skip(self, uid: Any, reason: SkipReason) -> None:
         # Keep the first decisive reason (it names the winner or the token count): a later pass only repeats it.
@@ -240,11 +242,13 @@ class KeywordScan:
     def visiting(self, state: str) -> list[int]:
         """The candidates this pass looks at, in candidate order: all but the settled ones whose keys are absent
         from the newest recursion text."""
+        self._woken = set()
         if not self._settled:
             return list(range(len(self.candidates)))
         assert self._index is not None and state == ScanState.RECURSION
         woken = self._settled & self._index.candidates_in(self.buffers.recursion[-1].text)
         self.unsettle(woken)
+        self._woken = woken
         return [i for i in range(len(self.candidates)) if i not in self._settled]
 
     def skipper(self, uid: Any) -> Any:
@@ -255,6 +259,7 @@ class KeywordScan:
 
     def activate(self, match: Match, content: str) -> None:
         self.activated[match.candidate.entry.uid] = (match, content, self.passes)
+        self._closed_groups.add(match.candidate.entry.group)
         self.outcome.pop(match.candidate.entry.uid, None)
 
     def matched_skip(self, match: Match, kind: SkipKind, **fields: Any) -> SkipReason:
@@ -358,7 +363,7 @@ class KeywordScan:
         if index is None:
             return True
         position = self._positions[id(candidate)]
-        if position not in index.indexed:
+        if position not in index.indexed or position in self._woken:
             return True
         present = self._present.get(id(buffer))
         if present is None or present[0] is not buffer:
@@ -397,7 +402,7 @@ class KeywordScan:
 
     def inclusion_groups(self, matches: list[Match], state: str) -> list[Match]:
         """One entry per inclusion group and pass (sillytavern.md §7.3): `worldinfo_groups`."""
-        closed = {match.candidate.entry.group for match, _c, _p in self.activated.values()}
+        closed = self._closed_groups
         kept, losses = filter_inclusion_groups(
             matches, groups_of=lambda m: m.candidate.groups, entry_of=lambda m: m.candidate.entry,
             closed=lambda name: name in closed,
