@@ -458,6 +458,7 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              full_chat_length=len(chat) + 1 if ctx.swiped else None,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs))
+        ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
 
 

@@ -80,6 +80,9 @@ DIAGNOSTICS: dict[str, Any] = {
                            "message (see id) out of the request."),
     "ST_REGEX_FIND_INVALID": _("A regex script's find is not a regular expression SillyTavern can compile, so the "
                                "script (see script) changes nothing, as in SillyTavern."),
+    "ST_PATTERN_LIMIT": _("A pattern (a world info key or a regex script's find, see owner) went over a limit the "
+                          "preview sets on every pattern (see limit: time, size or output), so it is skipped for "
+                          "this request: the key matches nothing, the script changes nothing."),
     "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
                                   "chat, so it is left out (see reason)."),
 }

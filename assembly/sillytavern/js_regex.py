@@ -1,42 +1,38 @@
-"""JavaScript regular expressions, run with Python's `re`: SillyTavern evaluates its regex keys and regex scripts
-with the browser's `RegExp`, so the preview translates each pattern and its flags to what Python means by them.
+"""JavaScript regular expressions run with the `regex` package (Python's syntax plus variable-width lookbehind and
+a timeout): SillyTavern runs its regex keys and scripts with the browser's `RegExp`, so each pattern is translated.
 
-`compile_js(source, flags)` answers a `JsRegex` or an `Uncompilable`, never an exception:
+`compile_js(source, flags, max_length)` answers a `JsRegex` or an `Uncompilable` (`kind`: `syntax` when JavaScript
+rejects it too, `unsupported` when only the translation fails: `\\p{...}`, the `v` flag; `limit` when the
+translation is longer than `max_length`), never an exception. Runs take a `deadline` (`time.monotonic()`): past it
+TimeoutError; `replace_each` raises OutputTooLarge past `max_output`. The limits live in `pattern_matcher`.
 
-* `Uncompilable(kind="syntax")`: JavaScript itself rejects the pattern or the flags (`new RegExp` throws), so
-  SillyTavern's code gets no regex either;
-* `Uncompilable(kind="unsupported")`: JavaScript compiles it but `re` cannot say the same thing (a lookbehind of
-  variable width, `\\p{...}` property escapes, the `v` flag).
+A `JsRegex` runs as a fresh JavaScript regex would: `search` / `test` (`y` anchored), `matches` (what
+String.prototype.replace visits), `replace` and `substitute` (`$$`, `$&`, `` $` ``, `$'`, `$1`, `$<name>`), `group`
+(None for undefined). `regex_from_string(find)` reads a script's find as SillyTavern's `regexFromString` does.
 
-A `JsRegex` runs as a fresh JavaScript regex would: `search` / `test` (RegExp.exec and test, `y` anchored),
-`matches` (what String.prototype.replace visits, `g` or not), `replace` and `substitute` (a replacement template:
-`$$`, `$&`, the text before and after, `$1`, `$<name>`), `group` (by number or JavaScript name, None for
-undefined). `regex_from_string(find)` reads a regex script's find as SillyTavern's `regexFromString` does.
+The translation (JavaScript without `u` follows ECMAScript's Annex B, as browsers do):
 
-What the translation takes care of (JavaScript without the `u` flag follows the web-compatibility rules of
-ECMAScript's Annex B, as browsers do):
-
-* flags `d g i m s u y` (`v` is unsupported); `g` and `y` are kept on the result (`global`, `sticky`);
-* `.` stops at every line terminator (\\n, \\r, U+2028, U+2029) unless `s`; `^` and `$` are input edges, or line
-  edges under `m`, never "before a final newline" as Python's `$` is;
+* flags `d g i m s u y`; `g` and `y` are kept (`global`, `sticky`); `.` stops at every line terminator unless `s`;
+  `^` and `$` are input edges, or line edges under `m`, never "before a final newline" as Python's `$` is;
 * `\\d \\w \\b` are ASCII, `\\s` is JavaScript's whitespace set;
-* named groups `(?<name>...)` and `\\k<name>`; a group reference to a group that has not captured (not yet
-  opened, still open, or not taken) matches the empty string, as in JavaScript, where Python would fail or refuse;
+* named groups and `\\k<name>`; a reference to a group that has not captured matches the empty string;
 * Annex B literals: `\\q` is "q", a lone `{`, `}` or `]` is itself, `\\8` is "8", `\\101` is octal, `\\c` without a
-  letter is "\\c", `[]` matches nothing and `[^]` anything; `a{,3}` is literal text in JavaScript;
+  letter is "\\c", `[]` matches nothing and `[^]` anything; `a{,3}` is literal text;
 * Python-only syntax is refused as JavaScript refuses it: `(?P<n>`, `(?i)`, `(?#...)`, `(?>...)`, `a++`.
 
-Known to differ still: JavaScript's case folding without `u` never maps a non-ASCII letter to an ASCII one (Python
-matches "ſ" with `/s/i`), captures inside a repeated group are not reset between iterations in Python, and without
-`u` JavaScript sees a character outside the BMP as two code units.
+Known to differ still: without `u` JavaScript never case-folds a non-ASCII letter to an ASCII one ("ſ" and `/s/i`),
+captures in a repeated group are not reset per iteration, and a character outside the BMP is two code units there.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
+
+import regex as engine
 
 from assembly.errors import CodedError
 
@@ -62,15 +58,29 @@ class Uncompilable:
 
     source: str
     flags: str
-    kind: Literal["syntax", "unsupported"]
+    kind: Literal["syntax", "unsupported", "limit"]
     reason: str
+
+
+class OutputTooLarge(CodedError):
+    """A replacement would produce more than the allowed number of characters."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__("ST_PATTERN_LIMIT", f"the replacement output exceeds {limit} characters",
+                         detail={"limit": limit})
+        self.limit = limit
+
+
+def _timeout(deadline: float | None) -> float | None:
+    # the regex package's timeout is relative; a spent deadline still needs a positive one to raise at once
+    return None if deadline is None else max(deadline - time.monotonic(), 1e-6)
 
 
 @dataclass(frozen=True)
 class JsRegex:
     source: str
     flags: str
-    pattern: re.Pattern[str]
+    pattern: Any  # a compiled pattern of the `regex` package
     group_names: dict[str, int] = field(default_factory=dict)  # JavaScript group name -> group number
 
     @property
@@ -81,43 +91,52 @@ class JsRegex:
     def sticky(self) -> bool:
         return "y" in self.flags
 
-    def search(self, text: str, start: int = 0) -> re.Match[str] | None:
+    def search(self, text: str, start: int = 0, *, deadline: float | None = None) -> Any:
         """The first match from `start` (RegExp.exec with lastIndex = start); sticky: only one starting there."""
-        return self.pattern.match(text, start) if self.sticky else self.pattern.search(text, start)
+        run = self.pattern.match if self.sticky else self.pattern.search
+        return run(text, start, timeout=_timeout(deadline))
 
-    def test(self, text: str) -> bool:
+    def test(self, text: str, *, deadline: float | None = None) -> bool:
         """RegExp.prototype.test on a fresh regex (lastIndex 0), as SillyTavern's world info keys run."""
-        return self.search(text) is not None
+        return self.search(text, deadline=deadline) is not None
 
-    def matches(self, text: str) -> list[re.Match[str]]:
-        """The matches String.prototype.replace visits: the first one, or with `g` every one (after an empty
-        match the search moves on by one character; with `y` each match must start where the last ended)."""
-        found: list[re.Match[str]] = []
+    def matches(self, text: str, *, deadline: float | None = None) -> Iterator[Any]:
+        """The matches String.prototype.replace visits, one at a time: the first one, or with `g` every one (after
+        an empty match the search moves on by one character; with `y` each must start where the last ended)."""
         position = 0
         while position <= len(text):
-            match = self.search(text, position)
+            match = self.search(text, position, deadline=deadline)
             if match is None:
-                break
-            found.append(match)
+                return
+            yield match
             if not self.is_global:
-                break
+                return
             position = match.end() if match.end() > match.start() else match.end() + 1
-        return found
 
-    def replace(self, text: str, template: str) -> str:
+    def replace(self, text: str, template: str, *, deadline: float | None = None,
+                max_output: int | None = None) -> str:
         """String.prototype.replace(regex, template): the first match, or with `g` every one, replaced by
         `substitute(template, ...)`."""
-        return self.replace_each(text, lambda match: self.substitute(template, match))
+        return self.replace_each(text, lambda match: self.substitute(template, match), deadline=deadline,
+                                 max_output=max_output)
 
-    def replace_each(self, text: str, replacement: Callable[[re.Match[str]], str]) -> str:
-        """String.prototype.replace(regex, fn): each match `replace` visits becomes `replacement(match)`."""
-        out, last = [], 0
-        for match in self.matches(text):
-            out += [text[last:match.start()], replacement(match)]
+    def replace_each(self, text: str, replacement: Callable[[Any], str], *, deadline: float | None = None,
+                     max_output: int | None = None) -> str:
+        """String.prototype.replace(regex, fn): each match `replace` visits becomes `replacement(match)`; more
+        than `max_output` characters raise OutputTooLarge (checked as the output grows)."""
+        out, last, size = [], 0, 0
+        for match in self.matches(text, deadline=deadline):
+            piece = replacement(match)
+            out += [text[last:match.start()], piece]
+            size += match.start() - last + len(piece)
+            if max_output is not None and size + len(text) - match.end() > max_output:
+                raise OutputTooLarge(max_output)
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError("the replacements ran past the deadline")
             last = match.end()
         return "".join(out) + text[last:]
 
-    def substitute(self, template: str, match: re.Match[str]) -> str:
+    def substitute(self, template: str, match: Any) -> str:
         """JavaScript's GetSubstitution: `$$` is "$", `$&` the match, `` $` `` and `$'` the text before and after,
         `$1`..`$99` a group (two digits when that group exists, else one), `$<name>` a named group (only when the
         regex has named groups); a group that did not take part gives "", anything else stays as written."""
@@ -161,7 +180,7 @@ class JsRegex:
             i += 2
         return "".join(out)
 
-    def group(self, match: re.Match[str], reference: int | str) -> str | None:
+    def group(self, match: Any, reference: int | str) -> str | None:
         """A group's text by number or JavaScript name; None when the group did not take part or does not exist
         (JavaScript's undefined)."""
         number = self.group_names.get(reference) if isinstance(reference, str) else reference
@@ -190,8 +209,9 @@ def _flags_problem(flags: str) -> str | None:
     return None
 
 
-def compile_js(source: str, flags: str = "") -> JsRegex | Uncompilable:
-    """`new RegExp(source, flags)` as Python: a `JsRegex`, or why it cannot be (see the module doc)."""
+def compile_js(source: str, flags: str = "", max_length: int | None = None) -> JsRegex | Uncompilable:
+    """`new RegExp(source, flags)` as Python: a `JsRegex`, or why it cannot be (see the module doc).
+    `max_length`: the longest translation compiled (compiling takes time in proportion to it)."""
     problem = _flags_problem(flags)
     if problem:
         return Uncompilable(source, flags, "syntax", problem)
@@ -201,17 +221,20 @@ def compile_js(source: str, flags: str = "") -> JsRegex | Uncompilable:
         translated, names = _Translator(source, flags).translate()
     except _Refused as refused:
         return Uncompilable(source, flags, refused.kind, refused.reason)
-    options = re.IGNORECASE if "i" in flags else 0
+    if max_length is not None and len(translated) > max_length:
+        return Uncompilable(source, flags, "limit", f"its translation has {len(translated)} characters, over the "
+                                                    f"limit of {max_length}")
+    options = engine.VERSION0 | (engine.IGNORECASE if "i" in flags else 0)
     if "s" in flags:
-        options |= re.DOTALL
+        options |= engine.DOTALL
     try:
-        compiled = re.compile(translated, options)
-    except (re.error, OverflowError, RecursionError) as error:
-        return Uncompilable(source, flags, "unsupported", f"Python's re refuses the translation: {error}")
+        compiled = engine.compile(translated, options)
+    except (engine.error, OverflowError, RecursionError) as error:
+        return Uncompilable(source, flags, "unsupported", f"the regex package refuses the translation: {error}")
     return JsRegex(source, flags, compiled, names)
 
 
-def regex_from_string(text: str) -> JsRegex | Uncompilable:
+def regex_from_string(text: str, max_length: int | None = None) -> JsRegex | Uncompilable:
     """SillyTavern's `regexFromString` (utils.js), which reads a regex script's find: "/pattern/flags" is the
     pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
     stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
@@ -221,8 +244,8 @@ def regex_from_string(text: str) -> JsRegex | Uncompilable:
         return Uncompilable(text, "", "syntax", "an empty find")
     pattern, flags = parts.group(2), parts.group(3)
     if flags and not _FIND_FLAGS.test(flags):
-        return compile_js(text)
-    return compile_js(pattern, flags)
+        return compile_js(text, "", max_length)
+    return compile_js(pattern, flags, max_length)
 
 
 def _literal(char: str) -> str:
@@ -249,8 +272,6 @@ class _Translator:
 
     def fail(self, reason: str) -> _Refused:
         return _Refused("syntax", f"{reason} (at {self.i})")
-
-    # ----------------------------------------------------------------------------------- pre-scan
 
     def _count_groups(self) -> int:
         s, i, count, in_class = self.source, 0, 0, False
@@ -282,8 +303,6 @@ class _Translator:
                     self.names[name.group()] = count
             i += 1
         return count
-
-    # ----------------------------------------------------------------------------------- translation
 
     def translate(self) -> tuple[str, dict[str, int]]:
         out: list[str] = []

@@ -9,13 +9,15 @@ compile does nothing; `invalid_finds` names them so the preview can say so.
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.reading import ImportInvalid
-from assembly.sillytavern.js_regex import JsRegex, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex, Uncompilable
 from assembly.sillytavern.models import RegexScript
+from assembly.sillytavern.pattern_matcher import PatternRuns, find_limited
 from assembly.sillytavern.regex_changes import RegexStep
 
 USER_INPUT, AI_OUTPUT, SLASH_COMMAND, WORLD_INFO, REASONING = 1, 2, 3, 5, 6
@@ -68,33 +70,49 @@ def scripts_in_order(resources: Any) -> tuple[RegexScript, ...]:
     return tuple(out)
 
 
-def _find(script: RegexScript, macros: MacroContext) -> JsRegex | None:
+def _find(script: RegexScript, macros: MacroContext, runs: PatternRuns | None = None) -> JsRegex | None:
+    """The script's find compiled, or None: SillyTavern could not compile it, or (reported to `runs`) it is over
+    the size limits."""
+    regex = _compiled_find(script, macros, runs.limits if runs is not None else None)
+    if isinstance(regex, Uncompilable):
+        if regex.kind == "limit" and runs is not None:
+            runs.refuse(_owner(script), regex.source, "size", regex.reason)
+        return None
+    return regex
+
+
+def _owner(script: RegexScript) -> str:
+    return f"regex script {script.script_name!r}"
+
+
+def _compiled_find(script: RegexScript, macros: MacroContext, limits: Any) -> JsRegex | Uncompilable:
     find = script.find_regex
     if script.substitute_regex == 1:
         find = expand_text_macros(find, macros).text
     elif script.substitute_regex == 2:
         escaped = MacroContext(user=_escape(macros.user), char=_escape(macros.char))
         find = expand_text_macros(find, escaped).text
-    regex = regex_from_string(find)
-    return regex if isinstance(regex, JsRegex) else None  # SillyTavern could not compile it: the script does nothing
+    return find_limited(find, limits) if limits is not None else find_limited(find)
 
 
 def _escape(text: str) -> str:
     return _REGEX_SPECIALS.sub(lambda m: "\\" + m.group(0), text)
 
 
-def run_regex_script(script: RegexScript, text: str, macros: MacroContext) -> str:
+def run_regex_script(script: RegexScript, text: str, macros: MacroContext, runs: PatternRuns | None = None) -> str:
     """One script on one text: every match (the first without g) becomes the replacement, with {{match}}, $N and
-    $<name> filled (each group value without the trim strings) and then the macros substituted."""
+    $<name> filled (each group value without the trim strings) and then the macros substituted. Over a limit of
+    `runs` (a fresh one by default) the text is left as it was."""
     if script.disabled or not script.find_regex or not text:
         return text
-    regex = _find(script, macros)
+    runs = runs if runs is not None else PatternRuns()
+    regex = _find(script, macros, runs)
     if regex is None:
         return text
     trims = [expand_text_macros(t, macros).text for t in script.trim_strings]
     template = _MATCH_MACRO.sub("$0", script.replace_string)
 
-    def group_value(found: re.Match[str], number: str | None, name: str | None) -> str:
+    def group_value(found: Any, number: str | None, name: str | None) -> str:
         value = regex.group(found, int(number) if number is not None else name)  # None: no such group
         if not value:
             return ""
@@ -103,28 +121,32 @@ def run_regex_script(script: RegexScript, text: str, macros: MacroContext) -> st
                 value = value.replace(trim, "")
         return value
 
-    def replace(found: re.Match[str]) -> str:
+    def replace(found: Any) -> str:
         filled = _GROUP_REFERENCE.sub(lambda g: group_value(found, g.group(1), g.group(2)), template)
         return expand_text_macros(filled, macros).text
 
-    return regex.replace_each(text, replace)
-
+    limit = runs.limits.output_length
+    result = runs.run(_owner(script), regex,
+                      lambda deadline: regex.replace_each(text, replace, deadline=deadline, max_output=limit))
+    return text if result is None else result
 
 
 def regexed(text: str, placement: int, scripts: Sequence[RegexScript], macros: MacroContext, *,
-            is_prompt: bool = False, depth: int | None = None) -> str:
+            is_prompt: bool = False, depth: int | None = None, runs: PatternRuns | None = None) -> str:
     """SillyTavern's `getRegexedString`: the scripts this call runs, in order, each on the previous one's output.
     A prompt call runs the prompt-only scripts; an unmarked call those with neither prompt-only nor markdown-only.
     With a depth, a script is skipped below its minDepth (a number >= -1) or above its maxDepth (>= 0)."""
-    return regexed_steps(text, placement, scripts, macros, is_prompt=is_prompt, depth=depth)[0]
+    return regexed_steps(text, placement, scripts, macros, is_prompt=is_prompt, depth=depth, runs=runs)[0]
 
 
 def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], macros: MacroContext, *,
-                  is_prompt: bool = False, depth: int | None = None) -> tuple[str, list[RegexStep]]:
+                  is_prompt: bool = False, depth: int | None = None,
+                  runs: PatternRuns | None = None) -> tuple[str, list[RegexStep]]:
     """`regexed`, and each script that changed the text with the text before and after it (for the preview)."""
     steps: list[RegexStep] = []
     if not text:
         return text, steps
+    runs = runs if runs is not None else PatternRuns()
     for script in scripts:
         if is_prompt:
             if not script.prompt_only:
@@ -137,7 +159,7 @@ def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], mac
             if script.max_depth is not None and script.max_depth >= 0 and depth > script.max_depth:
                 continue
         if placement in script.placement:
-            after = run_regex_script(script, text, macros)
+            after = run_regex_script(script, text, macros, runs)
             if after != text:
                 steps.append(RegexStep(script=script.script_name, before=text, after=after))
             text = after
@@ -145,34 +167,94 @@ def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], mac
 
 
 def invalid_finds(scripts: Sequence[RegexScript], macros: MacroContext) -> list[dict[str, Any]]:
-    """The enabled scripts whose find SillyTavern could not compile: they change nothing."""
-    return [{"code": "ST_REGEX_FIND_INVALID", "script": s.script_name, "find": s.find_regex}
-            for s in scripts if not s.disabled and s.find_regex and _find(s, macros) is None]
+    """The enabled scripts whose find SillyTavern could not compile: they change nothing. (A find over the size
+    limits is reported by the run, as ST_PATTERN_LIMIT.)"""
+    out = []
+    for script in scripts:
+        if script.disabled or not script.find_regex:
+            continue
+        regex = _compiled_find(script, macros, None)
+        if isinstance(regex, Uncompilable) and regex.kind != "limit":
+            out.append({"code": "ST_REGEX_FIND_INVALID", "script": script.script_name, "find": script.find_regex})
+    return out
 
 
 def regexed_chat(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
-                 generation_type: str, typed: Sequence[bool] = ()) -> list[str]:
+                 generation_type: str, typed: Sequence[bool] = (), runs: PatternRuns | None = None) -> list[str]:
     """Every chat message as it reaches the prompt (§13.1)."""
     return [text for text, _ in regexed_chat_steps(chat, scripts, macros, generation_type=generation_type,
-                                                    typed=typed)]
+                                                    typed=typed, runs=runs)]
 
 
 def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
-                       generation_type: str, typed: Sequence[bool] = ()) -> list[tuple[str, list[RegexStep]]]:
+                       generation_type: str, typed: Sequence[bool] = (),
+                       runs: PatternRuns | None = None) -> list[tuple[str, list[RegexStep]]]:
     """Every chat message as it reaches the prompt (§13.1), with the scripts that changed it: a message typed now
     first gets the user-input scripts of an unmarked call and the macros (what SillyTavern stores); then every
     message gets the prompt-only scripts of its placement (user input for user messages, AI output otherwise), at
     its depth: 0 for the newest, counting up toward older ones; with continue everything shifts by one (the
     continued message is -1)."""
+    runs = runs if runs is not None else PatternRuns()
     out = []
     shift = 1 if generation_type == "continue" else 0
+    signature = _scripts_signature(scripts, macros, runs)
     for index, (role, content) in enumerate(chat):
-        placement = USER_INPUT if role == "user" else AI_OUTPUT
-        steps: list[RegexStep] = []
-        if index < len(typed) and typed[index] and role == "user":
-            content, steps = regexed_steps(content, USER_INPUT, scripts, macros)
-            content = expand_text_macros(content, macros).text
+        is_typed = index < len(typed) and typed[index] and role == "user"
         depth = len(chat) - 1 - index - shift
-        content, prompt_steps = regexed_steps(content, placement, scripts, macros, is_prompt=True, depth=depth)
-        out.append((content, steps + prompt_steps))
+        key = (signature, role, content, is_typed, depth)
+        kept = _MESSAGE_MEMO.get(key) if signature is not None else None
+        if kept is not None:
+            _MESSAGE_MEMO.move_to_end(key)
+            out.append((kept[0], list(kept[1])))
+            continue
+        refused_before = len(runs.refusals)
+        result = _regexed_message(role, content, is_typed, depth, scripts, macros, runs)
+        if signature is not None and len(runs.refusals) == refused_before and not macros.variables:
+            _remember(key, result)  # a run cut short by a limit depends on the time left: never kept
+        out.append(result)
     return out
+
+
+def _regexed_message(role: str, content: str, is_typed: bool, depth: int, scripts: Sequence[RegexScript],
+                     macros: MacroContext, runs: PatternRuns) -> tuple[str, list[RegexStep]]:
+    placement = USER_INPUT if role == "user" else AI_OUTPUT
+    steps: list[RegexStep] = []
+    if is_typed:
+        content, steps = regexed_steps(content, USER_INPUT, scripts, macros, runs=runs)
+        content = expand_text_macros(content, macros).text
+    content, prompt_steps = regexed_steps(content, placement, scripts, macros, is_prompt=True, depth=depth, runs=runs)
+    return content, steps + prompt_steps
+
+
+# Regexed chat messages by content: (scripts, macros, limits, role, text, typed, depth) -> (text, steps). Bounded by
+# entries and by the characters held (the texts before and after, and the steps' copies).
+_MESSAGE_MEMO: OrderedDict[tuple[Any, ...], tuple[str, list[RegexStep]]] = OrderedDict()
+_MEMO_ENTRIES = 4096
+_MEMO_CHARACTERS = 16_000_000
+_memo_size: list[int] = [0]
+
+
+def _scripts_signature(scripts: Sequence[RegexScript], macros: MacroContext, runs: PatternRuns) -> Any:
+    """What a message's result depends on besides its own text; None when it cannot be kept (macros that read or
+    write per-request state)."""
+    if macros.variables or macros.read_chat:
+        return None
+    return (tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
+                   s.markdown_only, s.prompt_only, s.substitute_regex, s.min_depth, s.max_depth) for s in scripts),
+            macros.user, macros.char, macros.last_user_message, macros.last_char_message, macros.drop_unknown,
+            runs.limits)
+
+
+def _weight(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> int:
+    return len(key[2]) + len(result[0]) + sum(len(step.before) + len(step.after) for step in result[1])
+
+
+def _remember(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> None:
+    weight = _weight(key, result)
+    if weight > _MEMO_CHARACTERS // 4:
+        return
+    _MESSAGE_MEMO[key] = result
+    _memo_size[0] += weight
+    while len(_MESSAGE_MEMO) > _MEMO_ENTRIES or _memo_size[0] > _MEMO_CHARACTERS:
+        old_key, old = _MESSAGE_MEMO.popitem(last=False)
+        _memo_size[0] -= _weight(old_key, old)

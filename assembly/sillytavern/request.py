@@ -32,6 +32,7 @@ from assembly.sillytavern.messages import (
     trusted_message,
 )
 from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.pattern_matcher import PatternRuns
 from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.slots import (
@@ -279,16 +280,19 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     regex_changes: list[RegexChange] = []
+    pattern_runs = PatternRuns()
     if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
         macros = MacroContext(user=user, char=char)
         texts = regexed_chat_steps([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
-                                   typed=[kind == "normal" and n.module == "input" for n in chat_nodes])
+                                   typed=[kind == "normal" and n.module == "input" for n in chat_nodes],
+                                   runs=pattern_runs)
         for node, (text, steps) in zip(chat_nodes, texts, strict=True):
             node.text = text
             regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
     extras = _Extras(by_id)
     if scripts:
         extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
+        extras.diagnostics.extend(pattern_runs.diagnostics())
     ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     if marker_injections:  # a marker's nodes went in-chat: Main and the examples are what is left of them

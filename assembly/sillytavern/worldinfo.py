@@ -316,7 +316,8 @@ def activate_world_info(
     used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)
-    return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget)
+    return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget).model_copy(
+        update={"pattern_limits": tuple(scan.patterns.diagnostics())})
 
 
 def _result(book: WorldBook, mode: Literal["all", "keywords"], active: list[tuple[Candidate, Match, str, int]],

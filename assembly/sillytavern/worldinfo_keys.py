@@ -2,7 +2,8 @@
 
 A key written `/pattern/flags` is a JavaScript regular expression, run through `js_regex`; any other key is a
 substring, lower-cased unless case-sensitive, and with whole words a single-word key must sit between non-word
-characters (JavaScript's ASCII `\\w`, so a CJK or accented neighbour counts as a boundary).
+characters (JavaScript's ASCII `\\w`, so a CJK or accented neighbour counts as a boundary). Regex keys run
+through `pattern_matcher`: one over its size or time limit matches nothing, reported to the request's runs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js
+from assembly.sillytavern.js_regex import JsRegex, Uncompilable
+from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns, compile_limited
 
 _REGEX_KEY = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
@@ -26,16 +28,22 @@ def split_regex_key(key: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=4096)
-def compile_regex_key(key: str) -> JsRegex | Uncompilable | None:
-    """A key written as a regex -> the regex, or why it cannot run; None for a plain key."""
+def compile_regex_key(key: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable | None:
+    """A key written as a regex -> the regex, or why it cannot run (`kind="limit"`: over the size limits); None for
+    a plain key."""
     written = split_regex_key(key)
-    return None if written is None else compile_js(*written)
+    return None if written is None else compile_limited(*written, limits)
 
 
 def parse_regex_key(key: str) -> JsRegex | None:
     """The regex of a key, or None. As in SillyTavern, a key whose regex does not compile is a plain key."""
     regex = compile_regex_key(key)
     return regex if isinstance(regex, JsRegex) else None
+
+
+def is_limited_regex_key(key: str, limits: PatternLimits = DEFAULT_LIMITS) -> bool:
+    regex = compile_regex_key(key, limits)
+    return isinstance(regex, Uncompilable) and regex.kind == "limit"
 
 
 _JS_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -54,12 +62,19 @@ def _find_whole_word(haystack: str, needle: str) -> int | None:
     return None
 
 
-def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words: bool) -> int | None:
+def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words: bool,
+             runs: PatternRuns | None = None, owner: str = "a world info entry") -> int | None:
     """Offset of the first match of `key` in `haystack`, or None. `key` is already macro-expanded and trimmed.
-    Without case sensitivity the caller passes the lower-cased haystack (offsets are those of that text)."""
-    regex = parse_regex_key(key)
-    if regex is not None:
-        found = regex.search(haystack)  # a fresh RegExp's test(): lastIndex 0, so `y` anchors at the start
+    Without case sensitivity the caller passes the lower-cased haystack (offsets are those of that text). A regex
+    key runs within `runs` (a fresh one by default): over a limit it matches nothing, reported for `owner`."""
+    runs = runs if runs is not None else PatternRuns()
+    regex = compile_regex_key(key, runs.limits)
+    if isinstance(regex, Uncompilable) and regex.kind == "limit":
+        runs.refuse(owner, regex.source, "size", regex.reason)
+        return None
+    if isinstance(regex, JsRegex):
+        # a fresh RegExp's test(): lastIndex 0, so `y` anchors at the start
+        found = runs.run(owner, regex, lambda deadline: regex.search(haystack, deadline=deadline))
         return found.start() if found else None
     needle = key if case_sensitive else key.lower()
     # A key of several words is a plain substring even with whole words (SillyTavern splits it on whitespace).
@@ -71,10 +86,10 @@ def find_key(haystack: str, key: str, *, case_sensitive: bool, match_whole_words
 
 def regex_key_refusal(key: str) -> Uncompilable | None:
     """Why a key written as a regex is matched as text instead: JavaScript rejects it too (`syntax`, SillyTavern
-    does the same), or only the translation to Python fails (`unsupported`). None for regex and plain keys.
-    `key` is trimmed."""
+    does the same), or only the translation to Python fails (`unsupported`). None for regex and plain keys, and
+    for a key over the size limits (the scan reports those). `key` is trimmed."""
     regex = compile_regex_key(key)
-    return regex if isinstance(regex, Uncompilable) else None
+    return regex if isinstance(regex, Uncompilable) and regex.kind != "limit" else None
 
 
 def is_untranslatable_regex_key(key: str) -> bool:

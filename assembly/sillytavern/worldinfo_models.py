@@ -5,7 +5,7 @@ Every model is frozen and JSON-ready; `WorldInfoActivation` is what `worldinfo.a
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -99,3 +99,4 @@ class WorldInfoActivation(_Model):
     scan_passes: int
     budget: WorldInfoBudget | None  # None for activation "all"
     notes: tuple[str, ...] = ()  # features present in the book that the preview does not evaluate
+    pattern_limits: tuple[dict[str, Any], ...] = ()  # ST_PATTERN_LIMIT diagnostics: regex keys skipped (limits)

@@ -12,6 +12,11 @@ Rolls are deterministic in the preview and show the more likely outcome: the pro
 (50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
 below 50 fails; an inclusion group is won by its most likely member: the highest `order` among `group_override`
 entries, else the highest `group_weight`, ties going to the earlier candidate.
+
+Cost: a pass reads each buffer once for all plain keys (`worldinfo_key_index`), and looks for a candidate's keys
+one by one only when one of them occurs. A candidate a recursion pass found nothing for is "settled": the next
+recursion pass's buffer is the same text with the new recursion text appended, so it is visited again only when one
+of its keys occurs in that new text (its skip reason is carried to the pass it would have been recorded in).
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.pattern_matcher import PatternRuns
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
+from assembly.sillytavern.worldinfo_key_index import KeyIndex
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.tokens import count_tokens
@@ -132,6 +139,13 @@ class KeywordScan:
     failed_probability: set[Any] = field(default_factory=set)
     overflowed: bool = False
     passes: int = 0
+    patterns: PatternRuns = field(default_factory=PatternRuns)  # this request's regex key runs and their limits
+    _index: KeyIndex | None = None
+    _settled: set[int] = field(default_factory=set)  # candidate indices (see the module doc)
+    _present: dict[int, tuple[ScanBuffer, set[int]]] = field(default_factory=dict)  # id(buffer) -> candidates
+    _positions: dict[int, int] = field(default_factory=dict)  # id(candidate) -> its index
+    _woken: set[int] = field(default_factory=set)  # settled candidates whose keys occur in this pass's new text
+    _closed_groups: set[str] = field(default_factory=set)  # the inclusion groups of the activated entries
 
     def skip(self, uid: Any, reason: SkipReason) -> None:
         # Keep the first decisive reason (it names the winner or the token count): a later pass only repeats it.
@@ -147,9 +161,14 @@ class KeywordScan:
         current_level = levels.pop(0) if levels else 0
         state = ScanState.INITIAL
         all_activated_text = ""
+        self._index = KeyIndex([[needle for _w, needle in c.keys] for c in self.candidates])
+        self._positions = {id(c): i for i, c in enumerate(self.candidates)}
         while state:
             if book.max_recursion_steps and book.max_recursion_steps <= self.passes:
                 break
+            if state != ScanState.RECURSION:
+                self.unsettle(self._settled)
+            self._present.clear()
             self.passes += 1
             matches = self.scan(state, current_level)
             matches = self.inclusion_groups(matches, state)
@@ -209,6 +228,28 @@ class KeywordScan:
             if state:
                 self.buffers.add_recursion(for_recursion)
                 all_activated_text = "\n".join(c for _uid, c in for_recursion) + "\n" + all_activated_text
+        self.unsettle(self._settled)
+
+    def unsettle(self, indices: set[int]) -> None:
+        """Settled candidates visited again: their no-match reason as the last pass that skipped them recorded it."""
+        for index in list(indices):
+            uid = self.candidates[index].entry.uid
+            reason = self.outcome.get(uid)
+            if reason is not None and reason.kind == "no_match" and reason.scan_pass != self.passes:
+                self.outcome[uid] = reason.model_copy(update={"scan_pass": self.passes})
+            self._settled.discard(index)
+
+    def visiting(self, state: str) -> list[int]:
+        """The candidates this pass looks at, in candidate order: all but the settled ones whose keys are absent
+        from the newest recursion text."""
+        self._woken = set()
+        if not self._settled:
+            return list(range(len(self.candidates)))
+        assert self._index is not None and state == ScanState.RECURSION
+        woken = self._settled & self._index.candidates_in(self.buffers.recursion[-1].text)
+        self.unsettle(woken)
+        self._woken = woken
+        return [i for i in range(len(self.candidates)) if i not in self._settled]
 
     def skipper(self, uid: Any) -> Any:
         def skip(kind: SkipKind, message: str, **fields: Any) -> None:
@@ -218,6 +259,7 @@ class KeywordScan:
 
     def activate(self, match: Match, content: str) -> None:
         self.activated[match.candidate.entry.uid] = (match, content, self.passes)
+        self._closed_groups.add(match.candidate.entry.group)
         self.outcome.pop(match.candidate.entry.uid, None)
 
     def matched_skip(self, match: Match, kind: SkipKind, **fields: Any) -> SkipReason:
@@ -225,7 +267,8 @@ class KeywordScan:
 
     def scan(self, state: str, current_level: int) -> list[Match]:
         matches = []
-        for candidate in self.candidates:
+        for index in self.visiting(state):
+            candidate = self.candidates[index]
             entry = candidate.entry
             uid = entry.uid
             if uid in self.failed_probability or uid in self.activated:
@@ -273,6 +316,8 @@ class KeywordScan:
                 depth = entry.scan_depth if entry.scan_depth is not None else self.buffers.depth()
                 where = "the scan depth is 0" if depth <= 0 else f"the last {depth} message(s)"
                 skip("no_match", f"no primary key found ({where})")
+                if state == ScanState.RECURSION and self._index is not None and index in self._index.indexed:
+                    self._settled.add(index)
                 continue
             key, source = found
             kind = "recursion" if source is not None and source.kind == "recursion" else "key"
@@ -304,13 +349,27 @@ class KeywordScan:
     def primary(self, candidate: Candidate, state: str) -> tuple[str, MatchSource | None] | None:
         """The first primary key (in the entry's order) found in its buffer, and where it was found."""
         buffer = self.buffers.buffer(candidate.entry, state)
-        if buffer is None:
+        if buffer is None or not self.may_match(candidate, buffer):
             return None
         for written, needle in candidate.keys:
             offset = self.find(buffer, candidate.entry, needle)
             if offset is not None:
                 return written, buffer.source_at(offset, self.raw_text(candidate.entry, needle))
         return None
+
+    def may_match(self, candidate: Candidate, buffer: ScanBuffer) -> bool:
+        """False when the key index shows none of the candidate's keys in the buffer (one read per buffer)."""
+        index = self._index
+        if index is None:
+            return True
+        position = self._positions[id(candidate)]
+        if position not in index.indexed or position in self._woken:
+            return True
+        present = self._present.get(id(buffer))
+        if present is None or present[0] is not buffer:
+            present = (buffer, index.candidates_in(buffer.text(True)[0]))
+            self._present[id(buffer)] = present
+        return position in present[1]
 
     def raw_text(self, entry: WorldBookEntry, needle: str) -> bool:
         # A regex key runs on the raw buffer (its own flags decide case); a plain key on the lower-cased one unless
@@ -320,7 +379,8 @@ class KeywordScan:
     def find(self, buffer: ScanBuffer, entry: WorldBookEntry, needle: str) -> int | None:
         text = buffer.text(self.raw_text(entry, needle))[0]
         return find_key(text, needle, case_sensitive=self.case_sensitive(entry),
-                        match_whole_words=self.whole_words(entry))
+                        match_whole_words=self.whole_words(entry), runs=self.patterns,
+                        owner=f"world info entry {entry.uid}")
 
     def score(self, candidate: Candidate, state: str) -> int:
         """SillyTavern's group score: primary keys found, plus secondary keys found under and_any (and under and_all
@@ -342,7 +402,7 @@ class KeywordScan:
 
     def inclusion_groups(self, matches: list[Match], state: str) -> list[Match]:
         """One entry per inclusion group and pass (sillytavern.md §7.3): `worldinfo_groups`."""
-        closed = {match.candidate.entry.group for match, _c, _p in self.activated.values()}
+        closed = self._closed_groups
         kept, losses = filter_inclusion_groups(
             matches, groups_of=lambda m: m.candidate.groups, entry_of=lambda m: m.candidate.entry,
             closed=lambda name: name in closed,

@@ -111,7 +111,6 @@ REFUSALS = [
     ("\\1", "u", "syntax"),
     ("[\\w-z]", "u", "syntax"),
     ("(?<=a)*", "", "syntax"),
-    ("(?<=a+)b", "", "unsupported"),  # JavaScript looks behind at any width
     ("\\p{L}", "u", "unsupported"),
     ("a", "v", "unsupported"),
 ]
@@ -195,3 +194,15 @@ def test_regex_from_string(find, source, flags):
 def test_a_find_that_leaves_no_regex(find):
     # "" has no parts; x passes SillyTavern's flag check but not new RegExp; "(" does not compile
     assert isinstance(regex_from_string(find), Uncompilable)
+
+
+def test_a_lookbehind_of_any_width_matches_as_in_javascript():
+    # ECMAScript matches a lookbehind right to left: in /(?<=(\d+)(\d+))$/ on "1053" the second group is greedy
+    # first, so it takes "053" and the first "1" (the proposal's own example)
+    regex = compile_js("(?<=(\\d+)(\\d+))$")
+    assert isinstance(regex, JsRegex)
+    found = regex.search("1053")
+    assert (found.start(), regex.group(found, 1), regex.group(found, 2)) == (4, "1", "053")
+    price = compile_js("(?<=\\$\\d+(\\.\\d+)?) dollars")
+    assert price.search("cost $10.53 dollars").start() == 11
+    assert price.search("cost 10.53 dollars") is None

@@ -1,0 +1,103 @@
+"""Limits on every pattern the engine runs (world info regex keys, regex scripts): hostile or pathological patterns
+finish fast, are skipped for the request and are reported as ST_PATTERN_LIMIT naming the entry or script."""
+
+from __future__ import annotations
+
+import time
+
+from assembly.macros import MacroContext
+from assembly.sillytavern import regex as regex_module
+from assembly.sillytavern.js_regex import compile_js
+from assembly.sillytavern.models import RegexScript, WorldBook, WorldBookEntry
+from assembly.sillytavern.pattern_matcher import PatternLimits, PatternRuns, compile_limited
+from assembly.sillytavern.regex import AI_OUTPUT, USER_INPUT, regexed_chat_steps, run_regex_script
+from assembly.sillytavern.worldinfo import activate_world_info
+
+MACROS = MacroContext(user="Aria", char="Seraphina")
+FAST = PatternLimits(time_s=0.05)  # a short limit keeps the tests quick; the behaviour is the default's
+OZONE = r"/\s*[^.!?]*\bozone\b[^.!?]*[.!?]\s*/gi"
+
+
+def scan(*entries: WorldBookEntry, chat: str):
+    book = WorldBook(entries=entries, activation="keywords")
+    return activate_world_info(book, chat=[{"role": "user", "content": chat}], names={"user": "Aria"},
+                               max_context=1_000_000)
+
+
+def timed(work):
+    started = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - started
+
+
+def test_nested_quantifier_key_finishes_with_javascripts_answer():
+    # /(a+)+$/ on "aaa...!" backtracks exponentially in a naive engine; the answer is "no match"
+    result, seconds = timed(lambda: scan(WorldBookEntry(uid=1, keys=("/(a+)+$/",)), chat="a" * 34 + "!"))
+    assert result.active == ()
+    assert seconds < 2
+
+
+def test_a_key_that_runs_out_of_time_is_skipped_and_reported():
+    result, seconds = timed(lambda: scan(WorldBookEntry(uid=7, keys=("/(a|aa)+$/",)), chat="a" * 40 + "!"))
+    assert result.active == ()
+    assert seconds < 3  # the default quarter second, overshot at most by the regex package's check interval
+    [limit] = result.pattern_limits
+    assert limit["code"] == "ST_PATTERN_LIMIT" and limit["owner"] == "world info entry 7"
+    assert limit["limit"] == "time"
+
+
+def test_an_oversized_key_is_not_compiled():
+    keys = tuple("/" + "\\b" * 20_000 + f"{i}/" for i in range(4))
+    result, seconds = timed(lambda: scan(WorldBookEntry(uid=3, keys=keys), chat="0 1 2 3"))
+    assert result.active == ()
+    assert seconds < 1
+    assert {d["limit"] for d in result.pattern_limits} == {"size"}
+    assert all(d["owner"] == "world info entry 3" for d in result.pattern_limits)
+
+
+def test_a_translation_over_the_limit_is_refused_before_compiling():
+    answer = compile_limited("\\b" * 4000, "", PatternLimits())  # 8,000 characters, but a long translation
+    assert answer.kind == "limit"
+    assert compile_js("\\b" * 10, "").search("ab") is not None
+
+
+def test_a_replacement_that_grows_past_the_output_cap_is_refused():
+    script = RegexScript(script_name="echo", find_regex="/./g", replace_string="$0" * 1000, placement=(USER_INPUT,))
+    runs = PatternRuns()
+    text = "x" * 1_000_000
+    out, seconds = timed(lambda: run_regex_script(script, text, MACROS, runs))
+    assert out is text  # the script changes nothing
+    assert seconds < 5
+    [limit] = runs.diagnostics()
+    assert limit["owner"] == "regex script 'echo'" and limit["limit"] == "output"
+
+
+def test_a_script_is_held_to_its_time_over_the_whole_chat():
+    script = RegexScript(script_name="ozone", find_regex=OZONE, placement=(USER_INPUT, AI_OUTPUT), prompt_only=True)
+    message = "the air smelled of ozone and rain, " * 400  # no sentence end: every start scans to the end
+    chat = [("user" if i % 2 == 0 else "assistant", message + str(i)) for i in range(20)]
+    runs = PatternRuns(limits=FAST)
+    out, seconds = timed(lambda: regexed_chat_steps(chat, [script], MACROS, generation_type="normal", runs=runs))
+    assert seconds < 2
+    assert [text for text, _steps in out] == [text for _role, text in chat]
+    assert [d["limit"] for d in runs.diagnostics()] == ["time"]
+
+
+def test_a_script_that_finishes_is_unchanged_by_the_limits():
+    script = RegexScript(script_name="ozone", find_regex=OZONE, placement=(USER_INPUT,), prompt_only=True)
+    [(text, _steps)] = regexed_chat_steps([("user", "Hi. It smelled of ozone today! Bye.")], [script], MACROS,
+                                         generation_type="normal", runs=PatternRuns())
+    assert text == "Hi.Bye."
+
+
+def test_the_chat_is_regexed_once_for_the_scan_and_the_prompt(monkeypatch):
+    script = RegexScript(script_name="swap", find_regex="/dragon/g", replace_string="wyrm",
+                         placement=(USER_INPUT, AI_OUTPUT), prompt_only=True)
+    chat = [("user", "a dragon flies over the once-only test"), ("assistant", "the dragon lands")]
+    first = regexed_chat_steps(chat, [script], MACROS, generation_type="normal")
+    calls = []
+    real = regex_module.run_regex_script
+    monkeypatch.setattr(regex_module, "run_regex_script", lambda *a, **k: calls.append(a) or real(*a, **k))
+    again = regexed_chat_steps(chat, [script], MACROS, generation_type="normal")
+    assert again == first and calls == []
+    assert [text for text, _steps in first] == ["a wyrm flies over the once-only test", "the wyrm lands"]

@@ -1,0 +1,65 @@
+"""The keyword scan's cost and what it must keep: a pass reads its text once for all plain keys, a recursion pass
+revisits only the entries whose keys occur in the new text, and the answers (which entries, at which pass, why the
+others were skipped) are those of scanning every key over the whole buffer (sillytavern.md §7.2-§7.4)."""
+
+from __future__ import annotations
+
+import time
+
+from assembly.sillytavern.models import WorldBook, WorldBookEntry
+from assembly.sillytavern.worldinfo import activate_world_info
+
+BIG = 1_000_000
+
+
+def run(*entries: WorldBookEntry, chat: str, **book_settings):
+    book = WorldBook(entries=entries, activation="keywords", recursive=True, **book_settings)
+    return activate_world_info(book, chat=[{"role": "user", "content": chat}], names={"user": "Aria"},
+                               max_context=book_settings.pop("max_context", BIG))
+
+
+def chain(length: int, keys: int) -> list[WorldBookEntry]:
+    """Entry i is found by any of its keys; its content names one key of entry i + 1."""
+    return [WorldBookEntry(uid=i, keys=tuple(f"beacon{i}x{j}" for j in range(keys)),
+                           content=f"the road leads on to beacon{i + 1}x{(i * 7) % keys}") for i in range(length)]
+
+
+def skip_of(result, uid):
+    return next(s.reason for s in result.skipped if s.uid == uid)
+
+
+def test_a_long_recursion_chain_is_linear_in_its_passes():
+    started = time.process_time()
+    result = run(*chain(2000, 20), chat="we start at beacon0x3")
+    seconds = time.process_time() - started
+    assert [a.uid for a in sorted(result.active, key=lambda a: a.reason.scan_pass)] == list(range(2000))
+    assert all(a.reason.scan_pass == a.uid + 1 for a in result.active)
+    assert seconds < 10  # every key over the whole buffer in every pass took minutes
+
+
+def test_an_entry_never_found_keeps_the_reason_of_the_last_pass():
+    result = run(*chain(5, 3), WorldBookEntry(uid="far", keys=("lighthouse",)), chat="beacon0x0")
+    reason = skip_of(result, "far")
+    assert reason.kind == "no_match"
+    assert reason.scan_pass == result.scan_passes == 6  # five chain passes, then one that finds nothing new
+
+
+def test_an_entry_named_late_in_the_recursion_is_found_then():
+    entries = [*chain(4, 2), WorldBookEntry(uid="late", keys=("lighthouse",), content="")]
+    entries[3] = entries[3].model_copy(update={"content": "and the LightHouse beyond"})
+    result = run(*entries, chat="beacon0x0")
+    late = next(a for a in result.active if a.uid == "late")
+    assert late.reason.scan_pass == 5
+
+
+def test_case_and_whole_word_rules_hold_for_keys_met_in_recursion():
+    entries = [*chain(3, 2),
+               WorldBookEntry(uid="cased", keys=("Harbor",), case_sensitive=True),
+               WorldBookEntry(uid="word", keys=("port",), match_whole_words=True),
+               WorldBookEntry(uid="umlaut", keys=("Straße",))]
+    entries[2] = entries[2].model_copy(update={"content": "a harbor, a passport, the STRASSE and the straße"})
+    result = run(*entries, chat="beacon0x0")
+    active = {a.uid for a in result.active}
+    assert "cased" not in active and "word" not in active
+    assert "umlaut" in active  # a non-ASCII key is matched lower-cased, as before
+    assert skip_of(result, "cased").kind == "no_match"
