@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from assembly import AssemblyError, assemble, get_placement_capabilities
+from assembly import AssemblyError, get_placement_capabilities
 from assembly.errors import CodedError
 from assembly.turn_projection import DEFAULT_TURNS, MAX_TURNS, project_turns
 from preview_app import presenters, services
@@ -45,6 +45,7 @@ from preview_app.strategy_choice import APPLIED, choice_options, query_choice, r
 from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
+from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response

@@ -160,7 +160,8 @@ def refusal_response(request, error: ServiceError) -> HttpResponse:
     """The error JSON under /api/, otherwise a small page (or an htmx fragment) saying the same."""
     if request.path.startswith("/api/"):
         return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
-    title = _("Too large") if error.status == 413 else _("Not accepted")
+    title = {413: _("Too large"), 503: _("Took too long"), 422: _("Could not assemble")}.get(error.status,
+                                                                                            _("Not accepted"))
     page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request),
                                                     "lang": get_language() or "en"})
     return HttpResponse(page, status=error.status)
