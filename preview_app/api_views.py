@@ -21,6 +21,7 @@ from strategies_app.access import require, resource_for_read, revision_for_read,
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
 from studio.http import api_route, json_body, json_object, ok
+from studio.input_boundary import whole_number
 
 
 @api_route("POST")
@@ -226,7 +227,7 @@ def goldens(request):
         return ok([_golden_json(golden, with_status=True) for golden in listed_goldens()])
     require(request.user, APPROVE_GOLDEN, "approve golden snapshots")
     body = json_object(request)
-    session = session_for_read(body.get("session"))
+    session = session_for_read(whole_number(body.get("session"), "session", low=1))
     if body.get("strategy") is not None:
         revision = revision_for_read(strategy_for_read(body["strategy"]), body.get("revision"))
     elif session.applied_revision is not None:
