@@ -40,11 +40,16 @@ INSTALLED_APPS = [
     "studio.apps.StudioConfig",
 ]
 
+# Every engine run of the web process stops after this many seconds with a coded 503 (studio/engine_runs.py), well
+# inside gunicorn's own timeout (gunicorn.conf.py), so no request holds a worker.
+STUDIO_ENGINE_DEADLINE_SECONDS = float(os.environ.get("STUDIO_ENGINE_DEADLINE_SECONDS", "5"))
+
 # The server process's collector thresholds (studio/collector.py); "off" leaves the interpreter's own.
 STUDIO_GC_THRESHOLD = parse_threshold(os.environ.get("STUDIO_GC_THRESHOLD"))
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "studio.error_pages.ErrorAnswersMiddleware",  # /api/ answers JSON for every error; a page's refusal its page
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -152,6 +157,8 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.TemporaryFileUploadHandler",
 ]
 
+# Sessions in the database: deactivating a user deletes theirs (studio/user_services.py), for good.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the page, not the cookie; kept default-compatible
 if PRODUCTION:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.access import require
 from studio.errors import forbidden, not_found
+from studio.input_boundary import is_row_id
 
 EDIT_SESSION = "preview_app.edit_session"
 EDIT_ANY_SESSION = "preview_app.edit_any_session"
@@ -15,7 +16,7 @@ APPROVE_GOLDEN = "preview_app.approve_golden"
 
 def session_for_read(pk) -> Session:
     found = Session.objects.select_related("preset", "character", "persona", "applied_strategy",
-                                           "applied_revision").filter(pk=pk).first() if str(pk).isdecimal() else None
+                                           "applied_revision").filter(pk=pk).first() if is_row_id(pk) else None
     if found is None:
         raise not_found("session", pk)
     return found
@@ -57,7 +58,7 @@ def editable_sessions(user):
 
 
 def golden_for_read(pk) -> GoldenSnapshot:
-    found = GoldenSnapshot.objects.filter(pk=pk).first() if str(pk).isdecimal() else None
+    found = GoldenSnapshot.objects.filter(pk=pk).first() if is_row_id(pk) else None
     if found is None:
         raise not_found("golden snapshot", pk)
     return found

@@ -3,7 +3,6 @@ the preview reads and the services."""
 
 from __future__ import annotations
 
-from assembly import assemble
 from preview_app import services
 from preview_app.access import (
     APPROVE_GOLDEN,
@@ -19,8 +18,10 @@ from preview_app.models import GoldenSnapshot, Session
 from preview_app.previews import session_preview
 from preview_app.selectors import listed_goldens, sessions_with_applied
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
+from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
 from studio.http import api_route, json_body, json_object, ok
+from studio.input_boundary import whole_number
 
 
 @api_route("POST")
@@ -214,7 +215,7 @@ def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
         row.update({"status": status.status, "diff": status.diff,
                     "checked_revision": status.checked_revision.revision,
                     "latest_revision": status.newer.revision if status.newer else None,
-                    "latest_changes": status.latest_changes})
+                    "latest_changes": status.latest_changes, "error": status.error})
     return row
 
 
@@ -226,7 +227,7 @@ def goldens(request):
         return ok([_golden_json(golden, with_status=True) for golden in listed_goldens()])
     require(request.user, APPROVE_GOLDEN, "approve golden snapshots")
     body = json_object(request)
-    session = session_for_read(body.get("session"))
+    session = session_for_read(whole_number(body.get("session"), "session", low=1))
     if body.get("strategy") is not None:
         revision = revision_for_read(strategy_for_read(body["strategy"]), body.get("revision"))
     elif session.applied_revision is not None:

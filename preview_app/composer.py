@@ -10,12 +10,12 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from assembly import assemble
 from assembly.errors import CodedError
 from preview_app.models import Session, SessionEvent
 from preview_app.presenters import error_context
 from preview_app.previews import session_request, strategy_document
 from preview_app.result_display import Row, display
+from studio.engine_runs import assemble
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from assembly import AssemblyError, assemble
+from assembly import AssemblyError
 from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
 from preview_app.json_diff import PartDiff, documents_equal, full_diff, part_diff
@@ -31,6 +31,7 @@ from preview_app.models import GoldenSnapshot
 from preview_app.previews import session_request, strategy_document
 from strategies_app.models import StrategyRevision
 from strategies_app.session_previews import kept_assemble
+from studio.engine_runs import assemble
 
 
 @dataclass

@@ -18,12 +18,12 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from assembly import assemble
 from preview_app.compare import align_messages
 from preview_app.models import Session
 from preview_app.previews import session_request, strategy_document
 from strategies_app.access import strategy_for_read
 from strategies_app.selectors import latest_revision
+from studio.engine_runs import assemble
 from studio.errors import invalid
 
 PARITY_STRATEGY = "builtin-st"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assembly import AssemblyResult, assemble
+from assembly import AssemblyResult
 from assembly.host import LOG_KIND, SYSTEM_KIND
 from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage, WorldBook, WorldBookEntry
 from assembly.sillytavern.worldbook import import_worldbook
@@ -19,6 +19,7 @@ from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.models import Strategy
+from studio.engine_runs import assemble
 from studio.errors import ServiceError
 
 _EVENT_FIELDS = ("seq", "message_id", "role", "content", "name", "source", "tool_calls", "tool_call_id")

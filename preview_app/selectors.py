@@ -11,6 +11,7 @@ from django.db.models import Count, Max, Min, QuerySet
 
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
+from studio.input_boundary import is_row_id
 
 
 def listed_sessions() -> QuerySet[Session]:
@@ -89,7 +90,7 @@ def preview_session(raw: Any, strategy: Strategy) -> Session | None:
     """The session a strategy page previews on: the one asked for (`raw`: a pk), else one the strategy is applied
     to, else the first."""
     sessions = Session.objects.select_related("preset", "character", "persona", "applied_strategy")
-    if raw and str(raw).isdecimal():
+    if raw and is_row_id(raw):
         found = sessions.filter(pk=raw).first()
         if found is not None:
             return found

@@ -14,7 +14,6 @@ from django.db.models import Max
 from django.utils import timezone
 from pydantic import ValidationError
 
-from assembly import assemble
 from assembly.api import require_available
 from assembly.reading import ImportInvalid
 from assembly.request import HostSettings
@@ -24,6 +23,7 @@ from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
 from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
+from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
 from studio.input_boundary import refuse_unsafe
 from studio.limits import check_chat_lines, check_event_count
@@ -321,29 +321,61 @@ def strategy_apply(*, session: Session, strategy: Strategy | None, revision: str
     return locked
 
 
-@transaction.atomic
+# Committing a turn and approving a golden run the engine. The run happens before any transaction (on SQLite a write
+# transaction holds the database's one write lock for all workers); the write after it is short and checks that the
+# session still makes the request the engine saw, else it is a 409 and nothing is written.
+
+
+def _session_moved(session: Session) -> ServiceError:
+    return ServiceError("SESSION_CHANGED", f"session {session.pk} changed while its request was being assembled; "
+                        "reload it and try again", status=409, detail={"id": str(session.pk)})
+
+
+def _turn_plan(session: Session) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """What sending `session`'s current request appends (with assembly off, the input as a user message), and the
+    engine request it came from (None with assembly off)."""
+    if session.applied_document is None:
+        events = ([{"role": "user", "content": session.current_input, "source": {"kind": "user"}}]
+                  if session.current_input else [])
+        return events, None
+    request = session_request(session, strategy_document(session.applied_strategy, session.applied_document))
+    return [e.model_dump() for e in assemble(request).durable_events], request
+
+
+def _plan_still_holds(locked: Session, seen: Session, request: dict[str, Any] | None) -> bool:
+    if locked.applied_document != seen.applied_document or locked.current_input != seen.current_input:
+        return False
+    if request is None:
+        return True
+    return session_request(locked, strategy_document(locked.applied_strategy, locked.applied_document)) == request
+
+
 def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None) -> list[SessionEvent]:
     """Step the session forward: append what sending the current request records (its durable events; with
     assembly off, the input as a user message) and then the typed assistant reply, and clear the input.
-    `expected_seq` (the last event the caller saw) turns a concurrent commit into a 409 instead of a double turn."""
-    locked = Session.objects.select_for_update().get(pk=session.pk)
-    check_event_count(locked.events.count(), 2)
+    `expected_seq` (the last event the caller saw) turns a concurrent commit into a 409 instead of a double turn;
+    a session changed while the engine ran is a 409 too."""
     reply = _check_text(reply, "reply")
+    seen = Session.objects.get(pk=session.pk)
+    if not seen.current_input and not reply:
+        raise invalid("reply", "a reply, or a session with a current input to send")
+    events, request = _turn_plan(seen)
+    with transaction.atomic():
+        return _turn_write(seen=seen, events=events, request=request, reply=reply, expected_seq=expected_seq)
+
+
+def _turn_write(*, seen: Session, events: list[dict[str, Any]], request: dict[str, Any] | None, reply: str,
+                expected_seq: int | None) -> list[SessionEvent]:
+    locked = Session.objects.select_for_update().get(pk=seen.pk)
+    check_event_count(locked.events.count(), 2)
     last_seq = _next_seq(locked) - 1
     if expected_seq is not None and expected_seq != last_seq:
         raise ServiceError("SESSION_HISTORY_CONFLICT", f"expected_seq: the history ends at {last_seq}, not "
                            f"{expected_seq}; reload the session", status=409,
                            detail={"path": "expected_seq", "seq": last_seq})
-    if not locked.current_input and not reply:
-        raise invalid("reply", "a reply, or a session with a current input to send")
-    if locked.applied_document is None:
-        events = ([{"role": "user", "content": locked.current_input, "source": {"kind": "user"}}]
-                  if locked.current_input else [])
-    else:
-        document = strategy_document(locked.applied_strategy, locked.applied_document)
-        events = [e.model_dump() for e in assemble(session_request(locked, document)).durable_events]
-    if reply:
-        events.append({"role": "assistant", "content": reply, "source": {"kind": "assistant"}})
+    if not _plan_still_holds(locked, seen, request):
+        raise _session_moved(locked)
+    events = [*events, *([{"role": "assistant", "content": reply, "source": {"kind": "assistant"}}] if reply else [])]
     used = set(locked.events.values_list("message_id", flat=True))
     created = []
     for seq, event in enumerate(events, start=last_seq + 1):
@@ -360,23 +392,47 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
     return created
 
 
-@transaction.atomic
 def turn_send(*, session: Session, content: str, reply: str, expected_seq: int | None = None) -> list[SessionEvent]:
     """The session page's composer: `content` becomes the current input and the turn is committed with the typed
-    `reply` (empty: only what sending the request records, the user message included), in one transaction."""
-    session_update(session=session, current_input=content)
-    return turn_commit(session=Session.objects.get(pk=session.pk), reply=reply, expected_seq=expected_seq)
+    `reply` (empty: only what sending the request records, the user message included), in one transaction (after
+    the engine ran on the session with that input)."""
+    seen = Session.objects.get(pk=session.pk)
+    seen.current_input = _check_text(content, "input")
+    if not seen.current_input and not reply:
+        raise invalid("reply", "a reply, or a session with a current input to send")
+    events, request = _turn_plan(seen)
+    with transaction.atomic():
+        session_update(session=seen, current_input=seen.current_input)
+        return _turn_write(seen=seen, events=events, request=request, reply=_check_text(reply, "reply"),
+                           expected_seq=expected_seq)
 
 
-@transaction.atomic
+def _golden_run(session: Session, revision: StrategyRevision) -> tuple[Session, dict[str, Any], dict[str, Any]]:
+    """(the session as read, its engine request with `revision`, the result JSON): the run, outside any transaction.
+    A run the engine refuses cannot be approved: its error is raised."""
+    seen = Session.objects.get(pk=session.pk)
+    request = session_request(seen, strategy_document(revision.strategy, revision.document))
+    return seen, request, assemble(request).model_dump(mode="json")
+
+
+def _golden_write(*, seen: Session, request: dict[str, Any], result: dict[str, Any], revision: StrategyRevision,
+                  user) -> GoldenSnapshot:
+    locked = Session.objects.select_for_update().get(pk=seen.pk)
+    if session_request(locked, request["strategy"]) != request:
+        raise _session_moved(locked)
+    golden, _ = GoldenSnapshot.objects.update_or_create(
+        session=locked, revision=revision,
+        defaults={"result": result, "approved_by": user, "approved_at": timezone.now()})
+    return golden
+
+
 def golden_approve(*, session: Session, revision: StrategyRevision, user) -> GoldenSnapshot:
     """Record the current result of `session` with `revision` as the golden one (replacing an earlier approval of
-    the same pair). A run the engine refuses cannot be approved: its error is raised."""
-    result = assemble(session_request(session, strategy_document(revision.strategy, revision.document)))
-    golden, _ = GoldenSnapshot.objects.update_or_create(
-        session=session, revision=revision,
-        defaults={"result": result.model_dump(mode="json"), "approved_by": user, "approved_at": timezone.now()})
-    return golden
+    the same pair). A run the engine refuses cannot be approved: its error is raised; a session changed while the
+    engine ran is a 409."""
+    seen, request, result = _golden_run(session, revision)
+    with transaction.atomic():
+        return _golden_write(seen=seen, request=request, result=result, revision=revision, user=user)
 
 
 @transaction.atomic
@@ -407,11 +463,12 @@ def event_move(*, event: SessionEvent, offset: int) -> SessionEvent:
     return SessionEvent.objects.get(pk=moved.pk)
 
 
-@transaction.atomic
 def golden_pin(*, session: Session, revision: StrategyRevision, user) -> GoldenSnapshot:
     """Approve the current result of `session` with `revision` and drop the session's older goldens of the same
     strategy: a golden stands for "what this session sends with this strategy", so one per pair is kept."""
-    golden = golden_approve(session=session, revision=revision, user=user)
-    GoldenSnapshot.objects.filter(session=session, revision__strategy_id=revision.strategy_id).exclude(
-        pk=golden.pk).delete()
+    seen, request, result = _golden_run(session, revision)
+    with transaction.atomic():
+        golden = _golden_write(seen=seen, request=request, result=result, revision=revision, user=user)
+        GoldenSnapshot.objects.filter(session=session, revision__strategy_id=revision.strategy_id).exclude(
+            pk=golden.pk).delete()
     return golden

@@ -50,6 +50,8 @@ from strategies_app.access import require, strategy_for_read
 from strategies_app.selectors import strategy_or_404, visible_revisions_by_strategy, visible_strategies
 from studio.errors import FormInvalid, ServiceError, invalid
 from studio.http import too_large, valid_form
+from studio.input_boundary import is_row_id, whole_number
+from studio.limits import MAX_GREETINGS
 from studio.wording import known_meaning
 
 
@@ -97,9 +99,9 @@ def _window_before(request, editing: str, edit_errors) -> int | None:
     """Which window of the history the page shows: `?before=<seq>` (the "show older" link), else the one holding the
     message being edited, else the newest."""
     raw = request.GET.get("before", "")
-    if raw.isdecimal():
+    if is_row_id(raw):
         return int(raw)
-    target = next(iter(edit_errors), None) or (int(editing) if editing.isdecimal() else None)
+    target = next(iter(edit_errors), None) or (int(editing) if is_row_id(editing) else None)
     return target + HISTORY_WINDOW // 2 if target else None
 
 
@@ -187,9 +189,8 @@ def session_say(request, pk):
 def session_greet(request, pk):
     """Start an empty history with the greeting chosen from the card's first message and alternate greetings."""
     session = session_for_edit(request.user, pk)
-    raw = request.POST.get("greeting", "")
-    index = int(raw) if raw.isdigit() else raw
     try:
+        index = whole_number(request.POST.get("greeting", ""), "greeting", high=MAX_GREETINGS)
         event = services.session_greet(session=session, index=index)
     except ServiceError as error:
         return _session_page(request, session, status=error.status, greeting_error=error.message)

@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from assembly import AssemblyError, assemble, get_placement_capabilities
+from assembly import AssemblyError, get_placement_capabilities
 from assembly.errors import CodedError
 from assembly.turn_projection import DEFAULT_TURNS, MAX_TURNS, project_turns
 from preview_app import presenters, services
@@ -45,9 +45,11 @@ from preview_app.strategy_choice import APPLIED, choice_options, query_choice, r
 from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
+from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response
+from studio.input_boundary import is_row_id, whole_number
 
 
 def refusals_as_pages(view):
@@ -106,7 +108,7 @@ COUNTED_BY_DEFAULT = 400  # ... and the across-models table (every tokenizer cou
 
 def _turns(request) -> int:
     raw = request.GET.get("turns", "")
-    return int(raw) if raw.isdecimal() else DEFAULT_TURNS
+    return int(raw) if is_row_id(raw) else DEFAULT_TURNS  # out of range: the projection says so
 
 
 def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
@@ -255,9 +257,7 @@ def _range_bounds(request) -> tuple[int, int]:
     bounds = []
     for field in ("from", "to"):
         raw = request.GET.get(field, "")
-        if not raw.isdecimal() or len(raw) > 9:
-            raise invalid(field, "a message index (a whole number, 0 or more)")
-        bounds.append(int(raw))
+        bounds.append(whole_number(raw, field, high=10**9 - 1))  # a message index
     if bounds[1] < bounds[0]:
         raise invalid("to", "an index at or after `from`")
     return bounds[0], bounds[1]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.errors import ServiceError, forbidden, not_found
+from studio.input_boundary import is_row_id
 
 EDIT_STRATEGY = "strategies_app.edit_strategy"
 EDIT_ANY_STRATEGY = "strategies_app.edit_any_strategy"
@@ -83,7 +84,7 @@ def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook
     model = RESOURCE_MODELS.get(kind)
     if model is None:
         raise not_found("resource kind", kind)
-    found = model.objects.filter(pk=pk).first() if str(pk).isdecimal() else None
+    found = model.objects.filter(pk=pk).first() if is_row_id(pk) else None
     if found is None:
         raise not_found(kind, pk)
     return found

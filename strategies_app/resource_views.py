@@ -124,8 +124,12 @@ def _import(request) -> dict:
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None
     try:
-        report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
-                                          dry_run=dry_run)
+        if kept is not None and not dry_run:  # "Import it": the token is consumed with the import
+            report = services.upload_import(user=request.user, upload=kept, kind=kind,
+                                            data=upload_content(raw, kind=kind), name=name)
+        else:
+            report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
+                                              dry_run=dry_run)
     except CodedError as error:
         if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"
             raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {KIND_NAMES[detected]}, not a "
@@ -135,6 +139,4 @@ def _import(request) -> dict:
     if dry_run:
         report.token = kept.token if kept else services.upload_keep(user=request.user, content=raw,
                                                                     filename=filename)
-    elif kept is not None:
-        services.upload_discard(upload=kept)
     return {**report.to_json(), "detected": detected}

@@ -317,6 +317,16 @@ IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook"
              "persona": persona_import, "regex": regex_import}
 
 
+@transaction.atomic
+def upload_import(*, user, upload: PendingUpload, kind: str, data: Any, name: str | None) -> ImportReport:
+    """Import a dry run's kept upload ("Import it") and consume its token in the same transaction: of concurrent
+    imports with one token one creates the resource, the others get 409; a refused import keeps the token."""
+    if PendingUpload.objects.filter(pk=upload.pk, owner=user).delete()[0] == 0:
+        raise ServiceError("UPLOAD_USED", "token: this dry run's upload was imported already (or discarded); "
+                           "see the resources list, or pick the file again", status=409, detail={"path": "token"})
+    return IMPORTERS[kind](user=user, data=data, name=name, dry_run=False)
+
+
 # ---------------------------------------------------------------------------------------------- editor edits
 # The strategy editor's writes (web.md screen 2). Each one locks the row, refuses a built-in or a stale `version`
 # (409 with the fresh draft), computes the new document from the stored draft with the pure edit of

@@ -12,8 +12,9 @@ from typing import Any, Protocol
 from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
-from assembly import AssemblyError, AssemblyResult, assemble
+from assembly import AssemblyError, AssemblyResult
 from strategies_app.models import Strategy
+from studio.engine_runs import assemble
 
 
 class PreviewSession(Protocol):

@@ -24,7 +24,8 @@ class FormInvalid(ServiceError):
 
 
 def not_found(what: str, key: Any) -> ServiceError:
-    return ServiceError("NOT_FOUND", f"{what} {key!r} does not exist", status=404, detail={"id": str(key)})
+    shown = key if len(str(key)) <= 80 else f"{str(key)[:80]}… ({len(str(key))} characters)"
+    return ServiceError("NOT_FOUND", f"{what} {shown!r} does not exist", status=404, detail={"id": str(shown)})
 
 
 def forbidden(message: str) -> ServiceError:

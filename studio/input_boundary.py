@@ -22,7 +22,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from assembly.reading import ImportInvalid, find_unsafe, loads_strict, unsafe_text
-from studio.errors import ServiceError
+from studio.errors import ServiceError, invalid
 from studio.limits import MAX_FILE_NAME
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -77,6 +77,34 @@ def _refused_text(text: str) -> bool:
     except (ValueError, ImportInvalid):
         return True
     return False
+
+
+# -------------------------------------------------------------------------------------------------- numbers
+
+MAX_ROW_ID = 2**63 - 1  # the largest primary key either database stores
+
+
+def whole_number(raw: Any, field: str, *, low: int = 0, high: int = MAX_ROW_ID) -> int:
+    """`raw` (form or query text, or a JSON number) as a whole number from `low` to `high`, else a 400 naming
+    `field`. Only ASCII digits: "²" or "٣" are not numbers a person types here, and a text longer than `high` has
+    digits is refused before Python parses it (a 5,000-digit text would raise past its int-digits limit)."""
+    expected = f"a whole number from {low} to {high}"
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, str) and raw.isascii() and raw.isdecimal() and len(raw) <= len(str(high)):
+        value = int(raw)
+    else:
+        raise invalid(field, expected)
+    if not low <= value <= high:
+        raise invalid(field, expected)
+    return value
+
+
+def is_row_id(raw: Any) -> bool:
+    """Could `raw` (a URL part, a query value, a JSON value) be a primary key? Anything else is simply not found."""
+    text = str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else raw
+    return (isinstance(text, str) and text.isascii() and text.isdecimal() and len(text) <= 19
+            and int(text) <= MAX_ROW_ID)
 
 
 # -------------------------------------------------------------------------------------------------- middleware
@@ -160,7 +188,8 @@ def refusal_response(request, error: ServiceError) -> HttpResponse:
     """The error JSON under /api/, otherwise a small page (or an htmx fragment) saying the same."""
     if request.path.startswith("/api/"):
         return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
-    title = _("Too large") if error.status == 413 else _("Not accepted")
+    title = {413: _("Too large"), 503: _("Took too long"), 422: _("Could not assemble")}.get(error.status,
+                                                                                            _("Not accepted"))
     page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request),
                                                     "lang": get_language() or "en"})
     return HttpResponse(page, status=error.status)

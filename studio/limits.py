@@ -12,6 +12,7 @@ MAX_CHAT_IMPORT_LINES = 20_000
 MAX_UPLOAD_BYTES = MAX_IMPORT_BYTES
 MAX_FIELDS = 1_000  # Django's DATA_UPLOAD_MAX_NUMBER_FIELDS (the default)
 MAX_FILE_NAME = 255
+MAX_GREETINGS = 100_000  # a greeting number above it is refused before the card is read
 
 __all__ = ["MAX_AVATAR_SIDE", "MAX_JSON_DEPTH", "MAX_UPLOAD_BYTES", "check_chat_lines", "check_event_count"]
 

@@ -4,11 +4,14 @@ field before anything is written."""
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.models import Group
 from django.contrib.auth.password_validation import validate_password
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from studio.errors import ServiceError, invalid
 
@@ -32,14 +35,28 @@ def _check_role(role: str) -> str:
 
 
 def _set_role(user, role: str) -> None:
+    """The role decides: a superuser made qa or designer loses the superuser flag (it would keep every permission)."""
     user.groups.remove(*Group.objects.filter(name__in=ROLES))
     user.groups.add(Group.objects.get(name=role))
     user.is_staff = role == "admin"
-    user.save(update_fields=["is_staff"])
+    user.is_superuser = user.is_superuser and role == "admin"
+    user.save(update_fields=["is_staff", "is_superuser"])
 
 
 def _active_admins():
-    return get_user_model().objects.filter(is_active=True, groups__name="admin").distinct()
+    """The active users who can manage users (the admin group or superusers), their rows locked for this
+    transaction so two demotions cannot each leave the other as the last admin."""
+    model = get_user_model()
+    admins = model.objects.filter(Q(groups__name="admin") | Q(is_superuser=True), is_active=True).values("pk")
+    return model.objects.select_for_update().filter(pk__in=admins)
+
+
+def _sessions_ended(user) -> None:
+    """Log `user` out everywhere: their stored sessions are deleted, so an old session cookie never works again
+    (not after a reactivation either)."""
+    ended = [s.pk for s in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
+             if s.get_decoded().get(SESSION_KEY) == str(user.pk)]
+    Session.objects.filter(pk__in=ended).delete()
 
 
 @transaction.atomic
@@ -66,7 +83,7 @@ def user_create(*, username: str, password: str, role: str):
 def user_role_update(*, actor, user, role: str):
     """Give `user` the role `role`; the last active admin cannot be demoted."""
     _check_role(role)
-    if role != "admin" and user_role(user) == "admin" and not _active_admins().exclude(pk=user.pk).exists():
+    if role != "admin" and is_studio_admin(user) and not _active_admins().exclude(pk=user.pk).exists():
         raise ServiceError("CONFLICT", "role: the last admin cannot be demoted (make another user admin first)",
                            status=409, detail={"path": "role"})
     _set_role(user, role)
@@ -79,11 +96,12 @@ def user_deactivate(*, actor, user):
     if user.pk == actor.pk:
         raise ServiceError("CONFLICT", "user: you cannot deactivate yourself", status=409,
                            detail={"path": "user"})
-    if user_role(user) == "admin" and not _active_admins().exclude(pk=user.pk).exists():
+    if is_studio_admin(user) and not _active_admins().exclude(pk=user.pk).exists():
         raise ServiceError("CONFLICT", "user: the last admin cannot be deactivated", status=409,
                            detail={"path": "user"})
     user.is_active = False
     user.save(update_fields=["is_active"])
+    _sessions_ended(user)
     return user
 
 

@@ -88,6 +88,11 @@ DIAGNOSTICS: dict[str, Any] = {
 }
 
 REFUSALS: dict[str, Any] = {
+    # bounded engine runs (studio/engine_runs.py)
+    "ENGINE_DEADLINE_EXCEEDED": _("Assembling this took longer than the studio allows one run, so it was stopped. "
+                                  "Shorten the history or the resources, or simplify the macros and patterns."),
+    "ENGINE_FAILED": _("The engine could not assemble this input; the message names what went wrong. The rest of "
+                       "the studio is unaffected."),
     # availability and strategy
     "REQUEST_ASSEMBLY_CORE_REQUIRED": _("This strategy needs the advanced (core) backend, and the session's host does "
                                         "not have it. Turn on \"core available\" in the host settings or pick a "
