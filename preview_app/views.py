@@ -37,7 +37,7 @@ from preview_app.compare import align_messages, alignment_range, alignment_windo
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
 from preview_app.goldens import golden_status, golden_statuses
 from preview_app.models import Session
-from preview_app.previews import session_request
+from preview_app.previews import host_records, session_request
 from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
@@ -162,7 +162,7 @@ def preview(request, pk):
         if options.is_bound and not options.is_valid():
             status = 400
         request_data = _preview_request(session, choice, options)
-        context["view"] = display(assemble(request_data))
+        context["view"] = display(assemble(request_data), host_records(request_data))
         context["projection"] = _projection_link(request, session, request_data)
         context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
@@ -275,7 +275,8 @@ def preview_rows(request, pk):
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
-    result = assemble(_preview_request(session, choice, options))
+    request_data = _preview_request(session, choice, options)
+    result = assemble(request_data)
     segments = range_window(result.request.messages, first, last)
     htmx = request.headers.get("HX-Request") == "true"
     if htmx and request.GET.get("layout") == "editor":
@@ -285,7 +286,7 @@ def preview_rows(request, pk):
             "items": preview_window_items(result, segments), "session": session,
             "strategy": {"slug": request.GET.get("strategy", "")}, "model": request.GET.get("model", ""),
             "generation": request.GET.get("generation", "")})
-    view = display(result)
+    view = display(result, host_records(request_data))
     context = {"session": session, "choice": choice, "first": first, "last": min(last, len(view.rows) - 1),
                "rows_html": render_window(view.rows, segments, _range_href(request, session)),
                "back": _canonical_preview_url(session, choice, options)}
