@@ -44,6 +44,7 @@ from preview_app.selectors import golden_count, golden_of, last_seq, listed_gold
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
+from strategies_app.presenters import named
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
@@ -302,7 +303,11 @@ def _export(request, pk, shape: str):
     if not options.is_valid():
         raise invalid(*options.first_error())
     result = assemble(_preview_request(session, choice, options))
-    body = result.model_dump(mode="json") if shape == "result" else {"messages": client_messages(result)}
+    if shape == "result":
+        body = result.model_dump(mode="json")
+        body["strategy"] = named(body["strategy"])
+    else:
+        body = {"messages": client_messages(result)}
     revision = (choice.revision.revision[:12] if choice.revision else "draft")
     response = JsonResponse(body, json_dumps_params={"ensure_ascii": False, "indent": 2})
     name = f"session-{session.pk}-{choice.strategy.slug}-{revision}-{shape}.json"
