@@ -8,7 +8,7 @@ from preview_app import views as preview_views
 from strategies_app import api_views as strategies_api
 from strategies_app import resource_views
 from strategies_app import urls as strategy_urls
-from studio import users
+from studio import admin_gate, users
 
 # The strategy pages, and their apply panel's POST: it writes sessions, so its view is preview_app's (strategies_app
 # never imports preview_app).
@@ -19,6 +19,7 @@ urlpatterns = [
     path("", preview_views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/login/", admin_gate.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     path("i18n/", include("django.conf.urls.i18n")),
     path("strategies/", include((strategy_pages, strategy_urls.app_name))),

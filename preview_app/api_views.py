@@ -18,6 +18,7 @@ from preview_app.models import GoldenSnapshot, Session
 from preview_app.previews import session_preview
 from preview_app.selectors import listed_goldens, sessions_with_applied
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
+from strategies_app.presenters import named
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
 from studio.http import api_route, json_body, json_object, ok
@@ -27,7 +28,8 @@ from studio.input_boundary import whole_number
 @api_route("POST")
 def assemble_request(request):
     """A stateless AssemblyRequest -> AssemblyResult (every logged-in role: it stores nothing)."""
-    return ok(assemble(json_body(request)).model_dump(mode="json"))
+    body = assemble(json_body(request)).model_dump(mode="json")
+    return ok({**body, "strategy": named(body["strategy"])})
 
 
 def _applied(session: Session) -> dict | None:
@@ -165,6 +167,7 @@ def session_preview_api(request, pk):
     result = session_preview(session, strategy=request.GET.get("strategy"), revision=request.GET.get("revision"),
                              options=options.request_fields())
     body = result.model_dump(mode="json")
+    body["strategy"] = named(body["strategy"])
     if not with_texts:
         for message in body["request"]["messages"]:
             message["content"] = None

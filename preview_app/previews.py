@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from assembly import AssemblyResult
-from assembly.host import LOG_KIND, SYSTEM_KIND
+from assembly.core import SNAPSHOT_KIND
+from assembly.host import CONTEXT_KIND, LOG_KIND, PRE_STEP_KIND, SYSTEM_KIND
 from assembly.sillytavern.models import AuthorNote, ChatLog, ChatLogMessage, WorldBook, WorldBookEntry
 from assembly.sillytavern.worldbook import import_worldbook
 from preview_app.models import Session
@@ -127,14 +128,25 @@ def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[st
             "names": {"user": user_name}}
 
 
+HOST_RECORD_KINDS = frozenset({LOG_KIND, SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, SNAPSHOT_KIND})
+
+
+def host_records(request: dict[str, Any]) -> dict[str, str]:
+    """Message id -> source kind of each host record in a request's history: the preview names them as what they
+    are (a pre-step copy, a runtime-context snapshot, ...) rather than as the user's turns."""
+    return {m["id"]: m["source"]["kind"] for m in request["conversation"]["history"]
+            if (m.get("source") or {}).get("kind") in HOST_RECORD_KINDS}
+
+
 def session_chat_log(session: Session) -> ChatLog:
     """The session as a SillyTavern chat: its user, assistant and system (narrator) messages in history order, and
-    its author's note. Host records (system prompt records, assembly logs) and tool messages have no place in a
-    SillyTavern chat and are left out."""
+    its author's note. Host records (system prompt records, runtime contexts, pre-step copies, snapshots, assembly
+    logs) are the host's, not the user's, and tool messages have no place in a SillyTavern chat: both are left out,
+    so that importing the file back gives the same chat."""
     events = session.events.order_by("seq").values("role", "content", "name", "source")
     messages = [ChatLogMessage(role=e["role"], content=e["content"], name=e["name"]) for e in events
                 if e["role"] in ("user", "assistant", "system")
-                and (e["source"] or {}).get("kind") not in (LOG_KIND, SYSTEM_KIND)]
+                and (e["source"] or {}).get("kind") not in HOST_RECORD_KINDS]
     return ChatLog(user_name=session.persona.name if session.persona is not None else "User",
                    character_name=session.character.name if session.character is not None else "",
                    messages=tuple(messages),

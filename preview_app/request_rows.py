@@ -24,7 +24,7 @@ from studio.wording import engine_word
 def _labels() -> dict[str, str]:
     return {key: escape(value) for key, value in {
         "no_text": _("(no text)"),
-        "tool_calls": _("Tool calls"), "answers": _("Answers tool call"), "trust": _("trust"),
+        "tool_calls": _("Tool calls"), "answers": _("Answers tool call"), "trust": _("trust"), "host_record": _("host record"),
         "item": _("Item"), "module": _("Module"), "trust_col": _("Trust"), "decision": _("Position decision"),
         "lock": _("Lock"), "original_role": _("Original role"), "tokens": _("Tokens"), "activation": _("activation"),
         "depth": _("depth"), "rule": _("rule"), "locked": _("locked"), "free": _("free"),
@@ -106,8 +106,12 @@ def _parts_label(count: int, labels: dict[str, str]) -> str:
 def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
     count = len(row.parts)
     message = row.message
-    summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
-               f"{short.word('trust', message.trust)}")
+    if row.host_kind:  # a host record (a pre-step copy, ...) is not the user's turn, whatever its role
+        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['host_record']}: "
+                   f"{_e(row.host_record_words)}")
+    else:
+        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
+                   f"{short.word('trust', message.trust)}")
     if row.parts:
         body = "".join(_part_row(part, labels, short) for part in row.parts)
         inner = f"<table class=\"parts-table\"><thead><tr>{labels['parts_head']}</tr></thead><tbody>{body}</tbody></table>"

@@ -151,6 +151,12 @@ class Row:
     message: RequestMessage
     parts: list[Part]
     words: Words
+    host_kind: str | None = None
+
+    @property
+    def host_record_words(self) -> str:
+        """What a host record in the history is ("a pre-step message"), or "" for the user's own messages."""
+        return str(EVENT_KIND_WORDS.get(self.host_kind, self.host_kind)) if self.host_kind else ""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -240,8 +246,9 @@ class Rows(Sequence):
     """One row per request message, each built when first read: a page of a 5,000-message request shows a window
     of a few dozen (issue 19), so the rest are never built; its length and totals come from the messages."""
 
-    def __init__(self, result: AssemblyResult):
+    def __init__(self, result: AssemblyResult, host_records: dict[str, str] | None = None):
         self._messages = result.request.messages
+        self._host_records = host_records or {}
         self._nodes = {node.id: node for node in result.nodes}
         self._words = Words()
         self._changes: dict[str, list[RegexChange]] = {}
@@ -258,7 +265,7 @@ class Rows(Sequence):
             message, nodes, changes = self._messages[index], self._nodes, self._changes
             row = self._built[index] = Row(index, message, [
                 Part(part, nodes.get(part), self._words, tuple(changes.get(part, ()))) for part in message.parts],
-                self._words)
+                self._words, self._host_records.get(message.id))
         return row
 
     def __getitem__(self, index):
@@ -307,8 +314,9 @@ def _percent(part: int, whole: int) -> float:
     return 100.0 if not whole else min(100.0, round(100 * part / whole, 2))
 
 
-def display(result: AssemblyResult) -> PreviewDisplay:
-    """Everything the preview page shows, from an AssemblyResult."""
+def display(result: AssemblyResult, host_records: dict[str, str] | None = None) -> PreviewDisplay:
+    """Everything the preview page shows, from an AssemblyResult; `host_records` (message id -> source kind) names
+    the host's records in the history as what they are."""
     # One entry per code, in order of first appearance, with every occurrence's details.
     diagnostics: dict[str, dict[str, Any]] = {}
     for found in result.diagnostics:
@@ -321,7 +329,7 @@ def display(result: AssemblyResult) -> PreviewDisplay:
         events.append({**event.model_dump(mode="json"), "kind": kind,
                        "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
-    return PreviewDisplay(result=result, rows=Rows(result), diagnostics=list(diagnostics.values()),
+    return PreviewDisplay(result=result, rows=Rows(result, host_records), diagnostics=list(diagnostics.values()),
                           segments=_segments(result.tokens.by_module), budget=budget,
                           preset_budget=preset_budget, world_book=world_book_log(result), durable_events=events)
 

@@ -148,8 +148,11 @@ def session_detail(request, pk):
 
 
 @refusals_as_pages
-@require_POST
+@require_http_methods(["GET", "POST"])
 def session_edit(request, pk):
+    """POST saves the settings; GET (a followed or bookmarked link) is the session page with its settings open."""
+    if request.method == "GET":
+        return _session_page(request, session_for_read(pk), open_settings=True)
     session = session_for_edit(request.user, pk)
     form = SessionForm(request.POST)
     if not form.is_valid():

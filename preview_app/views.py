@@ -37,13 +37,14 @@ from preview_app.compare import align_messages, alignment_range, alignment_windo
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
 from preview_app.goldens import golden_status, golden_statuses
 from preview_app.models import Session
-from preview_app.previews import session_request
+from preview_app.previews import host_records, session_request
 from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from preview_app.token_window import across_models, golden_window
 from strategies_app.access import require, revision_for_read, strategy_for_read
+from strategies_app.presenters import named
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid, not_found
@@ -164,7 +165,7 @@ def preview(request, pk):
         if options.is_bound and not options.is_valid():
             status = 400
         request_data = _preview_request(session, choice, options)
-        context["view"] = display(assemble(request_data))
+        context["view"] = display(assemble(request_data), host_records(request_data))
         context["projection"] = _projection_link(request, session, request_data)
         context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
@@ -275,7 +276,8 @@ def preview_rows(request, pk):
     options = PreviewOptionsForm(request.GET)
     if not options.is_valid():
         raise invalid(*options.first_error())
-    result = assemble(_preview_request(session, choice, options))
+    request_data = _preview_request(session, choice, options)
+    result = assemble(request_data)
     segments = range_window(result.request.messages, first, last)
     htmx = request.headers.get("HX-Request") == "true"
     if htmx and request.GET.get("layout") == "editor":
@@ -285,7 +287,7 @@ def preview_rows(request, pk):
             "items": preview_window_items(result, segments), "session": session,
             "strategy": {"slug": request.GET.get("strategy", "")}, "model": request.GET.get("model", ""),
             "generation": request.GET.get("generation", "")})
-    view = display(result)
+    view = display(result, host_records(request_data))
     context = {"session": session, "choice": choice, "first": first, "last": min(last, len(view.rows) - 1),
                "rows_html": render_window(view.rows, segments, _range_href(request, session)),
                "back": _canonical_preview_url(session, choice, options)}
@@ -301,7 +303,11 @@ def _export(request, pk, shape: str):
     if not options.is_valid():
         raise invalid(*options.first_error())
     result = assemble(_preview_request(session, choice, options))
-    body = result.model_dump(mode="json") if shape == "result" else {"messages": client_messages(result)}
+    if shape == "result":
+        body = result.model_dump(mode="json")
+        body["strategy"] = named(body["strategy"])
+    else:
+        body = {"messages": client_messages(result)}
     revision = (choice.revision.revision[:12] if choice.revision else "draft")
     response = JsonResponse(body, json_dumps_params={"ensure_ascii": False, "indent": 2})
     name = f"session-{session.pk}-{choice.strategy.slug}-{revision}-{shape}.json"

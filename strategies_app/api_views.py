@@ -17,15 +17,16 @@ from strategies_app.access import (
     strategy_for_read,
 )
 from strategies_app.models import Strategy
+from strategies_app.presenters import named
 from strategies_app.selectors import listed_strategies, resources_by_kind
 from studio.errors import ServiceError, not_found
 from studio.http import api_route, flag, json_body, json_object, ok, uploaded_file
 
 
 def _strategy_row(strategy: Strategy, latest: str | None) -> dict:
-    return {"id": strategy.slug, "name": strategy.name, "builtin": strategy.builtin,
-            "backend": strategy_backend(strategy.draft), "placement": strategy.draft["placement"],
-            "version": strategy.version, "latest_revision": latest}
+    return named({"id": strategy.slug, "name": strategy.name, "builtin": strategy.builtin,
+                  "backend": strategy_backend(strategy.draft), "placement": strategy.draft["placement"],
+                  "version": strategy.version, "latest_revision": latest})
 
 
 @api_route("GET", "POST")
@@ -50,9 +51,9 @@ def strategy_detail(request, slug):
     revisions = [{"revision": r.revision, "note": r.note, "created_at": r.created_at.isoformat(),
                   "author": r.author.get_username() if r.author else None}
                  for r in strategy.revisions.select_related("author")]
-    return ok({"id": strategy.slug, "name": strategy.name, "builtin": strategy.builtin,
-               "owner": strategy.owner.get_username() if strategy.owner else None,
-               "version": strategy.version, "draft": strategy.draft, "revisions": revisions})
+    return ok(named({"id": strategy.slug, "name": strategy.name, "builtin": strategy.builtin,
+                     "owner": strategy.owner.get_username() if strategy.owner else None,
+                     "version": strategy.version, "draft": strategy.draft, "revisions": revisions}))
 
 
 @api_route("PUT")

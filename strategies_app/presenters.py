@@ -12,6 +12,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import get_language, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
 
@@ -78,6 +79,20 @@ def strategy_name(document_or_name: dict[str, Any] | str) -> str:
     if shown != name and shown.endswith(COPY_SUFFIX):
         shown = shown[: -len(COPY_SUFFIX)] + _(" (copy)")
     return shown
+
+
+def strategy_names(name: str) -> dict[str, str]:
+    """A strategy's name in each language of the studio (a built-in's bilingual name split; others the same)."""
+    with translation.override("en"):
+        english = strategy_name(name)
+    with translation.override("zh-hans"):
+        chinese = strategy_name(name)
+    return {"en": english, "zh-hans": chinese}
+
+
+def named(row: dict[str, Any]) -> dict[str, Any]:
+    """An answer's strategy (`{"name", ...}`) with `name` in the request's language and `names` in every one."""
+    return {**row, "name": strategy_name(row["name"]), "names": strategy_names(row["name"])}
 
 
 def _placed_tokens(result: AssemblyResult | None) -> dict[str, int]:

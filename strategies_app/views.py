@@ -417,7 +417,7 @@ def strategy_copy(request, slug):
         return HttpResponseRedirect(reverse("strategies:edit", args=[source.slug]), status=303)
     except CodedError as error:
         return render(request, "strategies/refused.html", {"refusal": error.to_json()}, status=error.status)
-    messages.success(request, _("Copied “%(source)s”: this copy is yours to edit.") % {"source": source.name})
+    messages.success(request, _("Copied “%(source)s”: this copy is yours to edit.") % {"source": presenters.strategy_name(source.name)})
     url = reverse("strategies:edit", args=[copy.slug])
     if request.htmx:
         return HttpResponseClientRedirect(url)

@@ -3,13 +3,16 @@ deactivate and reactivate, without `/admin/`. Everyone else gets 403."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
 from studio import user_services
 from studio.errors import forbidden, not_found
+from studio.wording import meaning
 
 
 def _require_admin(user) -> None:
@@ -27,7 +30,12 @@ def _page(request, *, error=None, status=200, form=None):
 def _refused(request, error: CodedError):
     if isinstance(error, CodedError) and error.status == 403:
         return render(request, "users/list.html", {"denied": error.to_json()}, status=403)
-    return _page(request, error=error.to_json(), status=error.status, form=request.POST)
+    return _page(request, error={**error.to_json(), "meaning": meaning(error.code)}, status=error.status,
+                 form=request.POST)
+
+
+def _role_word(role: str) -> str:
+    return {"admin": _("admin"), "designer": _("designer"), "qa": _("QA")}.get(role, role)
 
 
 @require_GET
@@ -43,10 +51,12 @@ def user_list(request):
 def user_add(request):
     try:
         _require_admin(request.user)
-        user_services.user_create(username=request.POST.get("username", ""),
-                                  password=request.POST.get("password", ""), role=request.POST.get("role", ""))
+        user = user_services.user_create(username=request.POST.get("username", ""),
+                                         password=request.POST.get("password", ""), role=request.POST.get("role", ""))
     except CodedError as error:
         return _refused(request, error)
+    messages.success(request, _("Added %(user)s as %(role)s.") % {"user": user.get_username(),
+                                                                  "role": _role_word(request.POST.get("role", ""))})
     return redirect("users")
 
 
@@ -61,9 +71,12 @@ def _target(pk: int):
 def user_role(request, pk):
     try:
         _require_admin(request.user)
-        user_services.user_role_update(actor=request.user, user=_target(pk), role=request.POST.get("role", ""))
+        user = _target(pk)
+        user_services.user_role_update(actor=request.user, user=user, role=request.POST.get("role", ""))
     except CodedError as error:
         return _refused(request, error)
+    messages.success(request, _("%(user)s is now %(role)s.") % {"user": user.get_username(),
+                                                                "role": _role_word(request.POST.get("role", ""))})
     return redirect("users")
 
 
@@ -71,9 +84,11 @@ def user_role(request, pk):
 def user_deactivate(request, pk):
     try:
         _require_admin(request.user)
-        user_services.user_deactivate(actor=request.user, user=_target(pk))
+        user = _target(pk)
+        user_services.user_deactivate(actor=request.user, user=user)
     except CodedError as error:
         return _refused(request, error)
+    messages.success(request, _("Deactivated %(user)s: they can no longer log in.") % {"user": user.get_username()})
     return redirect("users")
 
 
@@ -81,7 +96,9 @@ def user_deactivate(request, pk):
 def user_reactivate(request, pk):
     try:
         _require_admin(request.user)
-        user_services.user_reactivate(actor=request.user, user=_target(pk))
+        user = _target(pk)
+        user_services.user_reactivate(actor=request.user, user=user)
     except CodedError as error:
         return _refused(request, error)
+    messages.success(request, _("Reactivated %(user)s: they can log in again.") % {"user": user.get_username()})
     return redirect("users")

@@ -188,6 +188,30 @@ REFUSALS: dict[str, Any] = {
     "SESSION_HISTORY_NOT_EMPTY": _("A greeting starts an empty history, and this session already has messages."),
     "SESSION_HISTORY_CONFLICT": _("Someone changed the history since you loaded the page; reload and try again."),
     "STRATEGY_READ_ONLY": _("Built-in strategies are read-only; copy one to edit it."),
+    "STRATEGY_SLUG_TAKEN": _("Another strategy took this id at the same moment; save again to get a free id."),
+    "STRATEGY_VERSION_CONFLICT": _("Someone saved this strategy since you loaded it; the page shows the fresh state, "
+                                   "make your change again."),
+    "UPLOAD_EXPIRED": _("The file of this dry run is no longer kept; upload it again."),
+    "CONFLICT": _("The change clashes with the current state (the message says how); nothing was changed."),
+    "CSRF_FAILED": _("The form's security token is missing or old; reload the page and send it again."),
+    "NOT_AUTHENTICATED": _("You are not logged in (or your login expired); log in and try again."),
+    "METHOD_NOT_ALLOWED": _("This address does not accept this kind of request (for example a form sent to a "
+                            "read-only page)."),
+    "INPUT_NOT_JSON": _("The text sent is not valid JSON; the message names the line of the first problem."),
+    "INPUT_UNREADABLE": _("The file could not be read (missing, not allowed or not text)."),
+    "INPUT_UNSAFE": _("A field holds characters or a shape the studio does not store (such as control "
+                      "characters); the message names the field."),
+    "PAYLOAD_TOO_LARGE": _("What was sent is larger than the studio accepts; the message gives the limit."),
+    "UNSUPPORTED_MEDIA_TYPE": _("The file or body is of a kind this address does not read (for example an image "
+                                "where JSON was expected)."),
+    # refused strategy edits (assembly.edits)
+    "ORDER_NOT_PERMUTATION": _("The new order must list the same rows, each once; reload the editor and try again."),
+    "RULE_NOT_FOUND": _("The rule is not part of this strategy any more; reload the editor."),
+    "RULE_NOT_REMOVABLE": _("Only custom text rules can be removed; turn a module rule off instead."),
+    "RULE_CONTROL_FIXED": _("A runtime-context control is only switched on or off; it has no other setting to change."),
+    "POSITION_NOT_FOUND": _("The position row is not part of this strategy any more; reload the editor."),
+    "POSITION_LOCKED": _("The row is held in place by a prompt slot, a macro or an anchor, so it cannot move."),
+    "OVERRIDE_NOT_FOUND": _("There is no saved move for this block any more; reload the editor."),
 }
 
 MEANINGS: dict[str, Any] = {**REFUSALS, **DIAGNOSTICS}

@@ -71,7 +71,7 @@ def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, ex
     assert exported.status_code == 400 and exported.json()["detail"]["path"] == field
     page = client.get(f"/sessions/{session.pk}/preview/?{query}")
     assert page.status_code == 400
-    group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', page.content.decode(),
+    group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*id="id_{field}"', page.content.decode(),
                       re.S)
     assert group is not None and "errorlist" in group.group(0)
 
@@ -90,3 +90,14 @@ def test_compare_runs_both_sides_with_the_same_options(world, users):
     page = preview(client, session, "generation=continue&context_window=5000").content.decode()
     link = re.search(r'href="(/sessions/\d+/compare/[^"]+)"', page).group(1)
     assert "generation=continue" in link and "context_window" not in link
+
+
+def test_the_request_options_come_before_the_request_messages(world, users):
+    """A long request would push the options far down the side column: they sit above the request instead,
+    folded until an option is set."""
+    session, client = world["session"], client_for(users["qa"])
+    html = preview(client, session, "").content.decode()
+    assert html.index('id="options-title"') < html.index('id="request-title"')
+    assert "data-request-options>" in html  # folded: no option is set
+    html = preview(client, session, "generation=continue").content.decode()
+    assert "data-request-options open>" in html

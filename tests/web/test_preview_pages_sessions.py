@@ -439,7 +439,8 @@ def test_export_as_a_sillytavern_chat_reads_back(world, users):
     session = world["session"]
     client = client_for(users["designer"])
     client.post(f"/sessions/{session.pk}/chat/import/", {"file": _upload(), "author_note": "1"})
-    # a committed turn also records the host's system prompt and a log record: neither belongs in a chat file
+    # a committed turn also records the host's records (system prompt, log, pre-step copies, snapshots): none of
+    # them belongs in a chat file
     services.turn_commit(session=session, reply="Fine.")
     response = client_for(users["qa"]).get(f"/sessions/{session.pk}/chat.jsonl")
     assert response.status_code == 200 and response["Content-Disposition"].endswith('.jsonl"')
@@ -447,7 +448,8 @@ def test_export_as_a_sillytavern_chat_reads_back(world, users):
     assert (log.user_name, log.character_name) == ("Sam", "Ada")
     assert [(m.role, m.content) for m in log.messages] == [
         (e.role, e.content) for e in SessionEvent.objects.filter(session=session).order_by("seq")
-        if (e.source or {}).get("kind") not in ("request-assembly", "system-prompt")]
+        if (e.source or {}).get("kind") not in ("request-assembly", "system-prompt", "runtime-context",
+                                                "dsh-prompt-assembler", "assembly-snapshot")]
     assert ("assistant", "Fine.") in [(m.role, m.content) for m in log.messages]
     assert log.author_note.content == "[Mira keeps her answers short.]"
 

@@ -105,3 +105,32 @@ def test_the_greeting_is_a_chat_bubble(users, chat):
     html = client_for(users["designer"]).get(f"/sessions/{session.pk}/").content.decode()
     assert re.search(r'<li class="event role-assistant bubble"[^>]*>', html) and "Welcome aboard." in html
 
+
+
+def test_the_sillytavern_export_carries_the_users_chat_only_and_reimports_the_same(users, chat):
+    """A SillyTavern chat holds what the user and the character said; the host's pre-step copies and records are
+    the host's own and never come back as typed user turns."""
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = client_for(users["designer"])
+    _say(client, chat, content="Hello?", reply="Evening.", action="commit")
+    kinds = {(e.source or {}).get("kind") for e in SessionEvent.objects.filter(session=chat)}
+    assert "dsh-prompt-assembler" in kinds, "the standard backend keeps pre-step copies in the history"
+    exported = client.get(f"/sessions/{chat.pk}/chat.jsonl").content.decode()
+    lines = [json.loads(line) for line in exported.splitlines()[1:]]
+    assert [(line["is_user"], line["mes"]) for line in lines] == [(True, "Hello?"), (False, "Evening.")]
+    fresh = services.session_create(user=users["designer"], name="Again", preset=chat.preset)
+    client.post(f"/sessions/{fresh.pk}/chat/import/", {
+        "file": SimpleUploadedFile("chat.jsonl", exported.encode(), "application/jsonl")})
+    assert _history(fresh) == [("user", "Hello?"), ("assistant", "Evening.")]
+
+
+def test_the_preview_names_a_pre_step_copy_as_a_host_record(users, chat):
+    client = client_for(users["designer"])
+    _say(client, chat, content="Hello?", reply="Evening.", action="commit")
+    html = client.get(f"/sessions/{chat.pk}/preview/").content.decode()
+    summaries = re.findall(r'<details class="parts"[^>]*><summary>([^<]*)</summary>', html)
+    assert any("host record: a pre-step message" in s for s in summaries)
+    assert any("trust: end user" in s for s in summaries)  # the typed "Hello?" is still the user's

@@ -108,7 +108,9 @@ def test_preview_uses_the_applied_strategy_or_the_one_asked_for(users, native_se
     builtin = Strategy.objects.get(slug="builtin-native-roles")
     sha = builtin.revisions.get().revision
     other = client.get(f"/api/sessions/{native_session.pk}/preview?strategy=builtin-native-roles&revision={sha}")
-    assert other.json()["strategy"] == {"id": "builtin-native-roles", "name": builtin.name, "revision": sha}
+    zh, en = builtin.name.split(" / ")  # the built-in's bilingual name, one language in the answer's `name`
+    assert other.json()["strategy"] == {"id": "builtin-native-roles", "name": en, "names": {"en": en, "zh-hans": zh},
+                                        "revision": sha}
 
 
 def test_preview_of_a_session_with_assembly_off_asks_for_a_strategy(users):

@@ -114,8 +114,9 @@ def test_list_shows_backend_placement_and_latest_revision(users, mine):
     assert rows["builtin-st"]["backend"] == "core" and rows["builtin-st"]["placement"] == "st"
     assert rows["builtin-st"]["latest_revision"] == strategy_revision(
         Strategy.objects.get(slug="builtin-st").draft)
-    assert rows[mine.slug] == {"id": mine.slug, "name": "Lore first", "builtin": False, "backend": "native",
-                               "placement": "native-roles", "version": 1, "latest_revision": None}
+    assert rows[mine.slug] == {"id": mine.slug, "name": "Lore first", "names": {"en": "Lore first",
+                                                                               "zh-hans": "Lore first"},
+                               "builtin": False, "backend": "native", "placement": "native-roles", "version": 1, "latest_revision": None}
 
 
 def test_hidden_builtins_are_left_out_of_the_list(users):

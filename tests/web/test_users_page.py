@@ -94,3 +94,27 @@ def test_the_chinese_users_page_calls_a_users_role_shenfen_never_juese(users):
     html = client.get("/users/").content.decode()
     assert "更改身份" in html and "<th scope=\"col\">身份</th>" in html and "<th scope=\"col\">操作</th>" in html
     assert "角色" not in html
+
+
+def test_every_write_says_what_it_did(users):
+    client = client_for(users["admin"])
+    page = client.post("/users/add/", {"username": "ona", "password": "a long pass phrase 42", "role": "qa"},
+                       follow=True)
+    assert "Added ona as QA." in page.content.decode()
+    ona = get_user_model().objects.get(username="ona")
+    page = client.post(f"/users/{ona.pk}/role/", {"role": "designer"}, follow=True)
+    assert "ona is now designer." in page.content.decode()
+    page = client.post(f"/users/{ona.pk}/deactivate/", follow=True)
+    assert "Deactivated ona: they can no longer log in." in page.content.decode()
+    page = client.post(f"/users/{ona.pk}/reactivate/", follow=True)
+    assert "Reactivated ona: they can log in again." in page.content.decode()
+
+
+def test_a_refusal_explains_its_code_in_the_pages_language(users):
+    client = client_for(users["admin"])
+    page = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"})
+    text = page.content.decode()
+    assert page.status_code == 409 and "The change clashes with the current state" in text
+    page = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"},
+                       HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "该修改与当前状态冲突" in page.content.decode()

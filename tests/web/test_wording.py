@@ -20,18 +20,21 @@ from studio.wording import (
     meaning,
 )
 
-ENGINE = Path(__file__).resolve().parents[2] / "assembly"
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE = ROOT / "assembly"
+STUDIO_APPS = [ROOT / name for name in ("studio", "strategies_app", "preview_app")]
 CODE_PATTERNS = [
     re.compile(r'"code":\s*"([A-Z][A-Z0-9_]+)"'),  # diagnostics: {"code": "X", ...}
     re.compile(r'\b\w*(?:Error|_error)\(\s*"([A-Z][A-Z0-9_]+)"'),  # raise AssemblyError("X", ...), _block_error("X"
     re.compile(r'\bcode\s*=\s*"([A-Z][A-Z0-9_]+)"'),  # code="X" keywords and class attributes
     re.compile(r'_CODE\s*=\s*"([A-Z][A-Z0-9_]+)"'),  # module constants
+    re.compile(r'\b[A-Z]\w*\(\s*"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"'),  # EditRefused("X", ...), ServiceError("X"
 ]
 
 
-def engine_codes() -> set[str]:
+def engine_codes(roots=(ENGINE,)) -> set[str]:
     codes: set[str] = set()
-    for path in ENGINE.rglob("*.py"):
+    for path in (path for root in roots for path in root.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         for pattern in CODE_PATTERNS:
             codes.update(pattern.findall(text))
@@ -49,6 +52,23 @@ def test_the_scan_finds_the_codes_it_should():
 def test_every_engine_code_has_a_meaning():
     missing = sorted(engine_codes() - set(MEANINGS))
     assert missing == []
+
+
+def test_every_studio_refusal_has_a_meaning():
+    """The studio's own codes (the users page's CONFLICT, the API's INPUT_NOT_JSON, ...) are explained too."""
+    found = engine_codes(STUDIO_APPS)
+    assert {"CONFLICT", "INPUT_NOT_JSON", "PAYLOAD_TOO_LARGE", "STRATEGY_VERSION_CONFLICT"} <= found
+    assert sorted(found - set(MEANINGS)) == []
+
+
+def test_every_meaning_reads_in_chinese_too():
+    from django.utils import translation
+
+    with translation.override("en"):
+        english = {code: str(text) for code, text in MEANINGS.items()}
+    with translation.override("zh-hans"):
+        untranslated = [code for code, text in MEANINGS.items() if str(text) == english[code]]
+    assert untranslated == []
 
 
 def test_meanings_are_sentences_and_no_code_is_in_both_families():

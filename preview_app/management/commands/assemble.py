@@ -5,6 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from assembly import AssemblyError, assemble
+from strategies_app.presenters import named
 
 
 class Command(BaseCommand):
@@ -31,7 +32,9 @@ class Command(BaseCommand):
         except AssemblyError as exc:
             self._fail(exc.to_json())
         if options["format"] == "json":
-            self.stdout.write(result.model_dump_json(indent=2))
+            body = result.model_dump(mode="json")
+            body["strategy"] = named(body["strategy"])
+            self.stdout.write(json.dumps(body, ensure_ascii=False, indent=2))
             return
         self.stdout.write(_table(result))
 
