@@ -52,6 +52,10 @@ class Session(models.Model):
     applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="sessions")
     applied_document = models.JSONField(null=True, blank=True)
+    chat_file = models.JSONField(
+        default=dict, blank=True,
+        help_text="what the last imported SillyTavern chat file carried beyond its messages (its header line, the "
+                  "rest of chat_metadata, hidden lines, CRLF line ends), given back on export")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

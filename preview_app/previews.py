@@ -143,14 +143,32 @@ def session_chat_log(session: Session) -> ChatLog:
     its author's note. Host records (system prompt records, runtime contexts, pre-step copies, snapshots, assembly
     logs) are the host's, not the user's, and tool messages have no place in a SillyTavern chat: both are left out,
     so that importing the file back gives the same chat."""
-    events = session.events.order_by("seq").values("role", "content", "name", "source")
-    messages = [ChatLogMessage(role=e["role"], content=e["content"], name=e["name"]) for e in events
-                if e["role"] in ("user", "assistant", "system")
-                and (e["source"] or {}).get("kind") not in HOST_RECORD_KINDS]
-    return ChatLog(user_name=session.persona.name if session.persona is not None else "User",
-                   character_name=session.character.name if session.character is not None else "",
+    events = [e for e in session.events.order_by("seq").values("message_id", "role", "content", "name", "source")
+              if e["role"] in ("user", "assistant", "system")
+              and (e["source"] or {}).get("kind") not in HOST_RECORD_KINDS]
+    messages = [ChatLogMessage(role=e["role"], content=e["content"], name=e["name"],
+                               other_fields=_written_line(e["source"])) for e in events]
+    kept = session.chat_file if isinstance(session.chat_file, dict) else {}
+    place = {e["message_id"]: index for index, e in enumerate(events)}
+    hidden = sorted(((place.get(before, len(events)), line) for before, line in kept.get("hidden", [])),
+                    key=lambda pair: pair[0])  # stable: lines before one message keep their order
+    header = kept.get("header") if isinstance(kept.get("header"), dict) else {}
+    return ChatLog(user_name=session.persona.name if session.persona is not None
+                   else str(header.get("user_name") or "User"),
+                   character_name=session.character.name if session.character is not None
+                   else str(header.get("character_name") or ""),
                    messages=tuple(messages),
-                   author_note=AuthorNote(**session.author_note) if session.author_note else None)
+                   author_note=AuthorNote(**session.author_note) if session.author_note else None,
+                   world_info=session.chat_lore.name if session.chat_lore is not None
+                   else str((kept.get("metadata") or {}).get("world_info") or ""),
+                   hidden_lines=tuple(hidden), header_fields=header,
+                   metadata_fields=kept.get("metadata") or {}, crlf=bool(kept.get("crlf")))
+
+
+def _written_line(source: Any) -> dict[str, Any]:
+    """An imported message's line as the chat file wrote it (empty for a message typed in the studio)."""
+    line = source.get("line") if isinstance(source, dict) else None
+    return line if isinstance(line, dict) else {}
 
 
 def strategy_document(strategy: Strategy, document: dict[str, Any]) -> dict[str, Any]:

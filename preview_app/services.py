@@ -142,7 +142,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 
 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
-                  "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document")
+                  "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file")
 
 
 @transaction.atomic
@@ -272,7 +272,8 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     refuses stores nothing."""
     check_chat_lines(data)
     log = import_chat(data)
-    refuse_unsafe([[message.content, message.name] for message in log.messages], "file")
+    refuse_unsafe([[message.content, message.name, message.other_fields] for message in log.messages], "file")
+    refuse_unsafe([log.header_fields, [line for _, line in log.hidden_lines]], "file")
     check_event_count(session.events.count(), len(log.messages))
     if not log.messages:
         raise invalid("file", "a chat with at least one message a prompt can see")
@@ -281,13 +282,17 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     created = SessionEvent.objects.bulk_create(
         SessionEvent(session=locked, seq=seq, message_id=next_message_id(locked, seq), role=message.role,
                      content=message.content, name=message.name,
-                     source={"kind": message.role, "imported": "sillytavern-chat"})
+                     source={"kind": message.role, "imported": "sillytavern-chat", "line": message.other_fields})
         for seq, message in enumerate(log.messages, start=first))
     if take_author_note and log.author_note is not None:
         locked.author_note = log.author_note.model_dump(mode="json")
     if log.world_info and locked.chat_lore is None:
         locked.chat_lore = WorldBook.objects.filter(name=log.world_info).order_by("pk").first()
-    locked.save(update_fields=["author_note", "chat_lore", "updated_at"])
+    # a hidden line goes back before the imported message it preceded (or at the end)
+    hidden = [[created[i].message_id if i < len(created) else None, line] for i, line in log.hidden_lines]
+    locked.chat_file = {"header": log.header_fields, "metadata": log.metadata_fields, "crlf": log.crlf,
+                        "hidden": [*(locked.chat_file or {}).get("hidden", []), *hidden]}
+    locked.save(update_fields=["author_note", "chat_lore", "chat_file", "updated_at"])
     return created, log.hidden
 
 

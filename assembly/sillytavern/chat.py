@@ -98,17 +98,14 @@ def import_chat(data: str | bytes) -> ChatLog:
 
 def export_chat(log: ChatLog) -> str:
     """ChatLog -> a SillyTavern chat file (`.jsonl`). What the reader kept comes back as written (hidden lines,
-    the lines' other keys, the rest of `chat_metadata`, CRLF line ends); the names, texts and author's note are
-    the log's own, so an edited log exports its edits."""
+    the lines' other keys, the rest of `chat_metadata` (a note the log does not carry included), CRLF line ends);
+    the names, texts and author's note are the log's own, so an edited log exports its edits."""
     metadata: dict[str, Any] = copy.deepcopy(log.metadata_fields)
     note = log.author_note
     if note is not None:
         position = {v: k for k, v in EXTENSION_POSITION_BY_NUMBER.items()}[note.position]
         metadata.update({"note_prompt": note.content, "note_interval": note.interval, "note_position": position,
                          "note_depth": note.depth, "note_role": ROLES.index(note.role)})
-    elif isinstance(metadata.get("note_prompt"), str) and metadata["note_prompt"].strip():
-        for key in _CHAT_NOTE_KEYS:  # the note was removed from the log
-            metadata.pop(key, None)
     if log.world_info:
         metadata["world_info"] = log.world_info
     else:
@@ -135,7 +132,7 @@ def _message_line(m: ChatLogMessage, log: ChatLog) -> dict[str, Any]:
     line = copy.deepcopy(m.other_fields)
     written = line.get("mes")
     line["name"] = m.name or (log.user_name if m.role == "user" else log.character_name)
-    if js_truthy(line.get("is_user", MISSING)) != (m.role == "user"):
+    if "is_user" not in line or js_truthy(line["is_user"]) != (m.role == "user"):
         line["is_user"] = m.role == "user"
     if "is_system" not in line:
         line["is_system"] = False

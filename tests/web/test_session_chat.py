@@ -134,3 +134,26 @@ def test_the_preview_names_a_pre_step_copy_as_a_host_record(users, chat):
     summaries = re.findall(r'<details class="parts"[^>]*><summary>([^<]*)</summary>', html)
     assert any("host record: a pre-step message" in s for s in summaries)
     assert any("trust: end user" in s for s in summaries)  # the typed "Hello?" is still the user's
+
+
+def test_an_imported_sillytavern_chat_exports_line_for_line_as_written(users, chat):
+    """send_date, swipes, extra, hidden lines, the header and chat_metadata (variables, timed world info) come back;
+    an edit made in the studio is exported as edited."""
+    import json
+    from pathlib import Path
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    written = (Path(__file__).parents[1] / "engine" / "fixtures" / "st_chat_lighthouse.jsonl").read_text("utf-8")
+    client = client_for(users["designer"])
+    fresh = services.session_create(user=users["designer"], name="Lighthouse", preset=chat.preset)
+    client.post(f"/sessions/{fresh.pk}/chat/import/", {
+        "file": SimpleUploadedFile("chat.jsonl", written.encode(), "application/jsonl")})
+    exported = client.get(f"/sessions/{fresh.pk}/chat.jsonl").content.decode()
+    as_written = [json.loads(line) for line in written.splitlines()]
+    assert [json.loads(line) for line in exported.splitlines()] == as_written
+    first = SessionEvent.objects.filter(session=fresh).order_by("seq").first()
+    services.event_update(event=first, role="assistant", content="*The door opens.*", name=first.name)
+    edited = [json.loads(line) for line in client.get(f"/sessions/{fresh.pk}/chat.jsonl").content.decode().splitlines()]
+    assert edited[1]["mes"] == "*The door opens.*" and edited[1]["swipes"] == as_written[1]["swipes"]
+    assert edited[2:] == as_written[2:]
