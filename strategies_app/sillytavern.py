@@ -95,6 +95,7 @@ def check_name(name: str, path: str) -> str:
 # ---------------------------------------------------------------------------------------------- presets
 
 _PROMPT_COLUMNS = ("identifier", "name", "role", "content", "marker")
+_PROMPT_COLUMN_NULLS = {"name": "", "role": "system", "content": "", "marker": False}  # what null reads as
 
 
 def preset_parts(preset: Preset) -> tuple[dict[str, Any], bool, list[dict[str, Any]]]:
@@ -109,19 +110,30 @@ def preset_parts(preset: Preset) -> tuple[dict[str, Any], bool, list[dict[str, A
     for definition_index, prompt in enumerate(exported["prompts"]):
         in_order = prompt["identifier"] in order_index
         position, enabled = order_index.get(prompt["identifier"], (len(order_index) + definition_index, False))
+        # a column the file wrote as null is stored as the value it stands for, with a null beside it in
+        # prompt_fields, so the export writes the null back (the columns are not nullable)
+        nulls = {column: None for column in _PROMPT_COLUMNS if prompt[column] is None}
         entries.append({
-            **{column: prompt[column] for column in _PROMPT_COLUMNS},
+            **{column: _PROMPT_COLUMN_NULLS.get(column) if column in nulls else prompt[column]
+               for column in _PROMPT_COLUMNS},
             "position": position, "definition_index": definition_index, "in_order": in_order, "enabled": enabled,
-            "prompt_fields": {k: v for k, v in prompt.items() if k not in _PROMPT_COLUMNS},
+            "prompt_fields": {**{k: v for k, v in prompt.items() if k not in _PROMPT_COLUMNS}, **nulls},
         })
     return options, preset.has_prompt_order, entries
+
+
+def _written_null(entry, column: str) -> bool:
+    """The file wrote this column as null and it still holds the value null stands for."""
+    fields = entry.prompt_fields if isinstance(entry.prompt_fields, dict) else {}
+    return column in fields and fields[column] is None and getattr(entry, column) == _PROMPT_COLUMN_NULLS.get(column)
 
 
 def _preset_file(preset_row, entries) -> dict[str, Any]:
     """Preset row and its PromptEntry rows joined back into the preset file they were split from."""
     entries = list(entries)
     definitions = sorted(entries, key=lambda e: (e.definition_index, e.pk or 0))
-    prompts = [{**e.prompt_fields, **{column: getattr(e, column) for column in _PROMPT_COLUMNS}} for e in definitions]
+    prompts = [{**e.prompt_fields, **{column: None if _written_null(e, column) else getattr(e, column)
+                                      for column in _PROMPT_COLUMNS}} for e in definitions]
     ordered = sorted((e for e in entries if e.in_order), key=lambda e: (e.position, e.pk or 0))
     order = [{"identifier": e.identifier, "enabled": e.enabled} for e in ordered]
     document = {k: v for k, v in preset_row.options.items() if k != "prompt_order"}

@@ -209,3 +209,23 @@ def test_a_failure_half_way_through_writing_stores_nothing(shared_fixtures, user
     with pytest.raises(RuntimeError):
         preset_import(user=users["admin"], data=json.loads(raw), name="Default")
     assert everything_count() == (0, 0, 0, 0, 0, 0)
+
+
+def test_a_preset_with_null_and_tolerated_fields_imports_and_exports_as_written(users):
+    from strategies_app import services
+
+    data = {"prompts": [
+        {"identifier": "main", "name": "Main", "role": None, "content": "Be brief.", "injection_position": None},
+        {"identifier": "chatHistory", "name": "Chat History", "role": "", "marker": True, "injection_depth": -1},
+        {"identifier": "main", "name": "Shadow", "content": "unused", "enabled": False}],
+        "prompt_order": [{"character_id": 100001, "order": [{"identifier": "main", "enabled": True},
+                                                           {"identifier": "chatHistory", "enabled": True}]}]}
+    report = services.preset_import(user=users["admin"], data=data, name="Lenient")
+    assert any("prompts[1].role" in note for note in report.notes)
+    assert any("prompts[2].identifier" in note for note in report.notes)
+    row = Preset.objects.get(pk=report.id)
+    exported = sillytavern.preset_document(row, row.entries.all())
+    main, history = exported["prompts"][0], exported["prompts"][1]
+    assert (main["role"], main["injection_position"], main["content"]) == (None, None, "Be brief.")
+    assert (history["role"], history["injection_depth"]) == ("system", -1)
+    assert [p["identifier"] for p in exported["prompts"]].count("main") == 1  # the shadowed definition is gone
