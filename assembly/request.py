@@ -72,6 +72,7 @@ class Generation(_Model):
     type: Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"] = "normal"
     quiet_prompt: str | None = None
     start_reply_with: str | None = None
+    turn: int | None = Field(default=None, ge=0)  # the generation's index in its chat session (0 = the first)
 
 
 class Names(_Model):

@@ -457,7 +457,8 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              generation=ctx.generation_type,
                                              full_chat_length=len(chat) + 1 if ctx.swiped else None,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
-                                                                for m in ctx.inputs))
+                                                                for m in ctx.inputs),
+                                             world_state=resources.world_state)
     return ctx.world_info
 
 

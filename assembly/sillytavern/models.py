@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assembly.reading import Role
+from assembly.sillytavern.worldinfo_timed import WorldState
 from assembly.sillytavern.vocabulary import (
     UTILITY_PROMPT_DEFAULTS,
     ExtensionPosition,
@@ -315,4 +316,5 @@ class Resources(_Frozen):
     extension_prompts: tuple[ExtensionPrompt, ...] = ()
     regex_scripts: tuple[RegexScript, ...] = ()  # SillyTavern's global scripts (its settings); preset / card
     # scripts stay in their files (preset extensions, card extensions)
+    world_state: WorldState | None = None  # the chat's timed world-info effects before this generation
 

@@ -7,7 +7,7 @@ Groups are visited in JavaScript's object key order (integer-like names ascendin
   group's best leaves;
 * a group whose name equals the whole `group` field of an entry activated in an earlier pass loses every member.
   SillyTavern compares the field as written, so an active entry of "a,b" does not close group "a";
-* a group of one keeps it; otherwise the `group_override` member of highest `order` wins (ties: the earlier
+* a group of one keeps it; otherwise its first sticky member wins (worldinfo_timed), else the `group_override` member of highest `order` wins (ties: the earlier
   candidate), else, in the preview, the member most likely to win SillyTavern's weighted roll: the highest
   `group_weight`, ties to the earlier candidate.
 
@@ -47,12 +47,13 @@ def filter_inclusion_groups(
     closed: Callable[[str], bool],
     scored: Callable[[Any], bool],
     score: Callable[[Any], int],
+    sticky: Callable[[Any], bool] = lambda _match: False,
 ) -> tuple[list[Any], list[GroupLoss]]:
     """The matches that survive the pass's inclusion groups, and every loss in the order it happened.
 
     `groups_of(match)`: the group names; `entry_of(match)`: its WorldBookEntry; `closed(name)`: an entry activated
     in an earlier pass has exactly this `group` field; `scored(match)`: group scoring applies to it;
-    `score(match)`: its key score."""
+    `score(match)`: its key score; `sticky(match)`: a sticky timed effect applies to it (it wins its group)."""
     grouped: dict[str, list[Any]] = {}
     for match in matches:
         for name in groups_of(match):
@@ -93,7 +94,10 @@ def filter_inclusion_groups(
         if len(members) <= 1:
             continue
         overrides = [m for m in members if entry_of(m).group_override]
-        if overrides:
+        held = next((m for m in members if sticky(m)), None)
+        if held is not None:
+            winner, why = held, f"to entry {entry_of(held).uid} (sticky)"
+        elif overrides:
             winner = max(overrides, key=lambda m: (entry_of(m).order, -overrides.index(m)))
             why = f"to entry {entry_of(winner).uid} (group override with the highest order)"
         else:

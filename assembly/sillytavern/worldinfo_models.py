@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assembly.reading import Role
 from assembly.sillytavern.vocabulary import SelectiveLogic, WorldPosition
+from assembly.sillytavern.worldinfo_timed import WorldState
 
 
 class _Model(BaseModel):
@@ -30,7 +31,7 @@ class MatchSource(_Model):
 
 
 class ActivationReason(_Model):
-    kind: Literal["all", "constant", "decorator", "key", "secondary", "recursion"]
+    kind: Literal["all", "constant", "decorator", "key", "secondary", "recursion", "sticky"]
     message: str
     scan_pass: int = 1  # 1 = the first scan; later passes are recursion, delay levels or min-activation passes
     key: str | None = None  # the primary key that matched, as written in the entry
@@ -41,7 +42,7 @@ class ActivationReason(_Model):
 
 
 SkipKind = Literal[
-    "disabled", "trigger", "delayed", "delayed_until_recursion", "recursion_excluded", "decorator", "no_keys",
+    "disabled", "trigger", "delayed", "cooldown", "delayed_until_recursion", "recursion_excluded", "decorator", "no_keys",
     "no_match", "secondary_failed", "group_lost", "probability", "over_budget",
 ]
 
@@ -99,3 +100,6 @@ class WorldInfoActivation(_Model):
     scan_passes: int
     budget: WorldInfoBudget | None  # None for activation "all"
     notes: tuple[str, ...] = ()  # features present in the book that the preview does not evaluate
+    # keywords: the timed effects after this generation (SillyTavern's chat_metadata.timedWorldInfo), to carry
+    # into the next one as resources.world_state
+    world_state: WorldState | None = Field(default=None, exclude_if=lambda value: value is None)

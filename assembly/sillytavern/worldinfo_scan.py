@@ -27,6 +27,7 @@ from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanS
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
+from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
 from assembly.tokens import count_tokens
 
 PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the preview)
@@ -127,6 +128,7 @@ class KeywordScan:
     chat_length: int  # the scanned chat (min-activation passes stop beyond it)
     timed_chat_length: int  # SillyTavern's whole chat, which entry delays count (a swipe's message included)
     macros: MacroContext
+    timed: TimedEffects | None = None  # sticky, cooldown and delay (worldinfo_timed); None: delay alone
     activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
     outcome: dict[Any, SkipReason] = field(default_factory=dict)
     failed_probability: set[Any] = field(default_factory=set)
@@ -152,13 +154,16 @@ class KeywordScan:
                 break
             self.passes += 1
             matches = self.scan(state, current_level)
+            if self.timed is not None:  # sticky entries first, then candidate order
+                matches.sort(key=lambda m: not m.kind == "sticky")
             matches = self.inclusion_groups(matches, state)
             text_tokens = world_info_tokens(all_activated_text, self.encoding)
             new_content = ""
             passed: list[tuple[Match, str]] = []
             for match in matches:
                 entry = match.candidate.entry
-                if entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL:
+                if (entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL
+                        and match.kind != "sticky"):
                     self.failed_probability.add(entry.uid)
                     self.skip(entry.uid, self.matched_skip(
                         match, "probability", probability=entry.probability,
@@ -242,7 +247,11 @@ class KeywordScan:
                 skip("delayed", f"delayed until the chat has {entry.delay} messages (it has "
                                 f"{self.timed_chat_length})")
                 continue
-            level = _delay_level(entry)
+            sticky = self.timed is not None and self.timed.is_sticky(entry)
+            if not sticky and self.timed is not None and self.timed.is_cooling(entry):
+                skip("cooldown", timed_skip_message(self.timed, entry))
+                continue
+            level = 0 if sticky else _delay_level(entry)
             if state != ScanState.RECURSION and level:
                 skip("delayed_until_recursion", f"waits for recursion level {level}; no recursion pass reached it")
                 continue
@@ -250,7 +259,7 @@ class KeywordScan:
                 skip("delayed_until_recursion", f"waits for recursion level {level}; the scan stopped at level "
                                                 f"{current_level}")
                 continue
-            if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion:
+            if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion and not sticky:
                 found = self.primary(candidate, state)
                 if found is not None and found[1] is not None and found[1].kind == "recursion":
                     skip("recursion_excluded", f"key '{found[0]}' is in the recursion buffer, which this entry "
@@ -264,6 +273,9 @@ class KeywordScan:
                 continue
             if entry.constant:
                 matches.append(Match(candidate, "constant"))
+                continue
+            if sticky:
+                matches.append(Match(candidate, "sticky"))
                 continue
             if not entry.keys:
                 skip("no_keys", "the entry has no keys and is not constant")
@@ -348,7 +360,8 @@ class KeywordScan:
             closed=lambda name: name in closed,
             scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
                               else self.book.use_group_scoring),
-            score=lambda m: self.score(m.candidate, state))
+            score=lambda m: self.score(m.candidate, state),
+            sticky=lambda m: self.timed is not None and self.timed.is_sticky(m.candidate.entry))
         for loss in losses:
             why = f"lost inclusion group '{loss.group}' {loss.why}"
             if loss.in_place_of is not None:
