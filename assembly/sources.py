@@ -63,6 +63,7 @@ class SourceContext:
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe; world info delays still count it
+    turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
 
     @property
     def placement(self) -> str:
@@ -360,8 +361,10 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         position = entry.position or "after"
         if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
+        # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
+        role = entry.role or "system" if position == "at_depth" or ctx.placement != "st" else "system"
         blocks.append(Block(
-            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=entry.role or "system",
+            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=role,
             name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
             position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
@@ -451,6 +454,7 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
         injections += [ctx.quiet_prompt] if ctx.quiet_prompt else []
+        injections += _earlier_persona_injection(ctx)
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
@@ -460,6 +464,15 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                                                 for m in ctx.inputs),
                                              world_state=resources.world_state)
     return ctx.world_info
+
+
+def _earlier_persona_injection(ctx: SourceContext) -> list[str]:
+    """A persona description at depth is an extension prompt that allows scanning; SillyTavern sets it after world
+    info has scanned and keeps it, so from a chat's second generation on the scan reads the one set before."""
+    persona = ctx.resources.persona
+    if ctx.turn < 1 or persona is None or persona.position != "at_depth" or not persona.description:
+        return []
+    return [persona.description]
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:

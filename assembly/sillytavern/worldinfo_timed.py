@@ -2,7 +2,9 @@
 the generations of one chat in `chat_metadata.timedWorldInfo` (sillytavern.md §7.3).
 
 The state is `{"sticky": {key: effect}, "cooldown": {key: effect}}`, key `"<world>.<uid>"`, effect
-`{start, end, protected}` counted in scanned chat messages. Before a scan, for sticky then cooldown, each effect:
+`{start, end, protected}` counted in scanned chat messages. SillyTavern also stores a hash of the entry and finds
+the entry by it; the book's entries are found here by key, and the hash is read past (so an edited entry keeps its
+effect, where SillyTavern would lose track of it until the effect ends). Before a scan, for sticky then cooldown, each effect:
 
 * is dropped when the chat has not grown past its start and it is not protected (a swipe re-scans the same length);
 * is dropped when its entry is gone or no longer has that effect, or when the chat reached its end; a sticky effect
@@ -39,8 +41,6 @@ class TimedEffect(BaseModel):
     start: int  # scanned chat length when the effect began
     end: int  # start + the entry's sticky or cooldown
     protected: bool = False  # a cooldown that followed a sticky: a swipe keeps it
-    # SillyTavern's entry hash, kept as carried (new effects leave it out)
-    hash: int | str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class WorldState(BaseModel):
@@ -84,11 +84,9 @@ def parse_world_state(value: Any, path: str = "world_state") -> WorldState | Non
             if not isinstance(effect, Mapping):
                 continue
             where = f"{path}.{kind}.{key}"
-            digest = effect.get("hash")
             kinds[kind][str(key)] = TimedEffect(
                 start=_number(effect.get("start", 0), f"{where}.start"),
-                end=_number(effect.get("end", 0), f"{where}.end"), protected=bool(effect.get("protected")),
-                hash=digest if isinstance(digest, (int, str)) and not isinstance(digest, bool) else None)
+                end=_number(effect.get("end", 0), f"{where}.end"), protected=bool(effect.get("protected")))
     return WorldState(**kinds)
 
 
