@@ -62,7 +62,7 @@ class SourceContext:
     world_info: Any = None  # the keyword activation, when the book asks for it
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
-    swiped: bool = False  # the history lost its last message to a swipe; world info delays still count it
+    swiped: bool = False  # the history lost its last message to a swipe
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
 
     @property
@@ -459,7 +459,6 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
                                              generation=ctx.generation_type,
-                                             full_chat_length=len(chat) + 1 if ctx.swiped else None,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs),
                                              world_state=resources.world_state)

@@ -19,7 +19,7 @@ is active. With `"keywords"` we run SillyTavern 1.18's scan (sillytavern.md §7.
 
 Sticky and cooldown are modelled from the state the request carries (`worldinfo_timed`). Not modelled: character / tag
 filters, vector activation, external activation and the WORLD_INFO regex scripts. Entries that use them are named in
-`notes`. `delay` is modelled: an entry waits until the chat has that many messages (a swiped message counts).
+`notes`. `delay` is modelled: an entry waits until the scanned chat has that many messages.
 
 The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching; regex
 keys run through `js_regex`), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan),
