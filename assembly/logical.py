@@ -279,7 +279,7 @@ def _make_plan(
         disabled_keys=frozenset(k for k, s in settings.items() if s.get("enabled") is False),
         diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
         max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
-        quiet_prompt=quiet_prompt, swiped=swiped, turn=turn,
+        quiet_prompt=quiet_prompt, swiped=swiped, turn=turn, sillytavern=placement == "st" and sillytavern,
     )
     _resolve_sources(state, ctx, native)
     roots = _roots(state)

@@ -63,6 +63,7 @@ class SourceContext:
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe
+    sillytavern: bool = False  # the strategy itself asked for SillyTavern's placement (not a layout's choice)
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
 
     @property
@@ -362,7 +363,7 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
-        role = entry.role or "system" if position == "at_depth" or ctx.placement != "st" else "system"
+        role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
         blocks.append(Block(
             id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=role,
             name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
