@@ -11,7 +11,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from assembly.reading import Role
-from assembly.sillytavern.worldinfo_timed import WorldState
 from assembly.sillytavern.vocabulary import (
     UTILITY_PROMPT_DEFAULTS,
     ExtensionPosition,
@@ -19,6 +18,7 @@ from assembly.sillytavern.vocabulary import (
     SelectiveLogic,
     WorldPosition,
 )
+from assembly.sillytavern.worldinfo_timed import WorldState
 
 
 class _Frozen(BaseModel):

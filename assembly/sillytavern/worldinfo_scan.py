@@ -154,8 +154,7 @@ class KeywordScan:
                 break
             self.passes += 1
             matches = self.scan(state, current_level)
-            if self.timed is not None:  # sticky entries first, then candidate order
-                matches.sort(key=lambda m: not m.kind == "sticky")
+            matches.sort(key=lambda m: not self.sticky(m.candidate.entry))  # sticky entries first, then candidates
             matches = self.inclusion_groups(matches, state)
             text_tokens = world_info_tokens(all_activated_text, self.encoding)
             new_content = ""
@@ -163,7 +162,7 @@ class KeywordScan:
             for match in matches:
                 entry = match.candidate.entry
                 if (entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL
-                        and match.kind != "sticky"):
+                        and not self.sticky(entry)):
                     self.failed_probability.add(entry.uid)
                     self.skip(entry.uid, self.matched_skip(
                         match, "probability", probability=entry.probability,
@@ -215,6 +214,9 @@ class KeywordScan:
                 self.buffers.add_recursion(for_recursion)
                 all_activated_text = "\n".join(c for _uid, c in for_recursion) + "\n" + all_activated_text
 
+    def sticky(self, entry: WorldBookEntry) -> bool:
+        return self.timed is not None and self.timed.is_sticky(entry)
+
     def skipper(self, uid: Any) -> Any:
         def skip(kind: SkipKind, message: str, **fields: Any) -> None:
             self.skip(uid, SkipReason(kind=kind, message=message, scan_pass=self.passes, **fields))
@@ -247,7 +249,7 @@ class KeywordScan:
                 skip("delayed", f"delayed until the chat has {entry.delay} messages (it has "
                                 f"{self.timed_chat_length})")
                 continue
-            sticky = self.timed is not None and self.timed.is_sticky(entry)
+            sticky = self.sticky(entry)
             if not sticky and self.timed is not None and self.timed.is_cooling(entry):
                 skip("cooldown", timed_skip_message(self.timed, entry))
                 continue
@@ -361,7 +363,7 @@ class KeywordScan:
             scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
                               else self.book.use_group_scoring),
             score=lambda m: self.score(m.candidate, state),
-            sticky=lambda m: self.timed is not None and self.timed.is_sticky(m.candidate.entry))
+            sticky=lambda m: self.sticky(m.candidate.entry))
         for loss in losses:
             why = f"lost inclusion group '{loss.group}' {loss.why}"
             if loss.in_place_of is not None:
