@@ -289,6 +289,7 @@ def _logical(run: _Run) -> LogicalResult:
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
+        seed=req.generation.seed,
         builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
     )
     if run.swiped is not None:

@@ -64,6 +64,7 @@ class SourceContext:
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe
     sillytavern: bool = False  # the strategy itself asked for SillyTavern's placement (not a layout's choice)
+    seed: int | None = None  # world info chance (assembly.sillytavern.worldinfo_chance)
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
 
     @property
@@ -462,7 +463,7 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              generation=ctx.generation_type,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs),
-                                             world_state=resources.world_state)
+                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn)
     return ctx.world_info
 
 

@@ -39,6 +39,7 @@ class ActivationReason(_Model):
     selective_logic: SelectiveLogic | None = None  # set when secondary keys took part
     secondary_keys: tuple[str, ...] = ()  # the secondary keys found in the buffer
     probability: int | None = None  # the entry's chance when a roll was due (the preview passed it)
+    roll: float | None = Field(default=None, exclude_if=lambda value: value is None)  # seeded: the roll drawn
 
 
 SkipKind = Literal[
@@ -55,7 +56,8 @@ class SkipReason(_Model):
     matched_in: MatchSource | None = None
     group: str | None = None  # group_lost: the inclusion group
     winner: int | str | None = None  # group_lost: the entry that won it (None: it was won in an earlier pass)
-    probability: int | None = None  # probability: the entry's chance; the preview rolls worldinfo_scan.PREVIEW_ROLL
+    probability: int | None = None  # probability: the entry's chance; unseeded, the roll is PREVIEW_ROLL
+    roll: float | None = Field(default=None, exclude_if=lambda value: value is None)  # seeded: the roll drawn
     budget: int | None = None  # over_budget: the budget and the tokens the entry would have brought it to
     tokens: int | None = None
 

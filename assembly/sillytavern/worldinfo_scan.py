@@ -8,10 +8,9 @@
   one system message of the chat-completion counter (`world_info_tokens`). An entry that would reach the budget
   is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
 
-Rolls are deterministic in the preview and show the more likely outcome: the probability roll is taken at its middle
-(50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
-below 50 fails; an inclusion group is won by its most likely member: the highest `order` among `group_override`
-entries, else the highest `group_weight`, ties going to the earlier candidate.
+Rolls come from `worldinfo_chance`: without a seed they are deterministic and show the more likely outcome (the
+probability roll at its middle, 50, so `probability` >= 50 passes; an unprioritized group to its highest
+`group_weight`); with a seed they are drawn as SillyTavern draws them.
 """
 
 from __future__ import annotations
@@ -24,13 +23,12 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_chance import PREVIEW_ROLL, Chance
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
 from assembly.tokens import count_tokens
-
-PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the preview)
 
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
@@ -129,6 +127,8 @@ class KeywordScan:
     timed_chat_length: int  # SillyTavern's whole chat, which entry delays count (a swipe's message included)
     macros: MacroContext
     timed: TimedEffects | None = None  # sticky, cooldown and delay (worldinfo_timed); None: delay alone
+    chance: Chance = field(default_factory=Chance)  # probability rolls and group picks (worldinfo_chance)
+    rolls: dict[Any, float] = field(default_factory=dict)  # uid -> the probability roll that decided it
     activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
     outcome: dict[Any, SkipReason] = field(default_factory=dict)
     failed_probability: set[Any] = field(default_factory=set)
@@ -161,13 +161,7 @@ class KeywordScan:
             passed: list[tuple[Match, str]] = []
             for match in matches:
                 entry = match.candidate.entry
-                if (entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL
-                        and not self.sticky(entry)):
-                    self.failed_probability.add(entry.uid)
-                    self.skip(entry.uid, self.matched_skip(
-                        match, "probability", probability=entry.probability,
-                        message=f"probability {entry.probability}%: the preview rolls {PREVIEW_ROLL} (the more "
-                                f"likely outcome) and the entry does not activate"))
+                if self.rolled_out(match):
                     continue
                 content = expand_text_macros(match.candidate.raw_content, self.macros).text
                 passed.append((match, content))
@@ -213,6 +207,23 @@ class KeywordScan:
             if state:
                 self.buffers.add_recursion(for_recursion)
                 all_activated_text = "\n".join(c for _uid, c in for_recursion) + "\n" + all_activated_text
+
+    def rolled_out(self, match: Match) -> bool:
+        """SillyTavern's probability roll (a sticky entry keeps its place without one): True when it fails."""
+        entry = match.candidate.entry
+        if not entry.use_probability or entry.probability == 100 or self.sticky(entry):
+            return False
+        roll = self.chance.probability_roll()
+        self.rolls[entry.uid] = roll
+        if roll <= entry.probability:
+            return False
+        self.failed_probability.add(entry.uid)
+        rolled = (f"rolled {roll:.2f}" if self.chance.seeded
+                  else f"the preview rolls {PREVIEW_ROLL} (the more likely outcome)")
+        self.skip(entry.uid, self.matched_skip(
+            match, "probability", probability=entry.probability, roll=roll if self.chance.seeded else None,
+            message=f"probability {entry.probability}%: {rolled} and the entry does not activate"))
+        return True
 
     def sticky(self, entry: WorldBookEntry) -> bool:
         return self.timed is not None and self.timed.is_sticky(entry)
@@ -363,7 +374,7 @@ class KeywordScan:
             scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
                               else self.book.use_group_scoring),
             score=lambda m: self.score(m.candidate, state),
-            sticky=lambda m: self.sticky(m.candidate.entry))
+            sticky=lambda m: self.sticky(m.candidate.entry), pick=self.chance.group_pick)
         for loss in losses:
             why = f"lost inclusion group '{loss.group}' {loss.why}"
             if loss.in_place_of is not None:
