@@ -181,10 +181,11 @@ _WORLD_BOOK_SLOT_GROUPS = {
 def world_book_anchors(ctx: SourceContext, prompts: list[Any]) -> frozenset[str]:
     """The prompts that world-book example and author's-note slots surround, in slot layouts only. Reference A.12:
     the first enabled `dialogueExamples` prompt and the first enabled `authorNote` / `authorsNote` prompt, marker or
-    not; placement `st` keeps SillyTavern's markers (every marker of those names)."""
+    not; a strategy that states SillyTavern's placement keeps its markers (every marker of those names); a layout
+    that merely chooses the `st` ordering keeps the library's slots."""
     if not ctx.adaptive_worldbook:
         return frozenset()
-    if ctx.placement == "st":
+    if ctx.sillytavern:
         return frozenset(p.identifier for p in prompts if p.marker and p.identifier in _WORLD_BOOK_SLOT_GROUPS)
     examples = next((p.identifier for p in prompts if p.identifier == "dialogueExamples"), None)
     note = next((p.identifier for p in prompts if p.identifier in AUTHOR_NOTE_MARKERS), None)
@@ -382,7 +383,7 @@ def world_book_slot_diagnostics(ctx: SourceContext) -> None:
     even when its own rule is disabled or absent, and still reports the entries whose slot is missing. Not in st."""
     rules = ctx.strategy["rules"]
     book_rule = next((r for r in rules if r["kind"] == "worldbook"), None)
-    if (ctx.placement == "st" or (book_rule is not None and book_rule["enabled"])
+    if (ctx.sillytavern or (book_rule is not None and book_rule["enabled"])
             or not any(r["enabled"] and r["kind"] in ("preset", "custom") for r in rules)):
         return
     book = ctx.resources.worldbook

@@ -395,3 +395,24 @@ def test_a_manual_row_does_not_move_retained_snapshots():
     result = run(strategy(rules, backend="core", placement="modules", layout=layout), [text("main", "system", "M")],
                  entries=[lore("a", "KEPT", "before", role="system")])
     assert texts(result)[:2] == ["M", "KEPT"]
+
+
+PRESET_SLOTS = {"version": 1, "source": "preset-slots", "identity": "preserve", "fallback": "source-order",
+                "overrides": []}
+CORE_RULES = [rule("native-system"), rule("preset", role="system"), rule("worldbook", role="system"),
+              rule("history"), rule("input")]
+
+
+def test_a_preset_slot_layout_on_core_takes_a_plain_author_note_prompt_as_the_anchor():
+    # the layout chooses SillyTavern's ordering, but the slots are the library's: marker or not
+    doc = strategy(CORE_RULES, backend="core", placement="modules", layout=PRESET_SLOTS)
+    prompts = [text("authorNote", "system", "NOTE"), marker("chatHistory")]
+    result = run(doc, prompts, entries=[lore("a", "AFTER-NOTE", "after_author_note")])
+    assert "WORLD_BOOK_SLOT_MISSING" not in codes(result)
+
+
+def test_a_preset_slot_layout_on_core_reports_the_slots_of_a_disabled_book_the_preset_reads():
+    rules = [dict(r, enabled=False) if r["kind"] == "worldbook" else r for r in CORE_RULES]
+    doc = strategy(rules, backend="core", placement="modules", layout=PRESET_SLOTS)
+    result = run(doc, [text("lead", "system", "LEAD")], entries=[lore("a", "NOTE-LORE", "before_author_note")])
+    assert codes(result).count("WORLD_BOOK_SLOT_MISSING") == 1
