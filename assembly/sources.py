@@ -328,9 +328,9 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
 
 def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
     """The card fields that appear only where something pulls them. Reference A.12: the post-history instructions;
-    the system prompt stands on its own unless a `main` prompt consumes it. Placement st keeps SillyTavern's rule:
-    the card's system prompt only ever replaces `main`."""
-    return ("system", "phi") if ctx.placement == "st" else ("phi",)
+    the system prompt stands on its own unless a `main` prompt consumes it. A strategy that states SillyTavern's
+    placement keeps SillyTavern's rule: the card's system prompt only ever replaces `main`."""
+    return ("system", "phi") if ctx.sillytavern else ("phi",)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:

@@ -416,3 +416,11 @@ def test_a_preset_slot_layout_on_core_reports_the_slots_of_a_disabled_book_the_p
     doc = strategy(rules, backend="core", placement="modules", layout=PRESET_SLOTS)
     result = run(doc, [text("lead", "system", "LEAD")], entries=[lore("a", "NOTE-LORE", "before_author_note")])
     assert codes(result).count("WORLD_BOOK_SLOT_MISSING") == 1
+
+
+def test_a_preset_slot_layout_sends_the_card_system_prompt_without_a_main_prompt():
+    rules = [rule("native-system"), rule("preset"), rule("character", role="user"), rule("history"), rule("input")]
+    doc = strategy(rules, backend=None, placement="modules", layout={**PRESET_SLOTS, "identity": "position"})
+    result = run(doc, [], character={"name": "Vey", "system_prompt": "CARD-SYSTEM"})
+    assert [(m.role, m.content) for m in result.request.messages if m.content == "CARD-SYSTEM"] == [
+        ("user", "CARD-SYSTEM")]
