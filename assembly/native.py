@@ -188,7 +188,8 @@ def _anchor_slotted(node: Node) -> bool:
 def _anchor_index(order: list[Node], rules: dict[str, tuple[int, dict]], module: str) -> int:
     rule_index = next((i for i, r in rules.values() if r["kind"] == module), len(rules))
     for position, node in enumerate(order):
-        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner not in SLOT_OWNERS:
+        if rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))[0] > rule_index and (
+                node.slot_owner not in SLOT_OWNERS):
             return position
     return len(order)
 

@@ -424,3 +424,13 @@ def test_a_preset_slot_layout_sends_the_card_system_prompt_without_a_main_prompt
     result = run(doc, [], character={"name": "Vey", "system_prompt": "CARD-SYSTEM"})
     assert [(m.role, m.content) for m in result.request.messages if m.content == "CARD-SYSTEM"] == [
         ("user", "CARD-SYSTEM")]
+
+
+def test_an_empty_history_is_anchored_after_a_prompt_redirected_to_an_earlier_rule():
+    # the preset's jailbreak goes to the phi rule's place, before history: nothing moved, nothing to report
+    rules = [rule("custom", id="c1", inputMode="text", text="LEAD", role="system"), rule("phi"), rule("history"),
+             rule("input"), rule("preset", role="user")]
+    doc = strategy(rules, backend="native", placement="modules")
+    result = run(doc, [text("jailbreak", "system", "PHI-TEXT")], history=())
+    assert "NATIVE_PLACEMENT_ADJUSTED" not in codes(result)
+    assert texts(result)[:2] == ["LEAD", "PHI-TEXT"]
