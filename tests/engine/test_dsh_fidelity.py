@@ -434,3 +434,32 @@ def test_an_empty_history_is_anchored_after_a_prompt_redirected_to_an_earlier_ru
     result = run(doc, [text("jailbreak", "system", "PHI-TEXT")], history=())
     assert "NATIVE_PLACEMENT_ADJUSTED" not in codes(result)
     assert texts(result)[:2] == ["LEAD", "PHI-TEXT"]
+
+
+STRICT_SLOTS = {**PRESET_SLOTS, "fallback": "error", "priority": ["preset", "resource", "default"]}
+
+
+def _refusal(doc, prompts, entries):
+    try:
+        run(doc, prompts, entries=entries)
+    except AssemblyError as error:
+        return error.code, str(error)
+    return None
+
+
+def test_a_missing_slot_refuses_before_a_missing_resource_anchor_on_native():
+    # the library sorts by resource after the layout overrides, which refuse first when a slot is missing
+    rules = [rule("native-system"), rule("preset", delivery="context"), rule("worldbook", role="preserve"),
+             rule("history"), rule("input")]
+    doc = strategy(rules, backend="native", placement="modules", layout=STRICT_SLOTS)
+    refusal = _refusal(doc, [text("lead", "system", "LEAD")], [lore("a", "EX-LORE", "after_example_messages")])
+    assert refusal is not None and refusal[0] == "LAYOUT_TARGET_MISSING"
+
+
+def test_an_assistant_entry_refuses_in_the_native_projection_before_a_missing_resource_anchor():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("worldbook"), rule("history"),
+             rule("input")]
+    doc = strategy(rules, backend="native", placement="native-roles", layout=STRICT_SLOTS)
+    refusal = _refusal(doc, [text("lead", "system", "LEAD")],
+                       [lore("a", "EX-LORE", "before_example_messages", role="assistant")])
+    assert refusal is not None and refusal[0] == "ASSEMBLY_NATIVE_UNSUPPORTED" and "assistant" in refusal[1]
