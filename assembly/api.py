@@ -288,7 +288,8 @@ def _logical(run: _Run) -> LogicalResult:
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
         max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
-        swiped=run.swiped is not None, sillytavern=run.stated_placement == "st",
+        swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
+        seed=req.generation.seed,
         builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
     )
     if run.swiped is not None:
@@ -303,10 +304,17 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     the order must keep tool transactions whole and stay within the size bound."""
     strategy, diagnostics = run.strategy, logical.diagnostics
     if run.backend == "native":
-        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics)
-        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes,
+        # the library sorts by resource after the projection and the overrides (inside the projection only with
+        # identity `position`), and maps to the host last: their refusals come in that order (reference A.9 "after
+        # emission" steps 1-4, A.8 step 7)
+        later = [] if (strategy.get("layout") or {}).get("identity") != "position" else None
+        last: list[AssemblyError] = []
+        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics, refusals=later)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes, refusals=last,
                                module_order=run.stated_placement not in ("native-roles", "native-slots"))
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
+        if later or last:
+            raise (later or last)[0]
     else:
         nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,
                                                   insert_depths=not run.st_rules),

@@ -133,6 +133,8 @@ def assemble_logical(
     generation_type: str = "normal",
     quiet_prompt: str = "",
     swiped: bool = False,
+    turn: int = 0,
+    seed: int | None = None,
     sillytavern: bool = True,
     builtin_id: str | None = None,
 ) -> LogicalResult:
@@ -152,7 +154,7 @@ def assemble_logical(
                                                     "content": host_system_text, "source": {"kind": "system-prompt"}}]
     variables = variables or {}
     key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
-                    quiet_prompt, swiped, sillytavern, (bool(history), bool(inputs), recorded_surface))
+                    quiet_prompt, swiped, sillytavern, turn, seed, (bool(history), bool(inputs), recorded_surface))
     plan = recalled_plan(key, resources) if key is not None else None
     if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
         plan = None
@@ -161,7 +163,8 @@ def assemble_logical(
         plan = _make_plan(strategy, resources, history, inputs, native, names=names,
                           host_system_text=host_system_text, variables=variables, max_context=max_context,
                           tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
-                          swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char)
+                          swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
+                          turn=turn, seed=seed)
     nodes = _read_plan(plan, conversation, native)
     check_native_once(nodes)
     if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
@@ -246,6 +249,8 @@ def _make_plan(
     generation_type: str,
     quiet_prompt: str,
     swiped: bool,
+    turn: int = 0,
+    seed: int | None = None,
     sillytavern: bool,
     last_user: str,
     last_char: str,
@@ -276,7 +281,7 @@ def _make_plan(
         disabled_keys=frozenset(k for k, s in settings.items() if s.get("enabled") is False),
         diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
         max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
-        quiet_prompt=quiet_prompt, swiped=swiped,
+        quiet_prompt=quiet_prompt, swiped=swiped, turn=turn, seed=seed, sillytavern=placement == "st" and sillytavern,
     )
     _resolve_sources(state, ctx, native)
     roots = _roots(state)

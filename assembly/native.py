@@ -27,11 +27,14 @@ def _unsupported(message: str, **detail: Any) -> AssemblyError:
 
 
 def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
-                   emitted: list[Node] | None = None, module_order: bool = False) -> list[Node]:
+                   emitted: list[Node] | None = None, module_order: bool = False,
+                   refusals: list[AssemblyError] | None = None) -> list[Node]:
     """Order nodes into the six native regions, adjusting roles and deliveries, with a diagnostic for each change.
     Manual position rows are applied here (before the projection, or inside it with identity `position`); `emitted`
     is the logical order before resource anchors moved anything; `module_order` says the document stated no native
-    placement, so the module-order refusal below applies even where its layout made the placement adaptive."""
+    placement, so the module-order refusal below applies even where its layout made the placement adaptive; the
+    library makes that refusal when it maps the nodes to the host (reference A.8 step 7, after the layout
+    overrides), so with `refusals` it is collected there instead of raised."""
     placement = strategy.get("placement")
     layout = strategy.get("layout") or {}
     rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
@@ -121,8 +124,11 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
         if (module_order or not adaptive) and rule_index < history_rule:
             # module order: a user text before history can only be a preserved role, and the host has nowhere to
             # put it (reference A.8 step 7)
-            raise _unsupported("Preserved user-role source content must follow native history.", id=node.id,
-                               ruleId=node.rule_id)
+            refusal = _unsupported("Preserved user-role source content must follow native history.", id=node.id,
+                                   ruleId=node.rule_id)
+            if refusals is None:
+                raise refusal
+            refusals.append(refusal)
         delivery = "pre-step" if forced else rule.get("delivery") or "context"
         if forced and rule.get("delivery") == "context":
             diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,
@@ -188,7 +194,8 @@ def _anchor_slotted(node: Node) -> bool:
 def _anchor_index(order: list[Node], rules: dict[str, tuple[int, dict]], module: str) -> int:
     rule_index = next((i for i, r in rules.values() if r["kind"] == module), len(rules))
     for position, node in enumerate(order):
-        if rules.get(node.rule_id, (len(rules), {}))[0] > rule_index and node.slot_owner not in SLOT_OWNERS:
+        if rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))[0] > rule_index and (
+                node.slot_owner not in SLOT_OWNERS):
             return position
     return len(order)
 

@@ -119,10 +119,12 @@ def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], 
 _RESOURCE_ANCHORS = {c["id"]: c["anchor"] for c in POSITION_CATALOGUE if c.get("anchor")}
 
 
-def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]]) -> list[Node]:
+def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnostics: list[dict[str, Any]],
+                           refusals: list[AssemblyError] | None = None) -> list[Node]:
     """The `resource` priority stage (reference A.10.2 applyResourceAnchors): a resource whose first winning stage is
     `resource` goes beside the anchor its category declares (world info before / after the character definition,
-    around the examples or the author's note)."""
+    around the examples or the author's note). `refusals`: collect the missing-anchor refusal there instead of
+    raising it, for a caller that runs this stage earlier than the library does and must refuse in its order."""
     layout = strategy.get("layout") or {}
     if not layout.get("priority"):
         return nodes
@@ -163,9 +165,12 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
             diagnostics.append({"code": "POSITION_ANCHOR_MISSING", "sourceId": source_id, "positionId": position_id,
                                 "winner": "runtime" if matches else "default", "anchor": anchor})
             if not matches and layout.get("fallback") == "error":
-                raise AssemblyError("POSITION_ANCHOR_MISSING", f"{key}: its anchor ({anchor['source_id']} "
-                                    f"{', '.join(anchor['fields'])}) has no output in this request", status=409,
-                                    detail={"sourceId": source_id, "positionId": position_id})
+                refusal = AssemblyError("POSITION_ANCHOR_MISSING", f"{key}: its anchor ({anchor['source_id']} "
+                                        f"{', '.join(anchor['fields'])}) has no output in this request", status=409,
+                                        detail={"sourceId": source_id, "positionId": position_id})
+                if refusals is None:
+                    raise refusal
+                refusals.append(refusal)
             continue
         index = compatible[0] if anchor["side"] == "before" else compatible[-1] + 1
         nodes = rest[:index] + group + rest[index:]

@@ -72,6 +72,9 @@ class Generation(_Model):
     type: Literal["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"] = "normal"
     quiet_prompt: str | None = None
     start_reply_with: str | None = None
+    turn: int | None = Field(default=None, ge=0)  # the generation's index in its chat session (0 = the first)
+    # world info chance: rolls drawn from this seed and the turn; None: the preview's fixed, most likely rolls
+    seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
 
 
 class Names(_Model):

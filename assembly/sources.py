@@ -62,7 +62,10 @@ class SourceContext:
     world_info: Any = None  # the keyword activation, when the book asks for it
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
-    swiped: bool = False  # the history lost its last message to a swipe; world info delays still count it
+    swiped: bool = False  # the history lost its last message to a swipe
+    sillytavern: bool = False  # the strategy itself asked for SillyTavern's placement (not a layout's choice)
+    seed: int | None = None  # world info chance (assembly.sillytavern.worldinfo_chance)
+    turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
 
     @property
     def placement(self) -> str:
@@ -178,10 +181,11 @@ _WORLD_BOOK_SLOT_GROUPS = {
 def world_book_anchors(ctx: SourceContext, prompts: list[Any]) -> frozenset[str]:
     """The prompts that world-book example and author's-note slots surround, in slot layouts only. Reference A.12:
     the first enabled `dialogueExamples` prompt and the first enabled `authorNote` / `authorsNote` prompt, marker or
-    not; placement `st` keeps SillyTavern's markers (every marker of those names)."""
+    not; a strategy that states SillyTavern's placement keeps its markers (every marker of those names); a layout
+    that merely chooses the `st` ordering keeps the library's slots."""
     if not ctx.adaptive_worldbook:
         return frozenset()
-    if ctx.placement == "st":
+    if ctx.sillytavern:
         return frozenset(p.identifier for p in prompts if p.marker and p.identifier in _WORLD_BOOK_SLOT_GROUPS)
     examples = next((p.identifier for p in prompts if p.identifier == "dialogueExamples"), None)
     note = next((p.identifier for p in prompts if p.identifier in AUTHOR_NOTE_MARKERS), None)
@@ -324,9 +328,9 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
 
 def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
     """The card fields that appear only where something pulls them. Reference A.12: the post-history instructions;
-    the system prompt stands on its own unless a `main` prompt consumes it. Placement st keeps SillyTavern's rule:
-    the card's system prompt only ever replaces `main`."""
-    return ("system", "phi") if ctx.placement == "st" else ("phi",)
+    the system prompt stands on its own unless a `main` prompt consumes it. A strategy that states SillyTavern's
+    placement keeps SillyTavern's rule: the card's system prompt only ever replaces `main`."""
+    return ("system", "phi") if ctx.sillytavern else ("phi",)
 
 
 def _formatted_field(ctx: SourceContext, name: str, text: str) -> str:
@@ -360,8 +364,10 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         position = entry.position or "after"
         if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
+        # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
+        role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
         blocks.append(Block(
-            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=entry.role or "system",
+            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=role,
             name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
             position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
@@ -377,7 +383,7 @@ def world_book_slot_diagnostics(ctx: SourceContext) -> None:
     even when its own rule is disabled or absent, and still reports the entries whose slot is missing. Not in st."""
     rules = ctx.strategy["rules"]
     book_rule = next((r for r in rules if r["kind"] == "worldbook"), None)
-    if (ctx.placement == "st" or (book_rule is not None and book_rule["enabled"])
+    if (ctx.sillytavern or (book_rule is not None and book_rule["enabled"])
             or not any(r["enabled"] and r["kind"] in ("preset", "custom") for r in rules)):
         return
     book = ctx.resources.worldbook
@@ -451,15 +457,25 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
         injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
         injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
         injections += [ctx.quiet_prompt] if ctx.quiet_prompt else []
+        injections += _earlier_persona_injection(ctx)
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
                                              generation=ctx.generation_type,
-                                             full_chat_length=len(chat) + 1 if ctx.swiped else None,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
-                                                                for m in ctx.inputs))
+                                                                for m in ctx.inputs),
+                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn)
         ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
+
+
+def _earlier_persona_injection(ctx: SourceContext) -> list[str]:
+    """A persona description at depth is an extension prompt that allows scanning; SillyTavern sets it after world
+    info has scanned and keeps it, so from a chat's second generation on the scan reads the one set before."""
+    persona = ctx.resources.persona
+    if ctx.turn < 1 or persona is None or persona.position != "at_depth" or not persona.description:
+        return []
+    return [persona.description]
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:

@@ -18,6 +18,7 @@ from assembly.sillytavern.vocabulary import (
     SelectiveLogic,
     WorldPosition,
 )
+from assembly.sillytavern.worldinfo_timed import WorldState
 
 
 class _Frozen(BaseModel):
@@ -330,4 +331,5 @@ class Resources(_Frozen):
     extension_prompts: tuple[ExtensionPrompt, ...] = ()
     regex_scripts: tuple[RegexScript, ...] = ()  # SillyTavern's global scripts (its settings); preset / card
     # scripts stay in their files (preset extensions, card extensions)
+    world_state: WorldState | None = None  # the chat's timed world-info effects before this generation
 

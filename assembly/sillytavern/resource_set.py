@@ -21,6 +21,7 @@ from assembly.sillytavern.notes import parse_author_note, parse_extension_prompt
 from assembly.sillytavern.preset import parse_preset
 from assembly.sillytavern.regex import parse_regex_scripts
 from assembly.sillytavern.worldbook import parse_worldbook
+from assembly.sillytavern.worldinfo_timed import WorldState, parse_world_state
 
 _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], Any]]] = {
     "preset": ((), Preset, parse_preset),
@@ -30,6 +31,7 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
     "author_note": (("authorNote",), AuthorNote, parse_author_note),
     "extension_prompts": (("extensionPrompts",), tuple, parse_extension_prompts),
     "regex_scripts": (("regexScripts",), tuple, parse_regex_scripts),
+    "world_state": (("worldState",), WorldState, parse_world_state),
 }
 
 

@@ -17,9 +17,9 @@ is active. With `"keywords"` we run SillyTavern 1.18's scan (sillytavern.md §7.
   Keys are macro-expanded and trimmed; secondary keys follow `selective_logic`.
 * Passes, inclusion groups, the probability roll and the budget: `worldinfo_scan`.
 
-Not modelled (the preview has no chat metadata or character files): sticky and cooldown timers, character / tag
+Sticky and cooldown are modelled from the state the request carries (`worldinfo_timed`). Not modelled: character / tag
 filters, vector activation, external activation and the WORLD_INFO regex scripts. Entries that use them are named in
-`notes`. `delay` is modelled: an entry waits until the chat has that many messages (a swiped message counts).
+`notes`. `delay` is modelled: an entry waits until the scanned chat has that many messages.
 
 The concepts live beside this entry point: `worldinfo_models` (the result), `worldinfo_keys` (key matching; regex
 keys run through `js_regex`), `worldinfo_buffer` (scan buffers), `worldinfo_scan` (the keyword scan),
@@ -37,6 +37,7 @@ from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
+from assembly.sillytavern.worldinfo_chance import Chance
 from assembly.sillytavern.worldinfo_emission import emission_order
 from assembly.sillytavern.worldinfo_keys import regex_key_refusal
 from assembly.sillytavern.worldinfo_models import (
@@ -58,6 +59,7 @@ from assembly.sillytavern.worldinfo_scan import (
     world_info_budget,
     world_info_tokens,
 )
+from assembly.sillytavern.worldinfo_timed import DEFAULT_WORLD_NAME, TimedEffects, WorldState
 from assembly.tokens import ENCODINGS
 
 Reason = TypeVar("Reason", ActivationReason, SkipReason)
@@ -146,7 +148,7 @@ def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
     return found
 
 
-def _activation_reason(match: Match, scan_pass: int) -> ActivationReason:
+def _activation_reason(match: Match, scan_pass: int, roll: float | None = None) -> ActivationReason:
     entry = match.candidate.entry
     probability = entry.probability if entry.use_probability and entry.probability != 100 else None
     where = _describe_source(match.matched_in)
@@ -156,15 +158,18 @@ def _activation_reason(match: Match, scan_pass: int) -> ActivationReason:
         "key": f"key '{match.key}' found in {where}",
         "secondary": f"key '{match.key}' found in {where}; secondary keys pass {match.logic}",
         "recursion": f"key '{match.key}' found in {where}",
+        "sticky": "sticky: still active from an earlier generation",
     }
     message = messages[match.kind]
     if match.kind == "recursion" and match.logic:
         message += f"; secondary keys pass {match.logic}"
-    if probability is not None:
+    if probability is not None and roll is not None:
+        message += f"; probability {probability}% passes the roll of {roll:.2f}"
+    elif probability is not None:
         message += f"; probability {probability}% passes the preview's roll of {PREVIEW_ROLL}"
     return ActivationReason(kind=match.kind, message=message, scan_pass=scan_pass, key=match.key,
                             matched_in=match.matched_in, selective_logic=match.logic,
-                            secondary_keys=match.secondary_found, probability=probability)
+                            secondary_keys=match.secondary_found, probability=probability, roll=roll)
 
 
 def _message_ids(chat: Sequence[Mapping[str, Any]]) -> list[str | None]:
@@ -196,10 +201,6 @@ def _notes(book: WorldBook) -> tuple[str, ...]:
     for entry in book.entries:
         if not entry.enabled:
             continue
-        if entry.sticky:
-            notes.append(f"entry {entry.uid}: sticky ({entry.sticky}) is not evaluated in the preview")
-        if entry.cooldown:
-            notes.append(f"entry {entry.uid}: cooldown ({entry.cooldown}) is not evaluated in the preview")
         if entry.character_filter and (entry.character_filter.get("names") or entry.character_filter.get("tags")):
             notes.append(f"entry {entry.uid}: the character filter is not evaluated in the preview")
         for key in (*entry.keys, *entry.secondary_keys):
@@ -225,6 +226,9 @@ def activate_world_info(
     generation: str = "normal",
     full_chat_length: int | None = None,
     typed_messages: int = 0,
+    world_state: WorldState | None = None,
+    seed: int | None = None,
+    turn: int = 0,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
     message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
@@ -235,7 +239,9 @@ def activate_world_info(
     accepted). `full_chat_length`: the length of SillyTavern's chat when it differs from `chat` (a swipe leaves
     its last message out of the scan, but entry delays still count it). `typed_messages`: how many of the
     newest messages the user typed now (their macros are substituted, as SillyTavern stores them; older messages
-    are scanned as written). `scan_injections`: extension prompts that allow world info scanning (author's note with
+    are scanned as written). `world_state`: the timed effects carried from the chat's previous generation
+    (None: none yet); the result's `world_state` is the state after this one. `seed`: draw the probability rolls and
+    weighted group picks from a generator seeded by it and `turn` (None: the preview's fixed, most likely rolls). `scan_injections`: extension prompts that allow world info scanning (author's note with
     allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
@@ -300,24 +306,32 @@ def activate_world_info(
                    for e in book.entries if not e.enabled}
         return _result(book, "all", active, reasons, skipped, passes=0, budget=None)
 
+    timed = TimedEffects(entries=list(book.entries), world=book.name or DEFAULT_WORLD_NAME, chat_length=len(chat),
+                         delay_length=len(chat) if full_chat_length is None else full_chat_length,
+                         carried=world_state)
+    timed.check()
     scan = KeywordScan(
         book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
         generation=generation, chat_length=len(chat), macros=macros(),
         timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
         buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
                             injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
+        timed=timed, chance=Chance(seed=seed, turn=turn),
     )
     scan.run()
+    timed.start(match.candidate.entry for match, _content, _at in scan.activated.values())
     by_uid = {c.entry.uid: c for c in candidates}
     active = [(by_uid[uid], match, content, at) for uid, (match, content, at) in scan.activated.items()]
     ids = _message_ids(chat)
-    reasons = {id(m): _with_message_id(_activation_reason(m, at), ids) for _c, m, _t, at in active}
+    rolls = scan.rolls if seed is not None else {}
+    reasons = {id(m): _with_message_id(_activation_reason(m, at, rolls.get(c.entry.uid)), ids)
+               for c, m, _t, at in active}
     skipped = {uid: _with_message_id(reason, ids) for uid, reason in scan.outcome.items()}
     used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)
     return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget).model_copy(
-        update={"pattern_limits": tuple(scan.patterns.diagnostics())})
+        update={"pattern_limits": tuple(scan.patterns.diagnostics()), "world_state": timed.state()})
 
 
 def _result(book: WorldBook, mode: Literal["all", "keywords"], active: list[tuple[Candidate, Match, str, int]],

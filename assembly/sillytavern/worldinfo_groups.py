@@ -7,9 +7,9 @@ Groups are visited in JavaScript's object key order (integer-like names ascendin
   group's best leaves;
 * a group whose name equals the whole `group` field of an entry activated in an earlier pass loses every member.
   SillyTavern compares the field as written, so an active entry of "a,b" does not close group "a";
-* a group of one keeps it; otherwise the `group_override` member of highest `order` wins (ties: the earlier
-  candidate), else, in the preview, the member most likely to win SillyTavern's weighted roll: the highest
-  `group_weight`, ties to the earlier candidate.
+* a group of one keeps it; otherwise its first sticky member wins (worldinfo_timed), else the `group_override` member of highest `order` wins (ties: the earlier
+  candidate), else SillyTavern's weighted roll (`worldinfo_chance`; unseeded, the member most likely to win
+  it: the highest `group_weight`, ties to the earlier candidate).
 
 Removing is SillyTavern's `newEntries.splice(newEntries.indexOf(entry), 1)`: removing an entry a previous group
 already removed finds no index (-1) and takes the last remaining match instead. An entry in two groups that both
@@ -48,12 +48,15 @@ def filter_inclusion_groups(
     closed: Callable[[str], bool],
     scored: Callable[[Any], bool],
     score: Callable[[Any], int],
+    sticky: Callable[[Any], bool] = lambda _match: False,
+    pick: Callable[[list[int]], tuple[int, float | None]] | None = None,
 ) -> tuple[list[Any], list[GroupLoss]]:
     """The matches that survive the pass's inclusion groups, and every loss in the order it happened.
 
     `groups_of(match)`: the group names; `entry_of(match)`: its WorldBookEntry; `closed(name)`: an entry activated
     in an earlier pass has exactly this `group` field; `scored(match)`: group scoring applies to it;
-    `score(match)`: its key score."""
+    `score(match)`: its key score; `sticky(match)`: a sticky timed effect applies to it (it wins its group);
+    `pick(weights)`: the index of the weighted winner and its roll (default: the highest weight, no roll)."""
     grouped: dict[str, list[Any]] = {}
     for match in matches:
         for name in groups_of(match):
@@ -94,12 +97,18 @@ def filter_inclusion_groups(
         if len(members) <= 1:
             continue
         overrides = [m for m in members if entry_of(m).group_override]
-        if overrides:
+        held = next((m for m in members if sticky(m)), None)
+        if held is not None:
+            winner, why = held, f"to entry {entry_of(held).uid} (sticky)"
+        elif overrides:
             winner = max(overrides, key=lambda m: (entry_of(m).order, -overrides.index(m)))
             why = f"to entry {entry_of(winner).uid} (group override with the highest order)"
         else:
-            winner = max(members, key=lambda m: (entry_of(m).group_weight, -members.index(m)))
-            why = f"to entry {entry_of(winner).uid} (the most likely winner: highest group weight)"
+            weights = [entry_of(m).group_weight for m in members]
+            index, roll = pick(weights) if pick is not None else (weights.index(max(weights)), None)
+            winner = members[index]
+            why = (f"to entry {entry_of(winner).uid} (the most likely winner: highest group weight)" if roll is None
+                   else f"to entry {entry_of(winner).uid} (weighted roll {roll:.2f} of {sum(weights)})")
         for match in members:
             if match is not winner:
                 remove(match, name, winner, why)

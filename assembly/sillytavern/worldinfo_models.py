@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from assembly.reading import Role
 from assembly.sillytavern.vocabulary import SelectiveLogic, WorldPosition
+from assembly.sillytavern.worldinfo_timed import WorldState
 
 
 class _Model(BaseModel):
@@ -30,7 +31,7 @@ class MatchSource(_Model):
 
 
 class ActivationReason(_Model):
-    kind: Literal["all", "constant", "decorator", "key", "secondary", "recursion"]
+    kind: Literal["all", "constant", "decorator", "key", "secondary", "recursion", "sticky"]
     message: str
     scan_pass: int = 1  # 1 = the first scan; later passes are recursion, delay levels or min-activation passes
     key: str | None = None  # the primary key that matched, as written in the entry
@@ -38,10 +39,11 @@ class ActivationReason(_Model):
     selective_logic: SelectiveLogic | None = None  # set when secondary keys took part
     secondary_keys: tuple[str, ...] = ()  # the secondary keys found in the buffer
     probability: int | None = None  # the entry's chance when a roll was due (the preview passed it)
+    roll: float | None = Field(default=None, exclude_if=lambda value: value is None)  # seeded: the roll drawn
 
 
 SkipKind = Literal[
-    "disabled", "trigger", "delayed", "delayed_until_recursion", "recursion_excluded", "decorator", "no_keys",
+    "disabled", "trigger", "delayed", "cooldown", "delayed_until_recursion", "recursion_excluded", "decorator", "no_keys",
     "no_match", "secondary_failed", "group_lost", "probability", "over_budget",
 ]
 
@@ -54,7 +56,8 @@ class SkipReason(_Model):
     matched_in: MatchSource | None = None
     group: str | None = None  # group_lost: the inclusion group
     winner: int | str | None = None  # group_lost: the entry that won it (None: it was won in an earlier pass)
-    probability: int | None = None  # probability: the entry's chance; the preview rolls worldinfo_scan.PREVIEW_ROLL
+    probability: int | None = None  # probability: the entry's chance; unseeded, the roll is PREVIEW_ROLL
+    roll: float | None = Field(default=None, exclude_if=lambda value: value is None)  # seeded: the roll drawn
     budget: int | None = None  # over_budget: the budget and the tokens the entry would have brought it to
     tokens: int | None = None
 
@@ -100,3 +103,6 @@ class WorldInfoActivation(_Model):
     budget: WorldInfoBudget | None  # None for activation "all"
     notes: tuple[str, ...] = ()  # features present in the book that the preview does not evaluate
     pattern_limits: tuple[dict[str, Any], ...] = ()  # ST_PATTERN_LIMIT diagnostics: regex keys skipped (limits)
+    # keywords: the timed effects after this generation (SillyTavern's chat_metadata.timedWorldInfo), to carry
+    # into the next one as resources.world_state
+    world_state: WorldState | None = Field(default=None, exclude_if=lambda value: value is None)

@@ -8,10 +8,9 @@
   one system message of the chat-completion counter (`world_info_tokens`). An entry that would reach the budget
   is skipped, and so is every later entry that does not `ignore_budget`; recursion stops.
 
-Rolls are deterministic in the preview and show the more likely outcome: the probability roll is taken at its middle
-(50, like the preview's `random = 0.5`), so an entry with `use_probability` and `probability` >= 50 passes and one
-below 50 fails; an inclusion group is won by its most likely member: the highest `order` among `group_override`
-entries, else the highest `group_weight`, ties going to the earlier candidate.
+Rolls come from `worldinfo_chance`: without a seed they are deterministic and show the more likely outcome (the
+probability roll at its middle, 50, so `probability` >= 50 passes; an unprioritized group to its highest
+`group_weight`); with a seed they are drawn as SillyTavern draws them.
 
 Cost: a pass reads each buffer once for all plain keys (`worldinfo_key_index`), and looks for a candidate's keys
 one by one only when one of them occurs. A candidate a recursion pass found nothing for is "settled": the next
@@ -30,13 +29,13 @@ from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.pattern_matcher import PatternRuns
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
+from assembly.sillytavern.worldinfo_chance import PREVIEW_ROLL, Chance
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
 from assembly.sillytavern.worldinfo_key_index import KeyIndex
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
+from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
 from assembly.tokens import count_tokens
-
-PREVIEW_ROLL = 50  # the probability roll at its middle (random() = 0.5 in the preview)
 
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
@@ -134,6 +133,9 @@ class KeywordScan:
     chat_length: int  # the scanned chat (min-activation passes stop beyond it)
     timed_chat_length: int  # SillyTavern's whole chat, which entry delays count (a swipe's message included)
     macros: MacroContext
+    timed: TimedEffects | None = None  # sticky, cooldown and delay (worldinfo_timed); None: delay alone
+    chance: Chance = field(default_factory=Chance)  # probability rolls and group picks (worldinfo_chance)
+    rolls: dict[Any, float] = field(default_factory=dict)  # uid -> the probability roll that decided it
     activated: dict[Any, tuple[Match, str, int]] = field(default_factory=dict)  # uid -> (match, content, pass)
     outcome: dict[Any, SkipReason] = field(default_factory=dict)
     failed_probability: set[Any] = field(default_factory=set)
@@ -171,18 +173,14 @@ class KeywordScan:
             self._present.clear()
             self.passes += 1
             matches = self.scan(state, current_level)
+            matches.sort(key=lambda m: not self.sticky(m.candidate.entry))  # sticky entries first, then candidates
             matches = self.inclusion_groups(matches, state)
             text_tokens = world_info_tokens(all_activated_text, self.encoding)
             new_content = ""
             passed: list[tuple[Match, str]] = []
             for match in matches:
                 entry = match.candidate.entry
-                if entry.use_probability and entry.probability != 100 and entry.probability < PREVIEW_ROLL:
-                    self.failed_probability.add(entry.uid)
-                    self.skip(entry.uid, self.matched_skip(
-                        match, "probability", probability=entry.probability,
-                        message=f"probability {entry.probability}%: the preview rolls {PREVIEW_ROLL} (the more "
-                                f"likely outcome) and the entry does not activate"))
+                if self.rolled_out(match):
                     continue
                 content = expand_text_macros(match.candidate.raw_content, self.macros).text
                 passed.append((match, content))
@@ -251,6 +249,26 @@ class KeywordScan:
         self._woken = woken
         return [i for i in range(len(self.candidates)) if i not in self._settled]
 
+    def rolled_out(self, match: Match) -> bool:
+        """SillyTavern's probability roll (a sticky entry keeps its place without one): True when it fails."""
+        entry = match.candidate.entry
+        if not entry.use_probability or entry.probability == 100 or self.sticky(entry):
+            return False
+        roll = self.chance.probability_roll()
+        self.rolls[entry.uid] = roll
+        if roll <= entry.probability:
+            return False
+        self.failed_probability.add(entry.uid)
+        rolled = (f"rolled {roll:.2f}" if self.chance.seeded
+                  else f"the preview rolls {PREVIEW_ROLL} (the more likely outcome)")
+        self.skip(entry.uid, self.matched_skip(
+            match, "probability", probability=entry.probability, roll=roll if self.chance.seeded else None,
+            message=f"probability {entry.probability}%: {rolled} and the entry does not activate"))
+        return True
+
+    def sticky(self, entry: WorldBookEntry) -> bool:
+        return self.timed is not None and self.timed.is_sticky(entry)
+
     def skipper(self, uid: Any) -> Any:
         def skip(kind: SkipKind, message: str, **fields: Any) -> None:
             self.skip(uid, SkipReason(kind=kind, message=message, scan_pass=self.passes, **fields))
@@ -285,7 +303,11 @@ class KeywordScan:
                 skip("delayed", f"delayed until the chat has {entry.delay} messages (it has "
                                 f"{self.timed_chat_length})")
                 continue
-            level = _delay_level(entry)
+            sticky = self.sticky(entry)
+            if not sticky and self.timed is not None and self.timed.is_cooling(entry):
+                skip("cooldown", timed_skip_message(self.timed, entry))
+                continue
+            level = 0 if sticky else _delay_level(entry)
             if state != ScanState.RECURSION and level:
                 skip("delayed_until_recursion", f"waits for recursion level {level}; no recursion pass reached it")
                 continue
@@ -293,7 +315,7 @@ class KeywordScan:
                 skip("delayed_until_recursion", f"waits for recursion level {level}; the scan stopped at level "
                                                 f"{current_level}")
                 continue
-            if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion:
+            if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion and not sticky:
                 found = self.primary(candidate, state)
                 if found is not None and found[1] is not None and found[1].kind == "recursion":
                     skip("recursion_excluded", f"key '{found[0]}' is in the recursion buffer, which this entry "
@@ -307,6 +329,9 @@ class KeywordScan:
                 continue
             if entry.constant:
                 matches.append(Match(candidate, "constant"))
+                continue
+            if sticky:
+                matches.append(Match(candidate, "sticky"))
                 continue
             if not entry.keys:
                 skip("no_keys", "the entry has no keys and is not constant")
@@ -408,7 +433,8 @@ class KeywordScan:
             closed=lambda name: name in closed,
             scored=lambda m: (m.candidate.entry.use_group_scoring if m.candidate.entry.use_group_scoring is not None
                               else self.book.use_group_scoring),
-            score=lambda m: self.score(m.candidate, state))
+            score=lambda m: self.score(m.candidate, state),
+            sticky=lambda m: self.sticky(m.candidate.entry), pick=self.chance.group_pick)
         for loss in losses:
             why = f"lost inclusion group '{loss.group}' {loss.why}"
             if loss.in_place_of is not None:

@@ -395,3 +395,71 @@ def test_a_manual_row_does_not_move_retained_snapshots():
     result = run(strategy(rules, backend="core", placement="modules", layout=layout), [text("main", "system", "M")],
                  entries=[lore("a", "KEPT", "before", role="system")])
     assert texts(result)[:2] == ["M", "KEPT"]
+
+
+PRESET_SLOTS = {"version": 1, "source": "preset-slots", "identity": "preserve", "fallback": "source-order",
+                "overrides": []}
+CORE_RULES = [rule("native-system"), rule("preset", role="system"), rule("worldbook", role="system"),
+              rule("history"), rule("input")]
+
+
+def test_a_preset_slot_layout_on_core_takes_a_plain_author_note_prompt_as_the_anchor():
+    # the layout chooses SillyTavern's ordering, but the slots are the library's: marker or not
+    doc = strategy(CORE_RULES, backend="core", placement="modules", layout=PRESET_SLOTS)
+    prompts = [text("authorNote", "system", "NOTE"), marker("chatHistory")]
+    result = run(doc, prompts, entries=[lore("a", "AFTER-NOTE", "after_author_note")])
+    assert "WORLD_BOOK_SLOT_MISSING" not in codes(result)
+
+
+def test_a_preset_slot_layout_on_core_reports_the_slots_of_a_disabled_book_the_preset_reads():
+    rules = [dict(r, enabled=False) if r["kind"] == "worldbook" else r for r in CORE_RULES]
+    doc = strategy(rules, backend="core", placement="modules", layout=PRESET_SLOTS)
+    result = run(doc, [text("lead", "system", "LEAD")], entries=[lore("a", "NOTE-LORE", "before_author_note")])
+    assert codes(result).count("WORLD_BOOK_SLOT_MISSING") == 1
+
+
+def test_a_preset_slot_layout_sends_the_card_system_prompt_without_a_main_prompt():
+    rules = [rule("native-system"), rule("preset"), rule("character", role="user"), rule("history"), rule("input")]
+    doc = strategy(rules, backend=None, placement="modules", layout={**PRESET_SLOTS, "identity": "position"})
+    result = run(doc, [], character={"name": "Vey", "system_prompt": "CARD-SYSTEM"})
+    assert [(m.role, m.content) for m in result.request.messages if m.content == "CARD-SYSTEM"] == [
+        ("user", "CARD-SYSTEM")]
+
+
+def test_an_empty_history_is_anchored_after_a_prompt_redirected_to_an_earlier_rule():
+    # the preset's jailbreak goes to the phi rule's place, before history: nothing moved, nothing to report
+    rules = [rule("custom", id="c1", inputMode="text", text="LEAD", role="system"), rule("phi"), rule("history"),
+             rule("input"), rule("preset", role="user")]
+    doc = strategy(rules, backend="native", placement="modules")
+    result = run(doc, [text("jailbreak", "system", "PHI-TEXT")], history=())
+    assert "NATIVE_PLACEMENT_ADJUSTED" not in codes(result)
+    assert texts(result)[:2] == ["LEAD", "PHI-TEXT"]
+
+
+STRICT_SLOTS = {**PRESET_SLOTS, "fallback": "error", "priority": ["preset", "resource", "default"]}
+
+
+def _refusal(doc, prompts, entries):
+    try:
+        run(doc, prompts, entries=entries)
+    except AssemblyError as error:
+        return error.code, str(error)
+    return None
+
+
+def test_a_missing_slot_refuses_before_a_missing_resource_anchor_on_native():
+    # the library sorts by resource after the layout overrides, which refuse first when a slot is missing
+    rules = [rule("native-system"), rule("preset", delivery="context"), rule("worldbook", role="preserve"),
+             rule("history"), rule("input")]
+    doc = strategy(rules, backend="native", placement="modules", layout=STRICT_SLOTS)
+    refusal = _refusal(doc, [text("lead", "system", "LEAD")], [lore("a", "EX-LORE", "after_example_messages")])
+    assert refusal is not None and refusal[0] == "LAYOUT_TARGET_MISSING"
+
+
+def test_an_assistant_entry_refuses_in_the_native_projection_before_a_missing_resource_anchor():
+    rules = [rule("native-system"), rule("preset", role="system"), rule("worldbook"), rule("history"),
+             rule("input")]
+    doc = strategy(rules, backend="native", placement="native-roles", layout=STRICT_SLOTS)
+    refusal = _refusal(doc, [text("lead", "system", "LEAD")],
+                       [lore("a", "EX-LORE", "before_example_messages", role="assistant")])
+    assert refusal is not None and refusal[0] == "ASSEMBLY_NATIVE_UNSUPPORTED" and "assistant" in refusal[1]

@@ -1,8 +1,8 @@
-"""What world info scans for each generation type (sillytavern.md §13.3; issue 13 rule 14, world-info half).
+"""What world info scans for each generation type (sillytavern.md §13.3).
 
 quiet: the quiet prompt is scanned (SillyTavern sets it as an extension prompt that allows scanning); continue: the
-continued message is in the chat and scanned; swipe: the swiped message is left out before world info scans, while
-entry delays still count it.
+continued message is in the chat and scanned; swipe: the swiped message is left out before world info scans, and
+entry delays count only what it scans.
 """
 
 from __future__ import annotations
@@ -64,11 +64,12 @@ def test_a_swiped_message_activates_nothing(generation, active):
     assert _active(generation, ["Look up.", "A comet!"], COMET) == active
 
 
-def test_entry_delay_counts_the_swiped_message():
+def test_entry_delay_counts_only_the_messages_a_swipe_scans():
+    # SillyTavern's timed effects count the chat world info scans, which a swipe has already shortened
     waits_for_three = {"uid": 3, "key": ["comet"], "delay": 3}
     history = ["A comet, look.", "Where?", "There."]
-    assert _active({"type": "swipe"}, history, waits_for_three) == [3]  # 3 messages, the scan sees 2
-    assert _active({"type": "swipe"}, history[:2], waits_for_three) == []
+    assert _active({"type": "swipe"}, history, waits_for_three) == []  # 3 messages, the scan sees 2
+    assert _active({"type": "swipe"}, [*history, "Up there."], waits_for_three) == [3]
 
 
 def _scan_of(history: list[dict], typed: list[dict]) -> list[int]:
