@@ -62,10 +62,20 @@ def session_resources(session: Session) -> dict[str, Any]:
     worldbook = _session_worldbook(session)
     if worldbook is not None:
         resources["worldbook"] = worldbook
+        state = timed_world_info(session)
+        if state is not None:  # sticky, cooldown and delay carried from the chat's earlier turns
+            resources["world_state"] = state
     scripts = session.regex_scripts.all()  # in the model's order: the order SillyTavern runs its global scripts
     if scripts:
         resources["regex_scripts"] = tuple(sillytavern.regex_script_model(s) for s in scripts)
     return resources
+
+
+def timed_world_info(session: Session) -> dict[str, Any] | None:
+    """The chat's timed world-info effects as SillyTavern keeps them (`chat_metadata.timedWorldInfo`)."""
+    metadata = (session.chat_file or {}).get("metadata") if isinstance(session.chat_file, dict) else None
+    state = metadata.get("timedWorldInfo") if isinstance(metadata, dict) else None
+    return state if isinstance(state, dict) else None
 
 
 def _card_lore(session: Session) -> tuple[WorldBook, set[str]] | None:

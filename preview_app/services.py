@@ -7,6 +7,7 @@ transaction back, so a refused apply leaves the stored selection exactly as it w
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -15,10 +16,11 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from assembly.api import require_available
-from assembly.reading import ImportInvalid
+from assembly.reading import ImportInvalid, guarded
 from assembly.request import HostSettings
 from assembly.sillytavern.chat import import_chat
 from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.worldinfo_timed import parse_world_state
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import next_message_id, session_request, strategy_document
 from strategies_app.access import revision_for_read
@@ -274,6 +276,9 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     log = import_chat(data)
     refuse_unsafe([[message.content, message.name, message.other_fields] for message in log.messages], "file")
     refuse_unsafe([log.header_fields, [line for _, line in log.hidden_lines]], "file")
+    if isinstance(log.metadata_fields.get("timedWorldInfo"), dict):  # carried into this session's requests
+        guarded(lambda: parse_world_state(log.metadata_fields["timedWorldInfo"],
+                                          "line 1.chat_metadata.timedWorldInfo"))
     check_event_count(session.events.count(), len(log.messages))
     if not log.messages:
         raise invalid("file", "a chat with at least one message a prompt can see")
@@ -336,15 +341,26 @@ def _session_moved(session: Session) -> ServiceError:
                         "reload it and try again", status=409, detail={"id": str(session.pk)})
 
 
-def _turn_plan(session: Session) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-    """What sending `session`'s current request appends (with assembly off, the input as a user message), and the
-    engine request it came from (None with assembly off)."""
+@dataclass(frozen=True)
+class TurnPlan:
+    """What sending a session's current request appends, computed before any write: the durable events, the engine
+    request they came from (None with assembly off), and the timed world-info state after it (None without)."""
+
+    events: list[dict[str, Any]]
+    request: dict[str, Any] | None
+    timed_world_info: dict[str, Any] | None = None
+
+
+def _turn_plan(session: Session) -> TurnPlan:
     if session.applied_document is None:
         events = ([{"role": "user", "content": session.current_input, "source": {"kind": "user"}}]
                   if session.current_input else [])
-        return events, None
+        return TurnPlan(events, None)
     request = session_request(session, strategy_document(session.applied_strategy, session.applied_document))
-    return [e.model_dump() for e in assemble(request).durable_events], request
+    result = assemble(request)
+    state = result.world_info.world_state if result.world_info is not None else None
+    return TurnPlan([e.model_dump() for e in result.durable_events], request,
+                    state.model_dump(mode="json") if state is not None else None)
 
 
 def _plan_still_holds(locked: Session, seen: Session, request: dict[str, Any] | None) -> bool:
@@ -364,13 +380,12 @@ def turn_commit(*, session: Session, reply: str, expected_seq: int | None = None
     seen = Session.objects.get(pk=session.pk)
     if not seen.current_input and not reply:
         raise invalid("reply", "a reply, or a session with a current input to send")
-    events, request = _turn_plan(seen)
+    plan = _turn_plan(seen)
     with transaction.atomic():
-        return _turn_write(seen=seen, events=events, request=request, reply=reply, expected_seq=expected_seq)
+        return _turn_write(seen=seen, plan=plan, reply=reply, expected_seq=expected_seq)
 
 
-def _turn_write(*, seen: Session, events: list[dict[str, Any]], request: dict[str, Any] | None, reply: str,
-                expected_seq: int | None) -> list[SessionEvent]:
+def _turn_write(*, seen: Session, plan: TurnPlan, reply: str, expected_seq: int | None) -> list[SessionEvent]:
     locked = Session.objects.select_for_update().get(pk=seen.pk)
     check_event_count(locked.events.count(), 2)
     last_seq = _next_seq(locked) - 1
@@ -378,9 +393,10 @@ def _turn_write(*, seen: Session, events: list[dict[str, Any]], request: dict[st
         raise ServiceError("SESSION_HISTORY_CONFLICT", f"expected_seq: the history ends at {last_seq}, not "
                            f"{expected_seq}; reload the session", status=409,
                            detail={"path": "expected_seq", "seq": last_seq})
-    if not _plan_still_holds(locked, seen, request):
+    if not _plan_still_holds(locked, seen, plan.request):
         raise _session_moved(locked)
-    events = [*events, *([{"role": "assistant", "content": reply, "source": {"kind": "assistant"}}] if reply else [])]
+    events = [*plan.events, *([{"role": "assistant", "content": reply, "source": {"kind": "assistant"}}]
+                              if reply else [])]
     used = set(locked.events.values_list("message_id", flat=True))
     created = []
     for seq, event in enumerate(events, start=last_seq + 1):
@@ -393,7 +409,11 @@ def _turn_write(*, seen: Session, events: list[dict[str, Any]], request: dict[st
             name=event.get("name") or "", source=event.get("source") or {"kind": event["role"]},
             tool_calls=event.get("tool_calls"), tool_call_id=event.get("tool_call_id") or ""))
     locked.current_input = ""
-    locked.save(update_fields=["current_input", "updated_at"])
+    if plan.timed_world_info is not None:  # kept as SillyTavern keeps it, in the chat's metadata
+        kept = locked.chat_file if isinstance(locked.chat_file, dict) else {}
+        metadata = kept.get("metadata") if isinstance(kept.get("metadata"), dict) else {}
+        locked.chat_file = {**kept, "metadata": {**metadata, "timedWorldInfo": plan.timed_world_info}}
+    locked.save(update_fields=["current_input", "chat_file", "updated_at"])
     return created
 
 
@@ -405,11 +425,10 @@ def turn_send(*, session: Session, content: str, reply: str, expected_seq: int |
     seen.current_input = _check_text(content, "input")
     if not seen.current_input and not reply:
         raise invalid("reply", "a reply, or a session with a current input to send")
-    events, request = _turn_plan(seen)
+    plan = _turn_plan(seen)
     with transaction.atomic():
         session_update(session=seen, current_input=seen.current_input)
-        return _turn_write(seen=seen, events=events, request=request, reply=_check_text(reply, "reply"),
-                           expected_seq=expected_seq)
+        return _turn_write(seen=seen, plan=plan, reply=_check_text(reply, "reply"), expected_seq=expected_seq)
 
 
 def _golden_run(session: Session, revision: StrategyRevision) -> tuple[Session, dict[str, Any], dict[str, Any]]:

@@ -127,3 +127,31 @@ def test_a_chat_import_binds_the_chats_book_by_name(users, seraphina, world):
         "file": SimpleUploadedFile("c.jsonl", CHAT_FILE.read_bytes())})
     session.refresh_from_db()
     assert session.chat_lore == book
+
+
+def test_a_sticky_entry_stays_active_on_the_next_turn_from_the_sessions_own_state(users, seraphina):
+    """Timed effects live in the chat's metadata (SillyTavern's chat_metadata.timedWorldInfo): a turn writes the
+    state after it, and the next request starts from it (sillytavern.md §7, timed effects)."""
+    from strategies_app.models import Strategy
+
+    book = strategy_services.worldbook_import(user=users["admin"], name="Coast", data={"entries": {
+        "0": {"uid": 0, "key": ["lantern"], "content": "The lantern never goes out.", "sticky": 3,
+              "scanDepth": 1}}})  # only the newest message is scanned
+    session = services.session_create(user=users["designer"], name="Coast", host={"core_available": True},
+                                      preset=seraphina["preset"], world_books=[WorldBook.objects.get(pk=book.id)],
+                                      world_info_activation="keywords", current_input="Light the lantern.",
+                                      strategy=Strategy.objects.get(slug="builtin-st"))
+    services.turn_commit(session=session, reply="Done.")
+    state = Session.objects.get(pk=session.pk).chat_file["metadata"]["timedWorldInfo"]
+    assert list(state["sticky"]) and not state["cooldown"]
+    session = Session.objects.get(pk=session.pk)
+    services.session_update(session=session, current_input="What now?")  # no key in the newest messages
+    def sent():
+        result = client_for(users["qa"]).get(f"/api/sessions/{session.pk}/preview").json()
+        return "\n".join(m["content"] for m in result["request"]["messages"])
+
+    assert "The lantern never goes out." in sent()
+    from django.utils import timezone
+
+    Session.objects.filter(pk=session.pk).update(chat_file={}, updated_at=timezone.now())  # the same chat without its timed state
+    assert "The lantern never goes out." not in sent()
