@@ -5,9 +5,11 @@ everyone else goes on to the admin's own login."""
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_not_required
 from django.shortcuts import render
 
 
+@login_not_required  # the admin's own login page: reachable before logging in, as the view it wraps
 def admin_login(request, extra_context=None):
     user = request.user
     if user.is_authenticated and not (user.is_active and user.is_staff):
