@@ -230,7 +230,7 @@ def _regexed_message(role: str, content: str, is_typed: bool, depth: int, script
 # entries and by the characters held (the texts before and after, and the steps' copies).
 _MESSAGE_MEMO: OrderedDict[tuple[Any, ...], tuple[str, list[RegexStep]]] = OrderedDict()
 _MEMO_ENTRIES = 4096
-_MEMO_CHARACTERS = 16_000_000
+_MEMO_CHARACTERS = 8_000_000
 _memo_size: list[int] = [0]
 
 
