@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar
 from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
+from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_emission import emission_order
@@ -225,6 +226,7 @@ def activate_world_info(
     generation: str = "normal",
     full_chat_length: int | None = None,
     typed_messages: int = 0,
+    pattern_limits: PatternLimits = DEFAULT_LIMITS,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
     message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
@@ -236,7 +238,8 @@ def activate_world_info(
     its last message out of the scan, but entry delays still count it). `typed_messages`: how many of the
     newest messages the user typed now (their macros are substituted, as SillyTavern stores them; older messages
     are scanned as written). `scan_injections`: extension prompts that allow world info scanning (author's note with
-    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
+    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`. `pattern_limits`: what each
+    regex key may cost (`pattern_matcher`); keys over them match nothing and are listed in `pattern_limits`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
     uids = [e.uid for e in book.entries]
@@ -304,6 +307,7 @@ def activate_world_info(
         book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
         generation=generation, chat_length=len(chat), macros=macros(),
         timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
+        patterns=PatternRuns(limits=pattern_limits),
         buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
                             injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
     )

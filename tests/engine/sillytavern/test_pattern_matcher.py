@@ -101,3 +101,12 @@ def test_the_chat_is_regexed_once_for_the_scan_and_the_prompt(monkeypatch):
     again = regexed_chat_steps(chat, [script], MACROS, generation_type="normal")
     assert again == first and calls == []
     assert [text for text, _steps in first] == ["a wyrm flies over the once-only test", "the wyrm lands"]
+
+
+def test_the_limits_are_a_parameter_of_the_scan():
+    book = WorldBook(entries=[WorldBookEntry(uid=1, keys=("/dra+gon/",))], activation="keywords")
+    chat = [{"role": "user", "content": "a draaagon"}]
+    tight = activate_world_info(book, chat=chat, names={}, max_context=1_000_000,
+                                pattern_limits=PatternLimits(pattern_length=5))
+    assert tight.active == () and [d["limit"] for d in tight.pattern_limits] == ["size"]
+    assert [a.uid for a in activate_world_info(book, chat=chat, names={}, max_context=1_000_000).active] == [1]
