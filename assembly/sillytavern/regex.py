@@ -125,7 +125,7 @@ def run_regex_script(script: RegexScript, text: str, macros: MacroContext, runs:
         filled = _GROUP_REFERENCE.sub(lambda g: group_value(found, g.group(1), g.group(2)), template)
         return expand_text_macros(filled, macros).text
 
-    limit = runs.limits.output_length
+    limit = len(text) + runs.limits.output_length  # a script may add at most output_length characters
     result = runs.run(_owner(script), regex,
                       lambda deadline: regex.replace_each(text, replace, deadline=deadline, max_output=limit))
     return text if result is None else result

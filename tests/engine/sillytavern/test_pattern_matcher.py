@@ -63,13 +63,16 @@ def test_a_translation_over_the_limit_is_refused_before_compiling():
 
 def test_a_replacement_that_grows_past_the_output_cap_is_refused():
     script = RegexScript(script_name="echo", find_regex="/./g", replace_string="$0" * 1000, placement=(USER_INPUT,))
-    runs = PatternRuns()
     text = "x" * 1_000_000
+    runs = PatternRuns()  # the defaults: the time or the growth cap stops it, whichever comes first
     out, seconds = timed(lambda: run_regex_script(script, text, MACROS, runs))
     assert out is text  # the script changes nothing
     assert seconds < 5
     [limit] = runs.diagnostics()
-    assert limit["owner"] == "regex script 'echo'" and limit["limit"] == "output"
+    assert limit["owner"] == "regex script 'echo'" and limit["limit"] in ("output", "time")
+    runs = PatternRuns(limits=PatternLimits(output_length=100_000))
+    assert run_regex_script(script, text, MACROS, runs) is text
+    assert [d["limit"] for d in runs.diagnostics()] == ["output"]
 
 
 def test_a_script_is_held_to_its_time_over_the_whole_chat():
@@ -110,3 +113,10 @@ def test_the_limits_are_a_parameter_of_the_scan():
                                 pattern_limits=PatternLimits(pattern_length=5))
     assert tight.active == () and [d["limit"] for d in tight.pattern_limits] == ["size"]
     assert [a.uid for a in activate_world_info(book, chat=chat, names={}, max_context=1_000_000).active] == [1]
+
+
+def test_a_long_text_may_still_be_replaced_within_the_growth_cap():
+    script = RegexScript(script_name="shout", find_regex="/a/g", replace_string="A", placement=(USER_INPUT,))
+    runs = PatternRuns(limits=PatternLimits(output_length=10))
+    assert run_regex_script(script, "ab" * 1000, MACROS, runs) == "Ab" * 1000
+    assert runs.diagnostics() == []
