@@ -25,9 +25,10 @@ def scan(*entries: WorldBookEntry, chat: str):
 
 
 def timed(work):
-    started = time.perf_counter()
+    """The result and the CPU seconds it took (the machine may be shared: wall time would measure the others)."""
+    started = time.process_time()
     result = work()
-    return result, time.perf_counter() - started
+    return result, time.process_time() - started
 
 
 def test_nested_quantifier_key_finishes_with_javascripts_answer():
@@ -50,7 +51,7 @@ def test_an_oversized_key_is_not_compiled():
     keys = tuple("/" + "\\b" * 20_000 + f"{i}/" for i in range(4))
     result, seconds = timed(lambda: scan(WorldBookEntry(uid=3, keys=keys), chat="0 1 2 3"))
     assert result.active == ()
-    assert seconds < 1
+    assert seconds < 2
     assert {d["limit"] for d in result.pattern_limits} == {"size"}
     assert all(d["owner"] == "world info entry 3" for d in result.pattern_limits)
 
@@ -70,7 +71,7 @@ def test_a_replacement_that_grows_past_the_output_cap_is_refused():
     assert seconds < 5
     [limit] = runs.diagnostics()
     assert limit["owner"] == "regex script 'echo'" and limit["limit"] in ("output", "time")
-    runs = PatternRuns(limits=PatternLimits(output_length=100_000))
+    runs = PatternRuns(limits=PatternLimits(output_length=100_000, time_s=60))
     assert run_regex_script(script, text, MACROS, runs) is text
     assert [d["limit"] for d in runs.diagnostics()] == ["output"]
 
@@ -117,6 +118,6 @@ def test_the_limits_are_a_parameter_of_the_scan():
 
 def test_a_long_text_may_still_be_replaced_within_the_growth_cap():
     script = RegexScript(script_name="shout", find_regex="/a/g", replace_string="A", placement=(USER_INPUT,))
-    runs = PatternRuns(limits=PatternLimits(output_length=10))
+    runs = PatternRuns(limits=PatternLimits(output_length=10, time_s=60))
     assert run_regex_script(script, "ab" * 1000, MACROS, runs) == "Ab" * 1000
     assert runs.diagnostics() == []
