@@ -5,7 +5,7 @@ each pattern is held to `PatternLimits`, so no key or script can hold a request.
   `translated_length`, is not compiled (compiling takes time in proportion to it);
 * time: each pattern may spend `time_s` seconds matching over one request (`PatternRuns`, made per request), the
   `regex` package's timeout enforcing it inside a search; once spent, the pattern is skipped for the rest of it;
-* output: a replacement that would make more than `output_length` characters is refused.
+* output: a replacement that would make its text more than `output_length` characters longer is refused.
 
 A pattern refused by a limit is skipped (a key then matches nothing, a script changes nothing) and reported once
 per owner as an `ST_PATTERN_LIMIT` diagnostic naming the world info entry or regex script and the limit.
@@ -30,7 +30,8 @@ LIMIT_CODE = "ST_PATTERN_LIMIT"
 class PatternLimits:
     """Defaults: a quarter second of matching per pattern and request (a real key or script takes well under a
     millisecond per message); 10,000 characters of pattern (the longest community key lists are a few hundred);
-    a translation of 50,000 characters (about 0.2 s to compile); 1,000,000 characters of replacement output."""
+    a translation of 50,000 characters (about 0.2 s to compile); a replacement may add 1,000,000 characters to its
+    text."""
 
     time_s: float = 0.25
     pattern_length: int = 10_000
@@ -92,7 +93,7 @@ class PatternRuns:
         except TimeoutError:
             self.refuse(owner, source, "time", f"matching took over {self.limits.time_s} s in this request")
         except OutputTooLarge:
-            self.refuse(owner, source, "output", f"the replacement output exceeds {self.limits.output_length} "
+            self.refuse(owner, source, "output", f"the replacement would add over {self.limits.output_length} "
                                                  "characters")
         finally:
             self.spent[source] = spent + time.monotonic() - started

@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar
 from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
+from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_chance import Chance
@@ -229,6 +230,7 @@ def activate_world_info(
     world_state: WorldState | None = None,
     seed: int | None = None,
     turn: int = 0,
+    pattern_limits: PatternLimits = DEFAULT_LIMITS,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
     message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
@@ -242,7 +244,8 @@ def activate_world_info(
     are scanned as written). `world_state`: the timed effects carried from the chat's previous generation
     (None: none yet); the result's `world_state` is the state after this one. `seed`: draw the probability rolls and
     weighted group picks from a generator seeded by it and `turn` (None: the preview's fixed, most likely rolls). `scan_injections`: extension prompts that allow world info scanning (author's note with
-    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`."""
+    allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`. `pattern_limits`: what each
+    regex key may cost (`pattern_matcher`); keys over them match nothing and are listed in `pattern_limits`."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
     uids = [e.uid for e in book.entries]
@@ -314,6 +317,7 @@ def activate_world_info(
         book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
         generation=generation, chat_length=len(chat), macros=macros(),
         timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
+        patterns=PatternRuns(limits=pattern_limits),
         buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
                             injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
         timed=timed, chance=Chance(seed=seed, turn=turn),
