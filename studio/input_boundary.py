@@ -86,7 +86,7 @@ def loads(raw: str | bytes, field: str) -> Any:
     except json.JSONDecodeError:
         raise
     except ValueError as error:  # NaN / Infinity, or more digits than int() reads
-        raise unsafe_input(field, f"a finite JSON number of at most 4300 digits ({str(error)[:80]})") from None
+        raise unsafe_input(field, f"a finite number of at most 4300 digits ({str(error)[:80]})") from None
     refuse_unsafe(value, field)
     repeated = _repeated_key_path(value, field)
     if repeated is not None:
