@@ -27,7 +27,7 @@ from strategies_app.access import revision_for_read
 from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
-from studio.input_boundary import refuse_unsafe
+from studio.input_boundary import lines_refused, refuse_unsafe
 from studio.limits import check_chat_lines, check_event_count
 
 EVENT_ROLES = ("system", "user", "assistant", "tool")
@@ -273,6 +273,7 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     when the studio has one of that name. Returns the new events and the number left out; a file the importer
     refuses stores nothing."""
     check_chat_lines(data)
+    lines_refused(data, "file")  # every line through the input boundary, its header's metadata included
     log = import_chat(data)
     refuse_unsafe([[message.content, message.name, message.other_fields] for message in log.messages], "file")
     refuse_unsafe([log.header_fields, [line for _, line in log.hidden_lines]], "file")

@@ -21,7 +21,7 @@ from strategies_app.models import (
     WorldBook,
     WorldBookEntry,
 )
-from studio.user_services import user_role
+from studio.user_services import user_role, user_sessions_end
 
 
 class DragOrderInline(admin.TabularInline):
@@ -151,6 +151,11 @@ class StudioUserAdmin(UserAdmin):
     @admin.display(description=_("role"))
     def studio_role(self, user) -> str:
         return user_role(user) or "-"
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "is_active" in form.changed_data and not obj.is_active:
+            user_sessions_end(user=obj)  # as the Users page's deactivation does: logged out for good
 
 
 admin.site.unregister(get_user_model())

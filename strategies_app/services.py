@@ -308,11 +308,6 @@ def upload_claimed(*, user, token: str) -> PendingUpload:
     return upload
 
 
-@transaction.atomic
-def upload_discard(*, upload: PendingUpload) -> None:
-    PendingUpload.objects.filter(pk=upload.pk).delete()
-
-
 IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,
              "persona": persona_import, "regex": regex_import}
 

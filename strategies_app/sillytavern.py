@@ -12,13 +12,15 @@ the engine model of rows (what a preview assembles with); `*_document` give the 
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any
 
 from django.utils.translation import gettext as _
 
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
-from assembly.sillytavern.charx import card_from_charx, is_charx
+from assembly.sillytavern.charx import card_from_charx, card_json_from_charx, is_charx
 from assembly.sillytavern.models import Character, Persona, Preset, RegexScript, WorldBook
 from assembly.sillytavern.png import card_png
 from assembly.sillytavern.preset import export_preset, import_preset
@@ -28,6 +30,7 @@ from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from studio import input_boundary
 from studio.http import file_content
 
 MAX_NAME_CHARS = 200
@@ -39,6 +42,10 @@ def upload_content(raw: bytes, *, kind: str) -> Any:
     """Uploaded bytes -> what an importer takes: a CharX card's card.json (for a card or its book), else PNG bytes
     or parsed JSON as `studio.http.file_content` gives them."""
     if kind in ("character", "worldbook") and is_charx(raw):
+        # the input rules first (the archive's limits checked on the way); what is not UTF-8 JSON at all, the
+        # engine's reader words
+        with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
+            input_boundary.loads(card_json_from_charx(raw).decode("utf-8"), "file[card.json]")
         return card_from_charx(raw)
     return file_content(raw, kind=kind)
 

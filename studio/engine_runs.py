@@ -3,8 +3,11 @@
 and a list of many sessions answer a run that stalls or breaks the way they answer any refusal (a coded error, an
 error row), and no request holds a worker until gunicorn's timeout kills it.
 
-The deadline: a watchdog timer raises `DeadlinePassed` inside the thread that runs the engine (CPython's
-`PyThreadState_SetAsyncExc`), at its next Python instruction. The engine is pure Python, so that stops it wherever it
+The deadline: a watchdog thread raises `DeadlinePassed` inside the thread that runs the engine (CPython's
+`PyThreadState_SetAsyncExc`), at its next Python instruction, and again every REPEAT seconds until the run has
+stopped (a raise that lands in a finalizer is ignored there; the cyclic collector waits during runs for the same
+reason). A web process runs one engine call per request thread, so gunicorn's sync workers, runserver's threads and
+the test client all work alike. The engine is pure Python, so that stops it wherever it
 is; one C call already running (a single huge regex match) finishes first, and gunicorn's own timeout
 (gunicorn.conf.py) stays the last resort. `DeadlinePassed` derives from BaseException so that no `except Exception`
 in the engine swallows it. The engine's memo caches are written one dict operation at a time, so an interrupted run

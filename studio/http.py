@@ -9,6 +9,7 @@ carries the CSRF token (the `X-CSRFToken` header htmx sends, or the form field).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from typing import Any
@@ -21,7 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from assembly.errors import CodedError
 from assembly.reading import MAX_IMPORT_BYTES
-from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
+from assembly.sillytavern.png import PNG_SIGNATURE, card_json_from_png
 from studio import input_boundary
 from studio.errors import FormInvalid, ServiceError
 
@@ -149,10 +150,11 @@ def file_content(raw: bytes, *, kind: str, field: str = "file") -> Any:
         if kind in ("character", "worldbook"):
             # The card JSON inside the PNG passes the input boundary too (the engine reads PNGs leniently).
             try:
-                card, path = card_from_png(raw)
+                text, path = card_json_from_png(raw)
             except CodedError:
                 return raw  # the importer refuses it, with its own words
-            input_boundary.refuse_unsafe(card, f"{field}.{path}")
+            with contextlib.suppress(json.JSONDecodeError):  # not JSON: the importer refuses it, in its own words
+                input_boundary.loads(text, f"{field}.{path}")
             return raw
         raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected a JSON {kind} file, got a PNG image",
                            status=415, detail={"path": field})

@@ -1,7 +1,8 @@
 """The one input boundary: every JSON body, posted form, upload name and importer passes these checks before a
 service sees the value. Refused with 400 naming the field: NUL characters and lone surrogates (PostgreSQL and the
 UTF-8 encoder choke on them), NaN / Infinity (JSON has none; Python's parser accepts them), JSON nested deeper than
-MAX_JSON_DEPTH. Django's own refusals of a body (too big, too many fields, a broken multipart) become the same
+MAX_JSON_DEPTH, a key given twice in one object (with its path). Every importer's JSON passes them: API bodies, JSON
+files, the card JSON in a PNG or a CharX archive, each line of a chat file, and the JSON fields of forms. Django's own refusals of a body (too big, too many fields, a broken multipart) become the same
 friendly 400 / 413, as a page or, under /api/, as the error JSON. The engine runs the same checks
 (`assembly.reading.find_unsafe`) in its request parser and importers.
 """
@@ -21,7 +22,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
-from assembly.reading import ImportInvalid, find_unsafe, loads_strict, unsafe_text
+from assembly.reading import MAX_JSON_DEPTH, find_unsafe, join_path, unsafe_text
 from studio.errors import ServiceError, invalid
 from studio.limits import MAX_FILE_NAME
 
@@ -40,12 +41,74 @@ def refuse_unsafe(value: Any, field: str) -> Any:
     return value
 
 
+class _Repeated(dict):
+    """An object whose text gave a key twice (`key`); only ever seen by `_repeated_key_path`, which refuses it."""
+
+    key: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) == len(pairs):
+        return value
+    seen: set[str] = set()
+    repeated = _Repeated(value)
+    repeated.key = next(key for key, _ in pairs if key in seen or seen.add(key))
+    return repeated
+
+
+def _repeated_key_path(value: Any, field: str) -> str | None:
+    """The path of the first key given twice in one object (depth already bounded by `find_unsafe`)."""
+    stack: list[tuple[Any, str]] = [(value, field)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, _Repeated):
+            return join_path(where, item.key)
+        if isinstance(item, dict | list):
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((child, join_path(where, key)) for key, child in children if isinstance(child, dict | list))
+    return None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number")
+
+
 def loads(raw: str | bytes, field: str) -> Any:
-    """JSON text -> a safe value; json.JSONDecodeError still means "not JSON" (callers word that themselves)."""
+    """JSON text -> a safe value: no NaN / Infinity, no number beyond Python's int-digits limit, no NUL or lone
+    surrogate, no nesting deeper than MAX_JSON_DEPTH, no key given twice in one object (JavaScript keeps the last
+    silently; here it is refused naming its path). json.JSONDecodeError still means "not JSON" (callers word that
+    themselves)."""
     try:
-        return loads_strict(raw, field)
-    except ImportInvalid as error:
-        raise unsafe_input(error.path, error.expected) from None
+        value = json.loads(raw, parse_constant=_refuse_constant, object_pairs_hook=_object)
+    except RecursionError:
+        raise unsafe_input(field, f"JSON nested at most {MAX_JSON_DEPTH} levels deep") from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError as error:  # NaN / Infinity, or more digits than int() reads
+        raise unsafe_input(field, f"a finite number of at most 4300 digits ({str(error)[:80]})") from None
+    refuse_unsafe(value, field)
+    repeated = _repeated_key_path(value, field)
+    if repeated is not None:
+        raise ServiceError("INPUT_DUPLICATE_KEY", f"{repeated}: expected each key once in an object (this one is "
+                           "given twice)", detail={"path": repeated, "expected": "each key once"})
+    return value
+
+
+def lines_refused(data: bytes | str, field: str) -> None:
+    """Every JSON line of a JSON-lines file through `loads` (a line that is not JSON is left to the importer, which
+    words it)."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            return
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.strip():
+            try:
+                loads(line, f"{field} line {number}")
+            except json.JSONDecodeError:
+                continue
 
 
 class StrictJSONField(forms.JSONField):
@@ -56,13 +119,13 @@ class StrictJSONField(forms.JSONField):
         if self.disabled or not isinstance(value, str) or not value.strip():
             return super().to_python(value)
         try:
-            parsed = loads_strict(value)
+            parsed = loads(value, "")
         except json.JSONDecodeError:
             return super().to_python(value)  # Django's own "Enter a valid JSON."
-        except ImportInvalid as error:
-            where = f" ({error.path})" if error.path else ""
-            raise forms.ValidationError(_("Expected %(expected)s%(where)s.") % {"expected": error.expected,
-                                                                                "where": where}) from None
+        except ServiceError as error:
+            where = f" ({error.detail['path']})" if error.detail.get("path") else ""
+            raise forms.ValidationError(_("Expected %(expected)s%(where)s.") % {
+                "expected": error.detail.get("expected", error.message), "where": where}) from None
         return super().to_python(json.dumps(parsed))
 
     def bound_data(self, data, initial):
@@ -73,8 +136,8 @@ class StrictJSONField(forms.JSONField):
 
 def _refused_text(text: str) -> bool:
     try:
-        loads_strict(text)
-    except (ValueError, ImportInvalid):
+        loads(text, "")
+    except (ValueError, ServiceError):
         return True
     return False
 

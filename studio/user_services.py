@@ -51,7 +51,7 @@ def _active_admins():
     return model.objects.select_for_update().filter(pk__in=admins)
 
 
-def _sessions_ended(user) -> None:
+def user_sessions_end(*, user) -> None:
     """Log `user` out everywhere: their stored sessions are deleted, so an old session cookie never works again
     (not after a reactivation either)."""
     ended = [s.pk for s in Session.objects.filter(expire_date__gt=timezone.now()).iterator()
@@ -101,7 +101,7 @@ def user_deactivate(*, actor, user):
                            detail={"path": "user"})
     user.is_active = False
     user.save(update_fields=["is_active"])
-    _sessions_ended(user)
+    user_sessions_end(user=user)
     return user
 
 

@@ -93,6 +93,10 @@ REFUSALS: dict[str, Any] = {
                                   "Shorten the history or the resources, or simplify the macros and patterns."),
     "ENGINE_FAILED": _("The engine could not assemble this input; the message names what went wrong. The rest of "
                        "the studio is unaffected."),
+    "SESSION_CHANGED": _("The session changed while its request was being assembled (someone edited it at the "
+                         "same time). Nothing was written; reload it and try again."),
+    "UPLOAD_USED": _("This dry run's upload was imported already; look for the resource in the list."),
+    "INPUT_DUPLICATE_KEY": _("A JSON object gives the same key twice; the message names it. Keep one of them."),
     # availability and strategy
     "REQUEST_ASSEMBLY_CORE_REQUIRED": _("This strategy needs the advanced (core) backend, and the session's host does "
                                         "not have it. Turn on \"core available\" in the host settings or pick a "

@@ -30,6 +30,17 @@ def _check_path(name: str) -> None:
 
 def card_from_charx(raw: bytes) -> dict[str, Any]:
     """CharX bytes -> the card object of its `card.json`."""
+    text = card_json_from_charx(raw)
+    try:
+        card = json.loads(text.decode("utf-8"))
+    except (ValueError, RecursionError):
+        raise ImportInvalid("charx[card.json]", "UTF-8 JSON (a character card)") from None
+    return read_object(card, "charx[card.json]", "a character card object")
+
+
+def card_json_from_charx(raw: bytes) -> bytes:
+    """CharX bytes -> the bytes of its `card.json`, within the archive limits (a caller that checks the JSON
+    itself, like the web's input boundary, parses them)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, ValueError):
@@ -54,8 +65,4 @@ def card_from_charx(raw: bytes) -> dict[str, Any]:
         raise ImportInvalid("charx[card.json]", f"a readable entry ({error})") from None
     if len(text) > MAX_IMPORT_BYTES:
         raise ImportInvalid("charx[card.json]", f"at most {MAX_IMPORT_BYTES} bytes", status=413)
-    try:
-        card = json.loads(text.decode("utf-8"))
-    except (ValueError, RecursionError):
-        raise ImportInvalid("charx[card.json]", "UTF-8 JSON (a character card)") from None
-    return read_object(card, "charx[card.json]", "a character card object")
+    return text

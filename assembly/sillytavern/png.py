@@ -90,20 +90,26 @@ def _png_text_chunks(png: bytes) -> dict[str, tuple[str, str]]:
 
 
 def card_from_png(png: bytes) -> tuple[dict[str, Any], str]:
+    decoded, path = card_json_from_png(png)
+    try:
+        card = json.loads(decoded)
+    except (ValueError, RecursionError):
+        raise ImportInvalid(path, "base64-encoded JSON (the decoded text is not JSON)") from None
+    return read_object(card, path, "a character card object"), path
+
+
+def card_json_from_png(png: bytes) -> tuple[str, str]:
+    """(the decoded JSON text of the card chunk, its path): for a caller that checks the JSON itself, like the web's
+    input boundary."""
     check_avatar_size(png)
     chunks = _png_text_chunks(png)
     for keyword in _CARD_CHUNKS:
         if keyword in chunks:
             text, path = chunks[keyword]
             try:
-                decoded = base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+                return base64.b64decode("".join(text.split()), validate=True).decode("utf-8"), path
             except (binascii.Error, ValueError):
                 raise ImportInvalid(path, "base64-encoded UTF-8 JSON") from None
-            try:
-                card = json.loads(decoded)
-            except (ValueError, RecursionError):
-                raise ImportInvalid(path, "base64-encoded JSON (the decoded text is not JSON)") from None
-            return read_object(card, path, "a character card object"), path
     raise ImportInvalid("png", "a PNG with a 'chara' or 'ccv3' text chunk (a SillyTavern character card)",
                         status=415)
 

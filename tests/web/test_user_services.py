@@ -62,3 +62,21 @@ def test_deactivation_ends_only_that_users_sessions(users):
     client_for(users["admin"]).post(f"/users/{users['designer'].pk}/deactivate/")
     assert designer.get("/api/sessions").status_code == 401
     assert qa.get("/api/sessions").status_code == 200
+
+
+def test_deactivating_in_the_django_admin_ends_the_sessions_too(users):
+    from django.contrib import admin
+    from django.test import RequestFactory
+
+    designer = users["designer"]
+    old = _logged_in(designer)
+    model_admin = admin.site._registry[get_user_model()]
+    designer.is_active = False
+
+    class Changed:
+        changed_data = ["is_active"]
+
+    model_admin.save_model(RequestFactory().post("/admin/"), designer, Changed(), change=True)
+    designer.is_active = True
+    designer.save()
+    assert old.get("/api/sessions").status_code == 401
