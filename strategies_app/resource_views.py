@@ -124,8 +124,10 @@ def _import(request) -> dict:
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None
     try:
+        duplicate = request.POST.get("duplicate")
+        extra = {"duplicate": duplicate} if duplicate and kind in services.TWIN_KINDS else {}
         report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
-                                          dry_run=dry_run)
+                                          dry_run=dry_run, **extra)
     except CodedError as error:
         if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"
             raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {KIND_NAMES[detected]}, not a "
