@@ -8,7 +8,7 @@ from preview_app import views as preview_views
 from strategies_app import api_views as strategies_api
 from strategies_app import resource_views
 from strategies_app import urls as strategy_urls
-from studio import admin_gate, users
+from studio import admin_gate, glossary, users
 
 # The strategy pages, and their apply panel's POST: it writes sessions, so its view is preview_app's (strategies_app
 # never imports preview_app).
@@ -26,6 +26,7 @@ urlpatterns = [
     path("", include("preview_app.urls")),
     path("resources/", resource_views.resource_list, name="resources"),
     path("resources/import/", resource_views.resource_import, name="resource-import"),
+    path("glossary/", glossary.glossary, name="glossary"),
     path("users/", users.user_list, name="users"),
     path("users/add/", users.user_add, name="user-add"),
     path("users/<int:pk>/role/", users.user_role, name="user-role"),

@@ -33,3 +33,11 @@ def grouped(number) -> str:
     if isinstance(number, bool) or not isinstance(number, int):
         return number
     return f"{number:,}"
+
+
+@register.filter
+def term(shown, slug: str) -> str:
+    """`{{ words|term:"pre-step" }}`: the words linked to their glossary line, the line as hover text."""
+    from studio.glossary import term_link
+
+    return term_link(slug, str(shown))

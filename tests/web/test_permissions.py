@@ -48,6 +48,7 @@ ROUTES = [
     ("user reactivate", "post", lambda w: f"/users/{_spare_user(active=False)}/reactivate/", lambda w: {},
      (302, 403, 403, 302)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
+    ("glossary", "get", lambda w: "/glossary/", None, (302, 200, 200, 200)),
     ("django admin login", "get", lambda w: "/admin/login/", None, (302, 403, 403, 302)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),
     ("strategy list", "get", lambda w: "/api/strategies", None, (401, 200, 200, 200)),
