@@ -204,8 +204,9 @@ def _twin_found(report: ImportReport, twin, model, duplicate: str, *, rename: bo
             report.creates = dict.fromkeys(report.creates, 0)
             report.id = twin.pk if not report.dry_run else None
             return True
-        report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); both are kept")
-                            % {"name": twin.name, "id": twin.pk})
+        if not report.dry_run:  # a dry run's page offers the choice itself
+            report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); both are kept")
+                                % {"name": twin.name, "id": twin.pk})
     if not rename:
         return False
     wanted = report.name
