@@ -78,6 +78,7 @@ ROUTES = [
     ("regex script toggle", "post", lambda w: f"/resources/regex/{_regex_script()}/toggle/", lambda w: {},
      (302, 403, 403, 302)),  # a form: anonymous to the login page, admins back to the resources page
     ("resource export", "get", lambda w: f"/api/resources/preset/{w['preset']}/export", None, (401, 200, 200, 200)),
+    ("preset editor", "get", lambda w: f"/resources/presets/{w['preset']}/edit/", None, (302, 200, 200, 200)),
     ("card export png", "get", lambda w: f"/api/resources/character/{w['character']}/export?format=png", None,
      (401, 200, 200, 200)),
     ("avatar", "get", lambda w: f"/api/resources/character/{w['character']}/avatar", None, (401, 200, 200, 200)),
