@@ -87,3 +87,23 @@ def test_a_qa_user_opening_the_admin_is_told_why(live_server, page, login_as):
     page.goto(f"{live_server.url}/admin/")
     expect(page.locator("#admin-denied")).to_contain_text("The Django admin is for admins")
     shoot(page, "admin-denied-en")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_designer_edits_a_preset_in_the_prompt_manager(live_server, page, login_as, shared_fixtures, language):
+    designer = login_as("designer")
+    raw = (shared_fixtures / "sillytavern" / "st_cc_preset_Default.json").read_bytes()
+    import json
+
+    strategy_services.preset_import(user=designer, name="Default", data=json.loads(raw))
+    if language != "en":
+        _switch(page, language)
+    page.goto(f"{live_server.url}/resources/")
+    page.locator("[data-preset-editor-link]").first.click()
+    expect(page.locator("tr[data-prompt=chatHistory] [data-marker-badge]")).to_be_visible()
+    shoot(page, f"preset-editor-{language}")
+    page.locator("tr[data-prompt=main] select").select_option("user")
+    page.locator("#id_name").fill("Default, user main")
+    page.locator("[data-preset-editor] button[type=submit]").click()
+    expect(page.locator("ul.flash li")).to_contain_text("Default, user main")
+    expect(page.locator("tr[data-prompt=main] select")).to_have_value("user")
