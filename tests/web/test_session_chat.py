@@ -134,3 +134,16 @@ def test_the_preview_names_a_pre_step_copy_as_a_host_record(users, chat):
     summaries = re.findall(r'<details class="parts"[^>]*><summary>([^<]*)</summary>', html)
     assert any("host record: a pre-step message" in s for s in summaries)
     assert any("trust: end user" in s for s in summaries)  # the typed "Hello?" is still the user's
+
+
+def test_a_sillytavern_session_keeps_dshs_host_settings_folded_under_their_own_name(users, chat):
+    """A SillyTavern strategy reads none of dsh's host settings: its session speaks SillyTavern's words, the dsh
+    settings fold away with a link to the glossary; a standard-backend session shows them as before."""
+    client = client_for(users["designer"])
+    standard = client.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "data-dsh-host-settings" not in standard and "data-dsh-host-json" not in standard
+    chat = services.session_update(session=chat, host={**chat.host, "core_available": True})
+    services.strategy_apply(session=chat, strategy=Strategy.objects.get(slug="builtin-st"))
+    html = client.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "data-dsh-host-settings" in html and "data-dsh-host-json" in html
+    assert 'href="/glossary/#backend"' in html
