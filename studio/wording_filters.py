@@ -41,3 +41,9 @@ def term(shown, slug: str) -> str:
     from studio.glossary import term_link
 
     return term_link(slug, str(shown))
+
+
+@register.filter
+def code_meaning(code) -> str:
+    """An error or diagnostic code's plain-language meaning, in the page's language."""
+    return wording.meaning(str(code))

@@ -78,3 +78,12 @@ def test_an_unknown_duplicate_choice_is_refused_naming_the_field(shared_fixtures
                      "?duplicate=merge")
     assert answer.status_code == 400 and answer.json()["detail"]["path"] == "duplicate"
     assert Preset.objects.count() == 0
+
+
+def test_a_refused_import_explains_its_code_in_words(users):
+    page = client_for(users["admin"]).post("/resources/import/", {
+        "file": SimpleUploadedFile("broken.json", b"{not json"), "kind": "preset"})
+    html = page.content.decode()
+    assert page.status_code == 400 and 'data-code="INPUT_NOT_JSON"' in html
+    assert "The text sent is not valid JSON" in html
+    assert "No description for this code yet." not in html
