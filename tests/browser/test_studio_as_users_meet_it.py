@@ -107,3 +107,17 @@ def test_a_designer_edits_a_preset_in_the_prompt_manager(live_server, page, logi
     page.locator("[data-preset-editor] button[type=submit]").click()
     expect(page.locator("ul.flash li")).to_contain_text("Default, user main")
     expect(page.locator("tr[data-prompt=main] select")).to_have_value("user")
+
+
+def test_the_preset_admin_fits_a_1400_px_window(live_server, page, login_as, shared_fixtures):
+    import json
+
+    admin = login_as("admin")
+    raw = (shared_fixtures / "sillytavern" / "st_cc_preset_Default.json").read_bytes()
+    preset = strategy_services.preset_import(user=admin, name="Default", data=json.loads(raw))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{live_server.url}/admin/strategies_app/preset/{preset.id}/change/")
+    width = page.evaluate("document.documentElement.scrollWidth")
+    shoot(page, "admin-preset-en")
+    assert width <= 1400, width
+    expect(page.get_by_role("link", name="Edit in the studio's Prompt Manager")).to_be_visible()
