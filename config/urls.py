@@ -6,9 +6,9 @@ from preview_app import api_views as preview_api
 from preview_app import parity_views, session_views
 from preview_app import views as preview_views
 from strategies_app import api_views as strategies_api
-from strategies_app import resource_views
+from strategies_app import preset_editor, resource_views
 from strategies_app import urls as strategy_urls
-from studio import admin_gate, users
+from studio import admin_gate, glossary, users
 
 # The strategy pages, and their apply panel's POST: it writes sessions, so its view is preview_app's (strategies_app
 # never imports preview_app).
@@ -26,6 +26,8 @@ urlpatterns = [
     path("", include("preview_app.urls")),
     path("resources/", resource_views.resource_list, name="resources"),
     path("resources/import/", resource_views.resource_import, name="resource-import"),
+    path("resources/presets/<int:pk>/edit/", preset_editor.preset_editor, name="preset-editor"),
+    path("glossary/", glossary.glossary, name="glossary"),
     path("users/", users.user_list, name="users"),
     path("users/add/", users.user_add, name="user-add"),
     path("users/<int:pk>/role/", users.user_role, name="user-role"),

@@ -4,6 +4,7 @@ the services decide everything else (and raise the same error shape when they re
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from django import forms
@@ -79,14 +80,26 @@ class RegexScriptChoiceField(forms.ModelMultipleChoiceField):
         return str(obj) if not obj.disabled else _("%(name)s (disabled: runs nothing)") % {"name": obj}
 
 
+class TellApartChoiceField(forms.ModelChoiceField):
+    """A resource picker whose option names a resource by its name, and by its id too when another resource of
+    the kind has the same name (a card imported twice), so the two can be told apart."""
+
+    def label_from_instance(self, obj) -> str:
+        shared = getattr(self, "_shared", None)
+        if shared is None:
+            counts = Counter(self.queryset.values_list("name", flat=True))
+            shared = self._shared = {name for name, count in counts.items() if count > 1}
+        return _("%(name)s (id %(id)s)") % {"name": obj.name, "id": obj.pk} if obj.name in shared else str(obj)
+
+
 class SessionForm(forms.Form):
     """A session's name, resources, host settings and current input."""
 
     name = forms.CharField(label=_("Name"), max_length=200)
-    preset = forms.ModelChoiceField(label=_("Preset"), queryset=Preset.objects.all(), required=False,
-                                    empty_label=_("(none)"))
-    character = forms.ModelChoiceField(label=_("Character"), queryset=Character.objects.all(), required=False,
-                                       empty_label=_("(none)"))
+    preset = TellApartChoiceField(label=_("Preset"), queryset=Preset.objects.all(), required=False,
+                                  empty_label=_("(none)"))
+    character = TellApartChoiceField(label=_("Character"), queryset=Character.objects.all(), required=False,
+                                     empty_label=_("(none)"))
     persona = forms.ModelChoiceField(label=_("Persona"), queryset=Persona.objects.all(), required=False,
                                      empty_label=_("(none)"))
     world_books = forms.ModelMultipleChoiceField(label=_("World books"), queryset=WorldBook.objects.all(),

@@ -134,6 +134,8 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "composer_form": ComposerForm(initial={"content": session.current_input}) if editable else None,
         "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
+        # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
+        "sillytavern_work": (session.applied_document or {}).get("placement") == "st",
         "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
                       if editable and not window.total else []),
     }

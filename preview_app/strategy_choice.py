@@ -54,18 +54,18 @@ def _applied(session: Session) -> Choice:
         raise ServiceError("SESSION_ASSEMBLY_OFF", f"session {session.pk}: no strategy is applied (assembly is off); "
                            "choose a strategy", status=409, detail={"path": "strategy"})
     label = _("applied: %(strategy)s @ %(revision)s") % {
-        "strategy": session.applied_strategy.slug, "revision": session.applied_revision.revision[:12]}
+        "strategy": strategy_name(session.applied_strategy.name), "revision": session.applied_revision.revision[:12]}
     return Choice(APPLIED, label, strategy_document(session.applied_strategy, session.applied_document),
                   session.applied_strategy, session.applied_revision)
 
 
 def _revision_choice(strategy: Strategy, revision: StrategyRevision) -> Choice:
-    return Choice(f"{strategy.slug}@{revision.revision}", f"{strategy.slug} @ {revision.revision[:12]}",
+    return Choice(f"{strategy.slug}@{revision.revision}", f"{strategy_name(strategy.name)} @ {revision.revision[:12]}",
                   strategy_document(strategy, revision.document), strategy, revision)
 
 
 def _draft_choice(strategy: Strategy) -> Choice:
-    return Choice(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": strategy.slug},
+    return Choice(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": strategy_name(strategy.name)},
                   strategy_document(strategy, strategy.draft), strategy, None)
 
 
@@ -115,11 +115,12 @@ def choice_options(session: Session) -> list[OptionGroup]:
         groups.append(OptionGroup(_("Applied to this session"), [Option(APPLIED, _applied(session).label)]))
     revisions = visible_revisions_by_strategy()
     for strategy in visible_strategies().only("id", "slug", "name", "builtin"):
-        options = [Option(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": strategy.slug})]
+        shown = strategy_name(strategy.name)  # pickers name strategies as the lists do; the group gives the id
+        options = [Option(strategy.slug, _("%(strategy)s (working draft)") % {"strategy": shown})]
         for revision in revisions.get(strategy.pk, []):
             note = f" · {revision_note(revision.note)}" if revision.note else ""
             options.append(Option(f"{strategy.slug}@{revision.revision}",
-                                  f"{strategy.slug} @ {revision.revision[:12]}{note}"))
+                                  f"{shown} @ {revision.revision[:12]}{note}"))
         badge = " · " + _("built-in") if strategy.builtin else ""
-        groups.append(OptionGroup(f"{strategy_name(strategy.name)} ({strategy.slug}){badge}", options))
+        groups.append(OptionGroup(f"{shown} ({strategy.slug}){badge}", options))
     return groups

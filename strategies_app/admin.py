@@ -2,6 +2,7 @@
 the editor's services, with their version checks); built-ins can only be hidden. Prompt entries and world book
 entries are ordered by dragging their rows (or by editing the number)."""
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -40,13 +41,29 @@ class PromptEntryInline(DragOrderInline):
     order_field = "position"
     fields = ["position", "identifier", "name", "role", "enabled", "in_order", "marker", "content"]
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # Text columns as one-line inputs and a modest content box: the default textareas made the table wider
+        # than the window (the studio's preset editor is the place for long prompt text).
+        if db_field.name in ("identifier", "name"):
+            kwargs["widget"] = forms.TextInput(attrs={"size": 12})
+        elif db_field.name == "content":
+            kwargs["widget"] = forms.Textarea(attrs={"rows": 2, "cols": 30})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
 
 @admin.register(Preset)
 class PresetAdmin(admin.ModelAdmin):
-    list_display = ["name", "owner", "created_at"]
+    list_display = ["name", "owner", "created_at", "prompt_manager"]
     search_fields = ["name"]
     inlines = [PromptEntryInline]
-    readonly_fields = ["created_at"]
+    readonly_fields = ["prompt_manager", "created_at"]
+
+    @admin.display(description=_("Prompt Manager"))
+    def prompt_manager(self, obj):
+        if obj.pk is None:
+            return "—"
+        return format_html('<a href="{}">{}</a>', reverse("preset-editor", args=[obj.pk]),
+                           _("Edit in the studio's Prompt Manager"))
 
 
 class WorldBookEntryInline(DragOrderInline):

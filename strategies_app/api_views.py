@@ -108,9 +108,11 @@ def resource_import(request, kind):
     if kind not in services.IMPORTERS:
         raise not_found("resource kind", kind)
     raw, filename = uploaded_file(request)
+    duplicate = request.GET.get("duplicate") or request.POST.get("duplicate")
+    extra = {"duplicate": duplicate} if duplicate and kind in services.TWIN_KINDS else {}
     report = services.IMPORTERS[kind](user=request.user, data=sillytavern.upload_content(raw, kind=kind),
                                       name=request.GET.get("name") or filename.rsplit(".", 1)[0] or None,
-                                      dry_run=flag(request.GET.get("dry_run") or request.POST.get("dry_run")))
+                                      dry_run=flag(request.GET.get("dry_run") or request.POST.get("dry_run")), **extra)
     return ok(report.to_json(), status=200 if report.dry_run else 201)
 
 
@@ -128,8 +130,10 @@ def resource_export(request, kind, pk):
 
 
 def _export_name(row, kind: str, extension: str) -> str:
-    """`<slug of the name>-<kind>.<extension>`, e.g. `default-preset.json` (the id when the name has no letters)."""
-    return f"{slugify(row.name)[:80].strip('-') or row.pk}-{kind}.{extension}"
+    """`<slug of the name>-<kind>.<extension>`, e.g. `default-preset.json` (the id when the name has no letters);
+    when another resource of the kind has the same name, its id too (`seraphina-character-7.json`)."""
+    shared = type(row).objects.filter(name=row.name).exclude(pk=row.pk).exists()
+    return f"{slugify(row.name)[:80].strip('-') or row.pk}-{kind}{f'-{row.pk}' if shared else ''}.{extension}"
 
 
 @api_route("GET")

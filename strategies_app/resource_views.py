@@ -124,12 +124,14 @@ def _import(request) -> dict:
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None
     try:
+        duplicate = request.POST.get("duplicate")
+        extra = {"duplicate": duplicate} if duplicate and kind in services.TWIN_KINDS else {}
         if kept is not None and not dry_run:  # "Import it": the token is consumed with the import
             report = services.upload_import(user=request.user, upload=kept, kind=kind,
-                                            data=upload_content(raw, kind=kind), name=name)
+                                            data=upload_content(raw, kind=kind), name=name, extra=extra)
         else:
             report = services.IMPORTERS[kind](user=request.user, data=upload_content(raw, kind=kind), name=name,
-                                              dry_run=dry_run)
+                                              dry_run=dry_run, **extra)
     except CodedError as error:
         if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"
             raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {KIND_NAMES[detected]}, not a "

@@ -23,7 +23,7 @@ from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
 from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.strategy import normalize_strategy, strategy_revision
-from strategies_app import sillytavern
+from strategies_app import resource_twins, sillytavern
 from strategies_app.models import (
     Character,
     PendingUpload,
@@ -36,7 +36,7 @@ from strategies_app.models import (
     WorldBook,
     WorldBookEntry,
 )
-from studio.errors import ServiceError
+from studio.errors import ServiceError, invalid
 
 SLUG_MAX = 80
 
@@ -54,11 +54,12 @@ class ImportReport:
     notes: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)  # credentials taken out of the file (never stored)
     token: str | None = None  # a dry run's kept upload, for "Import it"
+    same_as: dict[str, Any] | None = None  # {"id", "name"} of a stored resource with the same content
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": True, "kind": self.kind, "dry_run": self.dry_run, "id": self.id, "name": self.name,
                 "creates": self.creates, "items": self.items, "notes": self.notes, "removed": self.removed,
-                "token": self.token}
+                "token": self.token, "same_as": self.same_as}
 
 
 # ---------------------------------------------------------------------------------------------- strategies
@@ -182,8 +183,43 @@ def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[Strategy
 # ---------------------------------------------------------------------------------------------- resources
 
 
+TWIN_KINDS = ("preset", "character", "worldbook")  # the importers that recognise a stored twin (`duplicate`)
+
+
+def _check_duplicate(duplicate: str) -> str:
+    if duplicate not in resource_twins.DUPLICATE_CHOICES:
+        raise invalid("duplicate", "one of " + ", ".join(resource_twins.DUPLICATE_CHOICES))
+    return duplicate
+
+
+def _twin_found(report: ImportReport, twin, model, duplicate: str, *, rename: bool = True) -> bool:
+    """Notes a stored twin on the report; True when the import reuses it (nothing new is stored). Keeping both
+    gives the new one a distinct name (`rename`), so the two are told apart in lists, pickers and export file names;
+    a card keeps its name (it is the {{char}} of its prompts) and is told apart by its id."""
+    if twin is not None:
+        report.same_as = {"id": twin.pk, "name": twin.name}
+        if duplicate == "reuse":
+            report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); it is reused")
+                                % {"name": twin.name, "id": twin.pk})
+            report.creates = dict.fromkeys(report.creates, 0)
+            report.id = twin.pk if not report.dry_run else None
+            return True
+        if not report.dry_run:  # a dry run's page offers the choice itself
+            report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); both are kept")
+                                % {"name": twin.name, "id": twin.pk})
+    if not rename:
+        return False
+    wanted = report.name
+    report.name = resource_twins.distinct_name(model, wanted)
+    if report.name != wanted:
+        report.notes.append(_("the name “%(wanted)s” is taken; this one is stored as “%(name)s”")
+                            % {"wanted": wanted, "name": report.name})
+    return False
+
+
 @transaction.atomic
-def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = False,
+                  duplicate: str = "keep") -> ImportReport:
     """A preset file (or a settings.json's preset). Preset files carry no name: `name` (the file name) gives it."""
     data, removed = strip_preset_secrets(data)
     preset = sillytavern.read_preset(data)
@@ -194,16 +230,18 @@ def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = F
                           items=[e["name"] or e["identifier"] for e in sorted(entries, key=lambda e: e["position"])])
     report.removed = removed
     report.notes += list(preset.coerced)
-    if dry_run:
+    if _twin_found(report, resource_twins.preset_twin(options, has_order, entries), Preset,
+                   _check_duplicate(duplicate)) or dry_run:
         return report
-    row = Preset.objects.create(name=name, owner=user, options=options, has_prompt_order=has_order)
+    row = Preset.objects.create(name=report.name, owner=user, options=options, has_prompt_order=has_order)
     PromptEntry.objects.bulk_create(PromptEntry(preset=row, **values) for values in entries)
     report.id = row.pk
     return report
 
 
 @transaction.atomic
-def character_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+def character_import(*, user, data: Any, name: str | None = None, dry_run: bool = False,
+                     duplicate: str = "keep") -> ImportReport:
     """A card (JSON or PNG bytes). A PNG is kept as the avatar; an embedded world book stays part of the card.
     The card's own name is used; `name` is accepted for a uniform signature and ignored."""
     character = sillytavern.read_character(data)
@@ -218,7 +256,8 @@ def character_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     if book is not None:
         report.notes.append(_("the card embeds a world book of %(count)s entries; import the card as a world book to "
                               "use it on its own") % {"count": len(book.entries)})
-    if dry_run:
+    if _twin_found(report, resource_twins.character_twin(columns, card_fields), Character,
+                   _check_duplicate(duplicate), rename=False) or dry_run:
         return report
     avatar = bytes(data) if isinstance(data, bytes | bytearray) else None
     row = Character.objects.create(owner=user, card_fields=card_fields, avatar=avatar, **columns)
@@ -227,7 +266,8 @@ def character_import(*, user, data: Any, name: str | None = None, dry_run: bool 
 
 
 @transaction.atomic
-def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
+def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool = False,
+                     duplicate: str = "keep") -> ImportReport:
     """A native world book, a card book, or a card that embeds one; named by the book, else by `name`."""
     book = sillytavern.read_worldbook(data)
     name = sillytavern.check_name(book.name or name or "Imported world book", "name")
@@ -236,9 +276,10 @@ def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool 
                           creates={"worldbook": 1, "entries": len(entries)},
                           items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])
     report.notes += sillytavern.worldbook_defaulted(data)
-    if dry_run:
+    if _twin_found(report, resource_twins.worldbook_twin(settings, entries), WorldBook,
+                   _check_duplicate(duplicate)) or dry_run:
         return report
-    row = WorldBook.objects.create(name=name, owner=user, settings=settings)
+    row = WorldBook.objects.create(name=report.name, owner=user, settings=settings)
     WorldBookEntry.objects.bulk_create(WorldBookEntry(book=row, **values) for values in entries)
     report.id = row.pk
     return report
@@ -313,13 +354,14 @@ IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook"
 
 
 @transaction.atomic
-def upload_import(*, user, upload: PendingUpload, kind: str, data: Any, name: str | None) -> ImportReport:
+def upload_import(*, user, upload: PendingUpload, kind: str, data: Any, name: str | None,
+                  extra: dict[str, Any] | None = None) -> ImportReport:
     """Import a dry run's kept upload ("Import it") and consume its token in the same transaction: of concurrent
     imports with one token one creates the resource, the others get 409; a refused import keeps the token."""
     if PendingUpload.objects.filter(pk=upload.pk, owner=user).delete()[0] == 0:
         raise ServiceError("UPLOAD_USED", "token: this dry run's upload was imported already (or discarded); "
                            "see the resources list, or pick the file again", status=409, detail={"path": "token"})
-    return IMPORTERS[kind](user=user, data=data, name=name, dry_run=False)
+    return IMPORTERS[kind](user=user, data=data, name=name, dry_run=False, **(extra or {}))
 
 
 # ---------------------------------------------------------------------------------------------- editor edits

@@ -33,3 +33,17 @@ def grouped(number) -> str:
     if isinstance(number, bool) or not isinstance(number, int):
         return number
     return f"{number:,}"
+
+
+@register.filter
+def term(shown, slug: str) -> str:
+    """`{{ words|term:"pre-step" }}`: the words linked to their glossary line, the line as hover text."""
+    from studio.glossary import term_link
+
+    return term_link(slug, str(shown))
+
+
+@register.filter
+def code_meaning(code) -> str:
+    """An error or diagnostic code's plain-language meaning, in the page's language."""
+    return wording.meaning(str(code))

@@ -48,6 +48,7 @@ ROUTES = [
     ("user reactivate", "post", lambda w: f"/users/{_spare_user(active=False)}/reactivate/", lambda w: {},
      (302, 403, 403, 302)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
+    ("glossary", "get", lambda w: "/glossary/", None, (302, 200, 200, 200)),
     ("django admin login", "get", lambda w: "/admin/login/", None, (302, 403, 403, 302)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),
     ("strategy list", "get", lambda w: "/api/strategies", None, (401, 200, 200, 200)),
@@ -77,6 +78,7 @@ ROUTES = [
     ("regex script toggle", "post", lambda w: f"/resources/regex/{_regex_script()}/toggle/", lambda w: {},
      (302, 403, 403, 302)),  # a form: anonymous to the login page, admins back to the resources page
     ("resource export", "get", lambda w: f"/api/resources/preset/{w['preset']}/export", None, (401, 200, 200, 200)),
+    ("preset editor", "get", lambda w: f"/resources/presets/{w['preset']}/edit/", None, (302, 200, 200, 200)),
     ("card export png", "get", lambda w: f"/api/resources/character/{w['character']}/export?format=png", None,
      (401, 200, 200, 200)),
     ("avatar", "get", lambda w: f"/api/resources/character/{w['character']}/avatar", None, (401, 200, 200, 200)),

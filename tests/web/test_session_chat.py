@@ -157,3 +157,16 @@ def test_an_imported_sillytavern_chat_exports_line_for_line_as_written(users, ch
     edited = [json.loads(line) for line in client.get(f"/sessions/{fresh.pk}/chat.jsonl").content.decode().splitlines()]
     assert edited[1]["mes"] == "*The door opens.*" and edited[1]["swipes"] == as_written[1]["swipes"]
     assert edited[2:] == as_written[2:]
+
+
+def test_a_sillytavern_session_keeps_dshs_host_settings_folded_under_their_own_name(users, chat):
+    """A SillyTavern strategy reads none of dsh's host settings: its session speaks SillyTavern's words, the dsh
+    settings fold away with a link to the glossary; a standard-backend session shows them as before."""
+    client = client_for(users["designer"])
+    standard = client.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "data-dsh-host-settings" not in standard and "data-dsh-host-json" not in standard
+    chat = services.session_update(session=chat, host={**chat.host, "core_available": True})
+    services.strategy_apply(session=chat, strategy=Strategy.objects.get(slug="builtin-st"))
+    html = client.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "data-dsh-host-settings" in html and "data-dsh-host-json" in html
+    assert 'href="/glossary/#backend"' in html

@@ -49,3 +49,22 @@ def test_built_in_names_in_one_language(users, pages, language, shown, hidden):
                   "zh": "预设插槽优先（进阶）（副本）"}[shown]
     assert copy_label in unescape(new)  # a copy of a built-in, in the strategy radios
     assert 'value="builtin-st" id="id_strategy_0" required checked' in new  # the radios still work as before
+
+
+def test_the_preview_picker_names_strategies_as_the_lists_do(users):
+    """The picker's options (applied, working draft, revisions) name a strategy by its name, not its id."""
+    from preview_app import services as preview_services
+    from preview_app.strategy_choice import choice_options
+    from strategies_app.models import Strategy as StrategyRow
+
+    session = preview_services.session_create(user=users["designer"], name="Pick")
+    session = preview_services.strategy_apply(session=session,
+                                              strategy=StrategyRow.objects.get(slug="builtin-native-slots"))
+    from django.utils import translation
+
+    with translation.override("en"):
+        groups = choice_options(session)
+    assert groups[0].options[0].label.startswith("applied: Preset slots first (standard) @ ")
+    slots = next(g for g in groups if g.label.startswith("Preset slots first (standard) (builtin-native-slots)"))
+    assert slots.options[0].label == "Preset slots first (standard) (working draft)"
+    assert all(o.label.startswith("Preset slots first (standard) @ ") for o in slots.options[1:])

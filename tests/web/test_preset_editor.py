@@ -1,0 +1,77 @@
+"""The preset editor (SillyTavern's Prompt Manager as a page): prompts in order with their switch, role and position,
+markers shown as markers, macros marked, the settings that change assembly; saving stores a new preset and leaves
+the stored one (and its sessions) unchanged; QA reads but never saves; bad input names the field."""
+
+import pytest
+
+from strategies_app import services as strategy_services
+from strategies_app.models import Preset
+from tests.web.conftest import client_for
+
+
+@pytest.fixture
+def lamp(users):
+    report = strategy_services.preset_import(user=users["admin"], name="Lamp", data={
+        "names_behavior": 2,
+        "prompts": [
+            {"identifier": "main", "name": "Main Prompt", "role": "system", "content": "You are {{char}}."},
+            {"identifier": "chatHistory", "name": "Chat History", "marker": True},
+            {"identifier": "nudge", "name": "Nudge", "role": "system", "content": "Stay <b>brief</b>.",
+             "injection_position": 1, "injection_depth": 2, "injection_order": 50}]})
+    return Preset.objects.get(pk=report.id)
+
+
+def _form(preset, **changes):
+    data = {"name": "Lamp, user nudge"}
+    for entry in preset.entries.all():
+        key = f"p{entry.pk}-"
+        fields = entry.prompt_fields
+        data.update({key + "position": str(entry.position), key + "role": entry.role, key + "content": entry.content,
+                     key + "depth": str(fields.get("injection_depth", 4)),
+                     key + "order": str(fields.get("injection_order", 100))})
+        if entry.enabled:
+            data[key + "enabled"] = "1"
+        if fields.get("injection_position") == 1:
+            data[key + "in_chat"] = "1"
+    data.update(changes)
+    return data
+
+
+def test_the_page_shows_the_prompt_manager(users, lamp):
+    html = client_for(users["qa"]).get(f"/resources/presets/{lamp.pk}/edit/").content.decode()
+    assert html.index('data-prompt="main"') < html.index('data-prompt="chatHistory"') < html.index('data-prompt="nudge"')
+    assert 'data-prompt="chatHistory" data-marker="true"' in html and "data-marker-badge" in html
+    assert '<mark class="macro">{{char}}</mark>' in html
+    assert "Stay &lt;b&gt;brief&lt;/b&gt;." in html  # content is text, never markup
+    assert "<code>names_behavior</code>" in html
+    assert "Save as a new preset" not in html  # QA reads only
+
+
+def test_saving_stores_a_new_preset_and_leaves_the_stored_one(users, lamp):
+    ids = {e.identifier: e.pk for e in lamp.entries.all()}
+    client = client_for(users["designer"])
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{
+        f"p{ids['nudge']}-role": "user", f"p{ids['nudge']}-depth": "0", f"p{ids['nudge']}-position": "0",
+        f"p{ids['main']}-position": "1", f"p{ids['chatHistory']}-position": "2"}), follow=True)
+    assert "Saved as the new preset “Lamp, user nudge”" in answer.content.decode()
+    saved = Preset.objects.get(name="Lamp, user nudge")
+    edited = saved.entries.get(identifier="nudge")
+    assert edited.role == "user" and edited.prompt_fields["injection_depth"] == 0
+    assert [e.identifier for e in saved.entries.filter(in_order=True).order_by("position")] == [
+        "nudge", "main", "chatHistory"]
+    assert lamp.entries.get(identifier="nudge").role == "system"  # the stored preset is unchanged
+
+
+def test_bad_input_names_the_field_and_stores_nothing(users, lamp):
+    nudge = lamp.entries.get(identifier="nudge")
+    client = client_for(users["designer"])
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-role": "narrator"}))
+    assert answer.status_code == 400 and "nudge.role: expected one of system, user, assistant" in answer.content.decode()
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-depth": "-1"}))
+    assert answer.status_code == 400 and "nudge.depth" in answer.content.decode()
+    assert Preset.objects.count() == 1
+
+
+def test_qa_may_not_save(users, lamp):
+    answer = client_for(users["qa"]).post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp))
+    assert answer.status_code == 403 and Preset.objects.count() == 1
