@@ -199,10 +199,11 @@ def _answer(request, strategy: Strategy, session: PreviewSession | None, *, stat
     return render(request, EDITOR, context, status=status)
 
 
-def editor_write(keeps_text: bool = False, effect: str = "rule"):
+def editor_write(keeps_text: bool = False, effect: str | None = "rule"):
     """An editor POST: permission (403 / 409 for a built-in), then the handler, which returns the notice to show.
     Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect, with
-    the write's `effect` (a kind of `edit_effects.EFFECT_KINDS`) on the session's request. A handler that takes
+    the write's `effect` (a kind of `edit_effects.EFFECT_KINDS`; None for a write that changes no request, as a
+    saved revision) on the session's request. A handler that takes
     `previews` gets the request's engine runs, which the answer then reuses."""
 
     def decorate(handler):
@@ -236,9 +237,9 @@ def editor_write(keeps_text: bool = False, effect: str = "rule"):
                                previews=previews)
             if request.htmx:
                 return _answer(request, strategy, session, notice=notice, previews=previews,
-                               effect=(effect, before, moved))
+                               effect=(effect, before, moved) if effect else None)
             fresh = Strategy.objects.get(pk=strategy.pk)
-            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved)
+            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved) if effect else None
             messages.success(request, notice + (" " + found.sentence if found else ""))
             return HttpResponseRedirect(_edit_url(strategy, session, previews.model, previews.generation), status=303)
 
@@ -368,7 +369,7 @@ def settings_update(request, strategy, session):
     return _("Strategy settings saved.")
 
 
-@editor_write()
+@editor_write(effect=None)
 def revision_save(request, strategy, session):
     form = valid_form(forms.RevisionForm, request)
     revision, created = services.draft_revision_save(strategy=strategy, user=request.user,
