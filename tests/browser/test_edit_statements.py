@@ -3,6 +3,7 @@ dragged into place does what the same move by its form does, and the statement i
 and after it (web.md screen 2)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from preview_app import demo
 from preview_app import services as session_services
 from strategies_app import services
 from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from tests.browser.test_editor import version, wait_for_new_version
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = "/tmp/shots-ux"
@@ -92,3 +94,43 @@ def test_a_block_drag_the_request_ignores_stores_nothing_and_says_why(live_serve
     assert "Block moved" not in workspace and "already sat there" not in workspace
     assert page.locator("#override-list").count() == 0
     assert not Strategy.objects.get(pk=st_studio["strategy"].pk).draft.get("layout", {}).get("overrides")
+
+
+def test_a_slot_source_switch_shows_its_effect_first_then_says_it_and_one_click_undoes_it(
+        live_server, page, login_as, st_studio):
+    """The switch on one locked row (Persona) frees every slot-held row and changes the placement: the editor lists
+    that before anything is stored, states the request's change after, and "Undo" puts the draft back."""
+    strategy = st_studio["strategy"]
+    original = Strategy.objects.get(pk=strategy.pk).draft
+    login_as("designer")
+    for width in (1400, 800):
+        page.set_viewport_size({"width": width, "height": 1000})
+        open_editor(live_server, page, st_studio)
+        persona = page.locator('#position-list > li[data-row-id="persona#persona"]')
+        persona.get_by_role("button", name="Switch the slot source to manual").click()
+        confirm = page.locator("[data-confirm-edit]")
+        confirm.wait_for()
+        confirm.scroll_into_view_if_needed()
+        page.screenshot(path=f"{SHOTS}/slot-switch-confirm-{width}.png")
+        items = confirm.locator("[data-confirm-item]").all_inner_texts()
+        assert any("rows are freed from their slots" in item and "Persona" in item for item in items), items
+        assert any(item.startswith("The placement changes from") for item in items), items
+        assert Strategy.objects.get(pk=strategy.pk).draft == original  # nothing stored yet
+        if width == 1400:
+            with page.expect_navigation():
+                confirm.locator("[data-confirm-cancel]").click()
+            assert page.locator("[data-confirm-edit]").count() == 0 and re.search(r"/edit/\?session=", page.url)
+    old = version(page)
+    confirm.get_by_role("button", name="Apply this change").click()
+    wait_for_new_version(page, old)
+    page.screenshot(path=f"{SHOTS}/slot-switch-applied-800.png", full_page=False)
+    stored = Strategy.objects.get(pk=strategy.pk).draft
+    assert stored["layout"]["source"] == "manual" and stored != original
+    effect = page.locator("[data-edit-effect]").inner_text()
+    assert "changed in the request" in effect or effect.startswith("Nothing changed")
+    old = version(page)
+    page.get_by_role("button", name="Undo the last edit").click()
+    wait_for_new_version(page, old)
+    assert "Undone:" in page.locator("#editor-status").inner_text()
+    assert Strategy.objects.get(pk=strategy.pk).draft == original
+    assert page.get_by_role("button", name="Undo the last edit").count() == 1  # the undo itself can be undone
