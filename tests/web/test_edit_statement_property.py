@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from assembly import edits
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
-from strategies_app.edit_effects import edit_effect
 from preview_app import services as session_services
 from strategies_app import services
+from strategies_app.edit_effects import edit_effect
 from strategies_app.models import Strategy
 from strategies_app.session_previews import DraftPreviews
 from tests.web.test_editor import editor  # noqa: F401
