@@ -134,3 +134,30 @@ def test_a_slot_source_switch_shows_its_effect_first_then_says_it_and_one_click_
     assert "Undone:" in page.locator("#editor-status").inner_text()
     assert Strategy.objects.get(pk=strategy.pk).draft == original
     assert page.get_by_role("button", name="Undo the last edit").count() == 1  # the undo itself can be undone
+
+
+def test_the_editor_opens_on_a_session_that_runs_the_strategy_and_parity_says_why_it_cannot(
+        live_server, page, login_as, st_studio):
+    """A SillyTavern-order strategy's editor opens on a session whose host has the core backend, though a standard
+    one comes first by name; on the standard one the parity check says why before anything is pasted."""
+    harbour = st_studio["session"]
+    standard = session_services.session_create(user=harbour.owner, name="A standard chat", preset=harbour.preset,
+                                               character=harbour.character, current_input="Hello?")
+    login_as("designer")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{live_server.url}/strategies/{st_studio['strategy'].slug}/edit/")
+    assert page.locator("#workspace").get_attribute("data-session") == str(harbour.pk)
+    assert page.locator("#preview-panel [data-code]").count() == 0  # no refusal: the engine runs it
+    assert page.locator("#preview-panel [data-index]").count() > 0
+
+    page.goto(f"{live_server.url}/sessions/{standard.pk}/")
+    link = page.locator("[data-parity-unavailable]")
+    assert "needs the core backend" in link.inner_text()
+    link.click()
+    note = page.locator(".parity-unavailable[data-parity-unavailable]")
+    note.wait_for()
+    page.screenshot(path=f"{SHOTS}/parity-unavailable-1400.png")
+    assert "advanced (core) backend" in note.inner_text()
+    assert page.locator("form.parity-form").count() == 0  # nothing to paste into
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=f"{SHOTS}/parity-unavailable-800.png")
