@@ -312,9 +312,24 @@ def block_moved(draft: Draft, *, target: str, anchor: str, side: str, detach: bo
     if target == anchor:
         raise EditInvalid("anchor", "anchor: expected another block than the one that moves")
     adopted = {**draft, "layout": layout_or_default(draft=draft)}
-    moved = with_block_move(adopted, run(adopted).layout.blocks, target, anchor, side, detach)
-    run(moved)
+    before = run(adopted)
+    moved = with_block_move(adopted, before.layout.blocks, target, anchor, side, detach)
+    if run(moved).request.messages == before.request.messages:
+        _refuse_unchanged(before, target=target, anchor=anchor, side=side)
     return normalize_strategy(moved)
+
+
+def _refuse_unchanged(before: AssemblyResult, *, target: str, anchor: str, side: str) -> None:
+    """A move that leaves the request as it was is not kept: the block already sat there, or the placement's own
+    order (SillyTavern's prompt order) places the request and takes no block moves."""
+    ids = [block.id for block in before.layout.blocks]
+    beside = ids.index(anchor) + (-1 if side == "before" else 1) if anchor in ids else None
+    if beside is not None and 0 <= beside < len(ids) and ids[beside] == target:
+        raise EditRefused("BLOCK_ALREADY_THERE", f"anchor: block {target} already sits {side} {anchor}",
+                          path="anchor")
+    raise EditRefused("BLOCK_MOVE_IGNORED", f"target: moving block {target} {side} {anchor} leaves the request as "
+                      f"it was (placement {before.placement} orders it itself)", path="target",
+                      placement=before.placement)
 
 
 def block_override_removed(draft: Draft, target: str) -> Draft:

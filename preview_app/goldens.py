@@ -69,6 +69,27 @@ class RevisionCheck:
     def error(self) -> dict[str, Any] | None:
         return self.fresh if self.fresh.get("ok") is False else None
 
+    @cached_property
+    def causes(self) -> tuple[str, ...]:
+        """What differs, read from the two documents' items: "chat" (the history and the input), "resources" (every
+        other item: preset, card, persona, world info, the strategy's own text), "other" (the same items, another
+        answer: counts, diagnostics, the engine), or "error" (the fresh run was refused)."""
+        if self.same:
+            return ()
+        if self.error is not None:
+            return ("error",)
+        found = tuple(part for part, chat in (("chat", True), ("resources", False))
+                      if _items(self.before, chat=chat) != _items(self.fresh, chat=chat))
+        return found or ("other",)
+
+
+CHAT_MODULES = frozenset({"history", "input"})
+
+
+def _items(result: dict[str, Any], *, chat: bool) -> list[tuple[Any, ...]]:
+    return [(node.get("module"), node.get("role"), node.get("text")) for node in result.get("nodes") or []
+            if (node.get("module") in CHAT_MODULES) == chat]
+
 
 @dataclass
 class GoldenStatus:
@@ -104,6 +125,11 @@ class GoldenStatus:
     @property
     def error(self) -> dict[str, Any] | None:
         return self.approved.error
+
+    @property
+    def causes(self) -> tuple[str, ...]:
+        """Why the approved revision's run differs now; the revision is the approved one, so never the strategy."""
+        return self.approved.causes
 
     @property
     def applied(self) -> str:

@@ -14,7 +14,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from assembly.errors import CodedError
-from preview_app.access import can_approve_goldens, session_for_read
+from preview_app.access import can_approve_goldens, can_edit_session, session_for_read
 from preview_app.forms import ParityForm, PreviewOptionsForm
 from preview_app.parity import Sent, read_sent, session_parity
 from preview_app.presenters import error_context
@@ -56,7 +56,8 @@ def parity(request, pk):
     """The form; on POST the comparison, or the refusal (400 / 413 / 415 for the input, the engine's status for an
     assembly it refuses) in place of the result."""
     session = session_for_read(pk)
-    context: dict[str, Any] = {"session": session, "can_pin": can_approve_goldens(request.user)}
+    context: dict[str, Any] = {"session": session, "can_pin": can_approve_goldens(request.user),
+                               "can_edit_session": can_edit_session(request.user, session)}
     status = 200
     if request.method == "POST":
         try:

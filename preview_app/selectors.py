@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db.models import Count, Max, Min, QuerySet
 
+from assembly.strategy import strategy_backend
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
 from studio.input_boundary import is_row_id
@@ -94,7 +95,26 @@ def preview_session(raw: Any, strategy: Strategy) -> Session | None:
         found = sessions.filter(pk=raw).first()
         if found is not None:
             return found
-    return sessions.filter(applied_strategy=strategy).first() or sessions.first()
+    return sessions.filter(applied_strategy=strategy).first() or _runnable_session(sessions, strategy)
+
+
+# How many sessions the fallback looks through for one whose host runs the strategy (bounded: a page never scans a
+# large table); past it, the first session.
+RUNNABLE_SCAN = 200
+
+
+def runs_backend(host: dict[str, Any] | None, backend: str) -> bool:
+    """Whether a session's host settings offer `backend` (engine.md host: `core_available`, `native_available`)."""
+    host = host or {}
+    return bool(host.get("core_available")) if backend == "core" else host.get("native_available", True) is not False
+
+
+def _runnable_session(sessions, strategy: Strategy) -> Session | None:
+    """The first session (by name) whose host runs the strategy's backend, so a preview opens on a request the
+    engine can assemble; else the first session."""
+    backend = strategy_backend(strategy.draft)
+    ordered = sessions.order_by("name", "id")
+    return next((s for s in ordered[:RUNNABLE_SCAN] if runs_backend(s.host, backend)), None) or ordered.first()
 
 
 def session_picker() -> QuerySet[Session]:

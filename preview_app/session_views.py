@@ -120,6 +120,9 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
             "session": session, "window": window, "event_rows": rows, "editable": editable})
     context = {
         "session": session, "window": window, "editable": editable, "event_rows": rows,
+        # why the page is read-only: the role, or another user's session (the role may edit its own)
+        "read_only_reason": "" if editable else ("owner" if request.user.has_perm(EDIT_SESSION) else "role"),
+        "owner_name": "" if editable or not session.owner_id else session.owner.get_username(),
         "world_books": list(session.world_books.all()),
         "regex_scripts": list(session.regex_scripts.all()),
         "last_seq": window.last_seq,

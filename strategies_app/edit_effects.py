@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
+from assembly.edits import locked_rows
 from assembly.results import AssemblyResult
 from strategies_app.session_previews import session_previews
 from studio.wording import engine_word
@@ -134,3 +135,54 @@ def edit_effect(kind: str, before: AssemblyResult | None, after: AssemblyResult 
     changes = {row.b_index: row.changes for row in changed_rows if row.b_index is not None}
     removed = [f"#{row.a_index} {row.a.role}" for row in changed_rows if row.b_index is None and row.a is not None]
     return EditEffect(changed, sentence, changes, removed)
+
+
+# ---------------------------------------------------------------------------------------------- wide edits
+
+
+@dataclass(frozen=True)
+class WideEdit:
+    """An edit that changes more than the row it was made on (the slot source, the placement mode), stated before it
+    is applied: each item one computed change; `fields` re-post the same edit with the confirmation."""
+
+    items: list[str]
+    fields: list[tuple[str, str]]
+    action: str
+
+
+def _row_names(result: AssemblyResult | None, keys: set[str]) -> str:
+    chinese = (get_language() or "").lower().startswith("zh")
+    rows = [r for r in (result.positions if result is not None else []) if r.key in keys]
+    names = [r.name_zh if chinese else r.name_en for r in rows] or sorted(keys)
+    return ", ".join(f"“{name}”" for name in names)
+
+
+def wide_edit_items(before_draft: dict, before: AssemblyResult | None, before_refusal: dict | None,
+                    after_draft: dict, after: AssemblyResult | None, after_refusal: dict | None) -> list[str]:
+    """What applying `after_draft` instead of `before_draft` changes, in words, computed from both drafts and both
+    engine runs: the placement mode, the rows freed or locked, and the request's messages."""
+    items = []
+    old_mode, new_mode = before_draft.get("placement"), after_draft.get("placement")
+    if old_mode != new_mode:
+        items.append(_("The placement changes from “%(old)s” to “%(new)s”.") % {
+            "old": engine_word("placement", old_mode), "new": engine_word("placement", new_mode)})
+    old_locked, new_locked = locked_rows(before_draft, before), locked_rows(after_draft, after)
+    freed, held = set(old_locked) - set(new_locked), set(new_locked) - set(old_locked)
+    if freed:
+        items.append(ngettext("%(n)s row is freed from its slot: %(rows)s.",
+                              "%(n)s rows are freed from their slots: %(rows)s.", len(freed)) % {
+            "n": len(freed), "rows": _row_names(before, freed)})
+    if held:
+        items.append(ngettext("%(n)s row becomes held by a slot: %(rows)s.",
+                              "%(n)s rows become held by slots: %(rows)s.", len(held)) % {
+            "n": len(held), "rows": _row_names(after, held)})
+    if after_refusal is not None and before_refusal is None:
+        items.append(_("The engine would refuse the new draft on this session (%(code)s).") % {
+            "code": after_refusal.get("code")})
+    effect = edit_effect("layout", before, after, None)
+    if effect is not None and effect.changed:
+        items.append(effect.sentence + (" " + _("Removed:") + " " + ", ".join(effect.removed)
+                                        if effect.removed else ""))
+    elif effect is not None:
+        items.append(_("The request of this session stays as it is."))
+    return items

@@ -31,6 +31,17 @@ def _request_lines(strategy: Strategy, document: dict[str, Any], session: Previe
     return presenters.request_lines(*draft_preview(strategy, document, session))
 
 
+def _default_sides(revision_rows: list, draft_revision: str) -> tuple[str, str]:
+    """What the diff form compares first: an unsaved draft against the latest revision, else the latest revision
+    against the one before it (never a side against itself while two different documents exist)."""
+    if not revision_rows:
+        return "draft", "draft"
+    latest = revision_rows[0].revision
+    if latest != draft_revision or len(revision_rows) == 1:
+        return latest, "draft"
+    return revision_rows[1].revision, latest
+
+
 @require_GET
 def revisions(request, slug):
     strategy = strategy_or_404(slug)
@@ -43,8 +54,7 @@ def revisions(request, slug):
                                "can_copy": can_create_strategies(request.user),
                                "draft_revision": strategy_revision(strategy.draft),
                                **previews.apply_panel(request.user, strategy)}
-    default_a = revision_rows[1].revision if len(revision_rows) > 1 else "draft"
-    default_b = revision_rows[0].revision if revision_rows else "draft"
+    default_a, default_b = _default_sides(revision_rows, context["draft_revision"])
     a_choice, b_choice = request.GET.get("a") or default_a, request.GET.get("b") or default_b
     context.update(a=a_choice, b=b_choice)
     status = 200

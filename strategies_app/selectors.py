@@ -42,7 +42,9 @@ def listed_strategies() -> QuerySet[Strategy]:
 
 def strategy_revisions(strategy: Strategy) -> list[StrategyRevision]:
     """The revisions page's list: newest first, with authors and how many sessions apply each."""
-    return list(strategy.revisions.select_related("author").annotate(session_count=Count("sessions")))
+    # an aggregate drops Meta.ordering (Django 3.1+): the order is said again
+    return list(strategy.revisions.select_related("author").annotate(session_count=Count("sessions"))
+                .order_by("-created_at", "-id"))
 
 
 def latest_revision(strategy: Strategy) -> StrategyRevision | None:

@@ -21,6 +21,7 @@ urlpatterns = [
     path("<slug:slug>/positions/", views.position_update, name="position-update"),
     path("<slug:slug>/priority/order/", views.priority_order, name="priority-order"),
     path("<slug:slug>/layout/", views.layout_update, name="layout"),
+    path("<slug:slug>/undo/", views.draft_undo, name="undo"),
     path("<slug:slug>/blocks/move/", views.block_move, name="block-move"),
     path("<slug:slug>/blocks/reset/", views.block_reset, name="block-reset"),
     path("<slug:slug>/revisions/", revision_views.revisions, name="revisions"),

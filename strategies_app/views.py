@@ -28,6 +28,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, reswap, retarget
 
+from assembly import edits
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.edits import layout_or_default, position_keys
 from assembly.errors import CodedError
@@ -55,7 +56,7 @@ from strategies_app.access import (
 from strategies_app.models import Strategy
 from strategies_app.selectors import latest_revision, listed_strategies, preset_prompts, strategy_or_404
 from strategies_app.session_previews import DraftPreviews, PreviewSession, session_previews
-from studio.errors import FormInvalid
+from studio.errors import FormInvalid, ServiceError
 from studio.http import valid_form
 from studio.wording import LockWords, known_meaning, refusal_words
 
@@ -123,7 +124,8 @@ def _lock_words(draft: dict[str, Any], session: PreviewSession | None) -> LockWo
 def _editor_context(request, strategy: Strategy, session: PreviewSession | None, *, notice: str | None = None,
                     refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
                     previews: DraftPreviews | None = None, model: str | None = None,
-                    effect: tuple[str, Any, str | None] | None = None) -> dict[str, Any]:
+                    effect: tuple[str, Any, str | None] | None = None,
+                    confirm: edit_effects.WideEdit | None = None) -> dict[str, Any]:
     user = request.user
     draft = strategy.draft
     previews = previews or DraftPreviews(strategy, session, model=model)
@@ -143,7 +145,8 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
     # (kind, result before the write, moved row): the write's effect against the result shown now
     edit_effect = edit_effects.edit_effect(effect[0], effect[1], result, effect[2]) if effect else None
     return {
-        "edit_effect": edit_effect, "panel": effect[0] if effect else None,
+        "edit_effect": edit_effect, "panel": effect[0] if effect else None, "confirm": confirm,
+        "undo": _undo_offer(request, strategy),
         "window": presenters.window_line(result),
         "strategy": strategy, "draft": draft, "session": session, "model": previews.model,
         "generation": previews.generation or "", "generations": forms.generation_choices(), "can_edit": can_edit_strategy(user, strategy),
@@ -187,11 +190,12 @@ def strategy_edit(request, slug):
 
 def _answer(request, strategy: Strategy, session: PreviewSession | None, *, status: int = 200, notice: str | None = None,
             refusal: dict[str, Any] | None = None, kept: dict[str, Any] | None = None,
-            previews: DraftPreviews | None = None, effect: tuple[str, Any, str | None] | None = None) -> HttpResponse:
+            previews: DraftPreviews | None = None, effect: tuple[str, Any, str | None] | None = None,
+            confirm: edit_effects.WideEdit | None = None) -> HttpResponse:
     strategy = Strategy.objects.select_related("owner").get(pk=strategy.pk)  # the fresh state
     context = _editor_context(request, strategy, session, notice=notice, refusal=refusal, kept=kept,
                               previews=previews, model=previews.model if previews is not None else None,
-                              effect=effect)
+                              effect=effect, confirm=confirm)
     if refusal is not None:
         refusal["words"] = refusal_words(refusal, context["positions"])
     if request.htmx:
@@ -199,10 +203,11 @@ def _answer(request, strategy: Strategy, session: PreviewSession | None, *, stat
     return render(request, EDITOR, context, status=status)
 
 
-def editor_write(keeps_text: bool = False, effect: str = "rule"):
+def editor_write(keeps_text: bool = False, effect: str | None = "rule"):
     """An editor POST: permission (403 / 409 for a built-in), then the handler, which returns the notice to show.
     Refusals answer the fresh state with their status; success answers the workspace (htmx) or a redirect, with
-    the write's `effect` (a kind of `edit_effects.EFFECT_KINDS`) on the session's request. A handler that takes
+    the write's `effect` (a kind of `edit_effects.EFFECT_KINDS`; None for a write that changes no request, as a
+    saved revision) on the session's request. A handler that takes
     `previews` gets the request's engine runs, which the answer then reuses."""
 
     def decorate(handler):
@@ -221,6 +226,8 @@ def editor_write(keeps_text: bool = False, effect: str = "rule"):
                 strategy_for_edit(request.user, slug)
                 notice = handler(request, strategy, session, **kwargs,
                                  **({"previews": previews} if wants_previews else {}))
+            except ConfirmFirst as asked:  # nothing stored: the computed effect, and the same edit to confirm
+                return _answer(request, strategy, session, previews=previews, confirm=asked.wide)
             except FormInvalid as error:  # a malformed form keeps no text
                 return _answer(request, strategy, session, status=400, refusal=error.to_json(), previews=previews)
             except CodedError as error:
@@ -234,17 +241,82 @@ def editor_write(keeps_text: bool = False, effect: str = "rule"):
                     kept = {"rule": kwargs.get("rule_id"), "text": request.POST.get("text")}
                 return _answer(request, strategy, session, status=error.status, refusal=refusal, kept=kept,
                                previews=previews)
+            if effect:  # a saved revision leaves the draft as it was: nothing to undo
+                _keep_undo(request, strategy, notice)
             if request.htmx:
                 return _answer(request, strategy, session, notice=notice, previews=previews,
-                               effect=(effect, before, moved))
+                               effect=(effect, before, moved) if effect else None)
             fresh = Strategy.objects.get(pk=strategy.pk)
-            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved)
+            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved) if effect else None
             messages.success(request, notice + (" " + found.sentence if found else ""))
             return HttpResponseRedirect(_edit_url(strategy, session, previews.model, previews.generation), status=303)
 
         return view
 
     return decorate
+
+
+# ---------------------------------------------------------------------------------------------- wide edits, undo
+
+
+class ConfirmFirst(Exception):  # noqa: N818 (a request for confirmation, not an error)
+    """A wide edit posted without its confirmation: the editor shows what it would change, and stores nothing."""
+
+    def __init__(self, wide: edit_effects.WideEdit):
+        super().__init__("confirmation wanted")
+        self.wide = wide
+
+
+HIDDEN_FIELDS = frozenset({"csrfmiddlewaretoken", "version", "session", "model", "generation", "confirm"})
+
+
+def _confirmed_or_ask(request, strategy: Strategy, previews: DraftPreviews, candidate: dict[str, Any]) -> None:
+    """Returns when the edit may go ahead: it was confirmed, or it changes only its own row (same placement, same
+    locked rows). Otherwise raises `ConfirmFirst` with the effect computed from both drafts' engine runs."""
+    if request.POST.get("confirm") == "yes":
+        return
+    draft = strategy.draft
+    before, before_refusal = previews.shown(draft)
+    after, after_refusal = previews.shown(candidate)
+    wide = (candidate.get("placement") != draft.get("placement") or candidate.get("backend") != draft.get("backend")
+            or edits.locked_rows(draft, before) != edits.locked_rows(candidate, after))
+    if not wide:
+        return
+    items = edit_effects.wide_edit_items(draft, before, before_refusal, candidate, after, after_refusal)
+    fields = [(name, value) for name, values in request.POST.lists() if name not in HIDDEN_FIELDS
+              for value in values]
+    raise ConfirmFirst(edit_effects.WideEdit(items, fields, request.path))
+
+
+# The last write's draft before it, per strategy, in the user's login session: "Undo" puts it back (once).
+UNDO_KEY = "editor-undo"
+
+
+def _keep_undo(request, strategy: Strategy, notice: str) -> None:
+    fresh_version = Strategy.objects.values_list("version", flat=True).get(pk=strategy.pk)
+    kept = dict(request.session.get(UNDO_KEY, {}))
+    kept[strategy.slug] = {"draft": strategy.draft, "version": fresh_version, "what": str(notice)}
+    request.session[UNDO_KEY] = kept
+
+
+def _undo_offer(request, strategy: Strategy) -> dict[str, Any] | None:
+    """The undo the page offers: the last write of this user, while the draft is still the one it left."""
+    kept = request.session.get(UNDO_KEY, {}).get(strategy.slug)
+    if not kept or kept["version"] != strategy.version or not can_edit_strategy(request.user, strategy):
+        return None
+    return {"what": kept["what"], "url": reverse("strategies:undo", args=[strategy.slug])}
+
+
+@editor_write(effect="layout")
+def draft_undo(request, strategy, session):
+    form = valid_form(forms.VersionedForm, request)
+    kept = request.session.get(UNDO_KEY, {}).get(strategy.slug)
+    version = form.cleaned_data["version"]
+    if not kept or kept["version"] != version:
+        raise ServiceError("UNDO_UNAVAILABLE", "version: the last edit of this page is no longer the draft's latest "
+                           "change; nothing to undo", status=409, detail={"path": "version"})
+    services.draft_update(strategy=strategy, user=request.user, document=kept["draft"], expected_version=version)
+    return _("Undone: %(what)s") % {"what": kept["what"]}
 
 
 @editor_write(effect="modules")
@@ -333,9 +405,11 @@ def priority_order(request, strategy, session):
 
 
 @editor_write(effect="layout")
-def layout_update(request, strategy, session):
+def layout_update(request, strategy, session, previews):
     form = valid_form(forms.LayoutForm, request)
     data = form.cleaned_data
+    _confirmed_or_ask(request, strategy, previews, edits.layout_updated(
+        strategy.draft, source=data["source"], identity=data["identity"], fallback=data["fallback"]))
     services.layout_update(strategy=strategy, user=request.user, source=data["source"], identity=data["identity"],
                            fallback=data["fallback"], expected_version=data["version"])
     return _("Layout policy saved.")
@@ -360,15 +434,17 @@ def block_reset(request, strategy, session):
 
 
 @editor_write()
-def settings_update(request, strategy, session):
+def settings_update(request, strategy, session, previews):
     form = valid_form(forms.SettingsForm, request)
     data = form.cleaned_data
+    _confirmed_or_ask(request, strategy, previews, edits.settings_updated(
+        strategy.draft, name=data["name"], backend=data["backend"] or None, placement=data["placement"]))
     services.strategy_update(strategy=strategy, user=request.user, name=data["name"], backend=data["backend"] or None,
                              placement=data["placement"], expected_version=data["version"])
     return _("Strategy settings saved.")
 
 
-@editor_write()
+@editor_write(effect=None)
 def revision_save(request, strategy, session):
     form = valid_form(forms.RevisionForm, request)
     revision, created = services.draft_revision_save(strategy=strategy, user=request.user,

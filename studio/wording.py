@@ -129,6 +129,9 @@ REFUSALS: dict[str, Any] = {
     "ASSEMBLY_TOO_LARGE": _("The text outside the conversation is larger than 2 MiB."),
     "ASSEMBLY_LAYOUT_UNSUPPORTED": _("A saved block move is not allowed: the block follows a slot or the host, or the "
                                      "move crosses a role or delivery boundary."),
+    "BLOCK_ALREADY_THERE": _("The block already sits where the move would put it; nothing was stored."),
+    "BLOCK_MOVE_IGNORED": _("The move would leave the request as it was (the placement orders it itself); nothing "
+                            "was stored."),
     "POSITION_ANCHOR_CYCLE": _("Manual positions are anchored to each other in a circle."),
     "NATIVE_PREVIEW_VARIABLE_UNAVAILABLE": _("A host section uses a {{variable}} that the host settings do not give; "
                                              "add it under variables."),
@@ -525,6 +528,13 @@ def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str
     if code == "ASSEMBLY_LAYOUT_UNSUPPORTED":
         why = re.sub(r": block:.*$", "", error.get("error") or "")  # the block's id is in the technical detail
         return gettext("This block cannot move like that: %(why)s. Nothing was changed.") % {"why": why}
+    if code == "BLOCK_ALREADY_THERE":
+        return gettext("The block already sits there in this session's request: no move was stored.")
+    if code == "BLOCK_MOVE_IGNORED":
+        if detail.get("placement") == "st":
+            return gettext("In SillyTavern order the preset's prompt order places this request, so a block move "
+                           "would change nothing: no move was stored. Reorder the preset's prompts instead.")
+        return gettext("This move would leave the request as it was: no move was stored.")
     if code == "OVERRIDE_NOT_FOUND":
         return gettext("That block has no stored move any more. Nothing was changed.")
     if code == "POSITION_NOT_FOUND":

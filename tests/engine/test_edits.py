@@ -234,18 +234,36 @@ def test_a_block_move_runs_the_adopted_draft_then_the_moved_one():
               SimpleNamespace(id="block:b", movable=True, overridable=True)]
     runs = []
 
-    class Result:
-        layout = SimpleNamespace(blocks=blocks)
-
     def run(draft):
         runs.append(draft)
-        return Result()
+        moved = bool(draft["layout"].get("overrides"))
+        return SimpleNamespace(layout=SimpleNamespace(blocks=blocks), placement="native-roles",
+                               request=SimpleNamespace(messages=["b", "a"] if moved else ["a", "b"]))
 
     moved = edits.block_moved(roles, target="block:b", anchor="block:a", side="before", detach=False, run=run)
     assert runs[0] == {**roles, "layout": edits.layout_or_default(draft=roles)}
     assert runs[1]["layout"]["overrides"] == [{"target": "block:b", "anchor": "block:a", "side": "before",
                                                "detach": False}]
     assert moved == normalize_strategy(runs[1]) and "layout" not in roles
+
+
+def _unchanged_runs(blocks: list[str], placement: str):
+    """A `run` whose request never changes, over blocks in the order given."""
+    found = [SimpleNamespace(id=b, movable=True, overridable=True) for b in blocks]
+    return lambda draft: SimpleNamespace(layout=SimpleNamespace(blocks=found), placement=placement,
+                                         request=SimpleNamespace(messages=["the same"]))
+
+
+@pytest.mark.parametrize(("side", "code"), [
+    ("before", "BLOCK_ALREADY_THERE"),  # a sits just before b already
+    ("after", "BLOCK_MOVE_IGNORED"),  # the move would change the order, yet the request stays as it was
+])
+def test_a_block_move_that_leaves_the_request_as_it_was_is_refused(side, code):
+    run = _unchanged_runs(["block:a", "block:b"], "st")
+    with pytest.raises(EditRefused) as refused:
+        edits.block_moved(DRAFTS["builtin-native-roles"], target="block:a", anchor="block:b", side=side,
+                          detach=False, run=run)
+    assert refused.value.code == code and refused.value.status == 409
 
 
 # ---------------------------------------------------------------------------------------------- rules

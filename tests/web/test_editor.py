@@ -103,9 +103,9 @@ def _write_requests(strategy):
                                            "placement": "source"}),
         ("priority order", "priority/order/", {"version": version, "order": ["resource", "preset", "default"]}),
         ("layout", "layout/", {"version": version, "source": "preset-slots", "identity": "preserve",
-                               "fallback": "source-order"}),
+                               "fallback": "source-order", "confirm": "yes"}),
         ("settings", "settings/", {"version": version, "name": "Renamed", "backend": "native",
-                                   "placement": "native-slots"}),
+                                   "placement": "native-slots", "confirm": "yes"}),
         ("revision save", "revisions/save/", {"version": version, "note": "n"}),
     ]
 
@@ -516,11 +516,11 @@ def test_rule_fields_custom_rules_priority_layout_and_settings(users, editor):
     client.post(_url(strategy, "priority/order/"), {"version": version(), "row": "default", "direction": "up"})
     assert _fresh(strategy).draft["layout"]["priority"] == ["preset", "default", "resource"]
     client.post(_url(strategy, "layout/"), {"version": version(), "source": "preset-slots", "identity": "preserve",
-                                            "fallback": "error"})
+                                            "fallback": "error", "confirm": "yes"})
     draft = _fresh(strategy).draft
     assert draft["layout"]["fallback"] == "error" and draft["placement"] == "native-roles"  # identity decides
     client.post(_url(strategy, "settings/"), {"version": version(), "name": "Renamed copy", "backend": "native",
-                                              "placement": "modules"})
+                                              "placement": "modules", "confirm": "yes"})
     assert _fresh(strategy).name == "Renamed copy"
 
 

@@ -142,8 +142,8 @@ WRITES = [
     ("rules/add/", {"kind": "custom", "name": "Scene note", "text": "It is night.", "role": "system"}),
     ("rules/phi/edit/", {"enabled": ["false"]}),
     ("priority/order/", {"row": "default", "direction": "up"}),
-    ("layout/", {"source": "preset-slots", "identity": "preserve", "fallback": "error"}),
-    ("settings/", {"name": "Renamed", "backend": "native", "placement": "native-slots"}),
+    ("layout/", {"source": "preset-slots", "identity": "preserve", "fallback": "error", "confirm": "yes"}),
+    ("settings/", {"name": "Renamed", "backend": "native", "placement": "native-slots", "confirm": "yes"}),
 ]
 
 

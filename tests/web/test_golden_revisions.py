@@ -58,6 +58,8 @@ def test_a_change_of_the_session_differs_from_the_applied_revision(world, users)
     card = _card(_goldens(users), world["golden"])
     assert _head(card) == ("differs", "approved", "none", "Differs from the applied revision.")
     assert re.search(r'<span class="add">\+.*Something else', card)
+    assert 'data-golden-cause="chat"' in card  # the input is the chat: said so, and not blamed on the strategy
+    assert "The session's chat changed since the approval; the strategy revision is the same." in card
     assert f'name="revision" value="{world["revision"].revision}"' in card  # re-approve the same revision
 
 
