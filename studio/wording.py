@@ -200,10 +200,6 @@ REFUSALS: dict[str, Any] = {
                                    "make your change again."),
     "UPLOAD_EXPIRED": _("The file of this dry run is no longer kept; upload it again."),
     "CONFLICT": _("The change clashes with the current state (the message says how); nothing was changed."),
-    "SESSION_CHANGED": _("The session changed while its request was being assembled, so nothing was written. Reload "
-                         "the session and try again."),
-    "UPLOAD_USED": _("This dry run's upload was already imported or discarded, so it was not imported again. Upload "
-                     "the file again to import it."),
     "CSRF_FAILED": _("The form's security token is missing or old; reload the page and send it again."),
     "NOT_AUTHENTICATED": _("You are not logged in (or your login expired); log in and try again."),
     "METHOD_NOT_ALLOWED": _("This address does not accept this kind of request (for example a form sent to a "
