@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.sillytavern.models import Resources
+from assembly.sillytavern.models import AuthorNote, Resources
 from assembly.sillytavern.steps import author_note_placement, persona_placement
 from assembly.sillytavern.messages import chat_message
 from assembly.sillytavern.text_budget import ST_ESTIMATE
@@ -122,8 +122,10 @@ def _note_and_persona(resources: Resources, chat: list[ChatItem], wi: dict[str, 
     top = [(f"world_info:{e.uid}", e.content) for e in wi.get("before_author_note", [])]
     bottom = [(f"world_info:{e.uid}", e.content) for e in wi.get("after_author_note", [])]
     note = resources.author_note
-    if note is None:
+    wraps = persona is not None and persona.position in ("top_an", "bottom_an")
+    if note is None and not (top or bottom or wraps):
         return "", ""
+    note = note or AuthorNote()
     note = note.model_copy(update={"content": substitute_params(note.content, user, char)})
     counted = [chat_message(id=f"c{n}", role="user" if c.is_user else "assistant", content=c.mes, sources=())
                for n, c in enumerate(chat)]
