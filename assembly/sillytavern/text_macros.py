@@ -8,6 +8,7 @@ import re
 from assembly.macros import MacroContext, expand_text_macros
 
 _ORIGINAL_RE = re.compile(r"\{\{original\}\}", re.IGNORECASE)
+_LEGACY_RE = re.compile(r"\{\{(noop|newline)\}\}", re.IGNORECASE)
 _TRIM_RE = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.IGNORECASE)
 
 
@@ -25,5 +26,6 @@ def substitute_params(text: str, user: str, char: str, original: str | None = No
             return ""
 
         text = _ORIGINAL_RE.sub(fill, text)
+    text = _LEGACY_RE.sub(lambda m: "" if m.group(1).lower() == "noop" else "\n", text)
     text = _TRIM_RE.sub("", text)
     return expand_text_macros(text, MacroContext(user=user, char=char)).text

@@ -31,7 +31,7 @@ class _Loop:
     chat2: list[str]
     sources: list[str]
     injected: list[int]
-    user_indices: list[int]
+    is_user: list[bool]
     cycle: str = ""
     cycle_source: str = ""
     kept: dict[int, str] = field(default_factory=dict)
@@ -60,8 +60,8 @@ def _chat2(chat: list[ChatItem], injected: list[int], templates: TextTemplates, 
     instruct_on = templates.instruct_on
     count = len(chat)
     last_user = max((j for j, c in enumerate(chat) if c.is_user), default=-1)
-    chat2, sources, user_indices = [""] * count, [""] * count, []
-    loop = _Loop(chat2=chat2, sources=sources, injected=injected, user_indices=user_indices)
+    chat2, sources, is_user = [""] * count, [""] * count, [False] * count
+    loop = _Loop(chat2=chat2, sources=sources, injected=injected, is_user=is_user)
     for j, item in enumerate(chat):
         i = count - 1 - j
         force: Force = None
@@ -73,8 +73,7 @@ def _chat2(chat: list[ChatItem], injected: list[int], templates: TextTemplates, 
         sources[i] = item.source
         if i == 0 and generation == "continue":
             chat2[i] = _continued(item, templates, parts)
-        if item.is_user:
-            user_indices.append(i)
+        is_user[i] = item.is_user
     return loop
 
 
@@ -115,6 +114,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     pinned = "".join(parts.examples) if settings["pin_examples"] else None
     if continuing and len(loop.chat2) > 1:
         loop.cycle, loop.cycle_source = loop.chat2.pop(0), loop.sources.pop(0)
+        loop.is_user.pop(0)
     chat_string = chat_start
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
@@ -145,7 +145,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
             break
     kept = sorted(loop.kept)
     messages = [(loop.sources[i], loop.kept[i]) for i in reversed(kept)]  # oldest first
-    if alignment and last_added not in loop.user_indices:
+    if alignment and not (kept and loop.is_user[last_added]):  # the oldest kept message is not the user's
         messages.insert(0, ("alignment", alignment))
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
