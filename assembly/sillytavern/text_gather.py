@@ -178,7 +178,8 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     wi = _world_positions(_world_info(resources, messages, typed, user, char, budget))
     before, after = _note_and_persona(resources, chat, wi, user, char, in_chat)
     examples, raw = _examples(templates, resources, wi, user, char)
-    for depth, role, members in depth_groups(wi.get("at_depth", [])):
+    at_depth = sorted(wi.get("at_depth", []), key=lambda e: (-e.order, e.activation_index))  # as depth_groups takes
+    for depth, role, members in depth_groups(at_depth):
         if depth is not None:
             in_chat.append(InChatPrompt(f"customDepthWI_{depth}_{role}", "\n".join(e.content for e in members),
                                         depth, role, "+".join(f"world_info:{e.uid}" for e in members)))

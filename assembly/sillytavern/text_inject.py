@@ -41,7 +41,7 @@ def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: s
     """`doChatInject`: per depth (0..1000) and role (system, user, assistant), the prompts joined by a newline,
     macros substituted, leading whitespace trimmed; each non-empty one inserted `depth` messages from the end
     (plus those inserted before; a continue counts depth 0 as 1). Returns the chat oldest first and where the
-    injected messages went, counted from the newest (as SillyTavern records them, unclamped)."""
+    injected messages went, counted from the newest."""
     newest_first = list(reversed(chat))
     inserted = 0
     indices: list[int] = []
@@ -57,7 +57,7 @@ def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: s
                                       source="+".join(p.source for p in here), narrator=role == "system",
                                       injected=True))
         if group:
-            at = (1 if continuing and depth == 0 else depth) + inserted
+            at = min((1 if continuing and depth == 0 else depth) + inserted, len(newest_first))
             newest_first[at:at] = group
             indices += range(at, at + len(group))
             inserted += len(group)
