@@ -147,7 +147,9 @@ def _examples(templates: TextTemplates, resources: Resources, wi: dict[str, list
     unformatted ones joined (`mesExamplesRaw`)."""
     instruct_on = templates.instruct_on
     heading = example_heading(templates.context["example_separator"], user, char)
-    text = "" if templates.settings["strip_examples"] else _card_text(resources, "mes_example", user, char)
+    if templates.settings["strip_examples"]:  # no examples at all, world info's included
+        return [], ""
+    text = _card_text(resources, "mes_example", user, char)
     blocks = parse_examples(text, instruct_on=instruct_on, heading=heading)
     for side in ("before_example_messages", "after_example_messages"):
         extra = [b for e in wi.get(side, []) if e.content
