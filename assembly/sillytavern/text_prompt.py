@@ -145,7 +145,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
             break
     kept = sorted(loop.kept)
     messages = [(loop.sources[i], loop.kept[i]) for i in reversed(kept)]  # oldest first
-    if alignment and not (kept and loop.is_user[last_added]):  # the oldest kept message is not the user's
+    if alignment and kept and not loop.is_user[last_added]:  # the oldest kept message is not the user's
         messages.insert(0, ("alignment", alignment))
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
