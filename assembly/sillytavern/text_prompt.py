@@ -118,7 +118,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     chat_string = chat_start
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
-    last_added = -1
+    last_added = 0
     stopped = False
     for index in loop.injected:
         if index >= len(loop.chat2):
@@ -145,7 +145,8 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
             break
     kept = sorted(loop.kept)
     messages = [(loop.sources[i], loop.kept[i]) for i in reversed(kept)]  # oldest first
-    if alignment and kept and not loop.is_user[last_added]:  # the oldest kept message is not the user's
+    # the oldest kept message (the newest when none is kept, as SillyTavern starts from index 0) is not the user's
+    if alignment and not (last_added < len(loop.is_user) and loop.is_user[last_added]):
         messages.insert(0, ("alignment", alignment))
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
