@@ -89,7 +89,9 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     chat, injected = inject_in_chat(parts.chat, parts.in_chat, user=user, char=char, continuing=continuing)
     if parts.post_history:
         note = ChatItem(name="", mes=parts.post_history, is_user=True, source="post_history")
-        chat.insert(len(chat) - 1 if continuing and chat else len(chat), note)
+        at = 1 if continuing and chat else 0  # counted from the newest
+        chat.insert(len(chat) - at, note)
+        injected = [i + 1 if i >= at else i for i in injected]
     loop = _chat2(chat, injected, templates, parts, generation)
     chat_start = substitute_params(context["chat_start"] + "\n", user, char) if context["chat_start"] else ""
     alignment = ""
