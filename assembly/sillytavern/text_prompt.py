@@ -117,6 +117,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     if continuing and len(loop.chat2) > 1:
         loop.cycle, loop.cycle_source = loop.chat2.pop(0), loop.sources.pop(0)
         loop.is_user.pop(0)
+        loop.injected = [i - 1 for i in loop.injected if i > 0]
     chat_string = chat_start
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
