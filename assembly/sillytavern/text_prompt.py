@@ -151,6 +151,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     # the oldest kept message (the newest when none is kept, as SillyTavern starts from index 0) is not the user's
     if alignment and not (last_added < len(loop.is_user) and loop.is_user[last_added]):
         messages.insert(0, ("alignment", alignment))
+        chat_string += alignment  # so the examples' count below has it twice, as SillyTavern's has
     count = estimate_tokens("".join([parts.story, pinned or "", alignment, chat_string, modify_last(""),
                                      loop.cycle]).replace("\r", ""), padding)
     fitting = 0
