@@ -91,7 +91,8 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
         note = ChatItem(name="", mes=parts.post_history, is_user=True, source="post_history")
         at = 1 if continuing and chat else 0  # counted from the newest
         chat.insert(len(chat) - at, note)
-        injected = [i + 1 if i >= at else i for i in injected]
+        if not continuing:
+            injected = [i + 1 for i in injected]
     loop = _chat2(chat, injected, templates, parts, generation)
     chat_start = substitute_params(context["chat_start"] + "\n", user, char) if context["chat_start"] else ""
     alignment = ""
