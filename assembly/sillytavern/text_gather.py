@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from assembly.sillytavern.messages import chat_message
 from assembly.sillytavern.models import AuthorNote, Resources
 from assembly.sillytavern.steps import author_note_placement, persona_placement
-from assembly.sillytavern.messages import chat_message
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.text_examples import example_heading, format_instruct_examples, parse_examples
 from assembly.sillytavern.text_inject import ChatItem, InChatPrompt
