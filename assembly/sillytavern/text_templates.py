@@ -32,9 +32,12 @@ _NAMES_BEHAVIORS = ("none", "force", "always")
 
 
 class TextSettingsInvalid(AssemblyError):
+    """A text-completion setting of the wrong type; `field` is its path within `resources`."""
+
     def __init__(self, path: str, expected: str, got: Any) -> None:
         super().__init__("ASSEMBLY_REQUEST_INVALID", f"resources.{path}: expected {expected}, got {got!r}"[:400],
-                         detail={"path": f"resources.{path}"})
+                         detail={"path": f"resources.{path}", "expected": expected})
+        self.field, self.expected = path, expected
 
 
 @dataclass(frozen=True)
