@@ -9,6 +9,7 @@ from typing import Any
 
 from assembly.sillytavern.messages import chat_message
 from assembly.sillytavern.models import AuthorNote, Resources
+from assembly.sillytavern.outlets import outlet_texts
 from assembly.sillytavern.steps import author_note_placement, persona_placement
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.text_examples import example_heading, format_instruct_examples, parse_examples
@@ -21,7 +22,6 @@ from assembly.sillytavern.worldinfo_emission import depth_groups
 
 _ROLE_BY_NUMBER = {0: "system", 1: "user", 2: "assistant"}
 STORY_STRING_KEY = "__STORY_STRING__"
-_OUTLET_RE = r"\{\{outlet::(.+?)\}\}"
 
 
 @dataclass
@@ -203,7 +203,9 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     instruct = templates.instruct
     story = render_story_string(context["story_string"], params, user=user, char=char, in_prompt=in_prompt,
                                 instruct_on=templates.instruct_on, wrap=instruct["wrap"],
-                                suffix=instruct["story_string_suffix"])
+                                suffix=instruct["story_string_suffix"], outlets=outlet_texts([
+                                    {"outlet_name": e.outlet_name, "content": e.content, "order": e.order,
+                                     "id": f"world_info:{e.uid}"} for e in wi.get("outlet", [])]))
     if not in_prompt:
         in_chat.append(InChatPrompt(STORY_STRING_KEY, story, context["story_string_depth"],
                                     _ROLE_BY_NUMBER.get(context["story_string_role"], "system"), "story_string"))

@@ -10,6 +10,7 @@ from assembly.sillytavern.text_macros import substitute_params
 
 _TAG_RE = re.compile(r"\{\{(~?)(\{?)\s*([#/^!]?)\s*(.*?)\s*(\}?)(~?)\}\}", re.DOTALL)
 _MAX_TEMPLATE = 200_000
+_OUTLET_RE = re.compile(r"\{\{outlet::(.+?)\}\}", re.IGNORECASE)
 
 
 def _tokens(template: str) -> list[tuple[str, str]]:
@@ -110,10 +111,12 @@ def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, ch
 
 
 def render_story_string(template: str, params: dict[str, Any], *, user: str, char: str, in_prompt: bool,
-                        instruct_on: bool, wrap: bool, suffix: str) -> str:
-    """`renderStoryString`: rendered, one macro pass, leading newlines removed, a closing newline added when the
+                        instruct_on: bool, wrap: bool, suffix: str, outlets: dict[str, str] | None = None) -> str:
+    """`renderStoryString`: rendered, world-info outlets filled, one macro pass, leading newlines removed, a closing newline added when the
     story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix)."""
     output = _render(_tokens(template), params, user, char)
+    if "{{" in output:  # `{{outlet::name}}`: the world-info outlet's text, empty without one
+        output = _OUTLET_RE.sub(lambda m: (outlets or {}).get(m.group(1).strip(), ""), output)
     output = substitute_params(output, user, char)
     output = output.lstrip("\n")
     if output and not output.endswith("\n") and in_prompt and not (instruct_on and (not wrap or suffix)):

@@ -52,3 +52,9 @@ def test_instruct_prefix_and_suffix_wrap_the_story_string():
         "story_string_prefix": "<{{name}}>", "story_string_suffix": "</sys>", "wrap": True}}).instruct
     assert wrap_story_string("Body\n", instruct, user="Ann", char="Bo") == "<System>\nBody\n</sys>"
     assert wrap_story_string("", instruct, user="Ann", char="Bo") == ""
+
+
+def test_outlets_take_their_world_info_text_and_are_empty_without_one():
+    text = render_story_string("A{{outlet::lore}}B{{outlet::none}}", {}, user="Ann", char="Bo", in_prompt=True,
+                               instruct_on=False, wrap=False, suffix="", outlets={"lore": "-x-"})
+    assert text == "A-x-B\n"
