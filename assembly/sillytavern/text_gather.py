@@ -142,24 +142,26 @@ def _note_and_persona(resources: Resources, chat: list[ChatItem], wi: dict[str, 
 
 
 def _examples(templates: TextTemplates, resources: Resources, wi: dict[str, list[Any]], user: str,
-              char: str) -> tuple[list[str], str]:
-    """The example blocks (world info's above and below the card's), formatted for instruct mode; and the
-    unformatted ones joined (`mesExamplesRaw`)."""
+              char: str) -> tuple[list[str], list[str], str]:
+    """The example items (world info's blocks above and below the card's), formatted for instruct mode, with
+    their sources; and the unformatted blocks joined (`mesExamplesRaw`)."""
     instruct_on = templates.instruct_on
     heading = example_heading(templates.context["example_separator"], user, char)
     if templates.settings["strip_examples"]:  # no examples at all, world info's included
-        return [], ""
+        return [], [], ""
     text = _card_text(resources, "mes_example", user, char)
-    blocks = parse_examples(text, instruct_on=instruct_on, heading=heading)
+    blocks = [("example:card", b) for b in parse_examples(text, instruct_on=instruct_on, heading=heading)]
     for side in ("before_example_messages", "after_example_messages"):
-        extra = [b for e in wi.get(side, []) if e.content
+        extra = [(f"example:world_info:{e.uid}", b) for e in wi.get(side, []) if e.content
                  for b in parse_examples(substitute_params(e.content, user, char), instruct_on=instruct_on,
                                          heading=heading)]
         blocks = extra + blocks if side.startswith("before") else blocks + extra
-    raw = "".join(blocks)
-    if instruct_on and blocks:
-        blocks = format_instruct_examples(blocks, templates.instruct, heading=heading, user=user, char=char)
-    return blocks, raw
+    texts = [b for _s, b in blocks]
+    raw = "".join(texts)
+    if instruct_on and blocks:  # one example message an item: sources by item
+        items = format_instruct_examples(texts, templates.instruct, heading=heading, user=user, char=char)
+        return items, ["example"] * len(items), raw
+    return texts, [s for s, _b in blocks], raw
 
 
 def gather(templates: TextTemplates, resources: Resources, messages: list[dict[str, Any]], *, typed: int,
@@ -179,7 +181,7 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     budget = settings["max_context"] - settings["amount_gen"]
     wi = _world_positions(_world_info(resources, messages, typed, user, char, budget))
     before, after = _note_and_persona(resources, chat, wi, user, char, in_chat)
-    examples, raw = _examples(templates, resources, wi, user, char)
+    examples, example_sources, raw = _examples(templates, resources, wi, user, char)
     at_depth = sorted(wi.get("at_depth", []), key=lambda e: (-e.order, e.activation_index))  # as depth_groups takes
     for depth, role, members in depth_groups(at_depth):
         if depth is not None:
@@ -214,5 +216,5 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
         story = wrap_story_string(story, instruct, user=user, char=char)
     force_name2 = bool(context["always_force_name2"]) and not impersonate
     return TextParts(user=user, char=char, chat=chat, story=story, examples=examples,
-                     examples_sources=["examples"] * len(examples), in_chat=in_chat, post_history=post_history,
+                     examples_sources=example_sources, in_chat=in_chat, post_history=post_history,
                      bias=bias, force_name2=force_name2)

@@ -158,16 +158,30 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     if messages and generation != "continue" and (not templates.instruct_on or templates.instruct["wrap"]):
         source, text = messages[-1]
         messages[-1] = (source, re.sub(r"\n$", "", text, count=1))
+    newest = messages[-1] if messages else None
     messages, fitting = _set_prompt(messages, fitting, parts=parts, pinned=pinned, chat_start=chat_start,
                                     cycle=loop.cycle, modify_last=modify_last, padding=padding, budget=budget)
-    examples = pinned if pinned is not None else "".join(parts.examples[:fitting])
     if not templates.instruct_on and generation != "impersonate" and parts.bias.strip() and messages:
         source, text = messages[-1]
         bias = parts.bias.lstrip()
         messages[-1] = (source, text + (bias if text[-1:].isspace() else " " + bias))
-    spans = [Span("story_string", parts.story), Span("examples", examples), Span("chat_start", chat_start),
-             *(Span(s, t) for s, t in messages), Span(loop.cycle_source or "continued", loop.cycle)]
+    if pinned is not None:
+        examples = [Span("examples", pinned)]
+    else:
+        examples = [Span(s, t) for s, t in zip(parts.examples_sources[:fitting], parts.examples[:fitting],
+                                                strict=True)]
+    spans = [Span("story_string", parts.story), *examples,
+             Span("chat_start", chat_start), *_message_spans(messages, newest),
+             Span(loop.cycle_source or "continued", loop.cycle)]
     return _joined([s for s in spans if s.text], collapse=settings["collapse_newlines"])
+
+
+def _message_spans(messages: list[tuple[str, str]], newest: tuple[str, str] | None) -> list[Span]:
+    """One span a message; what the last line (and Start Reply With) added to the newest is a span of its own."""
+    spans = [Span(s, t) for s, t in messages]
+    if newest is not None and messages and messages[-1][0] == newest[0] and messages[-1][1].startswith(newest[1]):
+        spans[-1:] = [Span(newest[0], newest[1]), Span("last_line", messages[-1][1][len(newest[1]):])]
+    return spans
 
 
 def _joined(spans: list[Span], *, collapse: bool) -> tuple[str, list[Span]]:

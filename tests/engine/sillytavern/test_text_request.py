@@ -92,3 +92,13 @@ def test_bad_template_values_are_refused_with_the_field_named():
     with pytest.raises(AssemblyError) as refused:
         assemble(request)
     assert "instruct_template.names_behavior" in str(refused.value)
+
+
+def test_spans_name_examples_messages_and_the_last_line():
+    request = _request(resources={
+        "character": {"name": "Bo", "mes_example": "<START>\nBo: an example"},
+        "context_template": {"story_string": "", "always_force_name2": True}})
+    spans = assemble(request).model_dump(mode="json")["request"]["spans"]
+    assert [(s["source"], s["text"]) for s in spans] == [
+        ("example:card", "Bo: an example\n"), ("message:m1", "Bo: Hello.\n"), ("message:m2", "Ann: Hi Bo."),
+        ("last_line", "\nBo:")]
