@@ -8,7 +8,7 @@ from typing import Any
 
 from assembly.sillytavern.text_macros import substitute_params
 
-_TAG_RE = re.compile(r"\{\{(~?)(\{?)\s*([#/^!]?)\s*(.*?)\s*(\}?)(~?)\}\}", re.DOTALL)
+_TAG_RE = re.compile(r"\{\{(~?)(\{?)\s*([#/^!]?)\s*([^{}]*?)\s*(\}?)(~?)\}\}")  # a body has no braces: linear
 _MAX_TEMPLATE = 200_000
 _OUTLET_RE = re.compile(r"\{\{outlet::(.+?)\}\}", re.IGNORECASE)
 

@@ -19,3 +19,8 @@ def test_names_noop_and_newline():
 
 def test_trim_takes_newlines_but_not_spaces():
     assert substitute_params("a \n{{trim}}\n b", "Ann", "Bo") == "a  b"
+
+
+def test_consecutive_trims_and_crlf_newlines():
+    assert substitute_params("a\r\n{{trim}}\n\n{{TRIM}}\nb", "Ann", "Bo") == "ab"
+    assert substitute_params("\n\n\n" * 20000 + "x", "Ann", "Bo").endswith("x")  # no trim: left as it is
