@@ -92,6 +92,7 @@ from assembly.sillytavern.outlets import fill_every_outlet
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.text_request import assemble_text
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
 from assembly.tokens import count_each, count_tokens
@@ -101,6 +102,8 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
+    if type(request) is dict and request.get("api") == "text":
+        return assemble_text(request)  # SillyTavern's text completion: its own stages
     settings = settings_key(request) if type(request) is dict else None
     run = _remembered_run(request, settings.key) if settings is not None else None
     if run is None:

@@ -89,6 +89,7 @@ class BudgetRequest(_Model):
 
 
 class AssemblyRequest(_Model):
+    api: Literal["chat"] = "chat"  # "text" (SillyTavern's text completion) is dispatched before this model
     strategy: str | dict[str, Any] = "builtin-native-slots"
     resources: dict[str, Any] = Field(default_factory=dict)
     generation: Generation = Field(default_factory=Generation)

@@ -107,9 +107,21 @@ class RequestMessage(BaseModel):
     tool_call_id: str | None = None
 
 
+class TextSpan(BaseModel):
+    """A piece of a text-completion prompt: where it came from and its estimated tokens."""
+
+    source: str
+    text: str
+    tokens: int
+
+
 class RequestView(BaseModel):
     messages: list[RequestMessage]
     starts_request_series: bool = False
+    # text completion ("api": "text"): the prompt string, its stop strings and its spans; left out of chat results
+    prompt: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    stop: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+    spans: list[TextSpan] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class NodeView(BaseModel):

@@ -32,7 +32,7 @@ def split_example_blocks(mes_example: str) -> list[str]:
     return ["<START>\n" + js_trim(part) + "\n" for part in _START.split(text)[1:]]
 
 
-def _example_turns(block: str, user_name: str, char_name: str) -> list[tuple[str, str]]:
+def example_turns(block: str, user_name: str, char_name: str) -> list[tuple[str, str]]:
     """A block's turns as (example_user | example_assistant, text).
 
     The first line (the block's <START>) is skipped. A line beginning with "<user name>:" starts a user turn, one with
@@ -87,7 +87,7 @@ def parse_dialogue_examples(mes_example: str, *, user_name: str, char_name: str,
         if header_text:
             messages.append(StMessage(id=f"newChat {b}", role="system", content=header_text, kind="example_header",
                                       sources=("new_example_chat_prompt",)))
-        for j, (name, text) in enumerate(_example_turns(block, user_name, char_name)):
+        for j, (name, text) in enumerate(example_turns(block, user_name, char_name)):
             messages.append(StMessage(id=f"dialogueExamples {b}-{j}", role="system", content=text, name=name,
                                       kind="example", sources=(source,)))
         out.append(messages)

@@ -36,6 +36,7 @@ from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns
+from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_chance import Chance
@@ -256,7 +257,7 @@ def activate_world_info(
         raise _invalid("names", "an object with user and char", names)
     if isinstance(max_context, bool) or not isinstance(max_context, int) or max_context < 0:
         raise _invalid("max_context", "a non-negative integer", max_context)
-    if encoding not in ENCODINGS:
+    if encoding not in ENCODINGS and encoding != ST_ESTIMATE:
         raise _invalid("encoding", "one of " + ", ".join(ENCODINGS), encoding)
     if full_chat_length is not None and (isinstance(full_chat_length, bool) or not isinstance(full_chat_length, int)
                                          or full_chat_length < 0):

@@ -28,6 +28,7 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.pattern_matcher import PatternRuns
+from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
 from assembly.sillytavern.worldinfo_chance import PREVIEW_ROLL, Chance
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
@@ -85,6 +86,8 @@ def world_info_tokens(text: str, encoding: str) -> int:
     takes off (the partial count's other -2 is not taken; sillytavern.md §6, §13.2). An empty text costs nothing."""
     if not text:
         return 0
+    if encoding == ST_ESTIMATE:  # text completion counts the text alone, with SillyTavern's estimate
+        return estimate_tokens(text)
     return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
 
 

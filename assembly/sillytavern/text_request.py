@@ -1,0 +1,69 @@
+"""SillyTavern 1.18's text-completion request (`"api": "text"`, text-completion.md): the request read, the parts
+gathered (assembly.sillytavern.text_gather), the prompt built (assembly.sillytavern.text_prompt), the stop strings
+(assembly.sillytavern.text_stop), as an AssemblyResult whose `request` carries `prompt`, `stop` and `spans`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assembly.errors import AssemblyError
+from assembly.reading import ImportInvalid
+from assembly.request import parse_request
+from assembly.results import AssemblyResult, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
+from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
+from assembly.sillytavern.text_gather import gather
+from assembly.sillytavern.text_prompt import build_prompt
+from assembly.sillytavern.text_stop import stop_strings
+from assembly.sillytavern.text_templates import read_text_templates
+
+TEXT_RESOURCES = ("context_template", "instruct_template", "system_prompt", "text_settings")
+_TEXT_GENERATIONS = ("normal", "continue", "impersonate")
+
+
+def _read(request: dict[str, Any]) -> tuple[Any, Any, Any]:
+    if request.get("strategy", "builtin-st") != "builtin-st":
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", "strategy: text completion is built by builtin-st",
+                            detail={"path": "strategy"})
+    if request.get("tokenizer", ST_ESTIMATE) != ST_ESTIMATE:
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", "tokenizer: text completion counts with st-estimate",
+                            detail={"path": "tokenizer"})
+    raw = request.get("resources") or {}
+    if not isinstance(raw, dict):
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID", "resources: expected an object", detail={"path": "resources"})
+    shared = {k: v for k, v in raw.items() if k not in TEXT_RESOURCES}
+    req = parse_request({**{k: v for k, v in request.items() if k not in ("api", "tokenizer")}, "resources": shared})
+    if req.generation.type not in _TEXT_GENERATIONS:
+        raise AssemblyError("ASSEMBLY_REQUEST_INVALID",
+                            f"generation.type: text completion builds {', '.join(_TEXT_GENERATIONS)}",
+                            detail={"path": "generation.type"})
+    try:
+        resources = normalize_resources(shared)
+    except ImportInvalid as exc:
+        raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
+                            detail={"path": f"resources.{exc.path}"}) from None
+    return req, resources, read_text_templates(raw)
+
+
+def assemble_text(request: dict[str, Any]) -> AssemblyResult:
+    """The text-completion prompt and stop strings of a `"api": "text"` request."""
+    req, resources, templates = _read(request)
+    history = [m.model_dump() for m in req.conversation.history]
+    inputs = [m.model_dump() for m in req.conversation.input]
+    messages = history + inputs
+    user = req.names.user
+    char = req.names.char or (resources.character.name if resources.character else "")
+    generation = req.generation.type
+    parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation)
+    prompt, spans = build_prompt(parts, templates, generation=generation, raw_chat=messages)
+    continue_on_user = generation == "continue" and bool(messages) and messages[-1]["role"] == "user"
+    stop = stop_strings(templates, user=user, char=char, impersonate=generation == "impersonate",
+                        continue_on_user=continue_on_user)
+    total = estimate_tokens(prompt)
+    view = RequestView(messages=[], prompt=prompt, stop=stop,
+                       spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
+    return AssemblyResult(
+        backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
+        request=view, nodes=[], diagnostics=[], runtime_context_controls=[], placement_controls=[], positions=[],
+        durable_events=[], tokens=TokenSummary(total=total, by_module={}, tokenizer=ST_ESTIMATE),
+        layout=LayoutView(policy=None, slots=[], blocks=[]))
