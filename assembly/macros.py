@@ -32,7 +32,7 @@ RESOURCE_MACRO_RE = re.compile(
 )
 
 _MACRO_RE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
-_TRIM_RE = re.compile(r"\s*\{\{\s*trim\s*\}\}\s*")
+_TRIM_RE = re.compile(r"\{\{\s*trim\s*\}\}")
 _ROLL_RE = re.compile(r"^roll[ :]\s*(\d*)d(\d+)\s*([+-]\s*\d+)?\s*$", re.IGNORECASE)
 
 
@@ -107,6 +107,17 @@ def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
         unsupported.append(name)
         return "" if ctx.drop_unknown else match.group(0)
 
-    expanded = _MACRO_RE.sub(replace, text)
-    expanded = _TRIM_RE.sub("", expanded)
-    return MacroResult(expanded, tuple(dict.fromkeys(unsupported)))
+    # Only up to the last "}}": past it no macro can close, and a lazy scan from each "{{" there would be quadratic.
+    end = text.rfind("}}") + 2
+    expanded = _MACRO_RE.sub(replace, text[:end]) + text[end:] if end >= 2 else text
+    return MacroResult(_without_trims(expanded), tuple(dict.fromkeys(unsupported)))
+
+
+def _without_trims(text: str) -> str:
+    """Each {{trim}} removed with the whitespace around it (split, then stripped: no pattern rescans a run)."""
+    pieces = _TRIM_RE.split(text) if "{{" in text else [text]
+    if len(pieces) == 1:
+        return text
+    inner = [p.strip() for p in pieces[1:-1]]
+    return "".join([pieces[0].rstrip(), *inner, pieces[-1].lstrip()])
+

@@ -59,11 +59,24 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
     continue_on_user = generation == "continue" and bool(messages) and messages[-1]["role"] == "user"
     stop = stop_strings(templates, user=user, char=char, impersonate=generation == "impersonate",
                         continue_on_user=continue_on_user)
-    total = estimate_tokens(prompt)
     view = RequestView(messages=[], prompt=prompt, stop=stop,
                        spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
     return AssemblyResult(
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
         request=view, nodes=[], diagnostics=[], runtime_context_controls=[], placement_controls=[], positions=[],
-        durable_events=[], tokens=TokenSummary(total=total, by_module={}, tokenizer=ST_ESTIMATE),
+        durable_events=[], tokens=_token_summary(view, templates.settings),
         layout=LayoutView(policy=None, slots=[], blocks=[]))
+
+
+def _token_summary(view: RequestView, settings: dict[str, Any]) -> TokenSummary:
+    """The estimate of the whole prompt (with the padding, as SillyTavern checks it) against max context less the
+    reply; `by_module`: the spans' tokens by the kind of source (story_string, example, message, ...)."""
+    by_kind: dict[str, int] = {}
+    for span in view.spans or ():
+        kind = span.source.split(":", 1)[0].split("+", 1)[0]
+        by_kind[kind] = by_kind.get(kind, 0) + span.tokens
+    total = estimate_tokens(view.prompt or "", settings["token_padding"])
+    window, reserve = settings["max_context"], settings["amount_gen"]
+    return TokenSummary(total=total, by_module=by_kind, tokenizer=ST_ESTIMATE, exact=False, framing="text",
+                        request_total=total, context_window=window, reply_reserve=reserve, window_source="preset",
+                        fits=total <= window - reserve)

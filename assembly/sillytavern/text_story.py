@@ -8,7 +8,7 @@ from typing import Any
 
 from assembly.sillytavern.text_macros import substitute_params
 
-_TAG_RE = re.compile(r"\{\{(~?)(\{?)\s*([#/^!]?)\s*([^{}]*?)\s*(\}?)(~?)\}\}")  # a body has no braces: linear
+_TAG_RE = re.compile(r"\{\{\{?([^{}]*)\}\}\}?")  # one path per "{{" (a body has no braces): linear
 _MAX_TEMPLATE = 200_000
 _OUTLET_RE = re.compile(r"\{\{outlet::(.+?)\}\}", re.IGNORECASE)
 
@@ -21,7 +21,11 @@ def _tokens(template: str) -> list[tuple[str, str]]:
     pos = 0
     for match in _TAG_RE.finditer(template[:_MAX_TEMPLATE]):
         pieces.append(("text", template[pos:match.start()]))
-        tilde_left, _triple, sigil, body, _close, tilde_right = match.groups()
+        body = match.group(1).strip()
+        tilde_left, tilde_right = body.startswith("~"), body.endswith("~") and len(body) > 1
+        body = body.strip("~").strip()
+        sigil = body[:1] if body[:1] in ("#", "/", "^", "!") else ""
+        body = body[len(sigil):].strip()
         if sigil == "!":
             kind, value = "comment", ""
         elif sigil == "#":

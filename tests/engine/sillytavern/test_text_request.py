@@ -102,3 +102,11 @@ def test_spans_name_examples_messages_and_the_last_line():
     assert [(s["source"], s["text"]) for s in spans] == [
         ("example:card", "Bo: an example\n"), ("message:m1", "Bo: Hello.\n"), ("message:m2", "Ann: Hi Bo."),
         ("last_line", "\nBo:")]
+
+
+def test_tokens_report_the_padded_estimate_against_the_budget():
+    request = _request(resources={"text_settings": {"max_context": 100, "amount_gen": 40, "token_padding": 20}})
+    tokens = assemble(request).model_dump(mode="json")["tokens"]
+    # "A Bo card.\nBo: Hello.\nAnn: Hi Bo." is 33 bytes: 10 tokens, 30 with the padding, against 100 - 40
+    assert (tokens["total"], tokens["context_window"], tokens["reply_reserve"], tokens["fits"]) == (30, 100, 40, True)
+    assert tokens["by_module"] == {"story_string": 4, "message": 8}

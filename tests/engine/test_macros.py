@@ -1,0 +1,22 @@
+"""Text macros (assembly/macros.py): `{{trim}}` and unclosed braces."""
+
+from __future__ import annotations
+
+import time
+
+from assembly.macros import MacroContext, expand_text_macros
+
+
+def test_trim_removes_the_whitespace_around_each_use():
+    assert expand_text_macros("a \n {{trim}} \n b{{ trim }}  c", MacroContext()).text == "abc"
+
+
+def test_text_after_the_last_closing_braces_is_kept_as_written():
+    assert expand_text_macros("{{user}} {{ left open", MacroContext(user="Ann")).text == "Ann {{ left open"
+
+
+def test_many_unclosed_braces_take_linear_time():
+    started = time.perf_counter()
+    expand_text_macros("{{" * 50_000 + "}}" + "{{" * 50_000, MacroContext())
+    expand_text_macros(" " * 100_000 + "{{trim}}" + " " * 100_000, MacroContext())
+    assert time.perf_counter() - started < 2
