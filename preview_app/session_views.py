@@ -198,10 +198,7 @@ def session_greet(request, pk):
     """Start an empty history with the greeting chosen from the card's first message and alternate greetings."""
     session = session_for_edit(request.user, pk)
     try:
-        try:
-            index = whole_number(request.POST.get("greeting", ""), "greeting", high=MAX_GREETINGS)
-        except ServiceError:
-            index = None  # not a greeting's number: the service's refusal lists the card's greetings
+        index = whole_number(request.POST.get("greeting", ""), "greeting", high=MAX_GREETINGS)
         event = services.session_greet(session=session, index=index)
     except ServiceError as error:
         return _session_page(request, session, status=error.status, greeting_error=error.message)

@@ -200,6 +200,8 @@ REFUSALS: dict[str, Any] = {
                                    "make your change again."),
     "UPLOAD_EXPIRED": _("The file of this dry run is no longer kept; upload it again."),
     "CONFLICT": _("The change clashes with the current state (the message says how); nothing was changed."),
+    "UNDO_UNAVAILABLE": _("The last edit can no longer be undone: the draft has changed since (another edit or another "
+                          "person); nothing was changed."),
     "CSRF_FAILED": _("The form's security token is missing or old; reload the page and send it again."),
     "NOT_AUTHENTICATED": _("You are not logged in (or your login expired); log in and try again."),
     "METHOD_NOT_ALLOWED": _("This address does not accept this kind of request (for example a form sent to a "

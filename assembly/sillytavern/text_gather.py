@@ -10,7 +10,7 @@ from typing import Any
 from assembly.sillytavern.messages import chat_message
 from assembly.sillytavern.models import AuthorNote, Resources
 from assembly.sillytavern.outlets import outlet_texts
-from assembly.sillytavern.steps import author_note_placement, persona_placement
+from assembly.sillytavern.steps import CHARACTER_NOTE_KEY, PERSONA_KEY, author_note_placement, persona_placement
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.text_examples import example_heading, format_instruct_examples, parse_examples
 from assembly.sillytavern.text_inject import ChatItem, InChatPrompt
@@ -118,7 +118,7 @@ def _note_and_persona(resources: Resources, chat: list[ChatItem], wi: dict[str, 
         placed_persona = persona_placement(persona, source_id="persona")
         if placed_persona.injection is not None:
             i = placed_persona.injection
-            in_chat.append(InChatPrompt("PERSONA_DESCRIPTION", i.content, i.depth, i.role, "persona"))
+            in_chat.append(InChatPrompt(PERSONA_KEY, i.content, i.depth, i.role, "persona"))
     top = [(f"world_info:{e.uid}", e.content) for e in wi.get("before_author_note", [])]
     bottom = [(f"world_info:{e.uid}", e.content) for e in wi.get("after_author_note", [])]
     note = resources.author_note
@@ -176,7 +176,7 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     card = resources.character
     if card is not None and card.depth_prompt is not None and card.depth_prompt.prompt:
         dp = card.depth_prompt
-        in_chat.append(InChatPrompt("DEPTH_PROMPT", substitute_params(dp.prompt, user, char), dp.depth, dp.role,
+        in_chat.append(InChatPrompt(CHARACTER_NOTE_KEY, substitute_params(dp.prompt, user, char), dp.depth, dp.role,
                                     "character:depth_prompt"))
     budget = settings["max_context"] - settings["amount_gen"]
     wi = _world_positions(_world_info(resources, messages, typed, user, char, budget))

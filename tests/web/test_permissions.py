@@ -49,7 +49,7 @@ ROUTES = [
      (302, 403, 403, 302)),
     ("django admin", "get", lambda w: "/admin/", None, (302, 302, 302, 200)),
     ("glossary", "get", lambda w: "/glossary/", None, (302, 200, 200, 200)),
-    ("django admin login", "get", lambda w: "/admin/login/", None, (302, 403, 403, 302)),
+    ("django admin login", "get", lambda w: "/admin/login/", None, (200, 403, 403, 302)),
     ("assemble", "post", lambda w: "/api/assemble", lambda w: ASSEMBLE, (401, 200, 200, 200)),
     ("strategy list", "get", lambda w: "/api/strategies", None, (401, 200, 200, 200)),
     ("strategy import", "post", lambda w: "/api/strategies", lambda w: A2, (401, 403, 201, 201)),

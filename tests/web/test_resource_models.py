@@ -15,7 +15,7 @@ from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 from preview_app import services as session_services
 from preview_app.models import Session
-from preview_app.previews import session_request, session_resources, strategy_document
+from preview_app.previews import session_request, session_resources, strategy_document, timed_world_info
 from strategies_app import services, sillytavern
 from strategies_app.models import Strategy, WorldBook
 from tests.web.test_imports import FILE_KINDS, MODELS  # what each shared file is imported as, and its row model
@@ -80,6 +80,9 @@ def _round_trip_resources(session):
     worldbook = _round_trip_worldbook(session)
     if worldbook is not None:
         resources["worldbook"] = worldbook
+        state = timed_world_info(session)  # the chat's timed effects, kept as SillyTavern's chat metadata
+        if state is not None:
+            resources["world_state"] = state
     return resources
 
 
