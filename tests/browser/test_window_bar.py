@@ -35,6 +35,7 @@ def test_picking_a_model_on_the_preview_measures_the_request_against_its_window(
     expect(bar).not_to_have_attribute("data-context-window", re.compile(".*"))
     expect(bar).to_contain_text("Pick a model or set a budget")
 
+    page.locator("[data-request-options] > summary").click()  # the options sit folded above the request
     page.locator("form.options-form select[name=model]").select_option("llama-3-8b-instruct")
     page.get_by_role("button", name="Show with these options").click()
     expect(page).to_have_url(re.compile(r"model=llama-3-8b-instruct"))
