@@ -433,18 +433,10 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
     """SillyTavern's keyword scan over this request's chat, computed once per request."""
     if ctx.world_info is None:
-        from assembly.sillytavern.worldinfo import activate_world_info
+        from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data
 
         resources = ctx.resources
-        character, persona = resources.character, resources.persona
-        scan_data = {
-            "persona_description": persona.description if persona else "",
-            "character_description": character.description if character else "",
-            "character_personality": character.personality if character else "",
-            "character_depth_prompt": character.depth_prompt.prompt if character and character.depth_prompt else "",
-            "scenario": character.scenario if character else "",
-            "creator_notes": character.creator_notes if character else "",
-        }
+        scan_data = card_scan_data(resources.character, resources.persona)
         chat = [{"id": m.get("id"), "role": m["role"], "content": m.get("content") or "",
                  **({"name": m["name"]} if m.get("name") else {})}
                 for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]

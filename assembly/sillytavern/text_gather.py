@@ -17,7 +17,7 @@ from assembly.sillytavern.text_inject import ChatItem, InChatPrompt
 from assembly.sillytavern.text_macros import substitute_params
 from assembly.sillytavern.text_story import render_story_string, wrap_story_string
 from assembly.sillytavern.text_templates import TextTemplates
-from assembly.sillytavern.worldinfo import activate_world_info
+from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data
 from assembly.sillytavern.worldinfo_emission import depth_groups
 
 _ROLE_BY_NUMBER = {0: "system", 1: "user", 2: "assistant"}
@@ -85,15 +85,7 @@ def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, us
     book = resources.worldbook
     if book is None or not book.entries:
         return None
-    card, persona = resources.character, resources.persona
-    scan_data = {
-        "persona_description": persona.description if persona else "",
-        "character_description": card.description if card else "",
-        "character_personality": card.personality if card else "",
-        "character_depth_prompt": card.depth_prompt.prompt if card and card.depth_prompt else "",
-        "scenario": card.scenario if card else "",
-        "creator_notes": card.creator_notes if card else "",
-    }
+    scan_data = card_scan_data(resources.character, resources.persona)
     scanned = [{"id": m.get("id"), "role": m["role"], "content": m.get("content") or "",
                 **({"name": m["name"]} if m.get("name") else {})} for m in chat if m["role"] in ("user", "assistant")]
     return activate_world_info(book, chat=scanned, names={"user": user, "char": char}, max_context=budget,

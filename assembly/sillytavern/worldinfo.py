@@ -126,6 +126,18 @@ def _chat_texts(chat: Sequence[Mapping[str, Any]], user: str, char: str, include
     return [text.strip() for text in reversed(texts)]
 
 
+def card_scan_data(character: Any, persona: Any) -> dict[str, str]:
+    """The card and persona fields an entry may opt to scan (its match_* flags), as `global_scan_data` takes them."""
+    return {
+        "persona_description": persona.description if persona else "",
+        "character_description": character.description if character else "",
+        "character_personality": character.personality if character else "",
+        "character_depth_prompt": character.depth_prompt.prompt if character and character.depth_prompt else "",
+        "scenario": character.scenario if character else "",
+        "creator_notes": character.creator_notes if character else "",
+    }
+
+
 def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
     if data is None:
         return []
