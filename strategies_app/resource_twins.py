@@ -5,6 +5,7 @@ fields), never as bytes: a PNG card and its JSON are one card."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django.db.models import Count
@@ -20,9 +21,14 @@ ENTRY_COLUMNS = {
 DUPLICATE_CHOICES = ("keep", "reuse")  # keep both (the new one under a distinct name), or reuse the stored one
 
 
+def _canonical(value: Any) -> str:
+    # Key order is not content: PostgreSQL's jsonb hands stored objects back with their keys reordered.
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _entry_rows(kind: str, entries: list[dict[str, Any]]) -> list[tuple]:
     columns = ENTRY_COLUMNS[kind]
-    return sorted(tuple(repr(entry.get(c)) for c in columns) for entry in entries)
+    return sorted(tuple(_canonical(entry.get(c)) for c in columns) for entry in entries)
 
 
 def character_twin(columns: dict[str, Any], card_fields: dict[str, Any]) -> Character | None:

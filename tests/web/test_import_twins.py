@@ -87,3 +87,12 @@ def test_a_refused_import_explains_its_code_in_words(users):
     assert page.status_code == 400 and 'data-code="INPUT_NOT_JSON"' in html
     assert "The text sent is not valid JSON" in html
     assert "No description for this code yet." not in html
+
+
+def test_stored_prompt_fields_in_another_key_order_still_make_a_twin():
+    from strategies_app.resource_twins import _entry_rows
+
+    imported = [{"identifier": "main", "prompt_fields": {"b": 1, "a": [1, {"y": 2, "x": 1}]}}]
+    stored = [{"identifier": "main", "prompt_fields": {"a": [1, {"x": 1, "y": 2}], "b": 1}}]  # as jsonb gives it back
+    assert _entry_rows("preset", imported) == _entry_rows("preset", stored)
+    assert _entry_rows("preset", imported) != _entry_rows("preset", [{"identifier": "main", "prompt_fields": {}}])
