@@ -56,6 +56,9 @@ class Session(models.Model):
         default=dict, blank=True,
         help_text="what the last imported SillyTavern chat file carried beyond its messages (its header line, the "
                   "rest of chat_metadata, hidden lines, CRLF line ends), given back on export")
+    chance_seed = models.PositiveBigIntegerField(
+        null=True, blank=True,
+        help_text="the seed of the chat's chance (world-info probability and inclusion-group picks); null = none yet")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
