@@ -10,16 +10,9 @@ conversation (`_remembered_run`).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import pickle
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel
 
 from assembly.blocks import NO_CHILDREN, Node
 from assembly.budget import select_within_budget
@@ -48,22 +41,11 @@ from assembly.positions import (
 )
 from assembly.reading import ImportInvalid
 from assembly.request import (
-    READ_CONVERSATION,
     AssemblyRequest,
     ConversationMessage,
     HostSettings,
     Section,
-    read_conversation,
     read_request,
-)
-from assembly.resource_memo import (
-    Settings,
-    recalled_settings,
-    remember,
-    remember_settings,
-    remembered,
-    resources_key,
-    settings_key,
 )
 from assembly.results import (
     AssemblyResult,
@@ -104,10 +86,7 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     if type(request) is dict and request.get("api") == "text":
         return assemble_text(request)  # SillyTavern's text completion: its own stages
-    settings = settings_key(request) if type(request) is dict else None
-    run = _remembered_run(request, settings.key) if settings is not None else None
-    if run is None:
-        run = _read_run(settings.copy_of(request) if settings is not None else request, settings)
+    run = _read_run(request)
     logical = _logical(run)
     nodes = _order(run, logical)
     built = _build(run, nodes, logical.diagnostics)
@@ -116,39 +95,17 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     return _result(run, logical, counted, budget)
 
 
-def _remembered_run(request: dict[str, Any], key: bytes) -> _Run | None:
-    """The run of a request whose settings were decided before: only its conversation is read. None when they were
-    not, or when the conversation is one the whole request's reading must read (or refuse)."""
-    decided = recalled_settings(key)
-    if decided is None:
-        return None
-    read = read_conversation(request.get("conversation", {}))
-    if read is None:
-        return None
-    return _conversation_run(decided, _own_strategy(decided), *read)
-
-
-def _read_run(request: dict[str, Any] | AssemblyRequest, settings: Settings | None) -> _Run:
-    """The run of a request read whole. `settings`: a plain request dict's settings, of which `request` holds a copy
-    (with the caller's conversation); what they decide is remembered under their key when it refuses nothing."""
-    key = resources_key(request.get("resources")) if isinstance(request, dict) else None
-    known = remembered(key)
-    read = read_request(request, resources_checked=known is not None)
+def _read_run(request: dict[str, Any] | AssemblyRequest) -> _Run:
+    """The run of a request: parsed, its strategy resolved, its resources read, its conversation's messages."""
+    read = read_request(request)
     req = read.request
-    decided, strategy = _decide(req, key, known, kept=settings is not None)
+    decided, strategy = _decide(req)
     if read.history is not None and read.inputs is not None:
         durable, inputs = read.history, read.inputs
     else:
         durable = _messages_with_ids(req.conversation.history, "h")
         inputs = _messages_with_ids(req.conversation.input, "i")
-    if req is not request:
-        # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
-        # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
-        req.conversation = READ_CONVERSATION
-    run = _conversation_run(decided, strategy, durable, inputs)
-    if settings is not None and decided.host_error is None:
-        remember_settings(settings.key, decided)
-    return run
+    return _conversation_run(decided, strategy, durable, inputs)
 
 
 # stages -------------------------------------------------------------------------------------------------------------
@@ -204,7 +161,6 @@ class _Decided:
 
     req: AssemblyRequest
     strategy_id: str | None
-    document: bytes | None  # a strategy document normalized and pickled; None for a built-in id
     revision: str
     backend: str
     resources: Resources
@@ -217,15 +173,13 @@ class _Decided:
     native_system_enabled: bool
 
 
-def _decide(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None, *, kept: bool = False
-            ) -> tuple[_Decided, dict[str, Any]]:
-    """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
-    the resources (`known`: already parsed, by content `key`) and what follows from them; and this run's strategy.
-    `kept`: the decision is to be remembered, so a strategy document is pickled for the runs that recall it."""
+def _decide(req: AssemblyRequest) -> tuple[_Decided, dict[str, Any]]:
+    """The strategy (a built-in, or the document normalized here), the host's permission to run it, the resources
+    and what follows from them; and this run's strategy."""
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
-        resources = known if known is not None else _normalized_resources(req.resources, key)
+        resources = normalize_resources(req.resources)
     except ImportInvalid as exc:  # the path is named within the request
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
@@ -238,9 +192,6 @@ def _decide(req: AssemblyRequest, key: bytes | None = None, known: Resources | N
         host_error = exc
     decided = _Decided(
         req=req, strategy_id=strategy_id,
-        # pickled before any stage reads it: what every later run loads is the document as normalized
-        document=pickle.dumps(strategy, pickle.HIGHEST_PROTOCOL) if kept and not isinstance(req.strategy, str)
-        else None,
         revision=resolved_revision(req.strategy, strategy), backend=backend, resources=resources,
         in_history=backend == "native" and req.host.system_prompt_update == "in-history", stated_placement=stated,
         st_rules=backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None,
@@ -249,13 +200,6 @@ def _decide(req: AssemblyRequest, key: bytes | None = None, known: Resources | N
         native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
     )
     return decided, strategy
-
-
-def _own_strategy(decided: _Decided) -> dict[str, Any]:
-    """A run's own strategy, equal to the one `_decide` resolved (the result's layout policy is a part of it)."""
-    if decided.document is None:
-        return resolve_strategy(decided.req.strategy)[1]  # a built-in's per-request copy
-    return pickle.loads(decided.document)
 
 
 def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list[dict[str, Any]],
@@ -293,7 +237,6 @@ def _logical(run: _Run) -> LogicalResult:
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
-        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
@@ -528,37 +471,6 @@ def _world_info_context(req: AssemblyRequest, resources: Resources) -> int:
     if resources.preset is not None:
         return max(1, resources.preset.openai_max_context - resources.preset.openai_max_tokens)
     return 8192
-
-
-_RESOURCE_CACHE: OrderedDict[str, Resources] = OrderedDict()
-_RESOURCE_CACHE_SIZE = 64
-_RESOURCE_LOCK = threading.Lock()
-
-
-def _normalized_resources(raw: dict[str, Any], key: bytes | None = None) -> Resources:
-    """The request's resources as the engine's model. A set already holding the engine's models (previews build them
-    from rows) is taken as it is: no hash, and `normalize_resources` keeps each model.
-    Raw JSON (the HTTP API) is parsed once per content: a re-preview after a drag sends the same resources again,
-    and the models are frozen, so the parsed copy can be shared. `key`: the content key of a checked request's
-    resources (assembly.resource_memo); other raw JSON is remembered by a hash of its JSON text."""
-    if any(isinstance(value, BaseModel) for value in raw.values()):
-        return normalize_resources(raw)
-    if key is not None:
-        parsed = normalize_resources(raw)
-        remember(key, parsed)
-        return parsed
-    key = hashlib.sha256(json.dumps(raw, sort_keys=True, ensure_ascii=False, default=repr).encode()).hexdigest()
-    with _RESOURCE_LOCK:
-        cached = _RESOURCE_CACHE.get(key)
-        if cached is not None:
-            _RESOURCE_CACHE.move_to_end(key)
-            return cached
-    parsed = normalize_resources(raw)
-    with _RESOURCE_LOCK:
-        _RESOURCE_CACHE[key] = parsed
-        if len(_RESOURCE_CACHE) > _RESOURCE_CACHE_SIZE:
-            _RESOURCE_CACHE.popitem(last=False)
-    return parsed
 
 
 def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[str, int], total: int,

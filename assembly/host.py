@@ -70,10 +70,6 @@ def content_id(*parts: str) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-# A message's id from its few parts, remembered: the same prompts get the same ids in every request of a chat.
-_message_content_id = functools.lru_cache(maxsize=4096)(content_id)
-
-
 def request_message(
     nodes: list[Node],
     role: str,
@@ -94,11 +90,11 @@ def request_message(
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
         if first is None:
-            message_id = _message_content_id(delivery, content, step)
+            message_id = content_id(delivery, content, step)
         elif first.message is not None:
             message_id = first.message["id"]
         else:
-            message_id = _message_content_id(first.id, first.role, first.text, step)
+            message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None else None
     if len(nodes) == 1:  # nearly every message: a chat message or one prompt
         parts, trust = [first.id], first.trust
@@ -364,7 +360,6 @@ def durable_events(
     return [DurableEvent.of(event) for event in events]
 
 
-@functools.lru_cache(maxsize=64)  # a re-preview sends the same messages again; its ids are only strings
 def _log_record_id(revision: str, message_ids: tuple[str, ...]) -> str:
     """The id of a core request's log record: from the revision and the request's message ids."""
     return content_id(LOG_KIND, revision, *message_ids)

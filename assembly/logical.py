@@ -13,7 +13,6 @@ positions, placement controls and position rows in assembly.positions.
 
 from __future__ import annotations
 
-import marshal
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -23,9 +22,7 @@ from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
-from assembly.plan_memo import keep_plan, recalled_plan
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
-from assembly.source_memo import source_blocks
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
@@ -136,10 +133,7 @@ def assemble_logical(
     turn: int = 0,
     seed: int | None = None,
     sillytavern: bool = True,
-    builtin_id: str | None = None,
 ) -> LogicalResult:
-    """`builtin_id`: the strategy is that built-in as the catalogue hands it out, so its id stands for the document
-    in the plan key (writing the document out for the key cost as much as reading the plan)."""
     last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
     if last_user is None:
         last_user = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
@@ -152,23 +146,13 @@ def assemble_logical(
     if host_system_text:
         conversation["assembler-native-system"] = [{"id": "assembler-native-system", "role": "system",
                                                     "content": host_system_text, "source": {"kind": "system-prompt"}}]
-    variables = variables or {}
-    key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
-                    quiet_prompt, swiped, sillytavern, turn, seed, (bool(history), bool(inputs), recorded_surface))
-    plan = recalled_plan(key, resources) if key is not None else None
-    if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
-        plan = None
-    made = plan is None
-    if plan is None:
-        plan = _make_plan(strategy, resources, history, inputs, native, names=names,
-                          host_system_text=host_system_text, variables=variables, max_context=max_context,
-                          tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
-                          swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
-                          turn=turn, seed=seed)
+    plan = _make_plan(strategy, resources, history, inputs, native, names=names,
+                      host_system_text=host_system_text, variables=variables or {}, max_context=max_context,
+                      tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
+                      swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
+                      turn=turn, seed=seed)
     nodes = _read_plan(plan, conversation, native)
     check_native_once(nodes)
-    if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
-        keep_plan(key, resources, plan)
     return LogicalResult(
         nodes=nodes, diagnostics=[dict(d) for d in plan.diagnostics],
         position_decisions=[dict(d) for d in plan.decisions], slots=[dict(s) for s in plan.slots],
@@ -201,16 +185,6 @@ class _Plan:
     adaptive: bool
     chat: tuple[str, str] | None  # the last user / character messages, when a macro read them
     world_info: Any
-
-
-def _plan_key(strategy: dict[str, Any] | str, names: dict[str, str], *settings: Any) -> tuple | None:
-    """`strategy`: the document, or a built-in's id (a string never equals a document's bytes)."""
-    try:
-        document = strategy if isinstance(strategy, str) else marshal.dumps(strategy, 2)
-        settings_bytes = marshal.dumps(settings, 2)
-    except ValueError:  # not plain data: no key, the plan is made for this request only
-        return None
-    return (document, names.get("user", "User"), names.get("char", ""), settings_bytes)
 
 
 def _read_plan(plan: _Plan, conversation: dict[str, list[dict[str, Any]]], native: dict[str, Block]) -> list[Node]:
@@ -317,7 +291,7 @@ def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]
         if kind in ("history", "input"):
             blocks = [native[kind]]
         elif kind in SOURCES:
-            blocks = source_blocks(kind, SOURCES[kind], ctx, rule) if rule["enabled"] or kind in (
+            blocks = SOURCES[kind](ctx, rule) if rule["enabled"] or kind in (
                 "character", "persona") else []
         else:
             if rule["enabled"]:
@@ -344,7 +318,7 @@ def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]
             rule = {"id": f"reference-{kind}", "kind": kind, "enabled": False, "role": "preserve",
                     "lifetime": "request", "depth": None, "text": "", "name": ""}
             state.entries[kind] = _Entry(rule=rule, index=len(state.strategy["rules"]),
-                                         blocks=source_blocks(kind, SOURCES[kind], ctx, rule))
+                                         blocks=SOURCES[kind](ctx, rule))
 
 
 # 2. claims --------------------------------------------------------------------------------------------------------

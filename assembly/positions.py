@@ -9,7 +9,6 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 from assembly.blocks import Node
@@ -248,9 +247,8 @@ def _outlet_names(text: str) -> list[str]:
 
 def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]], *,
                   revision: str | None = None) -> list[PositionRow]:
-    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision.
-    `revision`: the strategy's content revision, under which its rows' plan is remembered (`_row_plan`)."""
-    plan = _remembered_plan(strategy, revision) if revision is not None else _row_plan(strategy)
+    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
+    plan = _row_plan(strategy)
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
@@ -374,24 +372,6 @@ def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[
     else:
         anchor = None
     return key, values, anchor
-
-
-_PLANS: dict[str, tuple[_PlannedRow, ...]] = {}  # by strategy revision, oldest first
-_PLANS_SIZE = 64
-_PLANS_LOCK = threading.Lock()
-
-
-def _remembered_plan(strategy: dict[str, Any], revision: str) -> tuple[_PlannedRow, ...]:
-    """`_row_plan` of the strategy whose content revision is `revision`: the same for every request of a strategy.
-    The plan is only read (each row copies its values, and a dict anchor again), so requests can share it."""
-    plan = _PLANS.get(revision)
-    if plan is None:
-        plan = _row_plan(strategy)
-        with _PLANS_LOCK:
-            _PLANS[revision] = plan
-            while len(_PLANS) > _PLANS_SIZE:
-                del _PLANS[next(iter(_PLANS))]
-    return plan
 
 
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:

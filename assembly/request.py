@@ -155,20 +155,18 @@ class ReadRequest:
     inputs: list[dict[str, Any]] | None = None
 
 
-def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> ReadRequest:
+def read_request(request: dict[str, Any] | AssemblyRequest) -> ReadRequest:
     """`parse_request`, with a request dict's conversation read straight into message dicts. Anything that path
     refuses goes through `parse_request` whole, so a refusal names the same field with the same message."""
     if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        return ReadRequest(parse_request(request))
     rest = {k: v for k, v in request.items() if k != "conversation"}
-    # the strings `parse_request` would check in the rest (all but the remembered resources), checked with the
-    # conversation's in one pass; a key that is not a string, a non-finite number or too deep a nesting: the slow path
+    # the strings `parse_request` would check in the rest, checked with the conversation's in one pass; a key that
+    # is not a string, a non-finite number or too deep a nesting: the slow path
     texts: list[str] = []
     for key, value in rest.items():
-        if resources_checked and key == "resources":
-            continue
         if type(key) is not str or not gather_strings(value, 1, MAX_JSON_DEPTH, texts):
-            return ReadRequest(parse_request(request, resources_checked=resources_checked))
+            return ReadRequest(parse_request(request))
         texts.append(key)
     rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
     raw = request.get("conversation", {})
@@ -178,25 +176,15 @@ def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked
         try:
             return ReadRequest(_validated(rest), history, inputs)
         except AssemblyError:
-            return ReadRequest(parse_request(request, resources_checked=resources_checked))
+            return ReadRequest(parse_request(request))
     read = _general_conversation(raw)
     if read is None:
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        return ReadRequest(parse_request(request))
     try:
-        model = parse_request(rest, resources_checked=resources_checked)
+        model = parse_request(rest)
     except AssemblyError:
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        return ReadRequest(parse_request(request))
     return ReadRequest(model, *read)
-
-
-def read_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
-    """A request's conversation read into the engine's message dicts, as `read_request` reads it, for a request whose
-    other items were read (and found safe and valid) before; None for anything it would refuse or read otherwise:
-    the caller reads the whole request with `read_request` then, for the same answer or refusal."""
-    if not isinstance(raw, dict):
-        return None
-    plain = _plain_conversation(raw)
-    return plain if plain is not None else _general_conversation(raw)
 
 
 def _general_conversation(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
@@ -289,16 +277,13 @@ def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[st
     return messages
 
 
-def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> AssemblyRequest:
-    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field.
-    `resources_checked`: its `resources` are content a checked request carried before (assembly.resource_memo), so
-    the walk for unsafe values leaves them out (it would find nothing there)."""
+def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
+    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field."""
     if isinstance(request, AssemblyRequest):
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
-    scanned = {k: v for k, v in request.items() if k != "resources"} if resources_checked else request
-    unsafe = find_unsafe(scanned, nul=False)  # the engine stores nothing: NUL is the studio's concern
+    unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})

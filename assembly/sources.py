@@ -498,26 +498,9 @@ def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
     return entry if text == entry.content else entry.model_copy(update={"content": text})
 
 
-# Native blocks by source and message ids: every request builds the conversation's two, and a frozen block of 27
-# fields costs more to make than to look up. Blocks are immutable, so one can be shared. Only short conversations
-# are kept (a long one's ids would stay alive; its block costs little beside its nodes), at most _NATIVE_SIZE.
-_NATIVE_BLOCKS: dict[tuple[str, tuple[str, ...]], Block] = {}
-_NATIVE_SIZE = 128
-_NATIVE_MESSAGES = 256
-
-
 def native_block(source: str, messages: list[dict[str, Any]]) -> Block:
-    message_ids = tuple([m["id"] for m in messages])
-    key = (source, message_ids)
-    block = _NATIVE_BLOCKS.get(key)
-    if block is None:
-        block = Block(id=source, source=source, type="native", message_ids=message_ids, trust="user",
-                      position_id="content")
-        if len(message_ids) <= _NATIVE_MESSAGES:
-            if len(_NATIVE_BLOCKS) >= _NATIVE_SIZE:
-                _NATIVE_BLOCKS.clear()  # a whole new set: cheaper than an order kept per lookup
-            _NATIVE_BLOCKS[key] = block
-    return block
+    return Block(id=source, source=source, type="native", message_ids=tuple([m["id"] for m in messages]),
+                 trust="user", position_id="content")
 
 
 def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:

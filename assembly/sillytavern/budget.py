@@ -24,7 +24,7 @@ from typing import Literal
 
 from assembly.results import build_trusted
 from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, step_invalid, unique_ids
-from assembly.tokens import count_each, count_tokens
+from assembly.tokens import count_tokens
 
 PRIMING_TOKENS = 3  # reserved for reply priming before anything else (§4.2 step 1)
 # §4.2 step 8 (tool definitions) reserves nothing here: SillyTavern reserves them only when function calling is on,
@@ -97,10 +97,7 @@ def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None
     content, name = m.content, m.name
     if not content and not name:
         return 0
-    roles = _ROLE_TOKENS.get(encoding) or _ROLE_TOKENS.setdefault(encoding, {})
-    role = roles.get(m.role)
-    if role is None:
-        role = roles[m.role] = count_tokens(m.role, encoding)
+    role = count_tokens(m.role, encoding)
     counted = count_tokens(content, encoding)
     if contents is not None:
         contents[m.id] = counted
@@ -108,10 +105,6 @@ def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None
     if name:
         total += count_tokens(name, encoding) + 1
     return total
-
-
-# encoding -> role -> tokens: three roles per encoding (one table per encoding: no key tuple built per message)
-_ROLE_TOKENS: dict[str, dict[str, int]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -130,26 +123,11 @@ class _Ledger:
         self.dropped: list[StDropped] = []
 
     def count_all(self, messages: list[StMessage]) -> int:
-        """Count every message of the budget at once, before any phase (each phase then reads the counts): every
-        path counts each message exactly once, and their ids are unique. The contents go through one `count_each`
-        (no call per message), the rest is `_message_tokens`, inline. Returns the sum."""
-        encoding, tokens, contents = self.encoding, self.tokens, self.contents
-        roles = _ROLE_TOKENS.get(encoding) or _ROLE_TOKENS.setdefault(encoding, {})
-        total = 0
-        for m, counted in zip(messages, count_each([m.content for m in messages], encoding), strict=True):
-            name = m.name
-            if not name and not m.content:
-                tokens[m.id] = 0
-                continue
-            role = roles.get(m.role)
-            if role is None:
-                role = roles[m.role] = count_tokens(m.role, encoding)
-            if contents is not None:
-                contents[m.id] = counted
-            n = role + counted + 3
-            if name:
-                n += count_tokens(name, encoding) + 1
-            tokens[m.id] = n
+        """Count every message of the budget at once, before any phase (each phase then reads the counts); their ids
+        are unique. Returns the sum."""
+        tokens, total = self.tokens, 0
+        for m in messages:
+            n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
             total += n
         return total
 

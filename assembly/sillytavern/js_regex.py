@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import regex as engine
 
+from assembly.caches import PATTERNS
 from assembly.errors import CodedError
 
 JS_FLAGS = "dgimsuyv"
@@ -211,7 +212,12 @@ def _flags_problem(flags: str) -> str | None:
 
 def compile_js(source: str, flags: str = "", max_length: int | None = None) -> JsRegex | Uncompilable:
     """`new RegExp(source, flags)` as Python: a `JsRegex`, or why it cannot be (see the module doc).
-    `max_length`: the longest translation compiled (compiling takes time in proportion to it)."""
+    `max_length`: the longest translation compiled (compiling takes time in proportion to it). The answer is kept
+    by its three arguments (assembly.caches.PATTERNS): a chat's keys and scripts are compiled once per process."""
+    return PATTERNS.computed((source, flags, max_length), lambda: _compiled(source, flags, max_length))
+
+
+def _compiled(source: str, flags: str, max_length: int | None) -> JsRegex | Uncompilable:
     problem = _flags_problem(flags)
     if problem:
         return Uncompilable(source, flags, "syntax", problem)

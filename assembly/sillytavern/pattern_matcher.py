@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from assembly.sillytavern.js_regex import JsRegex, OutputTooLarge, Uncompilable, compile_js, regex_from_string
@@ -49,13 +48,11 @@ def _too_long(source: str, flags: str, limits: PatternLimits) -> Uncompilable | 
     return None
 
 
-@lru_cache(maxsize=1024)
 def compile_limited(source: str, flags: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable:
     """`new RegExp(source, flags)` held to the size limits (`kind="limit"` when refused for size)."""
     return _too_long(source, flags, limits) or compile_js(source, flags, limits.translated_length)
 
 
-@lru_cache(maxsize=1024)
 def find_limited(find: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable:
     """A regex script's find read as `regexFromString` does, held to the size limits."""
     return _too_long(find, "", limits) or regex_from_string(find, limits.translated_length)

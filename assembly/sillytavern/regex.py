@@ -9,7 +9,6 @@ compile does nothing; `invalid_finds` names them so the preview can say so.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -197,21 +196,9 @@ def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexS
     runs = runs if runs is not None else PatternRuns()
     out = []
     shift = 1 if generation_type == "continue" else 0
-    signature = _scripts_signature(scripts, macros, runs)
     for index, (role, content) in enumerate(chat):
         is_typed = index < len(typed) and typed[index] and role == "user"
-        depth = len(chat) - 1 - index - shift
-        key = (signature, role, content, is_typed, depth)
-        kept = _MESSAGE_MEMO.get(key) if signature is not None else None
-        if kept is not None:
-            _MESSAGE_MEMO.move_to_end(key)
-            out.append((kept[0], list(kept[1])))
-            continue
-        refused_before = len(runs.refusals)
-        result = _regexed_message(role, content, is_typed, depth, scripts, macros, runs)
-        if signature is not None and len(runs.refusals) == refused_before and not macros.variables:
-            _remember(key, result)  # a run cut short by a limit depends on the time left: never kept
-        out.append(result)
+        out.append(_regexed_message(role, content, is_typed, len(chat) - 1 - index - shift, scripts, macros, runs))
     return out
 
 
@@ -224,43 +211,3 @@ def _regexed_message(role: str, content: str, is_typed: bool, depth: int, script
         content = expand_text_macros(content, macros).text
     content, prompt_steps = regexed_steps(content, placement, scripts, macros, is_prompt=True, depth=depth, runs=runs)
     return content, steps + prompt_steps
-
-
-# Regexed chat messages by content: (scripts, macros, limits, role, text, typed, depth) -> (text, steps). Bounded by
-# entries and by the characters held (the texts before and after, and the steps' copies).
-_MESSAGE_MEMO: OrderedDict[tuple[Any, ...], tuple[str, list[RegexStep]]] = OrderedDict()
-_MEMO_ENTRIES = 4096
-_MEMO_CHARACTERS = 8_000_000
-_memo_size: list[int] = [0]
-
-
-def _scripts_signature(scripts: Sequence[RegexScript], macros: MacroContext, runs: PatternRuns) -> Any:
-    """What a message's result depends on besides its own text; None when it cannot be kept (macros that read or
-    write per-request state)."""
-    if macros.variables or macros.read_chat:
-        return None
-    return (tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
-                   s.markdown_only, s.prompt_only, s.substitute_regex, s.min_depth, s.max_depth) for s in scripts),
-            macros.user, macros.char, macros.last_user_message, macros.last_char_message, macros.drop_unknown,
-            runs.limits)
-
-
-def _weight(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> int:
-    return len(key[2]) + len(result[0]) + sum(len(step.before) + len(step.after) for step in result[1])
-
-
-def _remember(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> None:
-    weight = _weight(key, result)
-    if weight > _MEMO_CHARACTERS // 4:
-        return
-    _MESSAGE_MEMO[key] = result
-    _memo_size[0] += weight
-    while len(_MESSAGE_MEMO) > _MEMO_ENTRIES or _memo_size[0] > _MEMO_CHARACTERS:
-        old_key, old = _MESSAGE_MEMO.popitem(last=False)
-        _memo_size[0] -= _weight(old_key, old)
-
-
-def forget_regexed_messages() -> None:
-    """Empty the memo of regexed messages (a benchmark's cold run)."""
-    _MESSAGE_MEMO.clear()
-    _memo_size[0] = 0

@@ -99,23 +99,11 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
 def _injection(sources: tuple[str, ...], content: str, role: str, depth: Any, order: Any, key: str | None
                ) -> StInjection:
     """An in-chat injection of node values. Values of the types the model asks for are taken as they are (this runs
-    for every depth node of every request), and the same values serve the same frozen injection again; anything else
-    is validated, and refused, as the model would."""
+    for every depth node of every request); anything else is validated, and refused, as the model would."""
     if role in _ROLE_NUMBER and type(depth) is int and type(order) is int:
-        memo_key = (sources, content, role, depth, order, key)
-        injection = _INJECTIONS.get(memo_key)
-        if injection is None:
-            if len(_INJECTIONS) >= _INJECTIONS_SIZE:
-                _INJECTIONS.clear()  # bounded: past it, injections are only built again
-            injection = _INJECTIONS[memo_key] = adopt_complete(StInjection, {
-                "sources": sources, "content": content, "role": role, "depth": depth, "order": order, "key": key})
-        return injection
+        return adopt_complete(StInjection, {
+            "sources": sources, "content": content, "role": role, "depth": depth, "order": order, "key": key})
     return StInjection(sources=sources, content=content, role=role, depth=depth, order=order, key=key)
-
-
-# dict reads and writes are atomic: a lost write only costs a rebuild
-_INJECTIONS: dict[tuple[Any, ...], StInjection] = {}
-_INJECTIONS_SIZE = 4096
 
 
 def _text_node(node_id: str, module: str, name: str, text: str, role: str) -> Node:
@@ -190,20 +178,8 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[N
 
 
 def _persona_placement(persona: Any) -> Any:
-    """`persona_placement` of the request's persona: a frozen answer from a frozen persona, so the same persona is
-    served the same placement again (kept beside it, so its id is never reused while cached)."""
-    cached = _PERSONA_PLACEMENTS.get(id(persona))
-    if cached is not None and cached[0] is persona:
-        return cached[1]
-    placement = persona_placement(persona, source_id="persona:persona")
-    if len(_PERSONA_PLACEMENTS) >= _PERSONA_PLACEMENTS_SIZE:
-        _PERSONA_PLACEMENTS.clear()  # bounded: past it, placements are only worked out again
-    _PERSONA_PLACEMENTS[id(persona)] = (persona, placement)
-    return placement
-
-
-_PERSONA_PLACEMENTS: dict[int, tuple[Any, Any]] = {}
-_PERSONA_PLACEMENTS_SIZE = 256
+    """`persona_placement` of the request's persona."""
+    return persona_placement(persona, source_id="persona:persona")
 
 
 def _expanded_injections(resources: Any, user: str, char: str) -> Any:
@@ -503,21 +479,8 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
 
 
 def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetGroup:
-    """The budget group of the plan's `index`-th message. A preset's prompts are the same frozen messages in every
-    request (`trusted_message`), so their groups serve again too: each kept beside its message (so an id is never
-    reused while cached)."""
-    key = (index, id(message), reserve)
-    group = _GROUPS.get(key)
-    if group is None or group.messages[0] is not message:
-        if len(_GROUPS) >= _GROUPS_SIZE:
-            _GROUPS.clear()  # bounded: past it, groups are only built again
-        group = _GROUPS[key] = adopt_complete(StBudgetGroup, {"id": f"prompt:{index}", "messages": (message,),
-                                                              "reserve": reserve})
-    return group
-
-
-_GROUPS: dict[tuple[int, int, bool], StBudgetGroup] = {}
-_GROUPS_SIZE = 4096
+    """The budget group of the plan's `index`-th message."""
+    return adopt_complete(StBudgetGroup, {"id": f"prompt:{index}", "messages": (message,), "reserve": reserve})
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:

@@ -1,12 +1,13 @@
 """assembly.request._plain_conversation: a caller's message that is exactly {id, role, content} (in that order) is
 taken as the engine's record without a copy. That is safe only while no stage changes a message dict and nothing the
-engine returns or remembers holds one: asserted here."""
+engine returns or keeps holds one: asserted here."""
 
 import copy
 
 from pydantic import BaseModel
 
-from assembly import assemble, plan_memo, resource_memo, source_memo
+from assembly import assemble
+from assembly.caches import CACHES
 from assembly.request import read_request
 from tests.engine.test_assemble import B_LORE, B_PROMPTS, request
 
@@ -58,7 +59,7 @@ def test_no_message_of_the_caller_is_changed_returned_or_remembered():
     results = [assemble(req), assemble(req)]
     assert req == before
     mine = {id(m) for m in messages}
-    kept = (results, resource_memo._settings, resource_memo._parsed, plan_memo._plans, source_memo._remembered)
+    kept = (results, [dict(cache._entries) for cache in CACHES])
     assert not mine & _reached(kept, set(), set())
 
 

@@ -1,0 +1,73 @@
+"""The engine's only process-wide state: a few caches of pure functions, each keyed by the content it was computed
+from (never by an object's identity, a request or its settings), each bounded, all with one eviction policy (the
+least recently used entry leaves first), all emptied by `clear_caches()`.
+
+| cache | key | value |
+| --- | --- | --- |
+| `TOKEN_COUNTS` | (encoding, text, or a digest of a long text) | the text's token count |
+| `TOKENIZERS` | encoding name | the loaded tokenizer (its files read and checked once) |
+| `PATTERNS` | (JavaScript source, flags, translation limit) | the translated, compiled pattern or why it cannot run |
+
+A new cache is one more `Cache(...)` line here, and the engine keeps at most five.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+V = TypeVar("V")
+_MISSING: Any = object()
+
+
+class Cache:
+    """A bounded mapping from a content key to a computed value; the least recently used entry leaves first."""
+
+    __slots__ = ("name", "size", "_entries", "_lock")
+
+    def __init__(self, name: str, size: int):
+        self.name, self.size = name, size
+        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        with self._lock:
+            value = self._entries.get(key, _MISSING)
+            if value is _MISSING:
+                return default
+            self._entries.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: V) -> V:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            if len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+    def computed(self, key: Hashable, compute: Callable[[], V]) -> V:
+        """The value under `key`, computed (outside the lock) and kept when it is not there."""
+        value = self.get(key, _MISSING)
+        return self.put(key, compute()) if value is _MISSING else value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+TOKEN_COUNTS = Cache("token counts", 100_000)
+TOKENIZERS = Cache("tokenizers", 16)
+PATTERNS = Cache("patterns", 4096)
+CACHES: tuple[Cache, ...] = (TOKEN_COUNTS, TOKENIZERS, PATTERNS)
+
+
+def clear_caches() -> None:
+    """Empty every cache (a benchmark's cold run; a test that counts work)."""
+    for cache in CACHES:
+        cache.clear()
