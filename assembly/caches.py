@@ -33,12 +33,16 @@ class Cache:
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        with self._lock:
-            value = self._entries.get(key, _MISSING)
-            if value is _MISSING:
-                return default
-            self._entries.move_to_end(key)
-            return value
+        # each OrderedDict call is atomic: a key that another thread evicts in between is simply not moved
+        entries = self._entries
+        value = entries.get(key, _MISSING)
+        if value is _MISSING:
+            return default
+        try:
+            entries.move_to_end(key)
+        except KeyError:
+            pass
+        return value
 
     def put(self, key: Hashable, value: V) -> V:
         with self._lock:

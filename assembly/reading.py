@@ -229,13 +229,21 @@ class Reader:
         self.path = path
         self.used: set[str] = set()
         self.fallback = fallback
+        # each key folded (no underscores, lower case): a field's name and its camelCase fold alike, so a field whose
+        # fold is not here is absent in both spellings (most fields of an entry are) without spelling it out
+        self.folded = {key.replace("_", "").lower() for key in data if isinstance(key, str)}
 
     def get(self, name: str, *aliases: str) -> tuple[Any, str]:
         """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
         when one is given as null). A second spelling given with another value than the first is refused."""
         data, path = self.data, self.path
         first_key, first_value, hit_key, hit = None, None, None, MISSING
-        for key in spellings(name, aliases):
+        keys: tuple[str, ...] = ()
+        if name.replace("_", "").lower() in self.folded:
+            keys = spellings(name, aliases)
+        elif aliases:
+            keys = aliases
+        for key in keys:
             if key not in data:
                 continue
             value = data[key]
