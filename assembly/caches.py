@@ -13,6 +13,7 @@ A new cache is one more `Cache(...)` line here, and the engine keeps at most fiv
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -38,10 +39,8 @@ class Cache:
         value = entries.get(key, _MISSING)
         if value is _MISSING:
             return default
-        try:
+        with contextlib.suppress(KeyError):
             entries.move_to_end(key)
-        except KeyError:
-            pass
         return value
 
     def put(self, key: Hashable, value: V) -> V:
