@@ -14,7 +14,7 @@ from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
 from assembly.positions import apply_manual_positions
-from assembly.results import RuntimeContextControl, build_trusted
+from assembly.results import RuntimeContextControl
 from assembly.sources import SLOT_OWNERS
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
@@ -326,6 +326,6 @@ def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, 
         if rule["kind"] in CONTEXT_CONTROLS and not rule["enabled"]:
             disabled.update(CONTEXT_CONTROLS[rule["kind"]])
     kept = [c for c in contexts if c["name"] not in disabled]
-    preview = [build_trusted(RuntimeContextControl, name=c["name"], enabled=c["name"] not in disabled)
+    preview = [RuntimeContextControl(name=c["name"], enabled=c["name"] not in disabled)
                for c in contexts if c["name"] in DSH_CONTEXT_NAMES]
     return preview, kept

@@ -41,7 +41,6 @@ from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import AssemblyError
 from assembly.reading import Role
-from assembly.results import adopt_complete, build_trusted
 from assembly.tokens import ENCODINGS
 
 MessageKind = Literal[
@@ -88,16 +87,14 @@ class StMessage(_Frozen):
 
 
 def _with(m: StMessage, **changes: Any) -> StMessage:
-    """`m` with some fields replaced by values computed from its own valid ones: no second validation, since this
-    runs once per chat message of every request."""
-    return build_trusted(StMessage, **{**m.__dict__, **changes})
+    """`m` with some fields replaced."""
+    return m.model_copy(update=changes)
 
 
 def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
                  name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
-                                      "kind": "chat", "sources": sources, "depth": None, "order": None})
+    return StMessage(id=id, role=role, content=content, name=name, speaker=speaker, kind="chat", sources=sources)
 
 
 def recurring_chat_message(id: str, role: Role, content: str, source: str, speaker: str | None,
@@ -109,12 +106,9 @@ def recurring_chat_message(id: str, role: Role, content: str, source: str, speak
 
 def trusted_message(id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
                     name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
-    """A message from values that were validated where they were made (a node's fields, an injection's): no second
-    validation and no default filling, as this runs for every prompt and in-chat bucket of a request. The per-prompt
-    loops give the arguments by position."""
-    return adopt_complete(StMessage, {
-        "id": id, "role": role, "content": content, "name": name, "speaker": None, "kind": kind,
-        "sources": sources, "depth": depth, "order": order})
+    """A message of a prompt or an in-chat bucket, its arguments given by position."""
+    return StMessage(id=id, role=role, content=content, name=name, kind=kind, sources=sources, depth=depth,
+                     order=order)
 
 
 class StInjection(_Frozen):

@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.host import conversation_message, request_message
+from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
-from assembly.results import RequestMessage, adopt_complete
+from assembly.results import RequestMessage
 from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import (
@@ -98,11 +98,7 @@ def _injections(depth_nodes: list[Node]) -> list[StInjection]:
 
 def _injection(sources: tuple[str, ...], content: str, role: str, depth: Any, order: Any, key: str | None
                ) -> StInjection:
-    """An in-chat injection of node values. Values of the types the model asks for are taken as they are (this runs
-    for every depth node of every request); anything else is validated, and refused, as the model would."""
-    if role in _ROLE_NUMBER and type(depth) is int and type(order) is int:
-        return adopt_complete(StInjection, {
-            "sources": sources, "content": content, "role": role, "depth": depth, "order": order, "key": key})
+    """An in-chat injection of node values (validated, and refused, as the model says)."""
     return StInjection(sources=sources, content=content, role=role, depth=depth, order=order, key=key)
 
 
@@ -480,7 +476,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
 
 def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetGroup:
     """The budget group of the plan's `index`-th message."""
-    return adopt_complete(StBudgetGroup, {"id": f"prompt:{index}", "messages": (message,), "reserve": reserve})
+    return StBudgetGroup(id=f"prompt:{index}", messages=(message,), reserve=reserve)
 
 
 def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:
@@ -594,39 +590,16 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
     """The request messages of the plan and the nodes in request order; `counted` holds the content tokens the
     budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
     never sends an empty message; a conversation message (a tool call has no text) always goes."""
-    counted_tokens, node_of = counted.get, by_id.get
     out: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
     index = -1
     for message in plan:
-        sources = message.sources
-        if message.kind == "chat":
-            node = node_of(sources[0]) if len(sources) == 1 else None
-            if node is not None and node.message is not None:  # a conversation message: the usual one, taken first
-                index += 1
-                # tool results keep their role; the chat copy above only serves SillyTavern's name rules
-                delivery = "input" if node.module == "input" else "history"
-                node.request_index, node.region, node.delivery = index, "request", delivery
-                if node.id not in seen:
-                    seen.add(node.id)
-                    order.append(node)
-                out.append(conversation_message(node, message.content, delivery, "request",
-                                                "native" if delivery == "history" else "appended", tokenizer,
-                                                message.name, counted_tokens(message.id)))
-                continue
-        elif not message.content:
+        if message.kind != "chat" and not message.content:
             continue
         index += 1
-        if len(sources) == 1:  # nearly every other message: one prompt
-            only = node_of(sources[0])
-            if only is None:
-                parts, native = [], None
-            else:
-                parts, native = [only], only if only.message is not None else None
-        else:
-            parts = [by_id[s] for s in sources if s in by_id]
-            native = next((p for p in parts if p.message is not None), None)
+        parts = [by_id[s] for s in message.sources if s in by_id]
+        native = next((p for p in parts if p.message is not None), None)
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
@@ -640,5 +613,5 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
                 seen.add(part.id)
                 order.append(part)
         out.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer, message_id,
-                                   message.name, "", counted_tokens(message.id)))
+                                   message.name, "", counted.get(message.id)))
     return out, order
