@@ -352,14 +352,15 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
-    return NodeView(
-        id=node.id, rule_id=node.rule_id, module=node.module, name=node.name, field=node.field, role=node.role,
-        original_role=node.original_role, text=node.text, tokens=tokens, trust=node.trust, delivery=node.delivery,
-        region=node.region, request_index=node.request_index, locked=node.locked, lock_reason=node.lock_reason,
-        position_decision=node.position_decision, slot_id=node.slot_id, depth=node.depth,
-        requested_depth=node.requested_depth, position_id=node.position_id, order=node.order,
-        lifetime=node.lifetime, activation=node.activation, children=node.children,
-        adjusted_for_tools=node.adjusted_for_tools, original_slot_id=node.original_slot_id)
+    return NodeView.model_validate({
+        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
+        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
+        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
+        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
+        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
+        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
+        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
+        "original_slot_id": node.original_slot_id})
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:

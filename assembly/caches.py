@@ -13,9 +13,7 @@ A new cache is one more `Cache(...)` line here, and the engine keeps at most fiv
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
@@ -24,31 +22,23 @@ _MISSING: Any = object()
 
 
 class Cache:
-    """A bounded mapping from a content key to a computed value; the least recently used entry leaves first."""
+    """A bounded mapping from a content key to a computed value. Full, it lets its oldest entry go first (an entry's
+    age is its insertion: a read does not renew it, so a read is one dict lookup)."""
 
-    __slots__ = ("name", "size", "_entries", "_lock")
+    __slots__ = ("name", "size", "_entries", "_lock", "get")
 
     def __init__(self, name: str, size: int):
         self.name, self.size = name, size
-        self._entries: OrderedDict[Hashable, Any] = OrderedDict()
+        self._entries: dict[Hashable, Any] = {}
         self._lock = threading.Lock()
-
-    def get(self, key: Hashable, default: Any = None) -> Any:
-        # each OrderedDict call is atomic: a key that another thread evicts in between is simply not moved
-        entries = self._entries
-        value = entries.get(key, _MISSING)
-        if value is _MISSING:
-            return default
-        with contextlib.suppress(KeyError):
-            entries.move_to_end(key)
-        return value
+        self.get: Callable[..., Any] = self._entries.get  # get(key, default=None)
 
     def put(self, key: Hashable, value: V) -> V:
         with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            if len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            entries = self._entries
+            entries[key] = value
+            while len(entries) > self.size:
+                del entries[next(iter(entries))]
         return value
 
     def computed(self, key: Hashable, compute: Callable[[], V]) -> V:

@@ -49,6 +49,9 @@ def _block_key(node: Node, native: bool, backend: str) -> tuple:
             node_region(node, backend) if native else "request")
 
 
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a block key as its id's JSON
+
+
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are. A key with several
     runs names each run by its first node."""
@@ -70,7 +73,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
-    key_text = json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
+    key_text = _KEY_JSON(list(key))
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")

@@ -599,7 +599,11 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
             continue
         index += 1
         parts = [by_id[s] for s in message.sources if s in by_id]
-        native = next((p for p in parts if p.message is not None), None)
+        native = None
+        for part in parts:
+            if part.message is not None:
+                native = part
+                break
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
