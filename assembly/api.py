@@ -224,11 +224,12 @@ def _logical(run: _Run) -> LogicalResult:
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
     )
+    found = []
     if run.swiped is not None:
-        logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
+        found.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
     if not run.st_rules:
-        logical.diagnostics.extend(_chat_extensions_unused(run.resources))
-    return logical
+        found += _chat_extensions_unused(run.resources)
+    return dataclasses.replace(logical, diagnostics=[*logical.diagnostics, *found]) if found else logical
 
 
 def _order(run: _Run, logical: LogicalResult) -> _Ordered:
