@@ -267,13 +267,13 @@ def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]]) -> _Buil
     the stages before reported already is not reported again."""
     req = run.req
     if run.st_rules:
-        messages, ordered, st_diagnostics, st_budget, regex_changes = st_request(
-            nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer)
+        st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
+                        tokenizer=req.tokenizer)
         own: list[dict[str, Any]] = []
-        for diagnostic in st_diagnostics:
+        for diagnostic in st.diagnostics:
             if diagnostic not in earlier and diagnostic not in own:
                 own.append(diagnostic)
-        return _Built(messages, ordered, st_budget, regex_changes, own)
+        return _Built(st.messages, st.nodes, st.budget, st.regex_changes, own)
     if run.backend == "native":
         messages = native_request(
             nodes, system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),

@@ -2,7 +2,7 @@
 holds one entry (its own text) or several (joined), as SillyTavern's customDepthWI prompts are."""
 
 from assembly.blocks import Node
-from assembly.sillytavern.request import _injections
+from assembly.sillytavern.st_chat import depth_injections as _injections
 
 
 def _world(node_id: str, text: str, depth: int, role: str = "system") -> Node:
