@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from assembly.sillytavern.js_regex import JsRegex, OutputTooLarge, Uncompilable, compile_js, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex, OutputTooLarge, Uncompilable, compile_js
 
 T = TypeVar("T")
 LIMIT_CODE = "ST_PATTERN_LIMIT"
@@ -102,3 +102,29 @@ class PatternRuns:
     def notes(self) -> tuple[str, ...]:
         return tuple(f"{LIMIT_CODE}: {d['owner']}: pattern {d['pattern']!r} skipped ({d['limit']} limit: "
                      f"{d['reason']})" for d in self.refusals.values())
+
+
+def regex_from_string(text: str, max_length: int | None = None) -> JsRegex | Uncompilable:
+    """SillyTavern's `regexFromString` (utils.js), which reads a regex script's find: "/pattern/flags" is the
+    pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
+    stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
+    not know (x X U A J) leave no regex."""
+    parts = _FIND_PARTS.search(text)
+    if parts is None:
+        return Uncompilable(text, "", "syntax", "an empty find")
+    pattern, flags = parts.group(2), parts.group(3)
+    if flags and not _FIND_FLAGS.test(flags):
+        return compile_js(text, "", max_length)
+    return compile_js(pattern, flags, max_length)
+
+
+# regexFromString's own parsers, read as the JavaScript they are
+def _parser(source: str, flags: str = "") -> JsRegex:
+    regex = compile_js(source, flags)
+    if not isinstance(regex, JsRegex):
+        raise RuntimeError(f"js_regex cannot read its own parser /{source}/{flags}: {regex.reason}")
+    return regex
+
+
+_FIND_PARTS = _parser("(\\/?)(.+)\\1([a-z]*)", "i")
+_FIND_FLAGS = _parser("^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$")

@@ -4,8 +4,9 @@ import pytest
 
 from assembly import assemble
 from assembly.macros import MacroContext
-from assembly.sillytavern.js_regex import JsRegex, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex
 from assembly.sillytavern.models import RegexScript
+from assembly.sillytavern.pattern_matcher import regex_from_string
 from assembly.sillytavern.regex import AI_OUTPUT, USER_INPUT, WORLD_INFO, regexed, run_regex_script
 
 NAMES = MacroContext(user="Ada", char="Nell")
