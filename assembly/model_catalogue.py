@@ -1,4 +1,4 @@
-"""The models people run: name -> encoding, context window, reply reserve and chat framing (issue 15).
+"""The models people run: name -> encoding, context window, reply reserve and chat framing (engine.md §3).
 
 A name is matched as SillyTavern's `getTokenizerModel` matches it: lower-cased, the first row whose pattern it
 contains wins (rows run from the most specific to the least), and a name no row knows falls back to SillyTavern's

@@ -79,7 +79,7 @@ _LLAMA3_SPECIAL = ("<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_t
                    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>",
                    "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>", "<|image|>")
 _LLAMA3_RESERVED_SPECIAL = 256
-# Meta's encoder cuts texts into pieces so tiktoken never sees more than these (tiktoken issue 195); the cuts
+# Meta's encoder cuts texts into pieces so tiktoken never sees more than these (tiktoken cannot encode longer runs at once); the cuts
 # change counts, so ours cuts at the same places.
 _LLAMA3_MAX_ENCODE_CHARS = 400_000
 _LLAMA3_MAX_RUN_CHARS = 25_000

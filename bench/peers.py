@@ -1,4 +1,4 @@
-"""The engine against its peers and its floor (issue 19): `assemble()` vs the Python peer fast-tavern on requests both
+"""The engine against its peers and its floor: `assemble()` vs the Python peer fast-tavern on requests both
 support, and warm `assemble()` vs a bare tiktoken encode of its own output.
 
 fast-tavern does less (no placement, positions, layout or result models), so the shared input is what it understands:

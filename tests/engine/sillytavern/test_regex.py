@@ -1,4 +1,4 @@
-"""SillyTavern's regex scripts (sillytavern.md §13.1; issue 13 rule 12) and the JavaScript regex translation."""
+"""SillyTavern's regex scripts (sillytavern.md §13.1) and the JavaScript regex translation."""
 
 import pytest
 

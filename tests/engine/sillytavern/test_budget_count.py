@@ -1,4 +1,4 @@
-"""The SillyTavern budget counts every message once, up front (issue 19): the counts, the content counts it hands
+"""The SillyTavern budget counts every message once, up front (sillytavern.md §6): the counts, the content counts it hands
 over and the all-fits answer must be those of the message-by-message count."""
 
 import pytest

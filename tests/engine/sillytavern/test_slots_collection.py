@@ -1,6 +1,5 @@
-"""What SillyTavern's request steps work out once and serve again (issue 19): a preset's collection, its prompt
-messages and their budget groups, and the content counts the budget hands to the request messages. Each must give
-the answer a fresh computation gives, and never serve a stale or shared mutable answer."""
+"""A preset's collection (sillytavern.md §4.1), its prompt messages, and the content counts the budget hands to the
+request messages: each answers as a fresh computation does and is never a shared mutable answer."""
 
 from assembly.host import request_message
 from assembly.sillytavern.budget import st_budget

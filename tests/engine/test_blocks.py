@@ -1,4 +1,5 @@
-"""What the engine shares or drops to keep a long request's objects few (issue 19): never visible in an answer."""
+"""Blocks and nodes (assembly.blocks): a node with no children shares no list a caller could change, and a request
+model keeps its conversation; none of it is visible in an answer."""
 
 from assembly import assemble
 from assembly.blocks import NO_CHILDREN
