@@ -64,7 +64,6 @@ from assembly.sillytavern.outlets import fill_every_outlet
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
-from assembly.sillytavern.text_request import assemble_text
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
 from assembly.tokens import count_each, count_tokens
@@ -76,7 +75,10 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     """The request's stages, one pass down; each returns a new value with its own diagnostics."""
     if type(request) is dict and request.get("api") == "text":
-        return assemble_text(request)  # SillyTavern's text completion: its own stages
+        # SillyTavern's text completion: its own stages, loaded by the first request that asks for them
+        from assembly.sillytavern.text_request import assemble_text
+
+        return assemble_text(request)
     parsed = _parse(request)
     run = _resolve(parsed)
     logical = _logical(run)

@@ -202,3 +202,12 @@ def test_a_text_counted_again_is_answered_by_content_and_not_encoded_again(monke
     monkeypatch.setattr(tokens_module, "encode", real_encode)
     assert first == len(encode(text, "o200k_base"))
     assert count_tokens(text, "cl100k_base") == len(encode(text, "cl100k_base"))  # keyed by encoding too
+
+
+def test_openai_encodings_split_and_name_special_tokens_as_tiktoken_defines_them(monkeypatch):
+    import tiktoken_ext.openai_public as openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})  # no file, no network
+    for name, (pattern, special) in tokens_module._OPENAI_SPECS.items():
+        defined = openai_public.ENCODING_CONSTRUCTORS[name]()
+        assert (pattern, special) == (defined["pat_str"], defined["special_tokens"])
