@@ -86,12 +86,13 @@ def request_message(
         else:
             message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None else None
-    return RequestMessage(
-        id=message_id, role=role, content=content, tokens=count_tokens(content, tokenizer) if tokens is None else tokens,
-        delivery=delivery, region=region, enters_history=status != "request-only", history_status=status,
-        parts=[n.id for n in nodes], trust=first.trust if len(nodes) == 1 else _trust(nodes), name=name,
-        tool_calls=native.get("tool_calls") if native is not None else None,
-        tool_call_id=native.get("tool_call_id") if native is not None else None)
+    return RequestMessage.model_validate({
+        "id": message_id, "role": role, "content": content,
+        "tokens": count_tokens(content, tokenizer) if tokens is None else tokens, "delivery": delivery,
+        "region": region, "enters_history": status != "request-only", "history_status": status,
+        "parts": [n.id for n in nodes], "trust": first.trust if len(nodes) == 1 else _trust(nodes), "name": name,
+        "tool_calls": native.get("tool_calls") if native is not None else None,
+        "tool_call_id": native.get("tool_call_id") if native is not None else None})
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}

@@ -237,6 +237,8 @@ class Reader:
         """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
         when one is given as null). A second spelling given with another value than the first is refused."""
         data, path = self.data, self.path
+        if not aliases and self.fallback is None and name.replace("_", "").lower() not in self.folded:
+            return MISSING, f"{path}.{name}" if path else name  # absent in both spellings: most fields of an entry
         first_key, first_value, hit_key, hit = None, None, None, MISSING
         keys: tuple[str, ...] = ()
         if name.replace("_", "").lower() in self.folded:

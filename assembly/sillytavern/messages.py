@@ -94,7 +94,8 @@ def _with(m: StMessage, **changes: Any) -> StMessage:
 def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
                  name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return StMessage(id=id, role=role, content=content, name=name, speaker=speaker, kind="chat", sources=sources)
+    return StMessage.model_validate({"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
+                                     "kind": "chat", "sources": sources})
 
 
 def recurring_chat_message(id: str, role: Role, content: str, source: str, speaker: str | None,
