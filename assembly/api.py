@@ -8,13 +8,12 @@ request messages) -> count (tokens) -> budget (report; an applied eviction build
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from assembly.blocks import Node
+from assembly.blocks import Node, node_values
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_order
@@ -239,20 +238,21 @@ def _order(run: _Run, logical: LogicalResult) -> _Ordered:
     the order must keep tool transactions whole and stay within the size bound."""
     strategy = run.strategy
     diagnostics = list(logical.diagnostics)  # the overrides read what logical found; this stage's own follow
+    emitted = _copies(logical.nodes)  # this stage places its own copies: logical's nodes stay as it made them
     if run.backend == "native":
         # the library sorts by resource after the projection and the overrides (inside the projection only with
         # identity `position`), and maps to the host last: their refusals come in that order (reference A.9 "after
         # emission" steps 1-4, A.8 step 7)
         later = [] if (strategy.get("layout") or {}).get("identity") != "position" else None
         last: list[AssemblyError] = []
-        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics, refusals=later)
-        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes, refusals=last,
+        nodes = apply_resource_anchors(emitted, strategy, diagnostics, refusals=later)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=emitted, refusals=last,
                                module_order=run.stated_placement not in ("native-roles", "native-slots"))
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
         if later or last:
             raise (later or last)[0]
     else:
-        nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,
+        nodes = apply_layout_overrides(core_order(emitted, run.durable, logical.rules,
                                                   insert_depths=not run.st_rules),
                                        strategy, run.backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
@@ -265,9 +265,11 @@ def _order(run: _Run, logical: LogicalResult) -> _Ordered:
 
 
 def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]]) -> _Built:
-    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request. A finding
-    the stages before reported already is not reported again."""
+    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request, on copies
+    of the ordered nodes (each step sets where its node went). A finding the stages before reported already is not
+    reported again."""
     req = run.req
+    nodes = _copies(nodes)
     if run.st_rules:
         st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
                         tokenizer=req.tokenizer)
@@ -299,9 +301,7 @@ def _budget(run: _Run, built: _Built, counted: _Counted, earlier: list[dict[str,
     if report is None or not (report["applied"] and report["eviction_plan"]):
         return _Budgeted(built, counted, report, diagnostics)
     dropped = {d["id"] for d in report["eviction_plan"]}
-    kept = [copy.copy(n) for n in built.nodes if n.id not in dropped]
-    for node in kept:
-        node.request_index = None
+    kept = [dataclasses.replace(n, request_index=None) for n in built.nodes if n.id not in dropped]
     rebuilt = _build(run, kept, [*earlier, *diagnostics])
     kept_ids = {n.id for n in kept}  # the first build already ran the scripts on the nodes that stay
     rebuilt = dataclasses.replace(rebuilt, regex_changes=[
@@ -352,6 +352,10 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
         world_info=logical.world_info,
         regex_changes=built.regex_changes,
     )
+
+
+def _copies(nodes: list[Node]) -> list[Node]:
+    return [Node(*node_values(node)) for node in nodes]
 
 
 def _node_view(node: Node, tokens: int) -> NodeView:
