@@ -63,8 +63,7 @@ def kept_on(model: BaseModel, name: str, made_from: tuple[Any, ...], make: Calla
     model with other values makes it again). It lives as long as the model, so as long as the request that read it;
     pydantic leaves such attributes out of ==, dumps and copies' validation."""
     kept = model.__dict__.get(name)
-    if kept is not None and len(kept[0]) == len(made_from) and all(
-            a is b for a, b in zip(kept[0], made_from, strict=True)):
+    if kept is not None and kept[0] == made_from:  # the same field values (the same objects compare at once)
         return kept[1]
     value = make()
     model.__dict__[name] = (made_from, value)
