@@ -98,13 +98,6 @@ def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...],
                                      "kind": "chat", "sources": sources})
 
 
-def recurring_chat_message(id: str, role: Role, content: str, source: str, speaker: str | None,
-                           name: str | None) -> StMessage:
-    """`chat_message` for a message of the request's chat, its arguments given by position (the per-message loop
-    does)."""
-    return chat_message(id=id, role=role, content=content, sources=(source,), speaker=speaker, name=name)
-
-
 def trusted_message(id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
                     name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
     """A message of a prompt or an in-chat bucket, its arguments given by position."""

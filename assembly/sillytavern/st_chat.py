@@ -15,7 +15,6 @@ from assembly.sillytavern.messages import (
     StInjection,
     StMessage,
     chat_message,
-    recurring_chat_message,
 )
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.steps import (
@@ -270,7 +269,8 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(recurring_chat_message(native["id"], role, content, n.id, speaker, name))
+        chat.append(chat_message(id=native["id"], role=role, content=content, sources=(n.id,), speaker=speaker,
+                                 name=name))
     return chat, tool_calls
 
 
