@@ -44,6 +44,8 @@ ENGINE_TEXTS = {  # the engine's wording of the skip reasons whose numbers it gi
     "delayed_until_recursion": re.compile(r"waits for recursion level (?P<level>\d+); (?:no recursion pass reached "
                                           r"it|the scan stopped at level (?P<reached>\d+))"),
 }
+# the engine's wording of a seeded group pick (worldinfo_groups): its numbers are only in the text
+GROUP_ROLL_TEXT = re.compile(r"\(weighted roll (?P<roll>\d+(?:\.\d+)?) of (?P<total>\d+)\)")
 LOGIC_NAMES = {"and_any": "AND ANY", "not_all": "NOT ALL", "not_any": "NOT ANY", "and_all": "AND ALL"}  # ST's labels
 
 
@@ -127,7 +129,10 @@ def _active_reason(reason: ActivationReason, request: _Request, names: dict[str,
         words = _found(reason.key, reason.matched_in, request, names)
     if reason.selective_logic is not None:
         words += _("; secondary keys pass %(logic)s") % {"logic": LOGIC_NAMES[reason.selective_logic]}
-    if reason.probability is not None:
+    if reason.probability is not None and reason.roll is not None:
+        words += _("; probability %(chance)s%% passes the chat's roll of %(roll)s") % {
+            "chance": reason.probability, "roll": roll_words(reason.roll)}
+    elif reason.probability is not None:
         words += _("; probability %(chance)s%% passes the preview's roll of %(roll)s") % {
             "chance": reason.probability, "roll": PREVIEW_ROLL}
     return words
@@ -151,11 +156,19 @@ def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -
         return _("%(found)s, but the secondary keys fail") % {"found": found}
     if kind == "group_lost":
         winner = "" if reason.winner is None else names.get(str(reason.winner)) or str(reason.winner)
+        pick = group_roll(reason)
+        if winner and pick is not None:
+            return _("%(found)s, but inclusion group “%(group)s” went to %(winner)s (the chat's roll of %(roll)s "
+                     "of a total weight of %(total)s)") % {"found": found, "group": reason.group or "",
+                                                         "winner": winner, **pick}
         if winner:
             return _("%(found)s, but inclusion group “%(group)s” went to %(winner)s") % {
                 "found": found, "group": reason.group or "", "winner": winner}
         return _("%(found)s, but inclusion group “%(group)s” was won in an earlier pass") % {
             "found": found, "group": reason.group or ""}
+    if kind == "probability" and reason.roll is not None:
+        return _("%(found)s, but its probability of %(chance)s%% fails the chat's roll of %(roll)s") % {
+            "found": found, "chance": reason.probability, "roll": roll_words(reason.roll)}
     if kind == "probability":
         return _("%(found)s, but its probability of %(chance)s%% fails the preview's roll of %(roll)s") % {
             "found": found, "chance": reason.probability, "roll": PREVIEW_ROLL}
@@ -163,6 +176,18 @@ def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -
         return _("%(found)s, but the world info budget (%(budget)s tokens) is spent") % {
             "found": found, "budget": reason.budget}
     return _text_reason(reason)
+
+
+def roll_words(roll: float) -> str:
+    """A drawn roll as the engine words it (two decimals)."""
+    return f"{roll:.2f}"
+
+
+def group_roll(reason: SkipReason) -> dict[str, str] | None:
+    """{roll, total} of the seeded weighted pick that decided a lost inclusion group; None when no roll decided it
+    (a sticky or override winner, the unseeded most likely winner, an earlier pass)."""
+    found = GROUP_ROLL_TEXT.search(reason.message) if reason.kind == "group_lost" else None
+    return {"roll": found["roll"], "total": found["total"]} if found else None
 
 
 def _text_reason(reason: SkipReason) -> str:
