@@ -5,7 +5,8 @@ Words come from the engine's typed facts (the reason's kind, key and `matched_in
 and the result's request messages (`message.parts`, node ids), never from the engine's English reason text, so
 they translate. Three skip reasons (trigger, delayed, delayed_until_recursion) carry their numbers only in the
 engine's text: those are read back from its fixed wording (`ENGINE_TEXTS`) and worded again; a text that no longer
-reads as expected is shown as the engine wrote it."""
+reads as expected is shown as the engine wrote it. So does a seeded inclusion-group pick (`GROUP_ROLL_TEXT`: the
+roll and the total weight); a probability roll is a typed field (`roll`, set when the chat has a chance seed)."""
 
 from __future__ import annotations
 

@@ -76,6 +76,14 @@ def test_a_new_session_keeps_a_random_seed_and_its_request_carries_seed_and_turn
     assert session_request(stored, "builtin-st")["generation"] == {"turn": 0, "seed": first.chance_seed}
 
 
+def test_a_generation_type_option_keeps_the_sessions_seed_and_turn(users):
+    seed = _seed_where(False)
+    session = _session(users, WOLF, seed=seed)
+    panel = _panel(_page(users["qa"], f"/sessions/{session.pk}/preview/?generation=impersonate"))
+    assert f'data-seed="{seed}"' in panel and 'data-turn="0"' in panel
+    assert f"rolled {_draws(seed).random() * 100:.2f} against its probability of 50%" in panel
+
+
 def test_the_turn_is_the_number_of_generations_committed(users):
     session = _session(users, WOLF)
     assert _request(session)["generation"]["turn"] == 0
