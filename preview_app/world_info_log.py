@@ -191,6 +191,19 @@ def group_roll(reason: SkipReason) -> dict[str, str] | None:
     return {"roll": found["roll"], "total": found["total"]} if found else None
 
 
+def _group_wins(skipped) -> dict[str, list[dict[str, str]]]:
+    """Winner uid -> the seeded group picks it won ({group, roll, total}), read from the losers' reasons."""
+    won: dict[str, list[dict[str, str]]] = {}
+    for entry in skipped:
+        pick = group_roll(entry.reason)
+        if pick is not None and entry.reason.winner is not None:
+            picks = won.setdefault(str(entry.reason.winner), [])
+            line = {"group": entry.reason.group or "", **pick}
+            if line not in picks:
+                picks.append(line)
+    return won
+
+
 def _text_reason(reason: SkipReason) -> str:
     """A skip reason whose numbers are only in the engine's text, in words; the text itself when it reads
     otherwise."""
@@ -232,11 +245,15 @@ def world_book_log(result: AssemblyResult) -> WorldBookView | None:
     info = result.world_info
     if info is not None:
         names = {str(e.uid): e.comment or str(e.uid) for e in (*info.active, *info.skipped)}
+        won = _group_wins(info.skipped)
         active = []
         for e in info.active:
             rows = request.of(f"worldbook:{e.uid}")
-            active.append(WorldEntry(str(e.uid), names[str(e.uid)], _active_reason(e.reason, request, names),
-                                     e.reason.kind, _landed(e.position, e.depth, e.outlet_name, rows), rows))
+            reason = _active_reason(e.reason, request, names) + "".join(
+                _("; won inclusion group “%(group)s” by the chat's roll of %(roll)s of a total weight of %(total)s")
+                % pick for pick in won.get(str(e.uid), ()))
+            active.append(WorldEntry(str(e.uid), names[str(e.uid)], reason, e.reason.kind,
+                                     _landed(e.position, e.depth, e.outlet_name, rows), rows))
         skipped = [WorldEntry(str(e.uid), names[str(e.uid)], _skip_reason(e.reason, request, names), e.reason.kind)
                    for e in info.skipped]
         return WorldBookView(mode=info.mode, active=active, skipped=skipped,

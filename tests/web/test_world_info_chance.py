@@ -144,6 +144,8 @@ def test_the_log_names_the_roll_of_an_inclusion_group_pick(users):
     assert (f"but inclusion group “pack” went to {winner} (the chat's roll of {roll:.2f} of a total weight of 400)"
             in html)
     assert loser not in html[html.index('class="wb in"'):html.index('class="wb out"')]
+    assert (f"won inclusion group “pack” by the chat's roll of {roll:.2f} of a total weight of 400"
+            in html[html.index('class="wb in"'):html.index('class="wb out"')])
 
 
 def test_timed_effects_are_worded_from_the_result(users):
