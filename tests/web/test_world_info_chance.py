@@ -169,6 +169,18 @@ def test_timed_effects_are_worded_from_the_result(users):
     assert 'data-turn="1"' in panel
 
 
+def test_rolling_again_stores_a_new_seed_without_running_the_engine(users, monkeypatch):
+    from assembly import api
+
+    session = _session(users, WOLF, seed=5)
+    runs = []
+    monkeypatch.setattr(api, "assemble", lambda request: runs.append(request))
+    stored = services.session_reroll(session=session)
+    assert runs == [] and stored.chance_seed != 5
+    assert Session.objects.get(pk=session.pk).chance_seed == stored.chance_seed
+    assert services.new_chance_seed(other_than=7) != 7
+
+
 def test_roll_again_draws_a_new_seed_and_says_what_changed(users, monkeypatch):
     passing, failing = _seed_where(True), _seed_where(False)
     session = _session(users, WOLF, seed=passing)
