@@ -116,9 +116,11 @@ def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
     """The turn projection of the preview (`?turns=N`, default 5): N+1 engine runs, so its own request."""
     base = {"turns": _turns(request), "max": MAX_TURNS}
     try:
-        return {**base, "result": project_turns(request_data, base["turns"])}
+        result = project_turns(request_data, base["turns"])
     except CodedError as error:
         return {**base, "error": presenters.error_context(error)}
+    worldbook = (request_data.get("resources") or {}).get("worldbook")
+    return {**base, "result": result, "rows": presenters.projection_rows(result.turns, worldbook)}
 
 
 def _projection_link(request, session: Session, request_data: dict[str, Any]) -> dict[str, Any]:
