@@ -3,10 +3,11 @@
 Each projected turn assembles the request, commits it as the host would (`host.commit_turn`: the durable events,
 then a placeholder reply) and asks the next one with a placeholder user message, as the chat's next generation:
 `generation.turn` one more (so seeded world-info rolls are drawn anew) and `resources.world_state` the timed
-world-info state the previous turn's result left (so sticky, cooldown and delay run their course). Nothing is stored: the result says,
-per turn, the request's size, what the durable history holds (pre-step copies, context snapshots appended or reused,
-system prompt records) and whether it still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that
-piles up, with its projected cost. Pure: no I/O, the request is never mutated.
+world-info state the previous turn's result left (so sticky, cooldown and delay run their course). Nothing is
+stored: the result says, per turn, the request's size, what the durable history holds (pre-step copies, context
+snapshots appended or reused, system prompt records), the world-info entries it activates and whether it still fits
+the window; `PRE_STEP_ACCUMULATES` names each pre-step text that piles up, with its projected cost. Pure: no I/O,
+the request is never mutated.
 """
 
 from __future__ import annotations
