@@ -54,7 +54,8 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
     user = req.names.user
     char = req.names.char or (resources.character.name if resources.character else "")
     generation = req.generation.type
-    parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation)
+    parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation,
+                   seed=req.generation.seed, turn=req.generation.turn or 0)
     prompt, spans = build_prompt(parts, templates, generation=generation, raw_chat=messages)
     continue_on_user = generation == "continue" and bool(messages) and messages[-1]["role"] == "user"
     stop = stop_strings(templates, user=user, char=char, impersonate=generation == "impersonate",
@@ -65,7 +66,7 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
         request=view, nodes=[], diagnostics=[], runtime_context_controls=[], placement_controls=[], positions=[],
         durable_events=[], tokens=_token_summary(view, templates.settings),
-        layout=LayoutView(policy=None, slots=[], blocks=[]))
+        layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info)
 
 
 def _token_summary(view: RequestView, settings: dict[str, Any]) -> TokenSummary:
