@@ -1,6 +1,7 @@
 """SillyTavern 1.18's text-completion request (`"api": "text"`, text-completion.md): the request read, the parts
 gathered (assembly.sillytavern.text_gather), the prompt built (assembly.sillytavern.text_prompt), the stop strings
-(assembly.sillytavern.text_stop), as an AssemblyResult whose `request` carries `prompt`, `stop` and `spans`."""
+(assembly.sillytavern.text_stop), as an AssemblyResult whose `request` carries `prompt`, `stop` and `spans`, and whose
+`world_info` is the world-info activation as for chat completion (with `world_state`, the timed effects after it)."""
 
 from __future__ import annotations
 
