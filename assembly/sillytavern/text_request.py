@@ -10,7 +10,7 @@ from typing import Any
 from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid
 from assembly.request import parse_request
-from assembly.results import AssemblyResult, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
+from assembly.results import AssemblyResult, Diagnostic, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
 from assembly.sillytavern.text_gather import gather
@@ -65,9 +65,14 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
                        spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
     return AssemblyResult(
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
-        request=view, nodes=[], diagnostics=[], runtime_context_controls=[], placement_controls=[], positions=[],
-        durable_events=[], tokens=_token_summary(view, templates.settings),
+        request=view, nodes=[], diagnostics=_world_info_diagnostics(parts.world_info), runtime_context_controls=[],
+        placement_controls=[], positions=[], durable_events=[], tokens=_token_summary(view, templates.settings),
         layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info)
+
+
+def _world_info_diagnostics(activation: Any) -> list[Diagnostic]:
+    """The regex keys world info skipped over their limits (ST_PATTERN_LIMIT), as chat completion lists them."""
+    return [Diagnostic.of(d) for d in (activation.pattern_limits if activation is not None else ())]
 
 
 def _token_summary(view: RequestView, settings: dict[str, Any]) -> TokenSummary:

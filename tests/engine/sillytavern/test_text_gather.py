@@ -141,3 +141,11 @@ def test_a_text_request_without_a_world_book_gives_no_world_info():
     request = _text(_entry(), FIRST)
     del request["resources"]["worldbook"]
     assert assemble(request).world_info is None
+
+
+def test_a_regex_key_over_its_limit_matches_nothing_and_is_listed_as_for_chat_completion():
+    request = _text(_entry(keys=["/" + "a" * 10_001 + "/"]), FIRST)  # over the 10,000-character pattern limit
+    result = assemble(request)
+    assert result.request.prompt == "Ann: An apple?"
+    assert [(d.code, d.details["owner"], d.details["limit"]) for d in result.diagnostics] == [
+        ("ST_PATTERN_LIMIT", "world info entry 1", "size")]
