@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from assembly import assemble
+from assembly.errors import AssemblyError
 
 BOOK = "lore"
 
@@ -149,3 +152,16 @@ def test_a_regex_key_over_its_limit_matches_nothing_and_is_listed_as_for_chat_co
     assert result.request.prompt == "Ann: An apple?"
     assert [(d.code, d.details["owner"], d.details["limit"]) for d in result.diagnostics] == [
         ("ST_PATTERN_LIMIT", "world info entry 1", "size")]
+
+
+@pytest.mark.parametrize(("where", "value", "code", "path"), [
+    ("resources", [1], "IMPORT_INVALID", "resources.world_state"),
+    ("generation", -1, "ASSEMBLY_REQUEST_INVALID", "generation.seed"),
+    ("generation", "x", "ASSEMBLY_REQUEST_INVALID", "generation.turn"),
+])
+def test_a_bad_world_state_seed_or_turn_is_refused_naming_the_field(where, value, code, path):
+    request = _text(_entry(), FIRST)
+    request[where][path.rsplit(".", 1)[1]] = value
+    with pytest.raises(AssemblyError) as caught:
+        assemble(request)
+    assert caught.value.code == code and path in str(caught.value)
