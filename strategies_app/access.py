@@ -9,7 +9,16 @@ yes/no answer pages use to show controls, and the raising check every write goes
 
 from __future__ import annotations
 
-from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    RegexScript,
+    Strategy,
+    StrategyRevision,
+    TextTemplate,
+    WorldBook,
+)
 from studio.errors import ServiceError, forbidden, not_found
 from studio.input_boundary import is_row_id
 
@@ -77,7 +86,7 @@ def revision_for_read(strategy: Strategy, revision: str | None) -> StrategyRevis
 
 
 RESOURCE_MODELS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook,
-                   "regex": RegexScript}
+                   "regex": RegexScript, "template": TextTemplate}
 
 
 def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook | RegexScript:

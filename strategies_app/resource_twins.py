@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from strategies_app.models import Character, Preset, WorldBook
+from strategies_app.models import Character, Preset, TextTemplate, WorldBook
 
 CANDIDATES_READ = 200  # a bound on the rows compared per import (same name or same entry count first)
 ENTRY_COLUMNS = {
@@ -59,9 +59,19 @@ def worldbook_twin(settings: dict[str, Any], entries: list[dict[str, Any]]) -> W
     return _entries_twin(WorldBook, "worldbook", {"settings": settings}, entries)
 
 
-def distinct_name(model, name: str) -> str:
-    """`name`, or `name (2)`, `name (3)`, ... when a stored resource of the kind already has it."""
-    taken = set(model.objects.filter(name__startswith=name).values_list("name", flat=True)[:CANDIDATES_READ])
+def text_template_twin(kind: str, fields: dict[str, Any]) -> TextTemplate | None:
+    """A stored template of `kind` whose fields equal `fields` (its name aside: a renamed twin is still one)."""
+    wanted = _canonical({k: v for k, v in fields.items() if k != "name"})
+    for row in TextTemplate.objects.filter(kind=kind).order_by("pk")[:CANDIDATES_READ]:
+        if _canonical({k: v for k, v in row.fields.items() if k != "name"}) == wanted:
+            return row
+    return None
+
+
+def distinct_name(model, name: str, **among: Any) -> str:
+    """`name`, or `name (2)`, `name (3)`, ... when a stored resource of the kind (`among`: of these column values)
+    already has it."""
+    taken = set(model.objects.filter(name__startswith=name, **among).values_list("name", flat=True)[:CANDIDATES_READ])
     if name not in taken:
         return name
     number = 2

@@ -23,7 +23,7 @@ from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
 from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.strategy import normalize_strategy, strategy_revision
-from strategies_app import resource_twins, sillytavern
+from strategies_app import resource_twins, sillytavern, text_templates
 from strategies_app.models import (
     Character,
     PendingUpload,
@@ -33,6 +33,7 @@ from strategies_app.models import (
     RegexScript,
     Strategy,
     StrategyRevision,
+    TextTemplate,
     WorldBook,
     WorldBookEntry,
 )
@@ -183,7 +184,7 @@ def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[Strategy
 # ---------------------------------------------------------------------------------------------- resources
 
 
-TWIN_KINDS = ("preset", "character", "worldbook")  # the importers that recognise a stored twin (`duplicate`)
+TWIN_KINDS = ("preset", "character", "worldbook", "template")  # the importers that recognise a stored twin (`duplicate`)
 
 
 def _check_duplicate(duplicate: str) -> str:
@@ -323,6 +324,46 @@ def regex_script_update(*, script: RegexScript, disabled: bool) -> RegexScript:
     return script
 
 
+@transaction.atomic
+def text_template_import(*, user, data: Any, name: str | None = None, dry_run: bool = False,
+                         duplicate: str = "keep") -> ImportReport:
+    """A text-completion template file: one instruct / context / system-prompt / reasoning template, a legacy
+    instruct template, or a master export holding several. Each template is one row, named by its own `name` (the
+    file name when it has none); a template whose fields are already stored is reused or kept as a twin."""
+    _check_duplicate(duplicate)
+    parts = text_templates.read_template_file(data, fallback_name=name or "Imported template")
+    report = ImportReport(kind="template", name=parts[0].name if len(parts) == 1 else (name or parts[0].name),
+                          dry_run=dry_run, creates={}, items=[f"{p.kind}: {p.name}" for p in parts])
+    created: list[TextTemplate] = []
+    for part in parts:
+        report.notes += part.notes
+        twin = resource_twins.text_template_twin(part.kind, part.fields)
+        if twin is not None:
+            report.same_as = report.same_as or {"id": twin.pk, "name": twin.name}
+            if duplicate == "reuse":
+                report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); it is reused")
+                                    % {"name": twin.name, "id": twin.pk})
+                report.creates[part.kind] = report.creates.get(part.kind, 0)
+                created.append(twin)
+                continue
+            if not dry_run:
+                report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); both are kept")
+                                    % {"name": twin.name, "id": twin.pk})
+        stored_name = resource_twins.distinct_name(TextTemplate, part.name, kind=part.kind)
+        if stored_name != part.name:
+            report.notes.append(_("the name “%(wanted)s” is taken; this one is stored as “%(name)s”")
+                                % {"wanted": part.name, "name": stored_name})
+        if len(parts) == 1:
+            report.name = stored_name
+        report.creates[part.kind] = report.creates.get(part.kind, 0) + 1
+        if not dry_run:
+            created.append(TextTemplate.objects.create(kind=part.kind, name=stored_name, owner=user,
+                                                       fields=part.fields))
+    if not dry_run and created:
+        report.id = created[0].pk
+    return report
+
+
 UPLOAD_TTL = timedelta(minutes=30)
 
 
@@ -350,7 +391,7 @@ def upload_claimed(*, user, token: str) -> PendingUpload:
 
 
 IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,
-             "persona": persona_import, "regex": regex_import}
+             "persona": persona_import, "regex": regex_import, "template": text_template_import}
 
 
 @transaction.atomic
