@@ -47,16 +47,16 @@ INSTRUCT: tuple[dict[str, Any], ...] = (
               system_same_as_user=True),
     # Alpaca: ### Instruction:\n{user}\n\n### Response:\n{assistant}\n\n
     _instruct("Alpaca", input_sequence="### Instruction:", output_sequence="### Response:",
-              system_sequence="### Input:", input_suffix="\n", output_suffix="\n", system_suffix="\n", wrap=True,
-              story_string_suffix="\n"),
+              system_sequence="### Input:", input_suffix="\n\n", output_suffix="\n\n", system_suffix="\n\n",
+              wrap=True, story_string_suffix="\n\n"),
     # Vicuna 1.1: {system}\n\nUSER: {user}\nASSISTANT: {assistant}</s>
     _instruct("Vicuna", input_sequence="USER: ", output_sequence="ASSISTANT: ", input_suffix="\n",
               output_suffix="</s>\n", story_string_suffix="\n", stop_sequence="</s>", system_same_as_user=True),
     # Metharme (Pygmalion): <|system|>{system}<|user|>{user}<|model|>{assistant}
     _instruct("Metharme", input_sequence="<|user|>", output_sequence="<|model|>", system_sequence="<|system|>",
               story_string_prefix="<|system|>", stop_sequence="</s>"),
-    # Plain story: no sequences at all, one message a paragraph
-    _instruct("Plain story", wrap=True, names_behavior="none", sequences_as_stop_strings=False),
+    # Plain story: no sequences at all, one "Name: text" line a message
+    _instruct("Plain story", wrap=True, names_behavior="always", sequences_as_stop_strings=False),
 )
 
 CONTEXT: tuple[dict[str, Any], ...] = (
@@ -65,13 +65,13 @@ CONTEXT: tuple[dict[str, Any], ...] = (
                      "{{#if personality}}{{char}}'s personality: {{personality}}\n{{/if}}"
                      "{{#if scenario}}Scenario: {{scenario}}\n{{/if}}{{#if wiAfter}}{{wiAfter}}\n{{/if}}"
                      "{{#if persona}}{{persona}}\n{{/if}}{{trim}}",
-     "example_separator": "***", "chat_start": "***", "use_stop_strings": False, "names_as_stop_strings": True,
+     "example_separator": "", "chat_start": "", "use_stop_strings": False, "names_as_stop_strings": True,
      "story_string_position": 0, "story_string_depth": 1, "story_string_role": 0, "always_force_name2": True,
      "trim_sentences": False, "single_line": False, "name": "Chat"},
     {"story_string": "{{#if description}}{{description}}\n{{/if}}{{#if scenario}}{{scenario}}\n{{/if}}"
                      "{{#if wiAfter}}{{wiAfter}}\n{{/if}}{{trim}}",
-     "example_separator": "", "chat_start": "", "use_stop_strings": False, "names_as_stop_strings": False,
-     "story_string_position": 0, "story_string_depth": 1, "story_string_role": 0, "always_force_name2": False,
+     "example_separator": "***", "chat_start": "***", "use_stop_strings": True, "names_as_stop_strings": True,
+     "story_string_position": 0, "story_string_depth": 1, "story_string_role": 0, "always_force_name2": True,
      "trim_sentences": False, "single_line": False, "name": "Plain story"},
 )
 
