@@ -148,8 +148,11 @@ def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm
 @refusals_as_pages
 @require_GET
 def preview(request, pk):
-    """The request a session sends with a strategy, read-only (web.md screen 3)."""
+    """The request a session sends with a strategy, read-only (web.md screen 3); a text-completion session's is
+    its prompt string, on the text page."""
     session = session_for_read(pk)
+    if session.completion == "text":
+        return redirect("preview:text", pk=session.pk)
     options = PreviewOptionsForm(request.GET or None)
     if "pick" in request.GET:  # the picker's GET form: turn it into the bookmarkable ?strategy=&revision= URL
         return redirect(_canonical_preview_url(session, resolve_choice(session, request.GET["pick"]), options))

@@ -1,0 +1,147 @@
+"""The text-completion pages of a session: the prompt preview (`/sessions/<pk>/text/`, read-only: QA's too), its
+settings (designers), and two templates of one kind compared on the session. Every page works without JavaScript;
+htmx swaps the prompt part alone."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from assembly.errors import CodedError
+from preview_app import presenters, services
+from preview_app.access import can_edit_session, session_for_edit, session_for_read
+from preview_app.models import Session
+from preview_app.previews import session_request, session_text_templates, text_request
+from preview_app.text_forms import TextSettingsForm
+from preview_app.text_preview import text_preview, untrimmed_request
+from strategies_app.access import resource_for_read
+from strategies_app.models import TextTemplate
+from strategies_app.text_templates import KINDS
+from studio.engine_runs import assemble
+from studio.errors import FormInvalid, invalid
+from studio.http import valid_form
+
+DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (text_templates._SETTINGS_DEFAULTS)
+
+
+def _template_names(session: Session) -> dict[str, str]:
+    return {kind: (row.name if row is not None else "") for kind, row in session_text_templates(session).items()}
+
+
+def run_text(request_data: dict[str, Any], *, template_names: dict[str, str] | None = None):
+    """The preview of a text request: the result, and (to list what was trimmed) the same request with room."""
+    result = assemble(request_data)
+    untrimmed = assemble(untrimmed_request(request_data))
+    return text_preview(request_data, result, untrimmed=untrimmed, template_names=template_names), result
+
+
+def _settings_form(session: Session, data=None) -> TextSettingsForm:
+    settings = session.text_settings or {}
+    return TextSettingsForm(data, initial={
+        "completion": session.completion, "instruct_template": session.instruct_template_id,
+        "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
+        "instruct_enabled": session.instruct_enabled,
+        "max_context": settings.get("max_context", DEFAULT_MAX_CONTEXT),
+        "amount_gen": settings.get("amount_gen", DEFAULT_AMOUNT_GEN)})
+
+
+def _page(request, session: Session, *, status: int = 200, form=None, form_error=None):
+    context: dict[str, Any] = {"session": session, "editable": can_edit_session(request.user, session),
+                               "form": form or _settings_form(session), "form_error": form_error,
+                               "kinds": [k for k in KINDS if k != "reasoning"]}
+    if session.completion == "text":
+        try:
+            context["text"], _result = run_text(session_request(session, "builtin-st"),
+                                                template_names=_template_names(session))
+        except CodedError as error:
+            context["error"] = presenters.error_context(error)
+    if request.htmx and form is None:
+        return render(request, "preview/text.html#text-prompt", context, status=status)
+    return render(request, "preview/text.html", context, status=status)
+
+
+@require_GET
+def text_preview_page(request, pk):
+    session = session_for_read(pk)
+    return _page(request, session)
+
+
+@require_POST
+def text_settings(request, pk):
+    """Designers: chat or text completion, the templates, instruct on or off, the context and response sizes."""
+    try:
+        session = session_for_edit(request.user, pk)
+    except CodedError as error:
+        return render(request, "preview/error.html", {"error": presenters.error_context(error)},
+                      status=error.status)
+    try:
+        data = valid_form(TextSettingsForm, request).cleaned_data
+        services.session_text_update(
+            session=session, completion=data["completion"], instruct_template=data["instruct_template"],
+            context_template=data["context_template"], sysprompt_template=data["sysprompt_template"],
+            instruct_enabled=data["instruct_enabled"],
+            text_settings={**(session.text_settings or {}), "max_context": data["max_context"],
+                           "amount_gen": data["amount_gen"]})
+    except (FormInvalid, CodedError) as error:
+        return _page(request, session, status=error.status, form=_settings_form(session, request.POST),
+                     form_error=presenters.error_context(error))
+    return redirect(reverse("preview:text", args=[session.pk]))
+
+
+def _template_choice(kind: str, side: str, value: str | None, fallback: TextTemplate | None) -> TextTemplate | None:
+    """The template `?a=` / `?b=` names (the session's own when absent), refused unless it is of `kind`."""
+    if not value:
+        return fallback
+    row = resource_for_read("template", value)
+    if row.kind != kind:
+        raise invalid(side, f"the id of a template of kind {kind}")
+    return row
+
+
+@require_GET
+def text_compare(request, pk):
+    """Two templates of one kind (`?kind=instruct&a=<id>&b=<id>`) on the same session, side by side: each prompt
+    with its spans, and the lines that differ."""
+    session = session_for_read(pk)
+    kind = request.GET.get("kind", "instruct")
+    context: dict[str, Any] = {"session": session, "kind": kind, "choices": TextTemplate.objects.filter(
+        kind=kind if kind in KINDS else "instruct"), "kinds": [k for k in KINDS if k != "reasoning"]}
+    try:
+        if kind not in ("instruct", "context", "sysprompt"):
+            raise invalid("kind", "instruct, context or sysprompt")
+        current = session_text_templates(session)[kind]
+        a = _template_choice(kind, "a", request.GET.get("a"), current)
+        b = _template_choice(kind, "b", request.GET.get("b"), current)
+        context.update(a=a, b=b)
+        sides = []
+        for row in (a, b):
+            data = text_request(session, session_request(session, "builtin-st")["conversation"],
+                                session.persona.name if session.persona is not None else "User",
+                                swap={kind: row})
+            names = {**_template_names(session), kind: row.name if row is not None else ""}
+            sides.append(run_text(data, template_names=names)[0])
+        context["sides"] = sides
+        context["diff"] = line_diff(sides[0].prompt, sides[1].prompt)
+        context["diff_counts"] = {op: sum(1 for line in context["diff"] if line["op"] == op)
+                                  for op in ("removed", "added")}
+    except CodedError as error:
+        context["error"] = presenters.error_context(error)
+        return render(request, "preview/text_compare.html", context, status=error.status)
+    return render(request, "preview/text_compare.html", context)
+
+
+def line_diff(a: str, b: str) -> list[dict[str, str]]:
+    """The two prompts' lines: each kept, removed (only in A) or added (only in B), in order."""
+    rows = []
+    a_lines, b_lines = a.split("\n"), b.split("\n")
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a_lines, b=b_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows += [{"op": "same", "text": line} for line in a_lines[i1:i2]]
+            continue
+        rows += [{"op": "removed", "text": line} for line in a_lines[i1:i2]]
+        rows += [{"op": "added", "text": line} for line in b_lines[j1:j2]]
+    return rows
