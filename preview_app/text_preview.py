@@ -139,9 +139,9 @@ def _sequence_needles(instruct: dict[str, Any], user: str, char: str) -> list[tu
     needles = []
     for name in SEQUENCE_FIELDS:
         value = instruct.get(name)
-        if not isinstance(value, str) or not value.strip():
-            continue
-        spellings = {value}
+        if name == "stop_sequence" or not isinstance(value, str) or not value.strip():
+            continue  # the stop sequence is a stop string, not a part of the prompt
+        spellings = {value, value.rstrip("\n")}  # the newest message loses one trailing newline
         for speaker in (user, char, "System"):
             spellings.add(re.sub(r"\{\{name\}\}", speaker, value, flags=re.I))
         spellings = {re.sub(r"\{\{char\}\}", char, re.sub(r"\{\{user\}\}", user, s, flags=re.I), flags=re.I)

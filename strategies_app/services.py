@@ -38,6 +38,7 @@ from strategies_app.models import (
     WorldBookEntry,
 )
 from studio.errors import ServiceError, invalid
+from studio.wording import ENGINE_WORDS
 
 SLUG_MAX = 80
 
@@ -333,7 +334,7 @@ def text_template_import(*, user, data: Any, name: str | None = None, dry_run: b
     _check_duplicate(duplicate)
     parts = text_templates.read_template_file(data, fallback_name=name or "Imported template")
     report = ImportReport(kind="template", name=parts[0].name if len(parts) == 1 else (name or parts[0].name),
-                          dry_run=dry_run, creates={}, items=[f"{p.kind}: {p.name}" for p in parts])
+                          dry_run=dry_run, creates={}, items=[f"{ENGINE_WORDS['resource_kind'][p.kind]}: {p.name}" for p in parts])
     created: list[TextTemplate] = []
     for part in parts:
         report.notes += part.notes
