@@ -9,21 +9,22 @@ from typing import Any
 
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly.errors import CodedError
 from preview_app import presenters, services
-from preview_app.access import can_edit_session, session_for_edit, session_for_read
+from preview_app.access import can_approve_goldens, can_edit_session, session_for_edit, session_for_read
 from preview_app.models import Session
-from preview_app.previews import session_request, session_text_templates, text_request
+from preview_app.previews import TEXT_STRATEGY, session_request, session_text_templates, text_request
 from preview_app.text_forms import TextSettingsForm
+from preview_app.text_parity import read_sent_text, text_parity
 from preview_app.text_preview import text_preview, untrimmed_request
 from strategies_app.access import resource_for_read
-from strategies_app.models import TextTemplate
+from strategies_app.models import Strategy, TextTemplate
 from strategies_app.text_templates import KINDS
 from studio.engine_runs import assemble
 from studio.errors import FormInvalid, invalid
-from studio.http import valid_form
+from studio.http import MAX_BODY_BYTES, too_large, valid_form
 
 DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (text_templates._SETTINGS_DEFAULTS)
 
@@ -52,7 +53,8 @@ def _settings_form(session: Session, data=None) -> TextSettingsForm:
 def _page(request, session: Session, *, status: int = 200, form=None, form_error=None):
     context: dict[str, Any] = {"session": session, "editable": can_edit_session(request.user, session),
                                "form": form or _settings_form(session), "form_error": form_error,
-                               "kinds": [k for k in KINDS if k != "reasoning"]}
+                               "kinds": [k for k in KINDS if k != "reasoning"],
+                               "pin_revision": builtin_st_revision() if can_approve_goldens(request.user) else None}
     if session.completion == "text":
         try:
             context["text"], _result = run_text(session_request(session, "builtin-st"),
@@ -145,3 +147,44 @@ def line_diff(a: str, b: str) -> list[dict[str, str]]:
         rows += [{"op": "removed", "text": line} for line in a_lines[i1:i2]]
         rows += [{"op": "added", "text": line} for line in b_lines[j1:j2]]
     return rows
+
+
+@require_http_methods(["GET", "POST"])
+def text_parity_page(request, pk):
+    """Paste the prompt string SillyTavern sent (or its backend body): is it the one builtin-st builds? A read:
+    nothing is stored."""
+    session = session_for_read(pk)
+    context: dict[str, Any] = {"session": session, "sent": request.POST.get("sent", "")}
+    status = 200
+    if request.method == "POST":
+        try:
+            if len(context["sent"].encode("utf-8")) > MAX_BODY_BYTES:
+                context["sent"] = ""
+                raise too_large("sent", None)
+            sent = read_sent_text(context["sent"])
+            if session.completion != "text":
+                raise invalid("session", "a text-completion session (this one uses chat completion)")
+            data = session_request(session, "builtin-st")
+            result = assemble(data)
+            report = text_parity(result.request.prompt or "", list(result.request.stop or ()), sent)
+            context.update(report=report, diff=[] if report.prompt_same else line_diff(
+                result.request.prompt or "", sent.prompt))
+        except CodedError as error:
+            context["error"], status = presenters.error_context(error), error.status
+    template = "preview/text_parity.html#result" if request.htmx and request.method == "POST" \
+        else "preview/text_parity.html"
+    return render(request, template, context, status=status)
+
+
+def text_parity_api(session: Session, value: Any) -> dict[str, Any]:
+    """The parity API's answer for a text-completion session: `value` is the pasted prompt or the backend body."""
+    sent = read_sent_text(value)
+    result = assemble(session_request(session, "builtin-st"))
+    return text_parity(result.request.prompt or "", list(result.request.stop or ()), sent).to_json()
+
+
+def builtin_st_revision() -> str | None:
+    """The sha of builtin-st's latest revision: the revision a text session's golden is pinned with."""
+    strategy = Strategy.objects.filter(slug=TEXT_STRATEGY).first()
+    revision = strategy.revisions.first() if strategy is not None else None
+    return revision.revision if revision is not None else None

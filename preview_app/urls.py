@@ -33,6 +33,7 @@ urlpatterns = [
     path("sessions/<int:pk>/text/", text_views.text_preview_page, name="text"),
     path("sessions/<int:pk>/text/settings/", text_views.text_settings, name="text-settings"),
     path("sessions/<int:pk>/text/compare/", text_views.text_compare, name="text-compare"),
+    path("sessions/<int:pk>/text/parity/", text_views.text_parity_page, name="text-parity"),
     path("goldens/", views.goldens, name="goldens"),
     path("goldens/pin/", views.golden_pin, name="golden-pin"),
     path("goldens/<int:pk>/latest/", views.golden_latest, name="golden-latest"),
