@@ -57,7 +57,7 @@ class TextPreview:
     trimmed_messages: list[dict[str, str]]
     trimmed_examples: list[str]
     instruct_on: bool
-    templates: list[tuple[str, str]]  # (kind, the template's name, "" for none): instruct, context, sysprompt
+    templates: list[tuple[str, str, int | None]]  # (kind, the template's name or "", its id): instruct, context, ...
 
 
 def _entries(request: dict[str, Any]) -> dict[str, str]:
@@ -266,8 +266,15 @@ def text_preview(request: dict[str, Any], result: AssemblyResult, *, untrimmed: 
     return TextPreview(prompt=result.request.prompt or "", rows=rows, stop=list(result.request.stop or ()),
                        window=window, total_tokens=result.tokens.request_total, trimmed_messages=dropped,
                        trimmed_examples=examples, instruct_on=instruct_on,
-                       templates=[(kind, (template_names or {}).get(kind, "")) for kind in
+                       templates=[(kind, *_named((template_names or {}).get(kind))) for kind in
                                   ("instruct", "context", "sysprompt")])
+
+
+def _named(value: Any) -> tuple[str, int | None]:
+    """A template name, or a (name, id) pair, as (name, id)."""
+    if isinstance(value, tuple):
+        return value[0], value[1]
+    return (value or ""), None
 
 
 def untrimmed_request(request: dict[str, Any]) -> dict[str, Any]:

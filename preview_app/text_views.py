@@ -30,7 +30,8 @@ DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (t
 
 
 def _template_names(session: Session) -> dict[str, str]:
-    return {kind: (row.name if row is not None else "") for kind, row in session_text_templates(session).items()}
+    return {kind: ((row.name, row.pk) if row is not None else ("", None))
+            for kind, row in session_text_templates(session).items()}
 
 
 def run_text(request_data: dict[str, Any], *, template_names: dict[str, str] | None = None):
@@ -124,7 +125,7 @@ def text_compare(request, pk):
             data = text_request(session, session_request(session, "builtin-st")["conversation"],
                                 session.persona.name if session.persona is not None else "User",
                                 swap={kind: row})
-            names = {**_template_names(session), kind: row.name if row is not None else ""}
+            names = {**_template_names(session), kind: (row.name, row.pk) if row is not None else ("", None)}
             sides.append(run_text(data, template_names=names)[0])
         context["sides"] = sides
         context["diff"] = line_diff(sides[0].prompt, sides[1].prompt)

@@ -21,6 +21,11 @@ ENTRY_COLUMNS = {
 DUPLICATE_CHOICES = ("keep", "reuse")  # keep both (the new one under a distinct name), or reuse the stored one
 
 
+def canonical(value: Any) -> str:
+    """A JSON value as one string whatever its key order."""
+    return _canonical(value)
+
+
 def _canonical(value: Any) -> str:
     # Key order is not content: PostgreSQL's jsonb hands stored objects back with their keys reordered.
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)

@@ -7,6 +7,7 @@ way store nothing. Permission checks happen before a service is called (`strateg
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -363,6 +364,40 @@ def text_template_import(*, user, data: Any, name: str | None = None, dry_run: b
     if not dry_run and created:
         report.id = created[0].pk
     return report
+
+
+def text_template_digest(fields: dict[str, Any]) -> str:
+    """What an edit says it started from: the stored fields' sha256 (a stale edit is refused, never merged)."""
+    return hashlib.sha256(resource_twins.canonical(fields).encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def text_template_copy(*, user, source: TextTemplate) -> TextTemplate:
+    """An editable copy of `source` (how a built-in or another user's template becomes editable), owned by `user`."""
+    name = resource_twins.distinct_name(TextTemplate, f"{source.name} (copy)"[:200], kind=source.kind)
+    fields = {**source.fields, "name": name} if "name" in source.fields else dict(source.fields)
+    return TextTemplate.objects.create(kind=source.kind, name=name, owner=user, fields=fields)
+
+
+@transaction.atomic
+def text_template_update(*, template: TextTemplate, changes: Any, expected: str) -> TextTemplate:
+    """Change the text fields a designer edits (`text_templates.EDITABLE_FIELDS` of its kind); every other field is
+    kept as written. `expected`: the digest of the fields the edit started from (409 when they changed since)."""
+    locked = TextTemplate.objects.select_for_update().get(pk=template.pk)
+    if text_template_digest(locked.fields) != expected:
+        raise ServiceError("TEMPLATE_CHANGED", f"template {locked.name!r} changed since the edit began; reload it",
+                           status=409, detail={"id": locked.pk})
+    allowed = text_templates.EDITABLE_FIELDS.get(locked.kind, ())
+    if not isinstance(changes, dict):
+        raise invalid("fields", "an object of field -> text")
+    for key, value in changes.items():
+        if key not in allowed:
+            raise invalid(key, f"one of the editable fields of a {locked.kind} template: {', '.join(allowed)}")
+        if not isinstance(value, str):
+            raise invalid(key, "a string")
+    locked.fields = {**locked.fields, **changes}
+    locked.save(update_fields=["fields"])
+    return locked
 
 
 UPLOAD_TTL = timedelta(minutes=30)
