@@ -77,3 +77,26 @@ def test_qa_compares_two_instruct_templates_on_one_session(live_server, page, lo
     expect(page.locator("[data-line-diff] [data-op=removed]").first).to_be_visible()
     expect(page.locator("[data-line-diff] [data-op=added]").first).to_be_visible()
     shoot(page, "text-compare")
+
+
+def test_the_designer_edits_a_copied_template_and_watches_the_prompt_change(live_server, page, login_as,
+                                                                             role_users):
+    session = make_text_session(role_users["designer"], role_users["admin"])
+    login_as("designer")
+    page.goto(f"{live_server.url}/sessions/{session.pk}/text/")
+    page.locator("[data-edit-template=instruct]").click()
+    expect(page.locator("[data-read-only=true]")).to_be_visible()  # the built-in ChatML
+    page.get_by_role("button", name="Copy to edit").click()
+    expect(page.locator("h1")).to_contain_text("ChatML (copy)")
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => window.htmx !== undefined")  # htmx listens before the edit is typed
+    page.get_by_label("input_sequence", exact=True).fill("<|im_start|>human")  # htmx previews the effect while typing
+    effect = page.locator("p.effect")
+    expect(effect).to_have_attribute("data-effect-changed", "true")
+    expect(effect).to_contain_text("Editing input_sequence: the prompt changes: 3 lines out, 3 lines in")
+    expect(page.locator("#template-effect pre.text-prompt")).to_contain_text("<|im_start|>human\nShow me the cards.")
+    shoot(page, "text-template-editor")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator("[data-saved]")).to_be_visible()
+    page.goto(f"{live_server.url}/sessions/{session.pk}/text/")
+    expect(page.locator("pre.text-prompt")).to_contain_text("<|im_start|>user")  # the session keeps its own ChatML
