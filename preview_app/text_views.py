@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -21,7 +22,7 @@ from preview_app.text_parity import read_sent_text, text_parity
 from preview_app.text_preview import text_preview, untrimmed_request
 from strategies_app.access import resource_for_read
 from strategies_app.models import Strategy, TextTemplate
-from strategies_app.text_templates import KINDS
+from strategies_app.text_templates import KINDS, master_document
 from studio.engine_runs import assemble
 from studio.errors import FormInvalid, invalid
 from studio.http import MAX_BODY_BYTES, too_large, valid_form
@@ -189,3 +190,13 @@ def builtin_st_revision() -> str | None:
     strategy = Strategy.objects.filter(slug=TEXT_STRATEGY).first()
     revision = strategy.revisions.first() if strategy is not None else None
     return revision.revision if revision is not None else None
+
+
+@require_GET
+def text_templates_export(request, pk):
+    """The session's instruct, context and system-prompt templates as one SillyTavern master export."""
+    session = session_for_read(pk)
+    rows = {kind: row for kind, row in session_text_templates(session).items() if row is not None}
+    response = JsonResponse(master_document(rows), json_dumps_params={"ensure_ascii": False, "indent": 4})
+    response["Content-Disposition"] = f'attachment; filename="session-{session.pk}-text-templates.json"'
+    return response

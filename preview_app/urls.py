@@ -34,6 +34,7 @@ urlpatterns = [
     path("sessions/<int:pk>/text/settings/", text_views.text_settings, name="text-settings"),
     path("sessions/<int:pk>/text/compare/", text_views.text_compare, name="text-compare"),
     path("sessions/<int:pk>/text/parity/", text_views.text_parity_page, name="text-parity"),
+    path("sessions/<int:pk>/text/templates.json", text_views.text_templates_export, name="text-templates-export"),
     path("text-templates/<int:pk>/edit/", text_template_editor.template_editor, name="text-template-edit"),
     path("text-templates/<int:pk>/copy/", text_template_editor.template_copy, name="text-template-copy"),
     path("goldens/", views.goldens, name="goldens"),

@@ -67,3 +67,25 @@ def test_text_settings_are_checked_by_name(text_session):
 def test_a_copy_keeps_the_text_choice(text_session, users):
     copy = session_services.session_copy(session=text_session, user=users["designer"])
     assert (copy.completion, copy.instruct_template_id) == ("text", text_session.instruct_template_id)
+
+
+def test_the_api_switches_a_session_to_text_and_reports_it(world, users):
+    from tests.web.conftest import client_for
+
+    client = client_for(users["designer"])
+    session = world["session"]
+    llama = builtin("instruct", "Llama 3")
+    answer = client.patch(f"/api/sessions/{session.pk}", {"completion": "text", "instruct_template": llama.pk,
+                                                          "text_settings": {"max_context": 2048}},
+                          content_type="application/json")
+    assert answer.status_code == 200
+    body = answer.json()
+    assert (body["completion"], body["instruct_template"], body["text_settings"]) == ("text", llama.pk,
+                                                                                      {"max_context": 2048})
+    preview = client.get(f"/api/sessions/{session.pk}/preview").json()
+    assert preview["request"]["prompt"].endswith("<|start_header_id|>assistant<|end_header_id|>\n\n")
+    refused = client.patch(f"/api/sessions/{session.pk}", {"context_template": llama.pk, "name": "renamed"},
+                           content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["detail"]["path"] == "context_template"
+    session.refresh_from_db()
+    assert session.name != "renamed"  # nothing of a refused change is stored

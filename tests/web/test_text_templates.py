@@ -151,3 +151,19 @@ def test_the_resources_page_lists_templates_with_their_export(users):
     page = client.get("/resources/").content.decode()
     row = TextTemplate.objects.get(kind="instruct", name="Tavern ChatML")
     assert 'data-kind="template"' in page and f"/api/resources/template/{row.pk}/export" in page
+
+
+def test_a_session_exports_its_templates_as_the_master_export_they_came_from(users):
+    from preview_app import services as session_services
+    from tests.web.text_sessions import make_text_session
+
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    session = make_text_session(users["designer"], users["admin"])
+    rows = {t.kind: t for t in TextTemplate.objects.filter(builtin=False)}
+    session_services.session_text_update(session=session, instruct_template=rows["instruct"],
+                                         context_template=rows["context"], sysprompt_template=rows["sysprompt"])
+    exported = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/templates.json").json()
+    master = json.loads(_raw("master_export.json"))
+    assert exported == {kind: master[kind] for kind in ("instruct", "context", "sysprompt")}
+    assert detect_kind(exported) == "template"
