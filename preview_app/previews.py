@@ -127,14 +127,16 @@ def _session_worldbook(session: Session) -> WorldBook | None:
     return merged
 
 
-def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[str, Any]:
+def session_request(session: Session, strategy: str | dict[str, Any], *, chat: bool = False) -> dict[str, Any]:
+    """The session's engine request with `strategy`; a text-completion session's is its text request (builtin-st
+    and its templates) unless `chat` asks for its chat-completion request (what a strategy shapes)."""
     events = list(session.events.order_by("seq").values(*_EVENT_FIELDS))
     history = [_message(event) for event in events]
     next_seq = (events[-1]["seq"] if events else 0) + 1
     inputs = ([{"id": next_message_id(session, next_seq), "role": "user", "content": session.current_input}]
               if session.current_input else [])
     user_name = session.persona.name if session.persona is not None else "User"
-    if session.completion == "text":  # SillyTavern's text completion: builtin-st builds it, whatever is applied
+    if session.completion == "text" and not chat:  # SillyTavern's text completion: builtin-st builds it
         return text_request(session, {"history": history, "input": inputs}, user_name)
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,

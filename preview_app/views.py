@@ -360,8 +360,11 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
 @refusals_as_pages
 @require_GET
 def compare(request, pk):
-    """Two strategies or revisions on one session, aligned message by message (web.md screen 4)."""
+    """Two strategies or revisions on one session, aligned message by message (web.md screen 4); a text-completion
+    session compares two templates instead."""
     session = session_for_read(pk)
+    if session.completion == "text":
+        return redirect("preview:text-compare", pk=session.pk)
     a_spec = request.GET.get("a") or (APPLIED if session.applied_document is not None else "")
     b_spec = request.GET.get("b") or ""
     options = PreviewOptionsForm(request.GET or None)

@@ -35,3 +35,14 @@ def test_a_template_of_another_kind_is_refused_naming_the_side(text_session, use
                                        {"kind": "instruct", "b": builtin("context", "Chat").pk})
     assert page.status_code == 400
     assert "b: expected the id of a template of kind instruct" in page.content.decode()
+
+
+def test_the_strategy_compare_of_a_text_session_leads_to_the_template_compare(text_session, users):
+    answer = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/compare/")
+    assert answer.status_code == 302 and answer["Location"] == f"/sessions/{text_session.pk}/text/compare/"
+
+
+def test_the_strategy_editor_previews_a_text_session_as_its_chat_request(text_session, users, world):
+    html = client_for(users["designer"]).get(f"/strategies/{world['own'].slug}/edit/?session={text_session.pk}")
+    assert html.status_code == 200
+    assert "Show me the cards." in html.content.decode()

@@ -77,6 +77,8 @@ def test_qa_pins_a_text_golden_that_differs_once_the_template_changes(text_sessi
     status = golden_status(golden)
     assert status.status == "differs"
     assert any("### Instruction:" in line for line in status.diff)
+    page = client.get("/goldens/")
+    assert page.status_code == 200 and f'id="golden-{golden.pk}"' in page.content.decode()
 
 
 def test_api_assemble_takes_a_text_request(users):

@@ -167,3 +167,17 @@ def test_a_session_exports_its_templates_as_the_master_export_they_came_from(use
     master = json.loads(_raw("master_export.json"))
     assert exported == {kind: master[kind] for kind in ("instruct", "context", "sysprompt")}
     assert detect_kind(exported) == "template"
+
+
+def test_the_commands_import_and_export_a_template_file(users, tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("import_st", "--template", str(DATA / "alpaca_instruct.json"), stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["creates"] == {"instruct": 1}
+    out = io.StringIO()
+    call_command("export_st", "--template", str(report["id"]), stdout=out)
+    assert json.loads(out.getvalue()) == json.loads(_raw("alpaca_instruct.json"))
