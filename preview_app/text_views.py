@@ -28,6 +28,7 @@ from studio.errors import FormInvalid, invalid
 from studio.http import MAX_BODY_BYTES, too_large, valid_form
 
 DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (text_templates._SETTINGS_DEFAULTS)
+TEXT_GENERATIONS = ("normal", "continue", "impersonate")  # what text completion builds
 
 
 def _template_names(session: Session) -> dict[str, str]:
@@ -57,12 +58,18 @@ def _page(request, session: Session, *, status: int = 200, form=None, form_error
                                "form": form or _settings_form(session), "form_error": form_error,
                                "kinds": [k for k in KINDS if k != "reasoning"],
                                "pin_revision": builtin_st_revision() if can_approve_goldens(request.user) else None}
+    generation = request.GET.get("generation") or "normal"
+    context.update(generation=generation, generations=TEXT_GENERATIONS)
     if session.completion == "text":
         try:
-            context["text"], _result = run_text(session_request(session, "builtin-st"),
-                                                template_names=_template_names(session))
+            if generation not in TEXT_GENERATIONS:
+                raise invalid("generation", "one of " + ", ".join(TEXT_GENERATIONS))
+            data = session_request(session, "builtin-st")
+            if generation != "normal":
+                data["generation"] = {"type": generation}
+            context["text"], _result = run_text(data, template_names=_template_names(session))
         except CodedError as error:
-            context["error"] = presenters.error_context(error)
+            context["error"], status = presenters.error_context(error), error.status
     if request.htmx and form is None:
         return render(request, "preview/text.html#text-prompt", context, status=status)
     return render(request, "preview/text.html", context, status=status)

@@ -109,3 +109,14 @@ def test_the_text_page_reads_in_chinese(text_session, users):
     client = client_for(users["qa"])
     html = client.get(f"/sessions/{text_session.pk}/text/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "停止字符串" in html and "故事字符串（上下文模板）" in html
+
+
+def test_a_continue_ends_with_the_continued_message_without_its_suffix(users):
+    session = make_text_session(users["designer"], users["admin"])
+    session_services.session_update(session=session, current_input="")
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/?generation=continue").content.decode()
+    # continue: the newest message (Sam's "Hello Ada.") is continued, so the prompt ends with its text, no suffix
+    assert re.search(r"Hello Ada\.</span></pre>", html)
+    assert '<option value="continue" selected>' in html
+    refused = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/?generation=swipe")
+    assert refused.status_code == 400 and 'data-code="INPUT_INVALID"' in refused.content.decode()
