@@ -41,6 +41,7 @@ def test_import_templates_preview_a_text_session_and_read_a_span_source(live_ser
     page.get_by_role("button", name="Log out").click()
     login_as("designer")
     page.goto(f"{live_server.url}/sessions/{session.pk}/")
+    shoot(page, "text-session-page")
     page.locator("[data-text-link]").click()
     expect(page).to_have_url(re.compile(rf"/sessions/{session.pk}/text/$"))
     page.get_by_label("Instruct template").select_option(label="Tavern ChatML")
