@@ -18,6 +18,7 @@ from preview_app.access import can_approve_goldens, can_edit_session, session_fo
 from preview_app.forms import ParityForm, PreviewOptionsForm
 from preview_app.parity import Sent, read_sent, session_parity
 from preview_app.presenters import error_context
+from preview_app.text_views import text_parity_api
 from preview_app.views import refusals_as_pages
 from studio.errors import invalid
 from studio.http import MAX_BODY_BYTES, api_route, json_object, ok, parse_json, too_large, uploaded_file
@@ -94,8 +95,6 @@ def session_parity_api(request, pk):
     if "sent" not in body:
         raise invalid("sent", 'a chat-completion request body ({"messages": [...]}) or a messages array')
     if session.completion == "text":  # the prompt string sent, or the backend's body with "prompt"
-        from preview_app.text_views import text_parity_api
-
         return ok(text_parity_api(session, body["sent"]))
     value = _pasted(body["sent"], "sent") if isinstance(body["sent"], str) else body["sent"]
     report = session_parity(session=session, sent=read_sent(value), options=_options(body).request_fields())

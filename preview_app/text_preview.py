@@ -60,16 +60,20 @@ class TextPreview:
     templates: list[tuple[str, str, int | None]]  # (kind, the template's name or "", its id): instruct, context, ...
 
 
+def _field(value: Any, name: str, default: Any = "") -> Any:
+    """A field of a resource as the request holds it: an engine model (a session's) or a JSON object."""
+    return value.get(name, default) if isinstance(value, dict) else getattr(value, name, default)
+
+
 def _entries(request: dict[str, Any]) -> dict[str, str]:
     """World-info uid -> the entry's name (its comment, else its uid)."""
-    book = request["resources"].get("worldbook")
-    entries = getattr(book, "entries", None) if book is not None and not isinstance(book, dict) else \
-        (list((book or {}).get("entries", {}).values()) if isinstance((book or {}).get("entries"), dict) else [])
+    entries = _field(request["resources"].get("worldbook") or {}, "entries", ())
+    if isinstance(entries, dict):  # SillyTavern's file: {"<uid>": entry}
+        entries = list(entries.values())
     names = {}
     for entry in entries or ():
-        uid = getattr(entry, "uid", None) if not isinstance(entry, dict) else entry.get("uid")
-        comment = getattr(entry, "comment", "") if not isinstance(entry, dict) else entry.get("comment", "")
-        names[str(uid)] = comment or str(uid)
+        uid = str(_field(entry, "uid", None))
+        names[uid] = _field(entry, "comment", "") or uid
     return names
 
 

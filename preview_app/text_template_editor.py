@@ -34,7 +34,7 @@ from strategies_app.access import (
 )
 from strategies_app.models import TextTemplate
 from strategies_app.text_templates import EDITABLE_FIELDS
-from studio.errors import forbidden
+from studio.errors import forbidden, invalid
 
 
 def _form_class(kind: str) -> type[forms.Form]:
@@ -138,7 +138,7 @@ def template_editor(request, pk):
     try:
         template = text_template_for_edit(request.user, pk)
         if not form.is_valid():
-            raise forbidden("fields: expected text")  # a Textarea always posts text; only a forged form lands here
+            raise invalid(*next(iter(form.errors.items())))  # a Textarea posts text: only a forged form lands here
         template_services.text_template_update(template=template, changes=_posted(form),
                                                expected=request.POST.get("expected", ""))
     except CodedError as failure:

@@ -120,3 +120,37 @@ def test_a_continue_ends_with_the_continued_message_without_its_suffix(users):
     assert '<option value="continue" selected>' in html
     refused = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/?generation=swipe")
     assert refused.status_code == 400 and 'data-code="INPUT_INVALID"' in refused.content.decode()
+
+
+def test_examples_the_budget_leaves_out_are_listed_newest_first_out(users):
+    from strategies_app.models import Character
+
+    session = make_text_session(users["designer"], users["admin"], max_context=300, amount_gen=60)
+    card = Character.objects.get(pk=session.character_id)
+    card.mes_example = "\n".join(f"<START>\n{{{{user}}}}: Question {n} about the loom?\n{{{{char}}}}: Answer {n}, "
+                                 "about threads." for n in range(6))
+    card.save()
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/").content.decode()
+    kept = len(re.findall(r'<span class="tspan tsrc-example"', html))
+    trimmed = re.findall(r"<li data-trimmed-example><span class=\"muted\">(.*?)</span>", html)
+    # instruct mode: each example message is one item (two a block, six blocks); they are added oldest first
+    # while they fit, so the kept ones are the first and the left-out ones the last
+    assert kept and trimmed and kept + len(trimmed) == 12
+    assert "Answer 5, about threads." in trimmed[-1]
+    assert "Question 0 about the loom?" in html.split('id="trimmed-title"')[0]
+
+
+def test_a_world_info_entry_at_depth_is_a_span_named_after_the_entry(users):
+    from strategies_app import services as strategy_services
+    from strategies_app.models import WorldBook
+
+    session = make_text_session(users["designer"], users["admin"])
+    book = strategy_services.worldbook_import(user=users["admin"], name="Mill lore", data={"entries": {"7": {
+        "uid": 7, "key": ["loom"], "comment": "The loom", "content": "The loom is older than the mill.",
+        "constant": True, "position": 4, "depth": 1, "role": 0}}})
+    session_services.session_update(session=session, world_books=[WorldBook.objects.get(pk=book.id)])
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/").content.decode()
+    span = [s for s in _spans(html) if s[1] == "world_info:7"]
+    # at depth 1, role system: one injected system message, wrapped in ChatML's system sequence
+    assert span and span[0][0] == "world_info" and span[0][3].startswith("world-info entry “The loom”")
+    assert "&lt;|im_start|&gt;system</span>\nThe loom is older than the mill." in html
