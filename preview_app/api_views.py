@@ -112,14 +112,18 @@ def sessions(request):
     if request.method == "POST":
         require(request.user, EDIT_SESSION, "create sessions")
         body = json_object(request)
-        session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
-                                          current_input=body.get("current_input", ""),
-                                          author_note=body.get("author_note"),
-                                          extension_prompts=body.get("extension_prompts"),
-                                          world_info_activation=body.get("world_info_activation", "book"),
-                                          card_lore=body.get("card_lore", False),
-                                          greeting=body.get("greeting", False),
-                                          **_resources_from(body))
+        text = _text_fields(body)
+        with transaction.atomic():  # a session created with its text-completion choice, or not at all
+            session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
+                                              current_input=body.get("current_input", ""),
+                                              author_note=body.get("author_note"),
+                                              extension_prompts=body.get("extension_prompts"),
+                                              world_info_activation=body.get("world_info_activation", "book"),
+                                              card_lore=body.get("card_lore", False),
+                                              greeting=body.get("greeting", False),
+                                              **_resources_from(body))
+            if text:
+                session = services.session_text_update(session=session, **text)
         return ok({"ok": True, "id": session.pk}, status=201)
     return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in sessions_with_applied()])
 

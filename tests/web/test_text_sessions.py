@@ -89,3 +89,19 @@ def test_the_api_switches_a_session_to_text_and_reports_it(world, users):
     assert refused.status_code == 400 and refused.json()["detail"]["path"] == "context_template"
     session.refresh_from_db()
     assert session.name != "renamed"  # nothing of a refused change is stored
+
+
+def test_the_api_creates_a_text_session_or_nothing(users):
+    from preview_app.models import Session
+    from tests.web.conftest import client_for
+
+    client = client_for(users["designer"])
+    gemma = builtin("instruct", "Gemma")
+    made = client.post("/api/sessions", {"name": "Gemma chat", "completion": "text", "instruct_template": gemma.pk,
+                                         "current_input": "Hi."}, content_type="application/json")
+    assert made.status_code == 201
+    session = Session.objects.get(pk=made.json()["id"])
+    assert (session.completion, session.instruct_template_id) == ("text", gemma.pk)
+    refused = client.post("/api/sessions", {"name": "Broken", "completion": "text", "text_settings": {"x": 1}},
+                          content_type="application/json")
+    assert refused.status_code == 400 and not Session.objects.filter(name="Broken").exists()
