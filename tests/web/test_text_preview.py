@@ -154,3 +154,9 @@ def test_a_world_info_entry_at_depth_is_a_span_named_after_the_entry(users):
     # at depth 1, role system: one injected system message, wrapped in ChatML's system sequence
     assert span and span[0][0] == "world_info" and span[0][3].startswith("world-info entry “The loom”")
     assert "&lt;|im_start|&gt;system</span>\nThe loom is older than the mill." in html
+
+
+def test_the_session_page_says_it_is_text_completion(text_session, users):
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/").content.decode()
+    assert 'data-completion="text"' in html and "(instruct: ChatML)" in html
+    assert 'data-text-link>Text-completion prompt</a>' in html
