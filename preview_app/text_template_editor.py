@@ -37,10 +37,13 @@ from strategies_app.text_templates import EDITABLE_FIELDS
 from studio.errors import forbidden, invalid
 
 
+LONG_FIELDS = ("story_string", "content", "post_history")  # texts of many lines: a taller box
+
+
 def _form_class(kind: str) -> type[forms.Form]:
-    fields = {name: forms.CharField(label=name, required=False, strip=False,
-                                    widget=forms.Textarea(attrs={"rows": 2, "spellcheck": "false", "class": "mono"}))
-              for name in EDITABLE_FIELDS.get(kind, ())}
+    fields = {name: forms.CharField(label=name, required=False, strip=False, widget=forms.Textarea(attrs={
+        "rows": 10 if name in LONG_FIELDS else 2, "spellcheck": "false", "class": "mono"}))
+        for name in EDITABLE_FIELDS.get(kind, ())}
     return type("TemplateFieldsForm", (forms.Form,), fields)
 
 

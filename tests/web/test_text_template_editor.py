@@ -96,3 +96,15 @@ def test_qa_reads_the_editor_and_tries_an_edit_without_saving(text_session, user
     html = client.get(f"/text-templates/{chatml.pk}/edit/?session={text_session.pk}").content.decode()
     assert 'data-read-only="true"' in html and 'value="save"' not in html
     assert "Nothing edited yet" in html
+
+
+def test_a_context_templates_story_string_is_edited_the_same_way(text_session, users):
+    client = client_for(users["designer"])
+    copy = _copy(client, builtin("context", "Chat"), text_session)
+    story = "{{#if description}}About {{char}}: {{description}}\n{{/if}}{{trim}}"
+    html = client.post(f"/text-templates/{copy.pk}/edit/", {
+        "session": text_session.pk, "action": "preview", "story_string": story,
+        "chat_start": copy.fields["chat_start"], "example_separator": copy.fields["example_separator"]}
+    ).content.decode()
+    assert "Editing story_string: the prompt changes:" in html
+    assert "About Ada: " in html and 'rows="10"' in html
