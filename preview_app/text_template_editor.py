@@ -36,7 +36,6 @@ from strategies_app.models import TextTemplate
 from strategies_app.text_templates import EDITABLE_FIELDS
 from studio.errors import forbidden, invalid
 
-
 LONG_FIELDS = ("story_string", "content", "post_history")  # texts of many lines: a taller box
 
 
