@@ -261,6 +261,11 @@ def text_preview(request: dict[str, Any], result: AssemblyResult, *, untrimmed: 
         kind = _kind(span.source, messages)
         needles = _preferred(sequence_needles, kind) + (story_needles if span.source == "story_string" else [])
         cut = segments(span.text, needles)
+        if kind == "example":  # an example message is the user's or the character's: its opening sequence says
+            opening = next((seg.name for seg in cut if seg.mark == "sequence"), "")
+            speaker = {"input_sequence": "message-user", "output_sequence": "message-assistant"}.get(opening)
+            if speaker is not None:
+                cut = segments(span.text, _preferred(sequence_needles, speaker))
         rows.append(SpanRow(index=index, source=span.source, kind=kind,
                             label=source_label(span.source, request, messages, entries), tokens=span.tokens,
                             segments=cut, excerpt=excerpt(span.text.strip(), 80),

@@ -101,3 +101,15 @@ def test_the_designer_edits_a_copied_template_and_watches_the_prompt_change(live
     expect(page.locator("[data-saved]")).to_be_visible()
     page.goto(f"{live_server.url}/sessions/{session.pk}/text/")
     expect(page.locator("pre.text-prompt")).to_contain_text("<|im_start|>user")  # the session keeps its own ChatML
+
+
+def test_the_text_page_reads_in_chinese(live_server, page, login_as, role_users):
+    session = make_text_session(role_users["designer"], role_users["admin"])
+    login_as("qa")
+    page.goto(f"{live_server.url}/sessions/{session.pk}/text/")
+    page.select_option("#lang-select", "zh-hans")
+    page.locator("form.lang button[type=submit]").click()
+    page.wait_for_load_state()
+    expect(page.locator("#stop-title")).to_contain_text("停止字符串")
+    expect(page.locator("[data-span-row='0']")).to_contain_text("故事字符串（上下文模板）")
+    shoot(page, "text-preview-zh")

@@ -160,3 +160,11 @@ def test_the_session_page_says_it_is_text_completion(text_session, users):
     html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/").content.decode()
     assert 'data-completion="text"' in html and "(instruct: ChatML)" in html
     assert 'data-text-link>Text-completion prompt</a>' in html
+
+
+def test_an_example_of_the_character_is_closed_by_the_output_suffix(text_session, users):
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    rows = re.findall(r'data-span-row="\d+" data-source="example[^"]*">.*?</li>', html, re.S)
+    # ChatML ends every turn with the same "<|im_end|>": the example's opening sequence says whose turn it closes
+    assert "input_sequence</code>, <code>input_suffix" in rows[0]
+    assert "output_sequence</code>, <code>output_suffix" in rows[1]
