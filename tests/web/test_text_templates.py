@@ -180,3 +180,13 @@ def test_the_commands_import_and_export_a_template_file(users, tmp_path):
     out = io.StringIO()
     call_command("export_st", "--template", str(report["id"]), stdout=out)
     assert json.loads(out.getvalue()) == json.loads(_raw("alpaca_instruct.json"))
+
+
+def test_a_master_export_imported_again_reuses_every_stored_template(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    dry = _upload(client, _raw("master_export.json"), "master.json", "?dry_run=1").json()
+    assert dry["same_as"]["name"] == "Tavern ChatML"
+    again = _upload(client, _raw("master_export.json"), "master.json", "?duplicate=reuse").json()
+    assert again["creates"] == {"instruct": 0, "context": 0, "sysprompt": 0, "reasoning": 0}
+    assert TextTemplate.objects.filter(builtin=False).count() == 4
