@@ -66,7 +66,7 @@ def _page(request, session: Session, *, status: int = 200, form=None, form_error
                 raise invalid("generation", "one of " + ", ".join(TEXT_GENERATIONS))
             data = session_request(session, "builtin-st")
             if generation != "normal":
-                data["generation"] = {"type": generation}
+                data["generation"] = {**data.get("generation", {}), "type": generation}
             context["text"], _result = run_text(data, template_names=_template_names(session))
         except CodedError as error:
             context["error"], status = presenters.error_context(error), error.status
