@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly.blocks import Node, node_values
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
@@ -325,7 +327,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    views = [_node_view(node, counted.node_tokens[node.id]) for node in nodes]
+    views = _NODE_VIEWS.validate_python([_node_view(node, counted.node_tokens[node.id]) for node in nodes])
     by_module: dict[str, int] = {}
     for view in views:
         by_module[view.module] = by_module.get(view.module, 0) + view.tokens
@@ -358,8 +360,12 @@ def _copies(nodes: list[Node]) -> list[Node]:
     return [Node(*node_values(node)) for node in nodes]
 
 
-def _node_view(node: Node, tokens: int) -> NodeView:
-    return NodeView.model_validate({
+_NODE_VIEWS = TypeAdapter(list[NodeView])  # one validation for every node of the request
+
+
+def _node_view(node: Node, tokens: int) -> dict[str, Any]:
+    """A node's view, as the values `NodeView` validates."""
+    return {
         "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
         "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
         "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
@@ -367,7 +373,7 @@ def _node_view(node: Node, tokens: int) -> NodeView:
         "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
         "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
         "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
-        "original_slot_id": node.original_slot_id})
+        "original_slot_id": node.original_slot_id}
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
