@@ -84,7 +84,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     run = _resolve(parsed)
     logical = _logical(run)
     ordered = _order(run, logical)
-    built = _build(run, ordered.nodes, [*logical.diagnostics, *ordered.diagnostics])
+    built = _build(run, ordered.nodes, [*logical.diagnostics, *ordered.diagnostics], logical.regexed_chat)
     counted = _count(run, built)
     budgeted = _budget(run, built, counted, [*logical.diagnostics, *ordered.diagnostics, *built.diagnostics])
     return _result(run, logical, ordered, built, budgeted)
@@ -266,15 +266,15 @@ def _order(run: _Run, logical: LogicalResult) -> _Ordered:
     return _Ordered(nodes, diagnostics[len(logical.diagnostics):])
 
 
-def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]]) -> _Built:
+def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_chat: Any = None) -> _Built:
     """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request, on copies
     of the ordered nodes (each step sets where its node went). A finding the stages before reported already is not
-    reported again."""
+    reported again. `regexed_chat`: the chat through the regex scripts as the world info scan read it."""
     req = run.req
     nodes = _copies(nodes)
     if run.st_rules:
         st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
-                        tokenizer=req.tokenizer)
+                        tokenizer=req.tokenizer, regexed_chat=regexed_chat)
         own: list[dict[str, Any]] = []
         for diagnostic in st.diagnostics:
             if diagnostic not in earlier and diagnostic not in own:

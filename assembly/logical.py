@@ -127,7 +127,7 @@ def _make_plan(
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
         adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
-        world_info=ctx.world_info,
+        world_info=ctx.world_info, regexed_chat=ctx.regexed_chat,
     )
 
 

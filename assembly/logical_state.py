@@ -23,6 +23,7 @@ class LogicalResult:
     rules: list[dict[str, Any]]  # every rule of the strategy, in order, disabled ones and controls included
     outlet_blocks: list[dict[str, Any]]
     world_info: Any = None
+    regexed_chat: Any = None  # the chat through SillyTavern's regex scripts, when the world info scan read it
 
 
 @dataclass

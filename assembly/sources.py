@@ -12,7 +12,7 @@ from typing import Any
 
 from assembly.blocks import Block
 from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE, MacroContext, expand_text_macros
-from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat, scripts_in_order
+from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat_once, scripts_in_order
 
 CHARACTER_MARKERS = {
     "charDescription": "description",
@@ -60,6 +60,7 @@ class SourceContext:
     max_context: int = 8192
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
+    regexed_chat: Any = None  # sillytavern.regex.RegexedChat: the chat through the regex scripts, when the scan read it
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe
@@ -483,8 +484,9 @@ def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[st
     if not scripts:
         return texts
     typed = [ctx.generation_type == "normal" and i >= len(ctx.history) for i in range(len(messages))]
-    return regexed_chat([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts, st_macros(ctx),
-                        generation_type=ctx.generation_type, typed=typed)
+    ctx.regexed_chat = regexed_chat_once([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts,
+                                         st_macros(ctx), generation_type=ctx.generation_type, typed=typed)
+    return [text for text, _steps in ctx.regexed_chat.results]
 
 
 def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
@@ -183,6 +184,29 @@ def regexed_chat(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript]
     """Every chat message as it reaches the prompt (§13.1)."""
     return [text for text, _ in regexed_chat_steps(chat, scripts, macros, generation_type=generation_type,
                                                     typed=typed, runs=runs)]
+
+
+@dataclass(frozen=True)
+class RegexedChat:
+    """The chat of one request through the regex scripts (SillyTavern regexes it once: the world info scan and the
+    prompt read that pass): what it ran on, each message's text and steps, and the pattern limits it met."""
+
+    given: tuple[tuple[str, str, bool], ...]  # each message's role, text, and whether it was typed now
+    generation_type: str
+    results: tuple[tuple[str, list[RegexStep]], ...]
+    limits: tuple[dict[str, Any], ...]  # ST_PATTERN_LIMIT diagnostics
+
+    def answers(self, given: tuple[tuple[str, str, bool], ...], generation_type: str) -> bool:
+        return self.generation_type == generation_type and self.given == given
+
+
+def regexed_chat_once(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
+                      generation_type: str, typed: Sequence[bool]) -> RegexedChat:
+    """`regexed_chat_steps` of the request's chat, kept with what it ran on."""
+    runs = PatternRuns()
+    results = regexed_chat_steps(chat, scripts, macros, generation_type=generation_type, typed=typed, runs=runs)
+    given = tuple((role, text, bool(typed[i]) if i < len(typed) else False) for i, (role, text) in enumerate(chat))
+    return RegexedChat(given, generation_type, tuple(results), tuple(runs.diagnostics()))
 
 
 def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,

@@ -24,8 +24,7 @@ from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage
 from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.messages import StInjection, StMessage, trusted_message
-from assembly.sillytavern.pattern_matcher import PatternRuns
-from assembly.sillytavern.regex import invalid_finds, regexed_chat_steps, scripts_in_order
+from assembly.sillytavern.regex import RegexedChat, invalid_finds, regexed_chat_once, scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.slots import (
     EmptySlots,
@@ -89,7 +88,7 @@ class _Sorted:
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str) -> StRequest:
+               tokenizer: str, regexed_chat: RegexedChat | None = None) -> StRequest:
     """SillyTavern's steps over the ordered nodes (sillytavern.md §4.2): the chat's greeting macros and regex
     scripts, the extensions and in-chat injections, the prompts in collection order with the chat block and the
     example dialogues, the tail, the preset's budget, the continue collection, squashing. The conversation's message
@@ -99,7 +98,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     user, char = names.get("user", "User"), names.get("char", "")
     picked = _sorted(nodes)
     collected = collection(preset, kind) if preset is not None and preset.has_prompt_order else None
-    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, resources, user, char, kind)
+    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, resources, user, char, kind, regexed_chat)
     extras = Extras(picked.by_id)
     extras.diagnostics.extend(diagnostics)
     injections = _in_chat(picked, resources, preset, kind, extras, user, char)
@@ -145,25 +144,27 @@ def _sorted(nodes: list[Node]) -> _Sorted:
     return picked
 
 
-def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, kind: str
-                ) -> tuple[list[RegexChange], list[dict[str, Any]]]:
+def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, kind: str,
+                regexed: RegexedChat | None) -> tuple[list[RegexChange], list[dict[str, Any]]]:
     """The chat's texts as SillyTavern sends them: the first message (the greeting) gets its macros before anything
-    else (§3; the others as the history is filled), then the regex scripts run (§13.1). Returns what the scripts
-    changed and the findings about them."""
+    else (§3; the others as the history is filled), then the regex scripts run (§13.1), once per request: `regexed`,
+    the pass the world info scan read, serves when it ran on this very chat. Returns what the scripts changed and
+    the findings about them."""
     if chat_nodes and "{{" in chat_nodes[0].text:
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     if not scripts:
         return [], []
-    runs = PatternRuns()
-    macros = MacroContext(user=user, char=char)
-    texts = regexed_chat_steps([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
-                               typed=[kind == "normal" and n.module == "input" for n in chat_nodes], runs=runs)
+    chat = [(n.role, n.text) for n in chat_nodes]
+    typed = [kind == "normal" and n.module == "input" for n in chat_nodes]
+    if regexed is None or not regexed.answers(tuple((r, t, y) for (r, t), y in zip(chat, typed, strict=True)), kind):
+        regexed = regexed_chat_once(chat, scripts, MacroContext(user=user, char=char), generation_type=kind,
+                                    typed=typed)
     changes: list[RegexChange] = []
-    for node, (text, steps) in zip(chat_nodes, texts, strict=True):
+    for node, (text, steps) in zip(chat_nodes, regexed.results, strict=True):
         node.text = text
         changes.extend(RegexChange.of(node.id, step) for step in steps)
-    return changes, [*invalid_finds(scripts, MacroContext(user=user, char=char)), *runs.diagnostics()]
+    return changes, [*invalid_finds(scripts, MacroContext(user=user, char=char)), *regexed.limits]
 
 
 def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Extras, user: str, char: str

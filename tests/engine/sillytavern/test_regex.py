@@ -139,12 +139,18 @@ def test_the_greeting_has_its_macros_before_the_scripts_and_later_messages_after
     assert [m.content for m in result.request.messages] == ["<N>ell greets you", "<{>{char}}, hello", "<o>k"]
 
 
-def test_world_info_scans_the_chat_as_the_scripts_left_it():
+def test_the_chat_is_regexed_once_per_request(monkeypatch):
     # SillyTavern regexes coreChat once; the world info scan and the prompt both read that pass
+    from assembly.sillytavern import regex as regex_module
+
+    calls = []
+    real = regex_module._regexed_message
+    monkeypatch.setattr(regex_module, "_regexed_message", lambda *a: calls.append(a[1]) or real(*a))
     lore = [{"uid": 1, "keys": ["hound"], "content": "Hounds hunt in packs.", "position": "before"}]
     history = [{"id": "h1", "role": "assistant", "content": "one lone wolf, asked once"},
                {"id": "h2", "role": "user", "content": "two pale wolf, asked once"}]
     result = run([st_script()], lore=lore, history=history, input_text="a once-asked wolf")
+    assert sorted(calls) == sorted(["one lone wolf, asked once", "two pale wolf, asked once", "a once-asked wolf"])
     assert [m.content for m in result.request.messages][0] == "Hounds hunt in packs."  # found in the regexed chat
     assert "wolf" not in " ".join(m.content for m in result.request.messages if m.delivery == "history")
 
