@@ -59,3 +59,35 @@ def test_a_bad_turn_count_is_refused_naming_the_field(turns):
     with pytest.raises(AssemblyError) as refused:
         project_turns(_request("builtin-native-slots"), turns)
     assert refused.value.status == 400 and "turns" in str(refused.value)
+
+
+def _gate_request():
+    lore = {"activation": "keywords", "entries": [
+        {"uid": 1, "content": "The gate is closed at night. " * 20, "position": "before", "keys": ["gate"]}]}
+    preset = {"prompts": [{"identifier": "main", "role": "system", "content": "You keep the gate."},
+                          {"identifier": "worldInfoBefore", "marker": True},
+                          {"identifier": "chatHistory", "marker": True}]}
+    return {"strategy": get_builtin_strategy("builtin-st"), "resources": {"preset": preset, "worldbook": lore},
+            "conversation": {"history": [{"id": "h1", "role": "user", "content": "Good evening."},
+                                         {"id": "h2", "role": "assistant", "content": "Evening, traveller."}],
+                             "input": [{"id": "u1", "role": "user", "content": "Is the gate open?"}]},
+            "host": {"core_available": True}}
+
+
+def test_future_turns_repeat_the_real_input_and_reply_so_world_info_keeps_firing():
+    """A keyword in the real input keeps its world-info entry in every projected request: the request grows by the
+    repeated turns and never falls when the input moves into the history (placeholders would drop the entry)."""
+    projection = project_turns(_gate_request(), 5)
+    assert projection.future_turns == "repeat"
+    assert projection.repeated_input == "Is the gate open?" and projection.repeated_reply == "Evening, traveller."
+    tokens = [t.tokens for t in projection.turns]
+    assert all(b > a for a, b in zip(tokens, tokens[1:], strict=False)), tokens
+
+
+def test_a_conversation_without_a_reply_says_the_reply_is_a_placeholder():
+    request = _request("builtin-st")
+    projection = project_turns(request, 2)
+    assert projection.future_turns == "input-only" and projection.repeated_input == "Hello?"
+    assert projection.repeated_reply is None
+    request["conversation"]["input"] = []
+    assert project_turns(request, 2).future_turns == "placeholder"

@@ -53,7 +53,8 @@ def test_the_reason_is_shown_before_the_move_on_a_muted_row(users, editor):  # n
     assert "muted-row" in history and 'data-no-effect="The host places the conversation itself' in history
     rows = re.findall(r'<li class="row[^"]*" id="(?:rule|pos)-row-[^"]+"[^>]*>', html)
     assert rows and all(re.search(r'data-tokens="\d+"', row) for row in rows)
-    assert re.search(r'data-head-total="\d+"', html)
+    assert len(re.findall(r'data-token-total', html)) == 1  # one labelled total: the live preview's
+    assert re.search(r'data-content-total="\d+"', html) and re.search(r'data-request-total="\d+"', html)
 
 
 def test_the_no_js_path_puts_the_effect_in_the_notice(users, editor):  # noqa: F811
