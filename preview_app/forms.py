@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
@@ -238,7 +239,7 @@ class SessionCreateForm(SessionForm):
         label=_("Start the history with the character's greeting (its first message)"), required=False,
         help_text=_("SillyTavern expands its macros, such as {{user}}, when it sends the request."))
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, remembered: dict[str, Any] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         builtin = dict(STARTING_STRATEGIES)
         # the name in the page's language: a copy of a built-in says "(copy)" in that language too
@@ -249,6 +250,30 @@ class SessionCreateForm(SessionForm):
         self.fields["strategy"].choices = (
             [(slug, f"{slug}: {text}") for slug, text in builtin.items()] + others
             + [(ASSEMBLY_OFF, _("off: send the conversation unchanged (no strategy yet)."))])
+        self._start_with(remembered)
+
+    def _start_with(self, remembered: dict[str, Any] | None) -> None:
+        """The user's last new session's strategy, with host backends that run it (a core strategy on a host with
+        the advanced backend), when it is still offered."""
+        if not isinstance(remembered, dict) or remembered.get("strategy") not in dict(self.fields["strategy"].choices):
+            return
+        slug = remembered["strategy"]
+        backend = None if slug == ASSEMBLY_OFF else strategy_backend(
+            visible_strategies().filter(slug=slug).values_list("draft", flat=True).first() or {})
+        self.initial["strategy"] = slug
+        for flag in ("core_available", "native_available"):
+            if isinstance(remembered.get(flag), bool):
+                self.initial[flag] = remembered[flag]
+        if backend == "core":
+            self.initial["core_available"] = True
+        elif backend == "native":
+            self.initial["native_available"] = True
+
+    @property
+    def remembered_choice(self) -> dict[str, Any]:
+        """What the next new-session form starts with: this one's strategy and host backends."""
+        return {"strategy": self.cleaned_data["strategy"], "core_available": self.cleaned_data["core_available"],
+                "native_available": self.cleaned_data["native_available"]}
 
     def clean(self):
         data = super().clean()

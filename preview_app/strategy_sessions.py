@@ -17,8 +17,8 @@ from strategies_app.selectors import recent_revisions
 class StrategySessions:
     align = staticmethod(align_messages)  # the compare view's alignment: the editor's "what changed"
 
-    def chosen(self, raw: Any, strategy: Strategy) -> Session | None:
-        return preview_session(raw, strategy)
+    def chosen(self, raw: Any, strategy: Strategy, remembered: Any = None) -> Session | None:
+        return preview_session(raw, strategy, remembered)
 
     def picker(self):
         return session_picker()

@@ -26,9 +26,10 @@ class PreviewSession(Protocol):
 
 
 class SessionPreviews(Protocol):
-    def chosen(self, raw: Any, strategy: Strategy) -> PreviewSession | None:
-        """The session a preview runs on: the one asked for (`raw`: a pk from the query or form), else one the
-        strategy is applied to, else the first; None when there are no sessions."""
+    def chosen(self, raw: Any, strategy: Strategy, remembered: Any = None) -> PreviewSession | None:
+        """The session a preview runs on: the one asked for (`raw`: a pk from the query, the form or the user's
+        pick for this strategy), else `remembered` (the user's last session) when its host runs the strategy, else
+        one the strategy is applied to, else the first that runs it; None when there are no sessions."""
 
     def picker(self) -> Any:
         """Every session by name, for the preview's session picker (pk and name)."""
