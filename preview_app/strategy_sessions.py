@@ -35,6 +35,11 @@ class StrategySessions:
     def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return apply_panel(user, strategy, results)
 
+    def applied(self, session: Session) -> tuple[Strategy, dict[str, Any]] | None:
+        if session.applied_document is None or session.applied_strategy is None:
+            return None
+        return session.applied_strategy, session.applied_document
+
 
 def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The "apply to sessions" panel: the sessions `user` may change, the revisions to choose from, and the results

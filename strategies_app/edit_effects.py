@@ -114,6 +114,9 @@ def no_effect_reason(kind: str, before: AssemblyResult, after: AssemblyResult, m
                             "slots still place it.", control.owned) % {"n": control.owned}
     if kind == "blocks":
         return _("The block already sat there in this session's request.")
+    if kind == "preset":
+        return _("The prompts that changed send nothing different in this session's request: switched off, out "
+                 "of the prompt order, or not read by the session's strategy.")
     return _("This setting decides nothing in this session's request.")
 
 

@@ -43,6 +43,9 @@ class SessionPreviews(Protocol):
     def applied_by_strategy(self) -> dict[int, list[PreviewSession]]:
         """Strategy pk -> the sessions it is applied to."""
 
+    def applied(self, session: PreviewSession) -> tuple[Strategy, dict[str, Any]] | None:
+        """The strategy applied to `session` and its applied document; None when assembly is off."""
+
     def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The template context of the "apply to sessions" panel (`strategies/apply.html#apply`)."""
 
