@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.catalogue import BUILTIN_NAMES
 from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
@@ -230,6 +231,12 @@ STARTING_STRATEGIES = (
 ASSEMBLY_OFF = "off"
 
 
+def _builtin_name(slug: str) -> str:
+    """A built-in's bilingual name ("zh / en"), which `strategy_name` reads in the page's language."""
+    names = BUILTIN_NAMES[slug]
+    return f"{names['zh']} / {names['en']}"
+
+
 class SessionCreateForm(SessionForm):
     """A new session picks the strategy it starts with (so its first preview works) and may start its history with
     the character's greeting, as a new SillyTavern chat does."""
@@ -248,7 +255,7 @@ class SessionCreateForm(SessionForm):
                   for s in visible_strategies().filter(builtin=False, revisions__isnull=False).distinct()
                   .order_by("name").only("slug", "name")]
         self.fields["strategy"].choices = (
-            [(slug, f"{slug}: {text}") for slug, text in builtin.items()] + others
+            [(slug, f"{strategy_name(_builtin_name(slug))}: {text}") for slug, text in builtin.items()] + others
             + [(ASSEMBLY_OFF, _("off: send the conversation unchanged (no strategy yet)."))])
         self._start_with(remembered)
 
@@ -281,8 +288,9 @@ class SessionCreateForm(SessionForm):
         if data.get("greeting") and (character is None or not character.first_mes.strip()):
             self.add_error("greeting", _("Choose a character whose card has a first message."))
         if data.get("strategy") == "builtin-st" and not data.get("core_available"):
-            self.add_error("strategy", _("builtin-st needs the host's advanced backend: tick “The host has the "
-                                         "advanced (core) backend” or choose a standard strategy."))
+            self.add_error("strategy", _("%(name)s needs the host's advanced backend: tick “The host has the "
+                                         "advanced (core) backend” or choose a standard strategy.") % {
+                "name": strategy_name(_builtin_name("builtin-st"))})
         return data
 
     def service_fields(self) -> dict[str, Any]:

@@ -60,12 +60,12 @@ def _chinese() -> bool:
 
 PLACEMENT_MODES = {
     "native-slots": gettext_lazy("preset slots first"), "native-roles": gettext_lazy("roles first"),
-    "st": gettext_lazy("SillyTavern order (advanced)"), "modules": gettext_lazy("module order"),
+    "st": gettext_lazy("SillyTavern order"), "modules": gettext_lazy("module order"),
 }
 
 
 def placement_choices(placements) -> list[tuple[str, str]]:
-    """The placement modes in words (the id goes beside them in small type)."""
+    """The placement modes in words (drop-downs show the words only)."""
     return [(value, PLACEMENT_MODES.get(value, value)) for value in placements]
 
 
