@@ -239,3 +239,37 @@ def test_a_parity_paste_that_is_not_json_is_explained_in_words(live_server, page
     expect(refusal).to_contain_text("not valid JSON")
     assert "No description" not in page.locator("main").inner_text()
     shoot(page, "parity-not-json-en")
+
+
+# ---------------------------------------------------------------------------------------------- finding 10
+
+
+def test_a_card_kept_twice_is_told_apart_in_its_exports_and_the_new_session_form(
+        live_server, page, login_as, shared_fixtures):
+    from strategies_app.models import Character
+
+    login_as("admin")
+    folder = shared_fixtures / "sillytavern"
+    page.goto(f"{live_server.url}/resources/import/")
+    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.png"))
+    page.locator("input[name=dry_run]").uncheck()
+    page.locator(".import-form button[type=submit]").click()
+    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
+    page.goto(f"{live_server.url}/resources/import/")
+    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.v3.ccv3.json"))
+    page.locator(".import-form button[type=submit]").click()
+    page.locator("[data-same-as] input[value=keep]").check()
+    page.locator("[data-import-it] button[type=submit]").click()
+    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
+    first, second = Character.objects.order_by("pk").values_list("pk", flat=True)
+
+    page.goto(f"{live_server.url}/resources/")
+    names = set()
+    for pk in (first, second):
+        with page.expect_download() as download:
+            page.locator(f'a[href="/api/resources/character/{pk}/export"]').click()
+        names.add(download.value.suggested_filename)
+    assert names == {f"seraphina-character-{first}.json", f"seraphina-character-{second}.json"}
+    page.goto(f"{live_server.url}/sessions/new/")
+    options = page.locator("#id_character option").all_inner_texts()
+    assert f"Seraphina (id {first})" in options and f"Seraphina (id {second})" in options, options
