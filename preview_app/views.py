@@ -288,6 +288,7 @@ def preview_rows(request, pk):
 
         return render(request, "strategies/editor.html#preview-items", {
             "items": preview_window_items(result, segments), "session": session,
+            "sillytavern_work": result.placement == "st",
             "strategy": {"slug": request.GET.get("strategy", "")}, "model": request.GET.get("model", ""),
             "generation": request.GET.get("generation", "")})
     view = display(result, host_records(request_data))

@@ -163,6 +163,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
             "block-move", "block-reset", "control", "layout", "position-update", "positions-order", "priority-order",
             "revision-save", "rule-add", "rules-order", "settings")},
         "can_copy": can_create_strategies(user), "backend": strategy_backend(draft),
+        "sillytavern_work": draft.get("placement") == "st",  # SillyTavern's words, dsh's folded away
         "backend_given": draft.get("backend"), "native": strategy_backend(draft) == "native",
         "rules": presenters.rule_rows(strategy, result, kept), "display_name": presenters.strategy_name(draft), "context_rules": presenters.context_rule_rows(draft, result),
         "has_layout": layout is not None, "policy": policy, "priority": presenters.priority_rows(policy["priority"]),

@@ -31,7 +31,7 @@ def _totals(page, scope: str) -> tuple[int, int]:
     total = page.locator(f"{scope} [data-token-total]")
     expect(total).to_have_count(1)
     content = int(total.locator("[data-content-total]").get_attribute("data-content-total"))
-    billed = int(page.locator(f"{scope} [data-request-total]").get_attribute("data-request-total"))
+    billed = int(page.locator(f"{scope} section.window[data-request-total]").get_attribute("data-request-total"))
     text = total.inner_text()
     assert f"{content:,} content tokens" in text, text
     assert re.search(rf"{billed:,}( / [\d,]+)? tokens billed by the API", text), text
