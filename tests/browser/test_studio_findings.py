@@ -24,7 +24,7 @@ LAMP = {"prompts": [{"identifier": "main", "name": "Main Prompt", "role": "syste
                     {"identifier": "chatHistory", "name": "Chat History", "marker": True},
                     {"identifier": "jailbreak", "role": "system", "content": "Answer in one line."}]}
 CJK = re.compile(r"[\u4e00-\u9fff]")
-PRE_STEP_COPIES_ZH = "前置步骤副本"
+PRE_STEP_COPIES_ZH = "预步骤副本"
 
 
 @pytest.fixture
