@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils import translation
-from django.utils.translation import get_language, gettext_lazy, ngettext
+from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
 from assembly import edits
@@ -60,7 +60,7 @@ def _chinese() -> bool:
 
 PLACEMENT_MODES = {
     "native-slots": gettext_lazy("preset slots first"), "native-roles": gettext_lazy("roles first"),
-    "st": gettext_lazy("SillyTavern order"), "modules": gettext_lazy("module order"),
+    "st": pgettext_lazy("strategy placement", "SillyTavern order"), "modules": gettext_lazy("module order"),
 }
 
 

@@ -105,3 +105,13 @@ def test_lists_and_choices_show_names_not_slugs(users, both):
     row = strategies[strategies.index('data-strategy="builtin-st"'):].split("</tr>", 1)[0]
     assert "Preset slots first (advanced)" in row and 'data-placement="st">SillyTavern order<' in row
     assert "SillyTavern order (advanced)" not in row  # one name for the built-in, one word for its mode
+
+
+def test_the_mode_of_sillytavern_work_reads_in_chinese(users, both):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get(f"/strategies/{both['tavern'].slug}/edit/?session={both['st_session'].pk}").content.decode()
+    badge = re.search(r"<span class=\"badge\" data-sillytavern-work[^>]*>([^<]*)</span>", html).group(1)
+    assert badge == "SillyTavern 顺序"
+    strategies = client.get("/strategies/").content.decode()
+    assert 'data-placement="st">SillyTavern 顺序<' in strategies
