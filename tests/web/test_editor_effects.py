@@ -87,7 +87,8 @@ def test_names_show_one_language(users, editor):  # noqa: F811
     assert 'lang="zh-hans"' in chinese
     assert "身份优先（标准）" in chinese and "Roles first" not in chinese
     page = client.get("/strategies/builtin-st/edit/").content.decode()
-    assert "<h1>Preset slots first (advanced)</h1>" in page and "advanced backend (core)" in page
+    assert "<h1>Preset slots first (advanced)</h1>" in page and ">SillyTavern order</span>" in page
+    assert "advanced backend (core)" not in page.split('id="settings-panel"')[0]  # SillyTavern's words on its work
 
 
 def test_each_lock_says_how_to_free_it_and_a_slot_lock_has_the_switch(users, editor):  # noqa: F811
