@@ -1,12 +1,15 @@
 """Turn projection: what the next N turns of the host will send and keep, simulated through the engine itself.
 
 Each projected turn assembles the request, commits it as the host would (`host.commit_turn`: the durable events,
-then a reply) and asks the next one. Future turns are built like real ones: each repeats the session's real last
-input and its real last reply (so world info, macros and the history scans see real text, as in the chat); only a
-conversation without one of them falls back to a placeholder, and `future_turns` says which. Nothing is stored: the result says,
-per turn, the request's size, what the durable history holds (pre-step copies, context snapshots appended or reused,
-system prompt records) and whether it still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that
-piles up, with its projected cost. Pure: no I/O, the request is never mutated.
+then a reply) and asks the next one, as the chat's next generation: `generation.turn` one more (so seeded
+world-info rolls are drawn anew) and `resources.world_state` the timed world-info state the previous turn's result
+left (so sticky, cooldown and delay run their course). Future turns are built like real ones: each repeats the
+session's real last input and its real last reply (so world info, macros and the history scans see real text, as in
+the chat); only a conversation without one of them falls back to a placeholder, and `future_turns` says which.
+Nothing is stored: the result says, per turn, the request's size, what the durable history holds (pre-step copies,
+context snapshots appended or reused, system prompt records), the world-info entries it activates and whether it
+still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that piles up, with its projected cost. Pure:
+no I/O, the request is never mutated.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ class ProjectedTurn(BaseModel):
     snapshots_reused: int
     records_appended: int  # what sending this request adds to the durable history, its user message aside
     system_records: int  # system prompt records in the durable history
+    # keyword world info: the uids of the entries this request activates, in emission order (None: no such book)
+    world_info: tuple[int | str, ...] | None = None
     fits: bool | None  # against the window less the reply's reserve (None: no window known)
 
 
@@ -116,7 +121,27 @@ def _turn(turn: int, result: AssemblyResult, history: list[dict[str, Any]]) -> P
         history_messages=len(history), pre_step_copies=len(_pre_steps(result)),
         snapshots_reused=sum(1 for m in messages if m.history_status == "reused"),
         records_appended=sum(1 for e in result.durable_events if e.kind not in ("user",)),
-        system_records=sum(1 for m in history if _kind(m) == SYSTEM_KIND), fits=result.tokens.fits)
+        system_records=sum(1 for m in history if _kind(m) == SYSTEM_KIND), fits=result.tokens.fits,
+        world_info=_world_info(result))
+
+
+def _world_info(result: AssemblyResult) -> tuple[int | str, ...] | None:
+    info = result.world_info
+    return tuple(entry.uid for entry in info.active) if info is not None and info.mode == "keywords" else None
+
+
+def _next_generation(data: dict[str, Any], result: AssemblyResult) -> dict[str, Any]:
+    """`data` (a request the engine accepted) as the chat's next generation after `result`: a normal one (the
+    placeholder user message is typed), its `generation.turn` one more, and the timed world-info state `result`
+    left carried into it."""
+    generation = dict(data.get("generation") or {})
+    generation.update(type="normal", turn=int(generation.get("turn") or 0) + 1)
+    generation.pop("quiet_prompt", None)
+    state = result.world_info.world_state if result.world_info is not None else None
+    if state is None:
+        return {**data, "generation": generation}
+    resources = {**(data.get("resources") or {}), "world_state": state.model_dump(mode="json")}
+    return {**data, "generation": generation, "resources": resources}
 
 
 def _accumulating(first: AssemblyResult, last: AssemblyResult, turns: int) -> list[Diagnostic]:
@@ -135,17 +160,19 @@ def _accumulating(first: AssemblyResult, last: AssemblyResult, turns: int) -> li
     return found
 
 
-def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAULT_TURNS) -> TurnProjection:
+def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAULT_TURNS, *,
+                  repeat: bool = True) -> TurnProjection:
     """Simulate `turns` more turns of the host after `request` (1 to MAX_TURNS), each repeating the real last input
-    and reply (placeholders only where the conversation has none)."""
+    and reply (placeholders only where the conversation has none); `repeat=False` sends placeholders throughout
+    (what a turn adds when nothing it says matches a key)."""
     if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= MAX_TURNS:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"turns: expected a whole number from 1 to {MAX_TURNS}",
                             status=400, detail={"path": "turns"})
     data = request.model_dump(mode="json", exclude_none=True) if isinstance(request, AssemblyRequest) else request
     conversation = dict(data.get("conversation") or {})
     history = list(conversation.get("history") or [])
-    real_input = _real_input(list(conversation.get("input") or []), history)
-    real_reply = _real_reply(history)
+    real_input = _real_input(list(conversation.get("input") or []), history) if repeat else []
+    real_reply = _real_reply(history) if repeat else None
     inputs = list(conversation.get("input") or []) or _repeat_input(real_input, 0)
     projected: list[ProjectedTurn] = []
     first = last = None
@@ -156,6 +183,7 @@ def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAUL
         projected.append(_turn(turn, result, history))
         history = commit_turn(history, result, _repeat_reply(real_reply, turn))
         inputs = _repeat_input(real_input, turn + 1)
+        data = _next_generation(data, result)
     overflow = next((t.turn for t in projected if t.fits is False), None)
     future = {(True, True): "repeat", (True, False): "input-only", (False, True): "reply-only",
               (False, False): "placeholder"}[(bool(real_input), real_reply is not None)]
