@@ -136,7 +136,7 @@ def edit_effect(kind: str, before: AssemblyResult | None, after: AssemblyResult 
                         "%(n)s messages changed in the request: %(counts)s.", changed) % {
         "n": changed, "counts": counts}
     changes = {row.b_index: row.changes for row in changed_rows if row.b_index is not None}
-    removed = [f"#{row.a_index} {row.a.role}" for row in changed_rows if row.b_index is None and row.a is not None]
+    removed = [f"#{row.a_index} {engine_word('role', row.a.role)}" for row in changed_rows if row.b_index is None and row.a is not None]
     return EditEffect(changed, sentence, changes, removed)
 
 
