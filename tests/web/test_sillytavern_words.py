@@ -89,6 +89,8 @@ def test_a_sillytavern_sessions_preview_folds_dshs_words(users, both):
 
     html = client.get(f"/sessions/{both['native_session'].pk}/preview/").content.decode()
     assert 'href="/glossary/#trust"' in html and "data-dsh-fold" not in html
+    summary = _text(re.search(r'<p class="summary".*?</p>', html, re.S).group(0))
+    assert "(preset slots first)" in summary and "(native-slots)" not in summary  # the mode in words
     projection = client.get(f"/sessions/{both['native_session'].pk}/preview/projection/").content.decode()
     assert re.search(r'href="/glossary/#pre-step"[^>]*>Pre-step copies<', projection)
 
