@@ -277,6 +277,15 @@ class SessionCreateForm(SessionForm):
             self.initial["native_available"] = True
 
     @property
+    def starts_sillytavern(self) -> bool:
+        """Whether the strategy chosen (posted, else the form's starting one) places in SillyTavern order."""
+        slug = self.data.get("strategy") if self.is_bound else self.initial.get("strategy", "builtin-st")
+        if not slug or slug == ASSEMBLY_OFF:
+            return False
+        draft = visible_strategies().filter(slug=slug).values_list("draft", flat=True).first() or {}
+        return draft.get("placement") == "st"
+
+    @property
     def remembered_choice(self) -> dict[str, Any]:
         """What the next new-session form starts with: this one's strategy and host backends."""
         return {"strategy": self.cleaned_data["strategy"], "core_available": self.cleaned_data["core_available"],

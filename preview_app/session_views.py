@@ -95,7 +95,9 @@ def session_create(request):
             messages.success(request, _("Session created."))
             return redirect("preview:session", pk=session.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "preview/session_create.html", {"form": form}, status=status)
+    # SillyTavern's words for SillyTavern work: with builtin-st (or a copy) chosen, dsh's host settings fold away
+    return render(request, "preview/session_create.html", {"form": form, "sillytavern_work": form.starts_sillytavern},
+                  status=status)
 
 
 def _window_before(request, editing: str, edit_errors) -> int | None:

@@ -117,3 +117,12 @@ def test_the_mode_of_sillytavern_work_reads_in_chinese(users, both):
     assert badge == "SillyTavern 顺序"
     strategies = client.get("/strategies/").content.decode()
     assert 'data-placement="st">SillyTavern 顺序<' in strategies
+
+
+def test_the_new_session_form_folds_dshs_host_settings_while_sillytavern_is_chosen(users):
+    client = client_for(users["designer"])
+    html = client.get("/sessions/new/").content.decode()  # builtin-st is the first choice
+    fold = html[html.index("data-dsh-host-settings"):html.index("</details>", html.index("data-dsh-host-settings"))]
+    assert 'name="official_sections"' in fold and 'name="core_available"' not in fold  # the backend stays in view
+    answer = client.post("/sessions/new/", {"name": "", "strategy": "builtin-native-roles"})
+    assert answer.status_code == 400 and "data-dsh-host-settings" not in answer.content.decode()
