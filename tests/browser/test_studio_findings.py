@@ -161,6 +161,15 @@ def test_sillytavern_work_speaks_sillytaverns_words_and_dsh_words_link_the_gloss
     head = page.locator("[data-turn-projection] table.projection thead")
     expect(head).to_be_visible()  # the projection loaded (htmx)
     expect(head).not_to_contain_text("Pre-step copies" if language == "en" else PRE_STEP_COPIES_ZH)
+    columns = page.locator("table.request > thead th").all_inner_texts()
+    words = {"en": ("Source", "Position", "Delivery", "History entry"), "zh-hans": ("来源", "位置", "投递方式", "历史条目")}
+    source, position, delivery, entry = words[language]
+    assert source in columns and position in columns and delivery not in columns and entry not in columns, columns
+    first = page.locator("tbody.msg").first
+    expect(first).to_have_attribute("data-delivery", re.compile(r".+"))  # the row markup stays, unshown
+    expect(first.locator("td.st-source")).to_contain_text("Main Prompt")
+    expect(page.locator("p.summary")).not_to_contain_text("builtin-st")
+    shoot(page, f"preview-sillytavern-{language}")
 
     page.goto(f"{live_server.url}/sessions/{native.pk}/preview/")
     link = page.locator('details.parts summary a.term[href="/glossary/#trust"]').first
