@@ -15,6 +15,7 @@ from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
+from strategies_app.forms import generation_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from strategies_app.presenters import strategy_name
 from strategies_app.selectors import visible_strategies
@@ -386,12 +387,7 @@ class ComposerForm(forms.Form):
     action = forms.ChoiceField(choices=[("preview", "preview"), ("commit", "commit")], required=False)
 
 
-GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
-                      ("continue", _("continue: extend the last reply")),
-                      ("impersonate", _("impersonate: write the user's next message")),
-                      ("swipe", _("swipe: another version of the last message")),
-                      ("regenerate", _("regenerate: the last reply again (delete it from the history first)")),
-                      ("quiet", _("quiet: a background prompt"))]
+GENERATION_CHOICES = generation_choices()  # SillyTavern's words, the engine's codes as values
 
 
 class PreviewOptionsForm(forms.Form):

@@ -169,6 +169,8 @@ def test_sillytavern_work_speaks_sillytaverns_words_and_dsh_words_link_the_gloss
     expect(first).to_have_attribute("data-delivery", re.compile(r".+"))  # the row markup stays, unshown
     expect(first.locator("td.st-source")).to_contain_text("Main Prompt")
     expect(page.locator("p.summary")).not_to_contain_text("builtin-st")
+    continue_ = page.locator("select[name=generation] option[value=continue]")
+    expect(continue_).to_have_text("Continue — extend the last reply" if language == "en" else "继续 — 续写上一条回复")
     shoot(page, f"preview-sillytavern-{language}")
 
     page.goto(f"{live_server.url}/sessions/{native.pk}/preview/")

@@ -183,3 +183,19 @@ def test_the_preview_summary_names_the_strategy_without_its_id(users, both):
     summary = re.search(r'<p class="summary".*?</p>', html, re.S).group(0)
     assert "Preset slots first (advanced)" in _text(summary)
     assert "builtin-st" not in _text(summary) and "<code>builtin-st</code>" not in summary
+
+
+@pytest.mark.parametrize(("language", "labels"), [
+    ("en", ["Normal", "Continue", "Impersonate", "Swipe", "Regenerate", "Quiet"]),
+    ("zh-hans", ["正常", "继续", "代写", "换一版", "重新生成", "后台"])])
+def test_the_generation_type_reads_in_sillytaverns_words(users, both, language, labels):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    html = client.get(f"/sessions/{both['st_session'].pk}/preview/").content.decode()
+    select = re.search(r'<select name="generation".*?</select>', html, re.S).group(0)
+    options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)
+    values = [value for value, _label in options if value]
+    assert values == ["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"]  # the engine's codes
+    shown = [unescape(label) for value, label in options if value]
+    assert [label.split(" — ")[0] for label in shown] == labels, shown
+    assert not any(re.search(r"\b(normal|continue|impersonate|swipe|regenerate|quiet)\b", s) for s in shown), shown
