@@ -287,6 +287,13 @@ class SessionCreateForm(SessionForm):
         return draft.get("placement") == "st"
 
     @property
+    def sillytavern_slugs(self) -> list[str]:
+        """The strategies offered that place in SillyTavern order: choosing one folds dsh's host settings away."""
+        offered = {str(value) for value, _label in self.fields["strategy"].choices} if "strategy" in self.fields else set()
+        return [slug for slug in visible_strategies().filter(draft__placement="st").values_list("slug", flat=True)
+                if slug in offered]
+
+    @property
     def remembered_choice(self) -> dict[str, Any]:
         """What the next new-session form starts with: this one's strategy and host backends."""
         return {"strategy": self.cleaned_data["strategy"], "core_available": self.cleaned_data["core_available"],

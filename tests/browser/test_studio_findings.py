@@ -183,6 +183,23 @@ def test_sillytavern_work_speaks_sillytaverns_words_and_dsh_words_link_the_gloss
     expect(page.locator("dt#trust")).to_be_visible()
 
 
+def test_the_new_session_form_refolds_dshs_host_settings_when_the_strategy_changes(live_server, page, login_as):
+    login_as("designer")
+    page.goto(f"{live_server.url}/sessions/new/")
+    sections = page.locator("textarea[name=official_sections]")
+    expect(page.locator("input[name=strategy][value=builtin-st]")).to_be_checked()
+    expect(sections).to_be_hidden()  # folded: a SillyTavern strategy reads none of dsh's host settings
+    page.locator("input[name=strategy][value=builtin-native-roles]").check()
+    expect(page.locator("form [data-dsh-host-settings]")).to_have_count(0)
+    expect(sections).to_be_visible()  # the standard backend is in play: its settings in view
+    expect(page.locator("input[name=core_available]")).to_be_visible()
+    page.locator("input[name=strategy][value=builtin-st]").check()
+    expect(page.locator("form [data-dsh-host-settings]")).to_have_count(1)
+    expect(sections).to_be_hidden()
+    page.locator("form [data-dsh-host-settings] > summary").click()  # still opens by hand
+    expect(sections).to_be_visible()
+
+
 # ---------------------------------------------------------------------------------------------- finding 7
 
 

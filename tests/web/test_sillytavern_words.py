@@ -126,7 +126,8 @@ def test_the_new_session_form_folds_dshs_host_settings_while_sillytavern_is_chos
     fold = html[html.index("data-dsh-host-settings"):html.index("</details>", html.index("data-dsh-host-settings"))]
     assert 'name="official_sections"' in fold and 'name="core_available"' not in fold  # the backend stays in view
     answer = client.post("/sessions/new/", {"name": "", "strategy": "builtin-native-roles"})
-    assert answer.status_code == 400 and "data-dsh-host-settings" not in answer.content.decode()
+    served = re.sub(r"<template.*?</template>", "", answer.content.decode(), flags=re.S)  # the script's copy aside
+    assert answer.status_code == 400 and "data-dsh-host-settings" not in served
 
 
 def _head_and_rows(html: str) -> tuple[str, list[str]]:
@@ -199,3 +200,15 @@ def test_the_generation_type_reads_in_sillytaverns_words(users, both, language, 
     shown = [unescape(label) for value, label in options if value]
     assert [label.split(" — ")[0] for label in shown] == labels, shown
     assert not any(re.search(r"\b(normal|continue|impersonate|swipe|regenerate|quiet)\b", s) for s in shown), shown
+
+
+def test_the_new_session_form_names_the_sillytavern_strategies_its_script_refolds_for(users, both):
+    html = client_for(users["designer"]).get("/sessions/new/").content.decode()
+    slugs = re.search(r'data-strategy-choice data-sillytavern-strategies="([^"]*)"', html).group(1).split()
+    assert "builtin-st" in slugs
+    assert "builtin-native-roles" not in slugs and both["native"].slug not in slugs
+    template = re.search(r"<template data-dsh-fold-template>(.*?)</template>", html, re.S).group(1)
+    assert "<details" in template and "data-dsh-host-settings" in template and "<script" not in html.split(
+        "<template", 1)[1].split("</template>", 1)[0]
+    assert re.search(r'<script src="/static/js/session_form\.js[^"]*" defer></script>', html)  # no inline script
+    assert html.count('data-dsh-fields') == 1 and 'name="official_sections"' in html
