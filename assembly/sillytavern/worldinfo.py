@@ -138,6 +138,21 @@ def card_scan_data(character: Any, persona: Any) -> dict[str, str]:
     }
 
 
+def scan_injections(resources: Any, *, turn: int, quiet_prompt: str = "") -> list[str]:
+    """The extension prompts marked for scanning that SillyTavern's scan reads beside the chat (sillytavern.md §7.3,
+    §8.1, §8.3), as `scan_injections` takes them, for chat and text completion alike: the author's note when it
+    allows world info scanning, the other extensions' prompts with `scan`, the quiet prompt, and the persona at
+    depth from a chat's second generation on (SillyTavern sets it after world info has scanned and keeps it, so the
+    scan reads the one set before)."""
+    note, persona = resources.author_note, resources.persona
+    texts = [note.content] if note is not None and note.allow_wi_scan and note.content else []
+    texts += [e.content for e in resources.extension_prompts if e.scan and e.content]
+    texts += [quiet_prompt] if quiet_prompt else []
+    if turn >= 1 and persona is not None and persona.position == "at_depth" and persona.description:
+        texts.append(persona.description)
+    return texts
+
+
 def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
     if data is None:
         return []
