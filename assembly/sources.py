@@ -448,8 +448,10 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
             chat = [{**c, "content": by_id.get(m.get("id"), c["content"])} for c, m in zip(chat, scanned, strict=True)]
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
-                                             scan_injections=scan_injections(resources, turn=ctx.turn,
-                                                                             quiet_prompt=ctx.quiet_prompt),
+                                             scan_injections=scan_injections(
+                                                 resources, turn=ctx.turn, quiet_prompt=ctx.quiet_prompt,
+                                                 user_messages=sum(m["role"] in ("user", "tool")
+                                                                   for m in ctx.history + ctx.inputs)),
                                              generation=ctx.generation_type,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs),

@@ -94,7 +94,8 @@ def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, us
                 **({"name": m["name"]} if m.get("name") else {})} for m in chat if m["role"] in ("user", "assistant")]
     return activate_world_info(book, chat=scanned, names={"user": user, "char": char}, max_context=budget,
                                encoding=ST_ESTIMATE, global_scan_data=scan_data,
-                               scan_injections=scan_injections(resources, turn=turn), typed_messages=typed,
+                               scan_injections=scan_injections(resources, turn=turn, user_messages=sum(
+                                   m["role"] == "user" for m in chat)), typed_messages=typed,
                                generation=generation, world_state=resources.world_state, seed=seed, turn=turn)
 
 

@@ -170,7 +170,8 @@ def test_a_bad_world_state_seed_or_turn_is_refused_naming_the_field(where, value
 # --- the extension prompts the scan reads beside the chat ------------------------------------------------------------
 # SillyTavern's text completion runs the same Generate() up to the scan: setFloatingPrompt sets the author's note
 # (scan = "allow WI scan") before getWorldInfoPrompt, and addPersonaDescriptionExtensionPrompt sets the persona at
-# depth (scan=true) after it, kept for the next generation (sillytavern.md §1, §7.3, §8.1, §8.3).
+# depth (scan=true) after it, kept for the next generation; the character's note is set with scan = "allow WI scan"
+# (sillytavern.md §1, §7.3, §8.1–§8.3).
 
 MOON = _entry(keys=["moon"], content="The moon is red.")
 
@@ -209,3 +210,29 @@ def test_a_persona_at_depth_is_scanned_from_the_chats_second_generation_on(turn,
     assert prompt.startswith("The moon is red.\n") is bool(active)
     assert "Ann loves the moon." in prompt  # placed in the chat either way
     assert _active(_chat_request(request)) == active
+
+
+def test_a_note_its_interval_leaves_out_is_not_scanned():
+    # interval 2, one user message: 2 - 1 = 1 message till insertion, so the note is set empty before the scan
+    request = _text(MOON, [("user", "Hello")])
+    request["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True, "interval": 2}
+    prompt, world = _run(request)
+    assert prompt == "Ann: Hello" and world["active"] == []
+    assert _active(_chat_request(request)) == []
+    # the second user message puts it in (2 % 2 == 0), and the scan reads it
+    request = _text(MOON, [("user", "Hello"), ("assistant", "Hi."), ("user", "Well?")], turn=1)
+    request["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True, "interval": 2}
+    assert _run(request)[0].startswith("The moon is red.\n")
+    assert _active(_chat_request(request)) == [1]
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_the_characters_note_is_scanned_when_the_authors_note_allows_scanning(allow):
+    request = _text(MOON, [("user", "Hello")])
+    request["resources"]["character"] = {"name": "Bo", "depth_prompt": {"prompt": "Bo hums about the moon.",
+                                                                          "depth": 4}}
+    request["resources"]["author_note"] = {"content": "", "allow_wi_scan": allow}
+    prompt, world = _run(request)
+    assert [e["uid"] for e in world["active"]] == ([1] if allow else [])
+    assert prompt == ("The moon is red.\n" if allow else "") + "Bo hums about the moon.\nAnn: Hello"
+    assert _active(_chat_request(request)) == ([1] if allow else [])
