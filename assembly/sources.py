@@ -434,7 +434,7 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
     """SillyTavern's keyword scan over this request's chat, computed once per request."""
     if ctx.world_info is None:
-        from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data
+        from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data, scan_injections
 
         resources = ctx.resources
         scan_data = card_scan_data(resources.character, resources.persona)
@@ -446,29 +446,18 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
             by_id = {m.get("id"): t for m, t in zip(ctx.history + ctx.inputs, texts, strict=True)}
             scanned = [m for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
             chat = [{**c, "content": by_id.get(m.get("id"), c["content"])} for c, m in zip(chat, scanned, strict=True)]
-        note = resources.author_note
-        injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
-        injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
-        injections += [ctx.quiet_prompt] if ctx.quiet_prompt else []
-        injections += _earlier_persona_injection(ctx)
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
-                                             scan_injections=injections,
+                                             scan_injections=scan_injections(
+                                                 resources, turn=ctx.turn, quiet_prompt=ctx.quiet_prompt,
+                                                 user_messages=sum(m["role"] in ("user", "tool")
+                                                                   for m in ctx.history + ctx.inputs)),
                                              generation=ctx.generation_type,
                                              typed_messages=sum(m["role"] in ("user", "assistant", "system")
                                                                 for m in ctx.inputs),
                                              world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn)
         ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
-
-
-def _earlier_persona_injection(ctx: SourceContext) -> list[str]:
-    """A persona description at depth is an extension prompt that allows scanning; SillyTavern sets it after world
-    info has scanned and keeps it, so from a chat's second generation on the scan reads the one set before."""
-    persona = ctx.resources.persona
-    if ctx.turn < 1 or persona is None or persona.position != "at_depth" or not persona.description:
-        return []
-    return [persona.description]
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:

@@ -36,6 +36,7 @@ from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns
+from assembly.sillytavern.steps import author_note_due
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
@@ -136,6 +137,25 @@ def card_scan_data(character: Any, persona: Any) -> dict[str, str]:
         "scenario": character.scenario if character else "",
         "creator_notes": character.creator_notes if character else "",
     }
+
+
+def scan_injections(resources: Any, *, turn: int, user_messages: int, quiet_prompt: str = "") -> list[str]:
+    """The extension prompts marked for scanning that SillyTavern's scan reads beside the chat (sillytavern.md §7.3,
+    §8), as `scan_injections` takes them, for chat and text completion alike: the author's note when it allows world
+    info scanning and goes in this turn (its interval over `user_messages`, the chat's user messages; a note left
+    out is set empty), the other extensions' prompts with `scan`, the quiet prompt, the persona at depth from a
+    chat's second generation on (SillyTavern sets it after world info has scanned and keeps it, so the scan reads
+    the one set before), and the character's note, which "allow WI scan" marks too (re-set each generation, so last)."""
+    note, persona, card = resources.author_note, resources.persona, resources.character
+    allow = note is not None and note.allow_wi_scan
+    texts = [note.content] if allow and note.content and author_note_due(note.interval, user_messages) else []
+    texts += [e.content for e in resources.extension_prompts if e.scan and e.content]
+    texts += [quiet_prompt] if quiet_prompt else []
+    if turn >= 1 and persona is not None and persona.position == "at_depth" and persona.description:
+        texts.append(persona.description)
+    depth_prompt = card.depth_prompt.prompt.strip() if card is not None and card.depth_prompt is not None else ""
+    texts += [depth_prompt] if allow and depth_prompt else []
+    return texts
 
 
 def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
