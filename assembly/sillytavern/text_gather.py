@@ -1,6 +1,7 @@
 """What SillyTavern's `Generate()` gathers for a text-completion prompt before its chat loop (text-completion.md):
 card fields, system prompt and post-history instructions, persona, world info, author's note, examples and the story
-string, and the in-chat prompts."""
+string (its anchors: the author's note and other extensions' prompts placed before / in prompt), and the in-chat
+prompts."""
 
 from __future__ import annotations
 
