@@ -182,8 +182,7 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
             other["extensions"] = rest
     elif not book_form and other.get("extensions") == {}:
         del other["extensions"]  # an empty native `extensions` says nothing; book exports always write one
-    # every value was read and checked above: the model is built from them as they are
-    return WorldBookEntry.model_construct(**fields, other_fields=other)
+    return WorldBookEntry(**fields, other_fields=other)
 
 
 def _fold(name: str) -> str:
