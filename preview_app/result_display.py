@@ -29,6 +29,14 @@ HISTORY_STATUS_WORDS = {
     "snapshot": gettext_lazy("kept: added to history as a snapshot"),
 }
 HISTORY_STATUS_ORDER = ("request-only", "appended", "snapshot", "native", "reused")
+# The same statuses in SillyTavern's words for SillyTavern-order work: SillyTavern re-sends everything at every
+# generation, so "kept" and "sent once" mean nothing there; what it knows is the chat (its messages, the new one it
+# saves) and the prompts it builds for each generation. Snapshots do not exist there: no word, no chip.
+SILLYTAVERN_HISTORY_WORDS = {
+    "native": gettext_lazy("from the chat"),
+    "appended": gettext_lazy("new message, saved to the chat"),
+    "request-only": gettext_lazy("built for each generation"),
+}
 
 
 @dataclass(frozen=True)
@@ -39,16 +47,19 @@ class HistoryTotal:
     tokens: int
 
 
-def history_totals(messages: Iterable[RequestMessage]) -> list[HistoryTotal]:
-    """The History entry column summed: per status, how many messages and tokens (statuses absent left out)."""
+def history_totals(messages: Iterable[RequestMessage], sillytavern: bool = False) -> list[HistoryTotal]:
+    """The History entry column summed: per status, how many messages and tokens (statuses absent left out); on
+    SillyTavern work in SillyTavern's words, statuses it has no word for left out."""
     counts: dict[str, list[int]] = {}
     for message in messages:
         total = counts.setdefault(message.history_status, [0, 0])
         total[0] += 1
         total[1] += message.tokens
     order = {status: i for i, status in enumerate(HISTORY_STATUS_ORDER)}
-    return [HistoryTotal(status, str(HISTORY_STATUS_WORDS.get(status, status)), n, tokens)
-            for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))]
+    words = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+    return [HistoryTotal(status, str(words.get(status, status)), n, tokens)
+            for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))
+            if not sillytavern or status in words]
 
 
 DELIVERY_WORDS = {
@@ -89,8 +100,9 @@ class Words:
     """The translated words of one page, looked up once each (a thousand rows would otherwise ask gettext for the
     same strings thousands of times)."""
 
-    def __init__(self):
-        self.history = {k: str(v) for k, v in HISTORY_STATUS_WORDS.items()}
+    def __init__(self, sillytavern: bool = False):
+        history = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+        self.history = {k: str(v) for k, v in history.items()}
         self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
         self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
         self.trust = {k: str(v) for k, v in TRUST_WORDS.items()}
@@ -235,7 +247,7 @@ class PreviewDisplay:
 
     @property
     def history_totals(self) -> list[HistoryTotal]:
-        return history_totals(self.result.request.messages)
+        return history_totals(self.result.request.messages, sillytavern=self.result.placement == "st")
 
     @property
     def diagnostic_count(self) -> int:
@@ -250,7 +262,7 @@ class Rows(Sequence):
         self._messages = result.request.messages
         self._host_records = host_records or {}
         self._nodes = {node.id: node for node in result.nodes}
-        self._words = Words()
+        self._words = Words(sillytavern=result.placement == "st")
         self._changes: dict[str, list[RegexChange]] = {}
         for change in result.regex_changes:
             self._changes.setdefault(change.part, []).append(change)
