@@ -69,7 +69,7 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
     if get("activation"):
         item.append(f"<div class=\"activation\" data-activation>{labels['activation']}: "
-                    f"{_e(get('activation'))}</div>")
+                    f"{_e(part.activation_words)}</div>")
     depth = get("depth") if get("depth") is not None else get("requested_depth")
     if depth is not None:
         item.append(f"<div class=\"muted small\">{labels['depth']} {short[depth]}</div>")

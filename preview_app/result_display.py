@@ -106,6 +106,7 @@ class Words:
         self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
         self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
         self.trust = {k: str(v) for k, v in TRUST_WORDS.items()}
+        self.activation: dict[str, str] = {}  # world book part id -> why it is in, in words (the world-info panel's)
         self._locks: dict[tuple[str | None, str | None], str] = {}
 
     def lock(self, lock_reason: str | None, slot_id: str | None) -> str:
@@ -143,6 +144,11 @@ class Part:
     @property
     def role_changed(self) -> bool:
         return self.node is not None and self.node.original_role not in (None, self.node.role)
+
+    @property
+    def activation_words(self) -> str | None:
+        """Why a world book entry is in, in the page's language (the engine's own line is English)."""
+        return self.words.activation.get(self.id) or self.activation
 
     @property
     def lock_words(self) -> str:
@@ -268,6 +274,10 @@ class Rows(Sequence):
             self._changes.setdefault(change.part, []).append(change)
         self._built: dict[int, Row] = {}
 
+    def activation_words(self, words: dict[str, str]) -> None:
+        """The world-info panel's reasons (part id -> words) for the parts tables, so both say the same."""
+        self._words.activation.update(words)
+
     def __len__(self) -> int:
         return len(self._messages)
 
@@ -341,9 +351,12 @@ def display(result: AssemblyResult, host_records: dict[str, str] | None = None) 
         events.append({**event.model_dump(mode="json"), "kind": kind,
                        "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
-    return PreviewDisplay(result=result, rows=Rows(result, host_records), diagnostics=list(diagnostics.values()),
+    rows, world_book = Rows(result, host_records), world_book_log(result)
+    if world_book is not None:
+        rows.activation_words({f"worldbook:{entry.uid}": entry.reason for entry in world_book.active})
+    return PreviewDisplay(result=result, rows=rows, diagnostics=list(diagnostics.values()),
                           segments=_segments(result.tokens.by_module), budget=budget,
-                          preset_budget=preset_budget, world_book=world_book_log(result), durable_events=events)
+                          preset_budget=preset_budget, world_book=world_book, durable_events=events)
 
 
 def client_messages(result: AssemblyResult) -> list[dict[str, Any]]:
