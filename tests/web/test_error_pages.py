@@ -25,3 +25,12 @@ def test_visiting_a_form_only_address_says_what_it_takes(users, language, words)
 def test_the_api_still_answers_405_as_error_json(users):
     answer = client_for(users["designer"]).delete("/api/strategies")
     assert answer.status_code == 405 and answer.json()["code"] == "METHOD_NOT_ALLOWED"
+
+
+@pytest.mark.parametrize(("language", "title"), [("en", "Not allowed"), ("zh-hans", "不允许")])
+def test_a_refused_page_is_titled_in_words_not_its_code(users, language, title):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    answer = client.get("/sessions/new/")  # qa may not create sessions
+    head = answer.content.decode().split("</title>", 1)[0]
+    assert answer.status_code == 403 and f"<title>{title} · " in head and "FORBIDDEN" not in head
