@@ -243,3 +243,16 @@ def test_a_standard_sessions_history_totals_keep_dshs_words(users, both):
     html = client_for(users["qa"]).get(f"/sessions/{both['native_session'].pk}/preview/").content.decode()
     totals = _text(re.search(r"<dl class=\"history-totals\" data-history-totals>.*?</dl>", html, re.S).group(0))
     assert "kept: already in history" in totals and "from the chat" not in totals
+
+
+@pytest.mark.parametrize(("language", "chat", "durable"), [
+    ("en", "The chat, oldest first", "durable history"), ("zh-hans", "聊天记录，最早的在前", "持久历史")])
+def test_a_sillytavern_sessions_page_calls_its_history_the_chat(users, both, language, chat, durable):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    intro = lambda session: _text(re.search(  # noqa: E731
+        r"<p class=\"muted\" data-history-intro>(.*?)</p>", client.get(f"/sessions/{session.pk}/").content.decode(),
+        re.S).group(1))
+    tavern, native = intro(both["st_session"]), intro(both["native_session"])
+    assert chat in tavern and durable not in tavern and "SillyTavern" in tavern
+    assert durable in native and chat not in native
