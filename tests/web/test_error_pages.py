@@ -1,6 +1,8 @@
 """A page address that takes only a form's POST answers a visit with a refusal page in words (Django's own 405 is
 an empty page); /api/ keeps its error JSON."""
 
+import re
+
 import pytest
 
 from preview_app import services as session_services
@@ -34,3 +36,13 @@ def test_a_refused_page_is_titled_in_words_not_its_code(users, language, title):
     answer = client.get("/sessions/new/")  # qa may not create sessions
     head = answer.content.decode().split("</title>", 1)[0]
     assert answer.status_code == 403 and f"<title>{title} · " in head and "FORBIDDEN" not in head
+
+
+@pytest.mark.parametrize(("language", "words"), [
+    ("en", "qa-user may not create sessions: their role does not allow it"), ("zh-hans", "qa-user 不能创建会话：其身份不允许")])
+def test_a_refusal_for_a_missing_permission_says_the_action_in_words(users, language, words):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    page = client.get("/sessions/new/").content.decode()
+    message = re.search(r'<p class="refusal-message">(.*?)</p>', page, re.S).group(1)
+    assert words in message and "preview_app." not in message  # no permission codename
