@@ -20,6 +20,8 @@ from preview_app.parity import Sent, read_sent, session_parity
 from preview_app.presenters import error_context
 from preview_app.text_views import text_parity_api
 from preview_app.views import refusals_as_pages
+from strategies_app.models import Strategy
+from strategies_app.presenters import strategy_name
 from studio.errors import invalid
 from studio.http import MAX_BODY_BYTES, api_route, json_object, ok, parse_json, too_large, uploaded_file
 
@@ -51,6 +53,12 @@ def _options(data) -> PreviewOptionsForm:
     return options
 
 
+def _sillytavern_strategy_name() -> str:
+    """The built-in the check assembles with (builtin-st), by its name in the page's language."""
+    name = Strategy.objects.filter(slug="builtin-st").values_list("name", flat=True).first()
+    return strategy_name(name) if name else "builtin-st"
+
+
 @refusals_as_pages
 @require_http_methods(["GET", "POST"])
 def parity(request, pk):
@@ -60,7 +68,8 @@ def parity(request, pk):
     if session.completion == "text":  # a prompt string is compared on the text page's own check
         return redirect("preview:text-parity", pk=session.pk)
     context: dict[str, Any] = {"session": session, "can_pin": can_approve_goldens(request.user),
-                               "can_edit_session": can_edit_session(request.user, session)}
+                               "can_edit_session": can_edit_session(request.user, session),
+                               "sillytavern_strategy": _sillytavern_strategy_name()}
     status = 200
     if request.method == "POST":
         try:

@@ -69,7 +69,7 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
     if get("activation"):
         item.append(f"<div class=\"activation\" data-activation>{labels['activation']}: "
-                    f"{_e(get('activation'))}</div>")
+                    f"{_e(part.activation_words)}</div>")
     depth = get("depth") if get("depth") is not None else get("requested_depth")
     if depth is not None:
         item.append(f"<div class=\"muted small\">{labels['depth']} {short[depth]}</div>")
@@ -109,11 +109,12 @@ def _parts_label(count: int, labels: dict[str, str]) -> str:
 def _parts(row: Row, labels: dict[str, str], short: _Escaped, sillytavern: bool = False) -> str:
     count = len(row.parts)
     message = row.message
+    kept = f" · {short[row.history_words]}" if row.history_words else ""  # SillyTavern has no word for some
     if row.host_kind:  # a host record (a pre-step copy, ...) is not the user's turn, whatever its role
-        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['host_record']}: "
+        summary = (f"{_parts_label(count, labels)}{kept} · {labels['host_record']}: "
                    f"{_e(row.host_record_words)}")
     elif sillytavern:  # SillyTavern's words on SillyTavern work: trust is dsh's (the parts table still has it)
-        summary = f"{_parts_label(count, labels)} · {short[row.history_words]}"
+        summary = f"{_parts_label(count, labels)}{kept}"
     else:
         summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust_term']}: "
                    f"{short.word('trust', message.trust)}")

@@ -29,6 +29,14 @@ HISTORY_STATUS_WORDS = {
     "snapshot": gettext_lazy("kept: added to history as a snapshot"),
 }
 HISTORY_STATUS_ORDER = ("request-only", "appended", "snapshot", "native", "reused")
+# The same statuses in SillyTavern's words for SillyTavern-order work: SillyTavern re-sends everything at every
+# generation, so "kept" and "sent once" mean nothing there; what it knows is the chat (its messages, the new one it
+# saves) and the prompts it builds for each generation. Snapshots do not exist there: no word, no chip.
+SILLYTAVERN_HISTORY_WORDS = {
+    "native": gettext_lazy("from the chat"),
+    "appended": gettext_lazy("new message, saved to the chat"),
+    "request-only": gettext_lazy("built for each generation"),
+}
 
 
 @dataclass(frozen=True)
@@ -39,16 +47,19 @@ class HistoryTotal:
     tokens: int
 
 
-def history_totals(messages: Iterable[RequestMessage]) -> list[HistoryTotal]:
-    """The History entry column summed: per status, how many messages and tokens (statuses absent left out)."""
+def history_totals(messages: Iterable[RequestMessage], sillytavern: bool = False) -> list[HistoryTotal]:
+    """The History entry column summed: per status, how many messages and tokens (statuses absent left out); on
+    SillyTavern work in SillyTavern's words, statuses it has no word for left out."""
     counts: dict[str, list[int]] = {}
     for message in messages:
         total = counts.setdefault(message.history_status, [0, 0])
         total[0] += 1
         total[1] += message.tokens
     order = {status: i for i, status in enumerate(HISTORY_STATUS_ORDER)}
-    return [HistoryTotal(status, str(HISTORY_STATUS_WORDS.get(status, status)), n, tokens)
-            for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))]
+    words = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+    return [HistoryTotal(status, str(words.get(status, status)), n, tokens)
+            for status, (n, tokens) in sorted(counts.items(), key=lambda item: order.get(item[0], 99))
+            if not sillytavern or status in words]
 
 
 DELIVERY_WORDS = {
@@ -89,11 +100,13 @@ class Words:
     """The translated words of one page, looked up once each (a thousand rows would otherwise ask gettext for the
     same strings thousands of times)."""
 
-    def __init__(self):
-        self.history = {k: str(v) for k, v in HISTORY_STATUS_WORDS.items()}
+    def __init__(self, sillytavern: bool = False):
+        history = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+        self.history = {k: str(v) for k, v in history.items()}
         self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
         self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
         self.trust = {k: str(v) for k, v in TRUST_WORDS.items()}
+        self.activation: dict[str, str] = {}  # world book part id -> why it is in, in words (the world-info panel's)
         self._locks: dict[tuple[str | None, str | None], str] = {}
 
     def lock(self, lock_reason: str | None, slot_id: str | None) -> str:
@@ -131,6 +144,11 @@ class Part:
     @property
     def role_changed(self) -> bool:
         return self.node is not None and self.node.original_role not in (None, self.node.role)
+
+    @property
+    def activation_words(self) -> str | None:
+        """Why a world book entry is in, in the page's language (the engine's own line is English)."""
+        return self.words.activation.get(self.id) or self.activation
 
     @property
     def lock_words(self) -> str:
@@ -235,7 +253,7 @@ class PreviewDisplay:
 
     @property
     def history_totals(self) -> list[HistoryTotal]:
-        return history_totals(self.result.request.messages)
+        return history_totals(self.result.request.messages, sillytavern=self.result.placement == "st")
 
     @property
     def diagnostic_count(self) -> int:
@@ -250,11 +268,15 @@ class Rows(Sequence):
         self._messages = result.request.messages
         self._host_records = host_records or {}
         self._nodes = {node.id: node for node in result.nodes}
-        self._words = Words()
+        self._words = Words(sillytavern=result.placement == "st")
         self._changes: dict[str, list[RegexChange]] = {}
         for change in result.regex_changes:
             self._changes.setdefault(change.part, []).append(change)
         self._built: dict[int, Row] = {}
+
+    def activation_words(self, words: dict[str, str]) -> None:
+        """The world-info panel's reasons (part id -> words) for the parts tables, so both say the same."""
+        self._words.activation.update(words)
 
     def __len__(self) -> int:
         return len(self._messages)
@@ -329,9 +351,12 @@ def display(result: AssemblyResult, host_records: dict[str, str] | None = None) 
         events.append({**event.model_dump(mode="json"), "kind": kind,
                        "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
-    return PreviewDisplay(result=result, rows=Rows(result, host_records), diagnostics=list(diagnostics.values()),
+    rows, world_book = Rows(result, host_records), world_book_log(result)
+    if world_book is not None:
+        rows.activation_words({f"worldbook:{entry.uid}": entry.reason for entry in world_book.active})
+    return PreviewDisplay(result=result, rows=rows, diagnostics=list(diagnostics.values()),
                           segments=_segments(result.tokens.by_module), budget=budget,
-                          preset_budget=preset_budget, world_book=world_book_log(result), durable_events=events)
+                          preset_budget=preset_budget, world_book=world_book, durable_events=events)
 
 
 def client_messages(result: AssemblyResult) -> list[dict[str, Any]]:

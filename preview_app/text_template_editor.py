@@ -15,7 +15,7 @@ from django import forms
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from assembly.errors import CodedError
@@ -39,8 +39,26 @@ from studio.errors import forbidden, invalid
 LONG_FIELDS = ("story_string", "content", "post_history")  # texts of many lines: a taller box
 
 
+# Each field as SillyTavern's Advanced Formatting panel names it; its JSON key is shown beside, as code.
+FIELD_WORDS = {
+    "input_sequence": gettext_lazy("User Message Prefix"), "input_suffix": gettext_lazy("User Message Suffix"),
+    "output_sequence": gettext_lazy("Assistant Message Prefix"),
+    "output_suffix": gettext_lazy("Assistant Message Suffix"),
+    "system_sequence": gettext_lazy("System Message Prefix"), "system_suffix": gettext_lazy("System Message Suffix"),
+    "first_input_sequence": gettext_lazy("First User Prefix"), "last_input_sequence": gettext_lazy("Last User Prefix"),
+    "first_output_sequence": gettext_lazy("First Assistant Prefix"),
+    "last_output_sequence": gettext_lazy("Last Assistant Prefix"),
+    "last_system_sequence": gettext_lazy("System Instruction Prefix"),
+    "story_string_prefix": gettext_lazy("Story String Prefix"),
+    "story_string_suffix": gettext_lazy("Story String Suffix"), "stop_sequence": gettext_lazy("Stop Sequence"),
+    "story_string": gettext_lazy("Story String"), "chat_start": gettext_lazy("Chat Start"),
+    "example_separator": gettext_lazy("Example Separator"), "content": gettext_lazy("System Prompt"),
+    "post_history": gettext_lazy("Post-History Instructions"),
+}
+
+
 def _form_class(kind: str) -> type[forms.Form]:
-    fields = {name: forms.CharField(label=name, required=False, strip=False, widget=forms.Textarea(attrs={
+    fields = {name: forms.CharField(label=FIELD_WORDS.get(name, name), required=False, strip=False, widget=forms.Textarea(attrs={
         "rows": 10 if name in LONG_FIELDS else 2, "spellcheck": "false", "class": "mono"}))
         for name in EDITABLE_FIELDS.get(kind, ())}
     return type("TemplateFieldsForm", (forms.Form,), fields)

@@ -53,6 +53,7 @@ from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response
 from studio.input_boundary import is_row_id, whole_number
+from studio.users import role_word
 
 
 def refusals_as_pages(view):
@@ -81,6 +82,7 @@ def home(request):
                       (_("Personas"), resources["persona"]), (_("World books"), resources["worldbook"])],
         "golden_count": golden_count(),
         "roles": sorted(request.user.groups.values_list("name", flat=True)),
+        "role_words": [role_word(role) for role in sorted(request.user.groups.values_list("name", flat=True))],
         "can_create_session": can_create_sessions(request.user),
     })
 

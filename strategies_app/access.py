@@ -9,6 +9,9 @@ yes/no answer pages use to show controls, and the raising check every write goes
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 from strategies_app.models import (
     Character,
     Persona,
@@ -27,9 +30,22 @@ EDIT_ANY_STRATEGY = "strategies_app.edit_any_strategy"
 MANAGE_RESOURCES = "strategies_app.manage_resources"
 
 
+# What each refused action is, in words (the permission's codename is no word for a user).
+ACTION_WORDS = {
+    "create sessions": gettext_lazy("create sessions"), "edit sessions": gettext_lazy("edit sessions"),
+    "apply strategies to sessions": gettext_lazy("apply strategies to sessions"),
+    "approve golden snapshots": gettext_lazy("approve golden snapshots"),
+    "import resources": gettext_lazy("import resources"), "manage regex scripts": gettext_lazy("manage regex scripts"),
+    "edit strategies": gettext_lazy("edit strategies"), "create strategies": gettext_lazy("create strategies"),
+    "import strategies": gettext_lazy("import strategies"), "copy strategies": gettext_lazy("copy strategies"),
+    "edit presets": gettext_lazy("edit presets"),
+}
+
+
 def require(user, permission: str, action: str) -> None:
     if not user.has_perm(permission):
-        raise forbidden(f"{user.get_username()} may not {action} (needs the permission {permission})")
+        raise forbidden(_("%(user)s may not %(action)s: their role does not allow it (an admin gives roles on the "
+                          "Users page).") % {"user": user.get_username(), "action": ACTION_WORDS.get(action, action)})
 
 
 def can_create_strategies(user) -> bool:

@@ -5,6 +5,7 @@ included (Django's own are HTML)."""
 from __future__ import annotations
 
 from django.http import JsonResponse
+from django.utils.translation import gettext as _
 
 from assembly.errors import CodedError
 from studio.errors import ServiceError
@@ -28,6 +29,21 @@ def _api_error(status: int, response) -> JsonResponse:
     return answer
 
 
+def _page_405(request, response):
+    allowed = [m.strip() for m in response.get("Allow", "").split(",") if m.strip()]
+    if "POST" in allowed:
+        message = _("This address takes the form on its page (%(methods)s), not a visit: nothing was done. Go "
+                    "back and use the page's button.") % {"methods": ", ".join(allowed)}
+    else:
+        message = _("This address does not take %(method)s (it takes %(methods)s): nothing was done.") % {
+            "method": request.method, "methods": ", ".join(allowed) or "—"}
+    answer = refusal_response(request, ServiceError("METHOD_NOT_ALLOWED", message, status=405,
+                                                    detail={"allowed": allowed}))
+    if response.has_header("Allow"):
+        answer["Allow"] = response["Allow"]
+    return answer
+
+
 class ErrorAnswersMiddleware:
     """Placed near the top of MIDDLEWARE so that it sees every answer, Django's own refusals included."""
 
@@ -39,6 +55,8 @@ class ErrorAnswersMiddleware:
         if (request.path.startswith("/api/") and response.status_code >= 400
                 and not response.get("Content-Type", "").startswith("application/json")):
             return _api_error(response.status_code, response)
+        if response.status_code == 405 and not response.content and not request.path.startswith("/api/"):
+            return _page_405(request, response)  # Django's own 405 is an empty page: say what the address takes
         return response
 
     def process_exception(self, request, exception):

@@ -34,7 +34,7 @@ def _refused(request, error: CodedError):
                  form=request.POST)
 
 
-def _role_word(role: str) -> str:
+def role_word(role: str) -> str:
     return {"admin": _("admin"), "designer": _("designer"), "qa": _("QA")}.get(role, role)
 
 
@@ -56,7 +56,7 @@ def user_add(request):
     except CodedError as error:
         return _refused(request, error)
     messages.success(request, _("Added %(user)s as %(role)s.") % {"user": user.get_username(),
-                                                                  "role": _role_word(request.POST.get("role", ""))})
+                                                                  "role": role_word(request.POST.get("role", ""))})
     return redirect("users")
 
 
@@ -76,7 +76,7 @@ def user_role(request, pk):
     except CodedError as error:
         return _refused(request, error)
     messages.success(request, _("%(user)s is now %(role)s.") % {"user": user.get_username(),
-                                                                "role": _role_word(request.POST.get("role", ""))})
+                                                                "role": role_word(request.POST.get("role", ""))})
     return redirect("users")
 
 

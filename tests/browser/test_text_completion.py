@@ -95,7 +95,7 @@ def test_the_designer_edits_a_copied_template_and_watches_the_prompt_change(live
     expect(page.locator("h1")).to_contain_text("ChatML (copy)")
     page.wait_for_load_state("load")
     page.wait_for_function("() => window.htmx !== undefined")  # htmx listens before the edit is typed
-    page.get_by_label("input_sequence", exact=True).fill("<|im_start|>human")  # htmx previews the effect while typing
+    page.get_by_label("User Message Prefix input_sequence", exact=True).fill("<|im_start|>human")  # htmx previews
     effect = page.locator("p.effect")
     expect(effect).to_have_attribute("data-effect-changed", "true")
     expect(effect).to_contain_text("Editing input_sequence: the prompt changes: 3 lines out, 3 lines in")

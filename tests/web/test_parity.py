@@ -5,6 +5,7 @@ The "matches" body is built from the engine's own builtin-st answer for the sess
 
 import copy
 import json
+import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -416,3 +417,11 @@ def test_read_sent_accepts_both_shapes():
     body = read_sent({"messages": [{"role": "user", "content": "Hi", "name": "Sam"}], "stream": False})
     assert body.messages == (PlainMessage("user", "Hi", "Sam"),)
     assert read_sent([{"role": "user", "content": "Hi", "name": None}]).messages == (PlainMessage("user", "Hi"),)
+
+
+@pytest.mark.parametrize(("language", "name"), [("en", "Preset slots first (advanced)"), ("zh-hans", "预设插槽优先（进阶）")])
+def test_the_parity_page_names_the_built_in_it_assembles_with_not_its_slug(qa, session, language, name):
+    qa.cookies["django_language"] = language
+    html = qa.get(page_url(session)).content.decode()
+    lead = re.search(r'<p class="lead">(.*?)</p>', html, re.S).group(1)
+    assert f"“{name}”" in lead and "builtin-st" not in lead

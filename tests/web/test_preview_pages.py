@@ -372,6 +372,20 @@ def test_home_links_to_the_session_pages(world, users):
     assert 'href="/resources/"' in html
 
 
+@pytest.mark.parametrize(("language", "name", "role"), [
+    ("en", "Preset slots first (advanced)", "QA"), ("zh-hans", "预设插槽优先（进阶）", None)])
+def test_home_names_the_applied_strategy_and_the_role_in_words(users, language, name, role):
+    session = services.session_create(user=users["designer"], name="Storm", host={"core_available": True})
+    services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-st"))
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    html = client.get("/").content.decode()
+    item = html[html.index(f'data-session-id="{session.pk}"'):].split("</li>", 1)[0]
+    assert f'data-applied-strategy="builtin-st">{name}</span>' in item and ": builtin-st" not in item
+    roles = re.search(r'<span class="muted" data-roles="qa">([^<]*)</span>', html).group(1)
+    assert roles.endswith(role or "QA") and not roles.endswith(" qa")
+
+
 def test_strategy_list_in_the_pickers_includes_drafts_and_revisions(world, users):
     html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/compare/").content.decode()
     own = world["own"]

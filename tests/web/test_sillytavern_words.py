@@ -212,3 +212,47 @@ def test_the_new_session_form_names_the_sillytavern_strategies_its_script_refold
         "<template", 1)[1].split("</template>", 1)[0]
     assert re.search(r'<script src="/static/js/session_form\.js[^"]*" defer></script>', html)  # no inline script
     assert html.count('data-dsh-fields') == 1 and 'name="official_sections"' in html
+
+
+DSH_HISTORY_WORDS = ("sent once", "request only", "kept:", "already in history", "snapshot")
+
+
+@pytest.mark.parametrize(("language", "chat", "built"), [
+    ("en", "from the chat", "built for each generation"), ("zh-hans", "来自聊天记录", "每次生成时构建")])
+def test_a_sillytavern_sessions_history_totals_and_parts_speak_of_the_chat(users, both, language, chat, built):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    html = client.get(f"/sessions/{both['st_session'].pk}/preview/").content.decode()
+    totals = re.search(r"<dl class=\"history-totals\" data-history-totals>.*?</dl>", html, re.S).group(0)
+    chips = dict(re.findall(r'data-history-total="([^"]+)"><dt><span[^>]*>([^<]*)</span>', totals))
+    assert chips.get("native") == chat and chips.get("request-only") == built, chips  # the stable code kept
+    summaries = [_text(s) for s in re.findall(r'<details class="parts"[^>]*><summary>(.*?)</summary>', html, re.S)]
+    assert summaries and any(chat in s for s in summaries) and any(built in s for s in summaries), summaries
+    for shown in (_text(totals), *summaries):
+        assert not any(word in shown for word in DSH_HISTORY_WORDS), shown
+    assert 'data-history-status="request-only"' in html and 'data-history-status="native"' in html
+
+
+def test_a_sillytavern_sessions_composer_preview_speaks_of_the_chat(users, both):
+    html = client_for(users["designer"]).get(f"/sessions/{both['st_session'].pk}/?preview=1").content.decode()
+    lines = _text(html[html.index("data-composer-preview"):html.index("</ol>", html.index("data-composer-preview"))])
+    assert "from the chat" in lines and not any(word in lines for word in DSH_HISTORY_WORDS), lines
+
+
+def test_a_standard_sessions_history_totals_keep_dshs_words(users, both):
+    html = client_for(users["qa"]).get(f"/sessions/{both['native_session'].pk}/preview/").content.decode()
+    totals = _text(re.search(r"<dl class=\"history-totals\" data-history-totals>.*?</dl>", html, re.S).group(0))
+    assert "kept: already in history" in totals and "from the chat" not in totals
+
+
+@pytest.mark.parametrize(("language", "chat", "durable"), [
+    ("en", "The chat, oldest first", "durable history"), ("zh-hans", "聊天记录，最早的在前", "持久历史")])
+def test_a_sillytavern_sessions_page_calls_its_history_the_chat(users, both, language, chat, durable):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    intro = lambda session: _text(re.search(  # noqa: E731
+        r"<p class=\"muted\" data-history-intro>(.*?)</p>", client.get(f"/sessions/{session.pk}/").content.decode(),
+        re.S).group(1))
+    tavern, native = intro(both["st_session"]), intro(both["native_session"])
+    assert chat in tavern and durable not in tavern and "SillyTavern" in tavern
+    assert durable in native and chat not in native

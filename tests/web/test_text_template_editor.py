@@ -108,3 +108,17 @@ def test_a_context_templates_story_string_is_edited_the_same_way(text_session, u
     ).content.decode()
     assert "Editing story_string: the prompt changes:" in html
     assert "About Ada: " in html and 'rows="10"' in html
+
+
+@pytest.mark.parametrize(("language", "kind", "name", "key", "words"), [
+    ("en", "instruct", "ChatML", "input_sequence", "User Message Prefix"),
+    ("en", "context", "Chat", "story_string", "Story String"),
+    ("zh-hans", "instruct", "ChatML", "last_system_sequence", "系统指令前缀"),
+    ("zh-hans", "context", "Chat", "example_separator", "示例分隔符")])
+def test_each_field_is_labelled_as_sillytavern_names_it_with_its_key_beside(users, language, kind, name, key, words):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    template = builtin(kind, name)
+    html = client.get(f"/text-templates/{template.pk}/edit/").content.decode()
+    label = re.search(rf'<label for="id_{key}">(.*?)</label>', html, re.S).group(1)
+    assert label.startswith(f"{words} ") and f"<code class=\"muted small\" data-field-key>{key}</code>" in label

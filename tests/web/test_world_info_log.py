@@ -149,3 +149,20 @@ def test_the_stateless_api_numbers_the_chat_as_its_request_does(users):
         reasons = {entry.uid: entry.reason for entry in world_book_log(result).active}
     assert reasons == {"1": f"key “glade” found in message #{rows[0]}",
                        "2": "key “lake” found in the character description"}
+
+
+@pytest.mark.parametrize(("language", "glade_", "host"), [
+    ("en", "key “glade” found in message #4", "enabled: chosen by the host"),
+    ("zh-hans", None, "已启用：由宿主选择")])
+def test_the_parts_tables_say_why_an_entry_is_in_as_the_panel_does(glade, world, users, language, glade_, host):
+    """The engine's own activation line is English: the parts table shows the panel's words, in the page's language."""
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    html = client.get(f"/sessions/{glade.pk}/preview/").content.decode()
+    panel = {uid: reason for uid, _state, reason, *_ in _log(html)}
+    parts = dict(re.findall(r'data-part-id="worldbook:(\d+)".*?data-activation>[^<:]*: ([^<]*)</div>', html, re.S))
+    assert parts and all(parts[uid] == panel[uid] for uid in parts), (parts, panel)
+    if glade_:
+        assert parts["0"] == glade_
+    html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
+    assert re.search(rf'data-part-id="worldbook:1".*?data-activation>[^<:]*: {host}</div>', html, re.S)

@@ -1,0 +1,48 @@
+"""A page address that takes only a form's POST answers a visit with a refusal page in words (Django's own 405 is
+an empty page); /api/ keeps its error JSON."""
+
+import re
+
+import pytest
+
+from preview_app import services as session_services
+from tests.web.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", "not a visit"), ("zh-hans", "不能直接打开")])
+def test_visiting_a_form_only_address_says_what_it_takes(users, language, words):
+    session = session_services.session_create(user=users["designer"], name="Lamp", current_input="Hello?")
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    for path in (f"/sessions/{session.pk}/copy/", f"/sessions/{session.pk}/events/", "/strategies/new/"):
+        answer = client.get(path)
+        page = answer.content.decode()
+        assert answer.status_code == 405 and answer["Allow"] == "POST", path
+        assert 'id="refusal"' in page and words in page and "POST" in page, (path, page)
+        assert "METHOD_NOT_ALLOWED" not in page  # the code stays out of the words
+
+
+def test_the_api_still_answers_405_as_error_json(users):
+    answer = client_for(users["designer"]).delete("/api/strategies")
+    assert answer.status_code == 405 and answer.json()["code"] == "METHOD_NOT_ALLOWED"
+
+
+@pytest.mark.parametrize(("language", "title"), [("en", "Not allowed"), ("zh-hans", "不允许")])
+def test_a_refused_page_is_titled_in_words_not_its_code(users, language, title):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    answer = client.get("/sessions/new/")  # qa may not create sessions
+    head = answer.content.decode().split("</title>", 1)[0]
+    assert answer.status_code == 403 and f"<title>{title} · " in head and "FORBIDDEN" not in head
+
+
+@pytest.mark.parametrize(("language", "words"), [
+    ("en", "qa-user may not create sessions: their role does not allow it"), ("zh-hans", "qa-user 不能创建会话：其身份不允许")])
+def test_a_refusal_for_a_missing_permission_says_the_action_in_words(users, language, words):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    page = client.get("/sessions/new/").content.decode()
+    message = re.search(r'<p class="refusal-message">(.*?)</p>', page, re.S).group(1)
+    assert words in message and "preview_app." not in message  # no permission codename
