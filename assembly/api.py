@@ -87,8 +87,10 @@ from assembly.results import (
     set_private,
     set_values,
 )
+from assembly.sillytavern.macro_environment import generation_environment
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
+from assembly.sillytavern.regex import scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
@@ -176,6 +178,7 @@ class _Run:
     host_text: str
     native_system_enabled: bool
     step: str
+    macro_env: Any = None  # builtin-st: SillyTavern's macros for this generation, its variables changing as they run
 
 
 @dataclass(frozen=True)
@@ -272,13 +275,21 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
     # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
+    macro_env = generation_environment(
+        engine=req.macro_engine, variables=req.macro_variables, resources=decided.resources, user=req.names.user,
+        char=decided.char_name, chat=history + inputs,
+        # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
+        typed=len(inputs) if req.generation.type == "normal" and not scripts_in_order(decided.resources) else 0,
+    ) if decided.st_rules else None
+    if macro_env is not None:  # the greeting and the messages sent now, as SillyTavern stores them
+        history, inputs = macro_env.sent[:len(history)], macro_env.sent[len(history):]
     return _Run(
         req=req, strategy_id=decided.strategy_id, strategy=strategy, revision=decided.revision,
         backend=decided.backend, resources=decided.resources, durable=durable, history=history, inputs=inputs,
         swiped=swiped, st_rules=decided.st_rules, stated_placement=decided.stated_placement, controls=controls,
         contexts=contexts, names={"user": req.names.user, "char": decided.char_name}, host_text=decided.host_text,
         native_system_enabled=decided.native_system_enabled,
-        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}",
+        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}", macro_env=macro_env,
     )
 
 
@@ -293,7 +304,7 @@ def _logical(run: _Run) -> LogicalResult:
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
-        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None,
+        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None, macro_env=run.macro_env,
     )
     if run.swiped is not None:
         logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
@@ -336,7 +347,8 @@ def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _
     req = run.req
     if run.st_rules:
         messages, ordered, st_diagnostics, st_budget, regex_changes = st_request(
-            nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer)
+            nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer,
+            macro_env=run.macro_env)
         diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
         return _Built(messages, ordered, st_budget, regex_changes)
     if run.backend == "native":

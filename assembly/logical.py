@@ -25,6 +25,7 @@ from assembly.errors import AssemblyError
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.plan_memo import keep_plan, recalled_plan
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
+from assembly.sillytavern.macro_order import evaluate_prompt_macros
 from assembly.source_memo import source_blocks
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
@@ -137,6 +138,7 @@ def assemble_logical(
     seed: int | None = None,
     sillytavern: bool = True,
     builtin_id: str | None = None,
+    macro_env: Any = None,
 ) -> LogicalResult:
     """`builtin_id`: the strategy is that built-in as the catalogue hands it out, so its id stands for the document
     in the plan key (writing the document out for the key cost as much as reading the plan)."""
@@ -154,7 +156,8 @@ def assemble_logical(
                                                     "content": host_system_text, "source": {"kind": "system-prompt"}}]
     variables = variables or {}
     key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
-                    quiet_prompt, swiped, sillytavern, turn, seed, (bool(history), bool(inputs), recorded_surface))
+                    quiet_prompt, swiped, sillytavern, turn, seed, (bool(history), bool(inputs), recorded_surface),
+                    macro_env.engine if macro_env is not None else None)
     plan = recalled_plan(key, resources) if key is not None else None
     if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
         plan = None
@@ -164,10 +167,12 @@ def assemble_logical(
                           host_system_text=host_system_text, variables=variables, max_context=max_context,
                           tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
                           swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
-                          turn=turn, seed=seed)
+                          turn=turn, seed=seed, macro_env=macro_env)
     nodes = _read_plan(plan, conversation, native)
     check_native_once(nodes)
-    if made and key is not None and plan.world_info is None:  # a keyword scan read the chat: not for another turn
+    # a plan whose macros read or changed the variables, or read the chat, is this request's own
+    stateful = macro_env is not None and (macro_env.touched or macro_env.read_chat)
+    if made and key is not None and plan.world_info is None and not stateful:  # a keyword scan read the chat: not for another turn
         keep_plan(key, resources, plan)
     return LogicalResult(
         nodes=nodes, diagnostics=[dict(d) for d in plan.diagnostics],
@@ -254,6 +259,7 @@ def _make_plan(
     sillytavern: bool,
     last_user: str,
     last_char: str,
+    macro_env: Any = None,
 ) -> _Plan:
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
@@ -270,7 +276,7 @@ def _make_plan(
         priority=priority, settings=settings, entries={}, rule_entries=[], diagnostics=diagnostics,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
-                               drop_unknown=not (placement == "st" and sillytavern)),
+                               drop_unknown=not (placement == "st" and sillytavern), st=macro_env),
     )
     ctx = SourceContext(
         strategy=strategy, resources=resources, history=history, inputs=inputs, host_system_text=host_system_text,
@@ -282,12 +288,15 @@ def _make_plan(
         diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
         max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
         quiet_prompt=quiet_prompt, swiped=swiped, turn=turn, seed=seed, sillytavern=placement == "st" and sillytavern,
+        macro_env=macro_env,
     )
     _resolve_sources(state, ctx, native)
     roots = _roots(state)
     _claim(state, roots)
     emitted = _emit(state, roots)
     items = _concatenate(state, emitted)
+    if macro_env is not None:
+        evaluate_prompt_macros([i for i in items if isinstance(i, Node)], macro_env)
     outlet_blocks = _outlet_blocks(state)
     return _Plan(
         items=tuple(node_values(i) if isinstance(i, Node) else i for i in items), diagnostics=tuple(diagnostics), decisions=tuple(state.decisions),
@@ -620,12 +629,16 @@ _TRUST_OF_ROLE = {surface: {role: _message_trust(role, "native-system" if surfac
 def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
     if block.anchor:
         return None
-    text, children = _expand_resource_macros(state, block)
-    expanded = expand_text_macros(text, state.macro_ctx)
-    for name in expanded.unsupported:
-        state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
-                                  "name": block.name, "macro": name})
-    text = expanded.text
+    if state.macro_ctx.st is not None:
+        # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order)
+        text, children = block.text, NO_CHILDREN
+    else:
+        text, children = _expand_resource_macros(state, block)
+        expanded = expand_text_macros(text, state.macro_ctx)
+        for name in expanded.unsupported:
+            state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
+                                      "name": block.name, "macro": name})
+        text = expanded.text
     if not text.strip():
         return None
     rule = entry.rule

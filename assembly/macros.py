@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 SLOT_MACROS = ("chatHistory", "history", "input", "worldInfoBefore", "worldInfoAfter", "worldInfo")
 SLOT_MACRO_RE = re.compile(r"\{\{\s*(chatHistory|history|input|worldInfoBefore|worldInfoAfter|worldInfo)\s*\}\}")
@@ -47,6 +48,9 @@ class MacroContext:
     variables: dict[str, str] = field(default_factory=dict)
     drop_unknown: bool = False  # outside placement st an unknown macro renders as empty text (still reported)
     read_chat: bool = False  # a macro read the last messages: text made with it depends on the conversation
+    # SillyTavern's own macro engine for this generation (assembly.sillytavern.macro_environment), under builtin-st:
+    # every text goes through it, with the variables of the whole generation
+    st: Any = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,8 @@ def _roll(spec: re.Match[str]) -> str:
 
 def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
     """Expand the supported text macros of `text`; unknown ones are kept verbatim and listed."""
+    if ctx.st is not None:
+        return MacroResult(ctx.st.evaluate(text)) if text else MacroResult(text)
     if "{{" not in text:
         return MacroResult(text)
     unsupported: list[str] = []

@@ -66,6 +66,7 @@ class SourceContext:
     sillytavern: bool = False  # the strategy itself asked for SillyTavern's placement (not a layout's choice)
     seed: int | None = None  # world info chance (assembly.sillytavern.worldinfo_chance)
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
+    macro_env: Any = None  # SillyTavern's macros for this generation (assembly.sillytavern.macro_environment)
 
     @property
     def placement(self) -> str:
@@ -199,9 +200,14 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     text = prompt.content or ""
     claims: tuple[str, ...] = ()
     override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
+    original: tuple[tuple[str, str], ...] = ()
     if override_field and character is not None and _may_override(ctx, prompt, override_field):
         replacement = _character_field(character, override_field)
-        text = replacement.replace("{{original}}", text)
+        if ctx.macro_env is not None:  # SillyTavern's macros fill {{original}} (macro_order)
+            original = (("original", text),)
+            text = ctx.macro_env.fields.get(override_field, replacement)
+        else:
+            text = replacement.replace("{{original}}", text)
         claims = (override_field,)
     redirect = "phi" if ident == "jailbreak" and ctx.placement == "modules" and "phi" in ctx.enabled_kinds() else None
     if prompt.injection_position == 1:
@@ -209,7 +215,7 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
         order = prompt.injection_order if prompt.injection_order is not None else 100
         if ctx.placement == "st" or not SLOT_MACRO_RE.search(text):
             return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
-                          macro_claims=_macro_names(text), extra=(("field_claims", claims),),
+                          macro_claims=_macro_names(text), extra=(("field_claims", claims), *original),
                           redirect_source=redirect, **{**common, "position_id": "depth"})]
         # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
         pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
@@ -217,7 +223,7 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
                 if p.type == "text" else p for p in pieces]
     pieces = split_slot_text(ident, "preset", text, **common)
     if claims or redirect:
-        pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
+        pieces = [_with(p, extra=(("field_claims", claims), *original), redirect_source=redirect) for p in pieces]
     return pieces
 
 
@@ -299,13 +305,21 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # a disabled field position blanks the field (reference A.12)
         if not _st_sends_field(ctx, rule, name):
             continue
-        text = _formatted_field(ctx, name, text)
+        if ctx.macro_env is not None:  # the field as SillyTavern's Generate() read it (its macros substituted)
+            text = ctx.macro_env.fields.get(name, text)
+            if name in ("scenario", "personality"):
+                text = _st_formatted_field(ctx, name, text)
+            if not text:
+                continue
+        else:
+            text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in _reference_only_fields(ctx),
                             resource_id=character.name))
     depth_prompt = getattr(character, "depth_prompt", None)
     if depth_prompt is not None and (depth_prompt.prompt or "").strip():
-        blocks.append(Block(id="depth_prompt", source="character", type="text", text=depth_prompt.prompt,
+        text = depth_prompt.prompt if ctx.macro_env is None else ctx.macro_env.fields.get("depth_prompt", "")
+        blocks.append(Block(id="depth_prompt", source="character", type="text", text=text,
                             field="depth_prompt", position_id="depth_prompt", role=depth_prompt.role or "system",
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
@@ -323,7 +337,16 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
         identifier = "main" if name == "system" else "jailbreak"
         prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
         return prompt is not None and _may_override(ctx, prompt, name)
-    return st_sends_marker(ctx, FIELD_MARKERS[name]) or _st_claimed_by_macro(ctx, "character", name)
+    return st_sends_marker(ctx, FIELD_MARKERS[name]) or (ctx.macro_env is None
+                                                         and _st_claimed_by_macro(ctx, "character", name))
+
+
+def _st_formatted_field(ctx: SourceContext, name: str, text: str) -> str:
+    """`scenario_format` / `personality_format` as preparePromptsForChatCompletion reads them: with a field to
+    show, the format through the macros (where `{{scenario}}` / `{{personality}}` bring the field in)."""
+    preset = ctx.resources.preset
+    wrapper = getattr(preset, f"{name}_format", "") if preset is not None else ""
+    return ctx.macro_env.evaluate(wrapper) if text and wrapper else text
 
 
 def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
@@ -348,7 +371,8 @@ def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     persona = ctx.resources.persona
     if persona is None or not (persona.description or "").strip():
         return []
-    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS) or _st_claimed_by_macro(ctx, "persona", "persona")):
+    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS)
+            or (ctx.macro_env is None and _st_claimed_by_macro(ctx, "persona", "persona"))):
         return []
     return [Block(id="persona", source="persona", type="text", text=persona.description, field="persona",
                   position_id="persona", name=f"{persona.name or 'Persona'} · persona", resource_id=persona.name)]
@@ -422,6 +446,9 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     """The entries that take part, each with why (engine.md §5 world book activation). Activation "all": the host
     already chose them, in its order. "keywords": SillyTavern's scan (assembly.sillytavern.worldinfo), in SillyTavern's order."""
     if book.activation != "keywords":
+        if ctx.macro_env is not None:  # each entry's text through SillyTavern's macros as it activates
+            return [(e.model_copy(update={"content": ctx.macro_env.evaluate(e.content)}), "enabled: chosen by the host")
+                    for e in book.entries if e.enabled]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
@@ -454,9 +481,11 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
                                              scan_injections=injections,
                                              generation=ctx.generation_type,
-                                             typed_messages=sum(m["role"] in ("user", "assistant", "system")
-                                                                for m in ctx.inputs),
-                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn)
+                                             # SillyTavern's macros substituted the typed text already
+                                             typed_messages=0 if ctx.macro_env is not None else sum(
+                                                 m["role"] in ("user", "assistant", "system") for m in ctx.inputs),
+                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn,
+                                             macros=st_macros(ctx) if ctx.macro_env is not None else None)
         ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
 
@@ -471,14 +500,14 @@ def _earlier_persona_injection(ctx: SourceContext) -> list[str]:
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:
-    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""))
+    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""), st=ctx.macro_env)
 
 
 def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[str]:
     """The chat's texts after SillyTavern's regex scripts (the typed input first as it is stored, §13.1)."""
     scripts = scripts_in_order(ctx.resources)
     texts = [m.get("content") or "" for m in messages]
-    if texts and "{{" in texts[0]:  # the first message (the greeting) has its macros before the scripts run
+    if texts and "{{" in texts[0] and ctx.macro_env is None:  # the greeting has its macros before the scripts run
         texts[0] = expand_text_macros(texts[0], st_macros(ctx)).text
     if not scripts:
         return texts

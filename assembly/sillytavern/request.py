@@ -206,7 +206,7 @@ _PERSONA_PLACEMENTS: dict[int, tuple[Any, Any]] = {}
 _PERSONA_PLACEMENTS_SIZE = 256
 
 
-def _expanded_injections(resources: Any, user: str, char: str) -> Any:
+def _expanded_injections(resources: Any, user: str, char: str, macro_env: Any = None) -> Any:
     """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
     injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5)."""
     texts = [e.content for e in resources.extension_prompts]
@@ -214,7 +214,7 @@ def _expanded_injections(resources: Any, user: str, char: str) -> Any:
                           resources.persona and resources.persona.description) if r]
     if not any("{{" in text for text in texts):
         return resources  # no macro in any of them: the resources serve as they are
-    macros = MacroContext(user=user, char=char)
+    macros = MacroContext(user=user, char=char, st=macro_env)
 
     def expand(text: str) -> str:
         return expand_text_macros(text, macros).text if "{{" in text else text
@@ -230,7 +230,7 @@ def _expanded_injections(resources: Any, user: str, char: str) -> Any:
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None,
+               tokenizer: str, macro_env: Any = None) -> tuple[list[RequestMessage], list[Node], list[dict[str, Any]], dict | None,
                                         list[RegexChange]]:
     """The request messages for placement `st`, the nodes in request order (synthetic ones included), the
     diagnostics of SillyTavern's own steps, its budget report and what regex scripts changed in the chat. The
@@ -274,15 +274,15 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     collected = collection(preset, kind) if preset is not None and preset.has_prompt_order else None
     history_sent = collected is None or collected.sends_history
     user, char = names.get("user", "User"), names.get("char", "")
-    if chat_nodes and "{{" in chat_nodes[0].text:
+    if chat_nodes and "{{" in chat_nodes[0].text and macro_env is None:
         # the chat's first message (the greeting) gets its macros before anything else (§3); the others as the
         # history is filled (_named_chat)
-        chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
+        chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char, st=macro_env)).text
     scripts = scripts_in_order(resources)
     regex_changes: list[RegexChange] = []
     pattern_runs = PatternRuns()
     if scripts:  # the chat as regex scripts leave it for the prompt (§13.1)
-        macros = MacroContext(user=user, char=char)
+        macros = MacroContext(user=user, char=char, st=macro_env)
         texts = regexed_chat_steps([(n.role, n.text) for n in chat_nodes], scripts, macros, generation_type=kind,
                                    typed=[kind == "normal" and n.module == "input" for n in chat_nodes],
                                    runs=pattern_runs)
@@ -291,9 +291,9 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             regex_changes.extend(RegexChange.of(node.id, step) for step in steps)
     extras = _Extras(by_id)
     if scripts:
-        extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char)))
+        extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char, st=macro_env)))
         extras.diagnostics.extend(pattern_runs.diagnostics())
-    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char), extras)
+    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char, macro_env), extras)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     if marker_injections:  # a marker's nodes went in-chat: Main and the examples are what is left of them
         main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
@@ -345,7 +345,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                         run.append(ordered[index])
                     index += 1
             block, tail = _chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
-                                      kind)
+                                      kind, macro_env)
             if history_sent:
                 plan.extend(block)
             chat_done = True
@@ -381,7 +381,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
         index += 1
     plan.extend(slots.rest())
     if not chat_done and injections and history_sent:
-        block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind)
+        block, tail = _chat_block([], injections, preset, user, char, utility, by_id, kind, macro_env)
         plan.extend(block)
 
     if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
@@ -391,16 +391,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     # control prompts (impersonate, quiet) last
     # both steps send nothing without their text (most requests): then they are not run
     if generation.start_reply_with:
-        bias = bias_message(_expanded(generation.start_reply_with, user, char), kind)
+        bias = bias_message(_expanded(generation.start_reply_with, user, char, macro_env), kind)
         if bias is not None:
             plan.extend(_claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     if kind == "impersonate" or generation.quiet_prompt:
         # the impersonation prompt is sent (so expanded) only when impersonating
-        impersonation = (_expanded(preset.impersonation_prompt if preset else "", user, char)
+        impersonation = (_expanded(preset.impersonation_prompt if preset else "", user, char, macro_env)
                          if kind == "impersonate" else "")
         for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                       quiet_prompt=_expanded(generation.quiet_prompt or "", user, char)):
+                                       quiet_prompt=_expanded(generation.quiet_prompt or "", user, char, macro_env)):
             plan.extend(_claimed([control], by_id, module="generation"))
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
@@ -448,7 +448,9 @@ def _example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: An
     return out
 
 
-def _expanded(text: str, user: str, char: str) -> str:
+def _expanded(text: str, user: str, char: str, macro_env: Any = None) -> str:
+    if macro_env is not None:
+        return macro_env.evaluate(text)
     return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
 
@@ -534,18 +536,18 @@ def _claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "e
 
 
 def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
-                by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
+                by_id: dict[str, Node], kind: str, macro_env: Any = None) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
     prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
     # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
     # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
     named, tool_calls = _named_chat(run, preset.names_behavior, user, char, by_id,
-                        expand_upto=len(run) - 1 if prefill_taken else len(run))
+                        expand_upto=len(run) - 1 if prefill_taken else len(run), macro_env=macro_env)
     tail: list[StMessage] = []
     if prefill_taken:
         # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
         claude = preset.other_fields.get("chat_completion_source") == "claude"
-        prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char)).text
+        prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char, st=macro_env)).text
                         if claude and preset.assistant_prefill else "")
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
@@ -555,7 +557,7 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
-        nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
+        nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char, st=macro_env)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(_claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
@@ -569,11 +571,14 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
 
 
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
-                expand_upto: int) -> tuple[list[StMessage], bool]:
+                expand_upto: int, macro_env: Any = None) -> tuple[list[StMessage], bool]:
     """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
+    if macro_env is not None:  # populateChatHistory fills the history newest first, each message through the macros
+        for n in reversed(run[:expand_upto]):
+            n.text = macro_env.evaluate(n.text)
     chat = []
     tool_calls = False
     plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
@@ -590,7 +595,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
                 content = content.replace("\r", "")
         else:
             content, name = named_content(n.text, role, speaker, behavior)
-        if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
+        if macro_env is None and "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text

@@ -244,6 +244,7 @@ def activate_world_info(
     seed: int | None = None,
     turn: int = 0,
     pattern_limits: PatternLimits = DEFAULT_LIMITS,
+    macros: MacroContext | None = None,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
     message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
@@ -286,7 +287,11 @@ def activate_world_info(
     last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
             for role in ("user", "assistant")}
 
-    def macros() -> MacroContext:
+    shared = macros
+
+    def macros() -> MacroContext:  # noqa: F811  the generation's own macros when it gives them
+        if shared is not None:
+            return shared
         return MacroContext(user=user, char=char, last_user_message=last["user"],
                             last_char_message=last["assistant"])
 

@@ -1,0 +1,158 @@
+"""What SillyTavern's macros read during one generation, and the one place a text goes through them.
+
+One `MacroEnvironment` serves a whole generation: the names, the card fields (`getCharacterCardFieldsLazy`: each
+field through the macros without the card fields, on first use in each `substituteParams` call), the chat as it
+stands, the outlets, and the variables every macro of the generation reads and changes in turn. `evaluate` is
+SillyTavern's `substituteParams` with the engine the request chose (`legacy` or `v2`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembly.sillytavern.macro_variables import MacroVariables
+
+_START = re.compile(r"<START>", re.IGNORECASE)
+# Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
+_GENERATE_FIELDS = (("description", "description"), ("personality", "personality"), ("persona", "persona"),
+                    ("scenario", "scenario"), ("examples", "mesExamplesRaw"), ("system", "system"),
+                    ("phi", "jailbreak"), ("depth_prompt", "charDepthPrompt"), ("creator_notes", "creatorNotes"))
+
+
+def parse_mes_examples(text: str) -> list[str]:
+    """`parseMesExamples` for chat completion: each `<START>` block as "<START>\\n" + block.trim() + "\\n"."""
+    if not text or text == "<START>":
+        return []
+    if not text.startswith("<START>"):
+        text = "<START>\n" + text.strip()
+    return [f"<START>\n{block.strip()}\n" for block in _START.split(text)[1:]]
+
+
+class _CardFields:
+    """The card fields of one `substituteParams` call, each substituted on first use (baseChatReplace)."""
+
+    __slots__ = ("env", "done")
+
+    def __init__(self, env: MacroEnvironment):
+        self.env = env
+        self.done: dict[str, str] = {}
+
+    def get(self, name: str) -> str:
+        if name in self.done:
+            return self.done[name]
+        if name == "mesExamples":
+            value = "".join(parse_mes_examples(self.get("mesExamplesRaw")))
+        else:
+            raw = self.env.card.get("mesExamples" if name == "mesExamplesRaw" else name) or ""
+            value = self.env.base_chat_replace(raw.strip()) if name != "version" else raw
+        self.done[name] = value
+        return value
+
+
+@dataclass
+class MacroEnvironment:
+    """The macros' view of one generation. `card`: raw card fields by SillyTavern's names (description,
+    personality, scenario, mesExamples, persona, system, jailbreak, version, charDepthPrompt, creatorNotes)."""
+
+    user: str = "User"
+    char: str = ""
+    engine: str = "legacy"
+    card: Mapping[str, str] = field(default_factory=dict)
+    variables: MacroVariables = field(default_factory=MacroVariables)
+    chat: Sequence[Mapping[str, Any]] = ()  # SillyTavern's `chat` as macros read it: role and content, oldest first
+    # the outlets' texts when known; None: `{{outlet::name}}` stays for the placement step that fills outlets
+    outlets: Mapping[str, str] | None = None
+    send_box: str = ""
+    model: str = ""
+    max_prompt: int = 0
+    registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
+    # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
+    fields: dict[str, str] = field(default_factory=dict)
+    touched: bool = False  # a variable macro ran: text made here depends on the variables' state
+    read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
+
+    @property
+    def group(self) -> str:
+        return self.char  # a one-to-one chat: {{group}} is the character's name
+
+    def start_generation(self) -> None:
+        """What Generate() reads before anything else: the card fields, each through the macros once."""
+        fields = self.card_fields()
+        for name, key in _GENERATE_FIELDS:
+            self.fields[name] = fields.get(key)
+
+    def card_fields(self) -> _CardFields:
+        return _CardFields(self)
+
+    def base_chat_replace(self, text: str) -> str:
+        """`baseChatReplace`: the macros without the card fields, carriage returns dropped."""
+        if not text:
+            return text
+        return self.evaluate(text, card_fields=False).replace("\r", "")
+
+    def chat_value(self, name: str) -> str:
+        self.read_chat = True
+        chat = self.chat
+        if name == "lastMessageId":
+            return str(len(chat) - 1) if chat else ""
+        if name == "firstIncludedMessageId":
+            return ""
+        roles = {"lastMessage": None, "lastUserMessage": "user", "lastCharMessage": "assistant"}[name]
+        for message in reversed(chat):
+            if roles is None or message.get("role") == roles:
+                return message.get("content") or ""
+        return ""
+
+    def outlet(self, match: re.Match[str]) -> str:
+        if self.outlets is None:
+            return match.group(0)
+        return self.outlets.get(match.group(1).strip(), "")
+
+    def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,
+                 extra: dict[str, Callable[[], Any]] | None = None) -> str:
+        """`substituteParams(text)`: `original` fills the first `{{original}}`; `card_fields` False is
+        baseChatReplace's call (the card fields stay as written)."""
+        if not text:
+            return ""
+        if self.engine == "v2":
+            from assembly.sillytavern.macros_v2 import evaluate_v2
+
+            return evaluate_v2(text, self, original=original, card_fields=card_fields, extra=extra or {})
+        from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
+
+        return evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
+
+
+def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, resources: Any, user: str, char: str,
+                           chat: Sequence[Mapping[str, Any]], typed: int = 0) -> MacroEnvironment:
+    """The macro environment of one builtin-st generation, from the request's resources and chat, with what
+    Generate() substitutes first done: the `typed` last messages of `chat` (sent now: sendMessageAsUser stores
+    them substituted, and the chat dicts are replaced by ones with that text) and the card fields."""
+    character, persona = resources.character, resources.persona
+    card: dict[str, str] = {}
+    if character is not None:
+        card = {"description": character.description, "personality": character.personality,
+                "scenario": character.scenario, "mesExamples": character.mes_example,
+                "system": character.system_prompt, "jailbreak": character.post_history_instructions,
+                "version": character.character_version, "creatorNotes": character.creator_notes,
+                "charDepthPrompt": character.depth_prompt.prompt if character.depth_prompt is not None else ""}
+    if persona is not None:
+        card["persona"] = persona.description
+    preset = resources.preset
+    max_prompt = preset.openai_max_context if preset is not None else 0
+    env = MacroEnvironment(user=user, char=char, engine=engine, card=card,
+                           variables=MacroVariables.from_request(dict(variables) if variables else None),
+                           max_prompt=max_prompt)
+    sent = [dict(m) for m in chat]
+    if sent and "{{" in (sent[0].get("content") or ""):  # the greeting, substituted when the chat began
+        sent[0]["content"] = env.evaluate(sent[0]["content"])
+    for message in sent[len(sent) - typed:] if typed else ():
+        message["content"] = env.evaluate(message.get("content") or "")
+    env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
+    env.sent = sent
+    env.start_generation()
+    return env

@@ -1,0 +1,44 @@
+"""The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
+prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
+
+1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
+   override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
+2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
+   in the prompt, each through the macros once more;
+3. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
+The chat, the in-chat injections and the utility prompts come after these (assembly.sillytavern.request).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_MARKER_FIELDS = ("description", "personality", "scenario")
+_OVERRIDES = ("main", "jailbreak")
+
+
+def evaluate_prompt_macros(nodes: list[Any], env: Any) -> None:
+    """Each prompt node's text through SillyTavern's macros, in Generate()'s order; in place."""
+    overrides: dict[str, tuple[Any, str]] = {}
+    for node in nodes:
+        if node.module != "preset":
+            continue
+        extra = dict(node.block.extra) if node.block is not None else {}
+        if "original" in extra:
+            overrides[node.field] = (node, env.evaluate(extra["original"]))
+        else:
+            node.text = env.evaluate(node.text)
+    for name in _MARKER_FIELDS:
+        for node in nodes:
+            if node.module == "character" and node.field == name:
+                node.text = env.evaluate(node.text)
+    for node in nodes:
+        if node.module == "persona":
+            node.text = env.evaluate(node.text)
+    for name in _OVERRIDES:
+        if name in overrides:
+            node, original = overrides[name]
+            node.text = env.evaluate(node.text, original=original)
+    for node in nodes:  # the character's note, as getExtensionPrompt reads it
+        if node.module == "character" and node.field == "depth_prompt":
+            node.text = env.evaluate(node.text)
