@@ -280,6 +280,7 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
         char=decided.char_name, chat=history + inputs,
         # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
         typed=len(inputs) if req.generation.type == "normal" and not scripts_in_order(decided.resources) else 0,
+        generation=req.generation.type,
     ) if decided.st_rules else None
     if macro_env is not None:  # the greeting and the messages sent now, as SillyTavern stores them
         history, inputs = macro_env.sent[:len(history)], macro_env.sent[len(history):]

@@ -128,7 +128,8 @@ class MacroEnvironment:
 
 
 def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, resources: Any, user: str, char: str,
-                           chat: Sequence[Mapping[str, Any]], typed: int = 0) -> MacroEnvironment:
+                           chat: Sequence[Mapping[str, Any]], typed: int = 0,
+                           generation: str = "normal") -> MacroEnvironment:
     """The macro environment of one builtin-st generation, from the request's resources and chat, with what
     Generate() substitutes first done: the `typed` last messages of `chat` (sent now: sendMessageAsUser stores
     them substituted, and the chat dicts are replaced by ones with that text) and the card fields."""
@@ -143,10 +144,18 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     if persona is not None:
         card["persona"] = persona.description
     preset = resources.preset
-    max_prompt = preset.openai_max_context if preset is not None else 0
+    context = preset.openai_max_context if preset is not None else 0
+    response = preset.openai_max_tokens if preset is not None else 0
+    note = resources.author_note.content if resources.author_note is not None else ""
     env = MacroEnvironment(user=user, char=char, engine=engine, card=card,
                            variables=MacroVariables.from_request(dict(variables) if variables else None),
-                           max_prompt=max_prompt)
+                           max_prompt=context - response, model=_model(preset))
+    # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
+    env.registered = {
+        "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
+        "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
+        "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
+    }
     sent = [dict(m) for m in chat]
     if sent and "{{" in (sent[0].get("content") or ""):  # the greeting, substituted when the chat began
         sent[0]["content"] = env.evaluate(sent[0]["content"])
@@ -156,3 +165,14 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     env.sent = sent
     env.start_generation()
     return env
+
+
+def _model(preset: Any) -> str:
+    """getGeneratingModel for chat completion: the model field of the preset's source."""
+    if preset is None:
+        return ""
+    fields = preset.other_fields
+    source = fields.get("chat_completion_source") or "openai"
+    key = {"makersuite": "google_model", "vertexai": "vertexai_model"}.get(source, f"{source}_model")
+    value = fields.get(key)
+    return value if isinstance(value, str) else ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assembly.sillytavern.js_numbers import js_string
+from assembly.sillytavern.relative_time import time_diff
 
 if TYPE_CHECKING:
     from assembly.sillytavern.macro_environment import MacroEnvironment
@@ -59,6 +60,7 @@ _OUTLET = re.compile(r"\{\{outlet::(.+?)\}\}", _I)
 _RANDOM = re.compile(r"\{\{random\s?::?([^}]+)\}\}", _I)
 _PICK = re.compile(r"\{\{pick\s?::?([^}]+)\}\}", _I)
 _BANNED = re.compile(r"\{\{banned \"(.*)\"\}\}", _I)
+_TIME_DIFF = re.compile(r"\{\{timeDiff::(.*?)::(.*?)\}\}", _I)
 
 
 @dataclass
@@ -176,6 +178,7 @@ def _post_env(call: LegacyCall) -> list[tuple[re.Pattern[str], Replace]]:
         (_FIRST_INCLUDED, lambda _m: env.chat_value("firstIncludedMessageId")),
         (_REVERSE, lambda m: m.group(1)[::-1]),
         (_COMMENT, lambda _m: ""),
+        (_TIME_DIFF, lambda m: time_diff(m.group(1), m.group(2))),
         (_OUTLET, lambda m: env.outlet(m)),
         (_RANDOM, _first_choice),
         (_PICK, _first_choice),
