@@ -354,7 +354,7 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
             while index < len(ordered) and id(ordered[index]) in em_ids:
                 index += 1
             if card_examples is None and not examples_done:  # no card examples: the entries' dialogues alone
-                plan.extend(_example_blocks(None, em_nodes, preset, user, char, by_id))
+                plan.extend(_example_blocks(None, em_nodes, preset, user, char, by_id, macro_env))
                 examples_done = True
             continue
         if node.module == "worldbook" and node.slot_id is not None:
@@ -364,10 +364,12 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], preset.wi_format if preset is not None else "{0}")
+            if macro_env is not None:  # the formatted world info is a prompt: through the macros again
+                text = macro_env.evaluate(text)
             plan.append(trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run)))
             continue
         if utility and node.module == "character" and node.field == "examples" and character is not None:
-            plan.extend(_example_blocks(node, em_nodes, preset, user, char, by_id))
+            plan.extend(_example_blocks(node, em_nodes, preset, user, char, by_id, macro_env))
             examples_done = True
             index += 1
             continue
@@ -426,12 +428,13 @@ _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
 
 
 def _example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any, user: str, char: str,
-                    by_id: dict[str, Node]) -> list[StMessage]:
+                    by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
     """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
     blocks, each message with a node of its own (sillytavern.md §7.5)."""
     blocks = parse_dialogue_examples(
         examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
-        new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
+        new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
+        else preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
         else "mes_example",
         world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
                     for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
@@ -562,7 +565,8 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
         tail.extend(_claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
     if utility and preset.new_chat_prompt:
-        separator = new_chat_message(preset.new_chat_prompt)
+        separator = new_chat_message(macro_env.evaluate(preset.new_chat_prompt) if macro_env is not None
+                                     else preset.new_chat_prompt)
         synthetic = _synthetic("preset:newMainChat", "preset", "New chat separator", separator, None)
         by_id[synthetic.id] = synthetic
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
