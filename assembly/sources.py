@@ -447,14 +447,28 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     already chose them, in its order. "keywords": SillyTavern's scan (assembly.sillytavern.worldinfo), in SillyTavern's order."""
     if book.activation != "keywords":
         if ctx.macro_env is not None:  # each entry's text through SillyTavern's macros as it activates
-            return [(e.model_copy(update={"content": ctx.macro_env.evaluate(e.content)}), "enabled: chosen by the host")
-                    for e in book.entries if e.enabled]
+            chosen = [e.model_copy(update={"content": ctx.macro_env.evaluate(e.content)}) for e in book.entries
+                      if e.enabled]
+            ctx.macro_env.outlets = _outlets(chosen)
+            return [(e, "enabled: chosen by the host") for e in chosen]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
     entries = [(_st_regexed_entry(ctx, by_uid[a.uid].model_copy(update={"content": a.content})), a.reason.message)
                for a in activation.active]
+    if ctx.macro_env is not None:  # {{outlet::name}} reads the activated outlet entries from now on
+        ctx.macro_env.outlets = _outlets(e for e, _reason in entries)
     return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
+
+
+def _outlets(entries: Any) -> dict[str, str]:
+    by_name: dict[str, list[Any]] = {}
+    for entry in entries:
+        if entry.position == "outlet" and entry.content:
+            by_name.setdefault((entry.outlet_name or "").strip(), []).append(entry)
+    return {name: "\n".join(e.content for e in sorted(group, key=lambda e: (e.order if e.order is not None else 100,
+                                                                            str(e.uid))))
+            for name, group in by_name.items()}
 
 
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:

@@ -16,6 +16,9 @@ from typing import Any
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
+# getCharacterCardFields' order
+_EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
+                "charDepthPrompt", "creatorNotes")
 # Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
 _GENERATE_FIELDS = (("description", "description"), ("personality", "personality"), ("persona", "persona"),
                     ("scenario", "scenario"), ("examples", "mesExamplesRaw"), ("system", "system"),
@@ -72,6 +75,7 @@ class MacroEnvironment:
     sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
+    eager_fields: bool = True
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
 
@@ -86,7 +90,11 @@ class MacroEnvironment:
             self.fields[name] = fields.get(key)
 
     def card_fields(self) -> _CardFields:
-        return _CardFields(self)
+        fields = _CardFields(self)
+        if self.engine == "legacy" and self.eager_fields:
+            for name in _EAGER_ORDER:  # the legacy engine's substituteParams reads every field first
+                fields.get(name)
+        return fields
 
     def base_chat_replace(self, text: str) -> str:
         """`baseChatReplace`: the macros without the card fields, carriage returns dropped."""
@@ -154,10 +162,10 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     env.registered = {
         "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
         "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
-        "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
+        "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
     }
     sent = [dict(m) for m in chat]
-    if sent and "{{" in (sent[0].get("content") or ""):  # the greeting, substituted when the chat began
+    if sent:  # the greeting, substituted when the chat began
         sent[0]["content"] = env.evaluate(sent[0]["content"])
     for message in sent[len(sent) - typed:] if typed else ():
         message["content"] = env.evaluate(message.get("content") or "")
