@@ -307,8 +307,8 @@ def _make_plan(
 
 def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
     entry = state.entries.get("worldbook")
-    if entry is None or not entry.rule["enabled"]:
-        return []
+    if entry is None or not entry.rule["enabled"] or state.macro_ctx.st is not None:
+        return []  # under SillyTavern's own macros {{outlet::name}} is filled as a macro
     return [{"id": b.id, "name": b.name, "outlet_name": dict(b.extra).get("outlet_name") or "", "order": b.order,
              "content": expand_text_macros(b.text, state.macro_ctx).text}
             for b in entry.blocks if b.group == "outlet" and state.position_enabled(b)]
