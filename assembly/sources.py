@@ -276,8 +276,10 @@ def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
 
 def _may_override(ctx: SourceContext, prompt: Any, field_name: str) -> bool:
     character = ctx.resources.character
+    # under SillyTavern's macros the field as Generate() read it: one its macros empty overrides nothing
+    text = _character_field(character, field_name) if ctx.macro_env is None else ctx.macro_env.fields.get(field_name)
     return (
-        bool(_character_field(character, field_name))
+        bool(text)
         and not prompt.forbid_overrides
         and ctx.preset_beats_default
         and f"character#{field_name}" not in ctx.manual_keys
