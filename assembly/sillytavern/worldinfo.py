@@ -304,7 +304,8 @@ def activate_world_info(
 
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.
-        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key else key) for key in keys]
+        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key or shared is not None else key)
+                    for key in keys]
         return [(key, text.strip()) for key, text in expanded if text]
 
     candidates = []
