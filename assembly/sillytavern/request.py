@@ -650,6 +650,8 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if message.kind == "chat":
             node = node_of(sources[0]) if len(sources) == 1 else None
             if node is not None and node.message is not None:  # a conversation message: the usual one, taken first
+                if not message.content and not node.message.get("tool_calls"):
+                    continue  # getChat() drops a message with nothing to say (its macros may have emptied it)
                 index += 1
                 # tool results keep their role; the chat copy above only serves SillyTavern's name rules
                 delivery = "input" if node.module == "input" else "history"
