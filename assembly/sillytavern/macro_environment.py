@@ -148,7 +148,8 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
                 "scenario": character.scenario, "mesExamples": character.mes_example,
                 "system": character.system_prompt, "jailbreak": character.post_history_instructions,
                 "version": character.character_version, "creatorNotes": character.creator_notes,
-                "charDepthPrompt": character.depth_prompt.prompt if character.depth_prompt is not None else ""}
+                "charDepthPrompt": character.depth_prompt.prompt if character.depth_prompt is not None else "",
+                "greeting": character.first_mes}
     if persona is not None:
         card["persona"] = persona.description
     preset = resources.preset
