@@ -24,7 +24,7 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", re.I), "group"), (re.compile(r"<GROUP>", re.I), "group"),
 )
 _NAME = re.compile(r"[A-Za-z_][\w-]*")
-_VARIABLE = re.compile(r"([.$])([A-Za-z_][\w-]*)\s*(\?\?=|\+\+|--|\+=|-=|\?\?|\|\||==|!=|>=|<=|=|>|<)?\s*(.*)",
+_VARIABLE = re.compile(r"([A-Za-z_][\w-]*)\s*(\?\?=|\+\+|--|\+=|-=|\?\?|\|\||==|!=|>=|<=|=|>|<)?\s*(.*)",
                        re.DOTALL)
 _FALSY = ("", "false", "0", "off", "no", "null", "undefined", "nan")
 _MAX_DEPTH = 64
@@ -67,6 +67,8 @@ def _split_tags(text: str) -> list[Any]:
         at = text.find("{{", i)
         if at < 0:
             break
+        while text[at + 2:at + 3] == "{":  # "{{{name}}}": the tag is the innermost pair, the extra brace text
+            at += 1
         end = _tag_end(text, at)
         if end < 0:
             i = at + 2
@@ -86,7 +88,7 @@ def _tag_end(text: str, at: int) -> int:
     depth, i, n = 0, at, len(text)
     while i < n - 1:
         pair = text[i:i + 2]
-        if pair == "{{":
+        if pair == "{{" and text[i + 2:i + 3] != "{":
             depth += 1
             i += 2
         elif pair == "}}":
@@ -317,7 +319,7 @@ def _variable(is_global: bool, text: str, call: _Call) -> str:
     if match is None:
         return "{{" + ("$" if is_global else ".") + text + "}}"
     call.env.touched = True
-    _, name, op, operand = match.groups()
+    name, op, operand = match.groups()
     operand = _render(_scopes(_split_tags(operand.strip())), call) if operand else ""
     current = variables.get(name, is_global=is_global)
     if op is None:
@@ -367,7 +369,7 @@ _FIELD_MACROS = {
     "description": "description", "chardescription": "description", "personality": "personality",
     "charpersonality": "personality", "scenario": "scenario", "charscenario": "scenario", "persona": "persona",
     "mesexamples": "mesExamples", "mesexamplesraw": "mesExamplesRaw", "charprompt": "system",
-    "charjailbreak": "jailbreak", "charinstruction": "jailbreak", "chardepthprompt": "charDepthPrompt",
+    "charinstruction": "jailbreak", "chardepthprompt": "charDepthPrompt",
     "charversion": "version", "char_version": "version", "creatornotes": "creatorNotes",
     "greeting": "greeting", "charfirstmessage": "greeting",
 }
@@ -397,6 +399,8 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
     if low in ("lastmessage", "lastusermessage", "lastcharmessage", "lastmessageid"):
         return env.chat_value({"lastmessage": "lastMessage", "lastusermessage": "lastUserMessage",
                                "lastcharmessage": "lastCharMessage", "lastmessageid": "lastMessageId"}[low])
+    if low in ("firstincludedmessageid", "firstdisplayedmessageid"):
+        return ""
     if low == "maxprompt":
         return js_string(env.max_prompt)
     if low == "input":
@@ -482,7 +486,7 @@ _MACROS: dict[str, Callable[[_Call, list[str]], Any]] = {
     "reverse": _one(lambda call, text: text[::-1]),
     "banned": lambda call, args: "",
     "outlet": _one(lambda call, name: call.env.outlets.get(name.strip(), "") if call.env.outlets is not None
-                   else "{{outlet::" + name + "}}"),
+                   or not name.strip() else "{{outlet::" + name + "}}"),
     "timediff": _two(lambda call, a, b: time_diff(a, b)),
     "random": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
     "pick": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
