@@ -24,7 +24,7 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", re.I), "group"), (re.compile(r"<GROUP>", re.I), "group"),
 )
 _NAME = re.compile(r"[A-Za-z_][\w-]*")
-_VARIABLE = re.compile(r"([A-Za-z_][\w-]*)\s*(\?\?=|\+\+|--|\+=|-=|\?\?|\|\||==|!=|>=|<=|=|>|<)?\s*(.*)",
+_VARIABLE = re.compile(r"([A-Za-z_]\w*(?:-\w+)*)\s*(\?\?=|\+\+|--|\+=|-=|\?\?|\|\||==|!=|>=|<=|=|>|<)?\s*(.*)",
                        re.DOTALL)
 _FALSY = ("", "false", "0", "off", "no", "null", "undefined", "nan")
 _MAX_DEPTH = 64
@@ -265,7 +265,7 @@ def _evaluate(tag: _Tag, call: _Call) -> str:
     if low == "if":
         return _if(tag, flags, rest, call)
     if low == "else":
-        return tag.raw
+        return ""  # an {{else}} no {{if}} took
     args = _args(rest, tag, call)
     if args is None:
         return _keep(tag, call)
@@ -392,7 +392,7 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
         return env.user
     if low in _FIELD_MACROS:
         if not call.card_fields:
-            return None
+            return ""  # a card field read inside a card field: empty
         return _fields(call).get(_FIELD_MACROS[low]) or ""
     if low == "model":
         return env.model
@@ -467,6 +467,14 @@ def _repeat(char: str) -> Callable[[_Call, list[str]], Any]:
     return run
 
 
+def _outlet(call: _Call, name: str) -> str:
+    if not name.strip():
+        return ""
+    if call.env.outlets is None:  # filled by the placement step that fills outlets
+        return "{{outlet::" + name + "}}"
+    return call.env.outlets.get(name.strip(), "")
+
+
 def _trim(call: _Call, args: list[str]) -> Any:
     if not args:
         return None  # {{trim}} without content: the legacy rule, applied after the pass
@@ -485,8 +493,7 @@ _MACROS: dict[str, Callable[[_Call, list[str]], Any]] = {
     "trim": _trim,
     "reverse": _one(lambda call, text: text[::-1]),
     "banned": lambda call, args: "",
-    "outlet": _one(lambda call, name: call.env.outlets.get(name.strip(), "") if call.env.outlets is not None
-                   or not name.strip() else "{{outlet::" + name + "}}"),
+    "outlet": _one(lambda call, name: _outlet(call, name)),
     "timediff": _two(lambda call, a, b: time_diff(a, b)),
     "random": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
     "pick": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
@@ -504,7 +511,7 @@ def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
             text = pattern.sub(lambda _m, name=name: getattr(env, name), text)
     if "{{" not in text and "\\" not in text:
         return text
-    text = text.replace("\\{", _OPEN).replace("\\}", _CLOSE)
+    text = text.replace("\\{\\{", _OPEN * 2).replace("\\}\\}", _CLOSE * 2)
     call = _Call(env, original, card_fields, extra)
     out = _render(_scopes(_split_tags(text)), call)
     out = _TRIM_MARK.sub("", out)
