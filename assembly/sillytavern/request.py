@@ -557,6 +557,8 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
             tail.append(prefill)
     # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
     history = inject_in_chat(named, injections, chat_checked=True)
+    if macro_env is not None:
+        history = _filled_history(history, macro_env, by_id)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
@@ -574,15 +576,30 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
     return block, tail
 
 
+def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, Node]) -> list[StMessage]:
+    """populateChatHistory: the history, its in-chat injections among it, newest first, each message through
+    SillyTavern's macros once more (a conversation message's node takes the text when it is its text alone)."""
+    out: list[StMessage] = []
+    for message in reversed(history):
+        if message.kind in ("chat", "injection") and message.content:
+            content = macro_env.evaluate(message.content)
+            if content != message.content:
+                if message.kind == "chat" and len(message.sources) == 1:
+                    node = by_id.get(message.sources[0])
+                    if node is not None and node.text.replace("\r", "") == message.content:
+                        node.text = content
+                message = message.model_copy(update={"content": content})
+        out.append(message)
+    out.reverse()
+    return out
+
+
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
                 expand_upto: int, macro_env: Any = None) -> tuple[list[StMessage], bool]:
     """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
-    if macro_env is not None:  # populateChatHistory fills the history newest first, each message through the macros
-        for n in reversed(run[:expand_upto]):
-            n.text = macro_env.evaluate(n.text)
     chat = []
     tool_calls = False
     plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
