@@ -39,6 +39,7 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any) -> None:
         if name in overrides:
             node, original = overrides[name]
             node.text = env.evaluate(node.text, original=original)
-    for node in nodes:  # the character's note, as getExtensionPrompt reads it
-        if node.module == "character" and node.field == "depth_prompt":
+    for node in nodes:  # the character's note and world info at a depth, as getExtensionPrompt reads them
+        if (node.module == "character" and node.field == "depth_prompt") or (
+                node.module == "worldbook" and node.depth is not None):
             node.text = env.evaluate(node.text)
