@@ -557,12 +557,21 @@ def _chat_block(run: list[Node], injections: list[StInjection], preset: Any, use
             tail.append(prefill)
     # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
     history = inject_in_chat(named, injections, chat_checked=True)
+    nudge = None
     if macro_env is not None:
+        if kind == "continue" and not preset.continue_prefill:
+            # the nudge is made before the history is filled: {{lastChatMessage}} is the message as it was
+            last_chat = next((m for m in reversed(history) if m.kind == "chat"), None)
+            node = by_id.get(last_chat.sources[0]) if last_chat is not None and last_chat.sources else None
+            last = (node.text if node is not None else last_chat.content if last_chat else "").strip()
+            nudge = macro_env.evaluate(macro_env.evaluate(preset.continue_nudge_prompt,
+                                                          extra={"lastChatMessage": lambda: last}))
         history = _filled_history(history, macro_env, by_id)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
-        nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char, st=macro_env)).text
+        if nudge is None:
+            nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(_claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
