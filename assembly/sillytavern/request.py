@@ -212,12 +212,12 @@ def _expanded_injections(resources: Any, user: str, char: str, macro_env: Any = 
     texts = [e.content for e in resources.extension_prompts]
     texts += [r for r in (resources.author_note and resources.author_note.content,
                           resources.persona and resources.persona.description) if r]
-    if not any("{{" in text for text in texts):
+    if macro_env is None and not any("{{" in text for text in texts):
         return resources  # no macro in any of them: the resources serve as they are
     macros = MacroContext(user=user, char=char, st=macro_env)
 
     def expand(text: str) -> str:
-        return expand_text_macros(text, macros).text if "{{" in text else text
+        return expand_text_macros(text, macros).text if "{{" in text or macro_env is not None else text
 
     update: dict[str, Any] = {"extension_prompts": tuple(
         e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
