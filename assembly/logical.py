@@ -469,7 +469,8 @@ def _claim_from(state: _State, block: Block, path: set[tuple[str, str]]) -> None
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
     path = path | {key}
-    for name in block.macro_claims:
+    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
+    for name in block.macro_claims if state.macro_ctx.st is None else ():
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = key
