@@ -631,8 +631,9 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
     if block.anchor:
         return None
     if state.macro_ctx.st is not None:
-        # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order)
-        text, children = block.text, NO_CHILDREN
+        # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order); the
+        # card and persona fields a macro reads are still this node's children
+        text, children = block.text, _macro_children(state, block)
     else:
         text, children = _expand_resource_macros(state, block)
         expanded = expand_text_macros(text, state.macro_ctx)
@@ -701,6 +702,16 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
             children.append({"id": f"character:{target.id}", "source": "character", "field": field_name,
                              "locked": True, "lock_reason": "macro:original"})
     return text, children or NO_CHILDREN  # the shared empty list: a plan's reads copy no empty list per node
+
+
+def _macro_children(state: _State, block: Block) -> list[dict[str, Any]]:
+    children = []
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        if target is not None:
+            children.append({"id": f"{target.source}:{target.id}", "source": target.source, "field": target.field,
+                             "locked": True, "lock_reason": f"macro:{name}"})
+    return children or NO_CHILDREN
 
 
 def _replace_macro(text: str, name: str, replacement: str) -> str:
