@@ -71,6 +71,7 @@ from assembly.results import (
     Diagnostic,
     EvictionItem,
     LayoutView,
+    MacroVariablesView,
     NodeView,
     PresetBudget,
     RequestMessage,
@@ -448,7 +449,16 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
                              blocks=layout_blocks(nodes, backend)),
         world_info=logical.world_info,
         regex_changes=counted.built.regex_changes,
+        macro_variables=_macro_variables(run),
     )
+
+
+def _macro_variables(run: _Run) -> MacroVariablesView | None:
+    """The variables before and after, when the request brought some or a macro read or changed one."""
+    env = run.macro_env
+    if env is None or not (env.touched or run.req.macro_variables):
+        return None
+    return MacroVariablesView(engine=env.engine, before=env.variables_before, after=env.variables.snapshot())
 
 
 def _budget_view(budget: dict[str, Any] | None, st_budget: dict[str, Any] | None

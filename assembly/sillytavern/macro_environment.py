@@ -8,6 +8,7 @@ SillyTavern's `substituteParams` with the engine the request chose (`legacy` or 
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,6 +73,7 @@ class MacroEnvironment:
     model: str = ""
     max_prompt: int = 0
     registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
     sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
@@ -157,7 +159,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     response = preset.openai_max_tokens if preset is not None else 0
     note = resources.author_note.content if resources.author_note is not None else ""
     env = MacroEnvironment(user=user, char=char, engine=engine, card=card,
-                           variables=MacroVariables.from_request(dict(variables) if variables else None),
+                           variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None),
                            max_prompt=context - response, model=_model(preset))
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
     env.registered = {
@@ -165,6 +167,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
         "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
     }
+    env.variables_before = env.variables.snapshot()
     sent = [dict(m) for m in chat]
     if sent:  # the greeting, substituted when the chat began
         sent[0]["content"] = env.evaluate(sent[0]["content"])

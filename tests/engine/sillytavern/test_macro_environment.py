@@ -1,0 +1,63 @@
+"""One generation's macros under builtin-st: SillyTavern's order (the greeting and the typed message first, the
+prompts, then the history newest first), one variable state through all of them, and the variables before and
+after in the result."""
+
+import pytest
+
+from assembly import assemble
+
+
+def request(prompts, *, history=(), typed=None, variables=None, engine="legacy", character=None):
+    order = [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": engine,
+            "resources": {"preset": {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]},
+                          "character": character or {"name": "Zoe"}},
+            "names": {"user": "Alex"},
+            "conversation": {"history": list(history), "input": [typed] if typed else []}}
+    if variables is not None:
+        body["macro_variables"] = variables
+    return assemble(body).model_dump(mode="json")
+
+
+MAIN = {"identifier": "main", "role": "system", "content": "hp={{getvar::hp}}"}
+HISTORY = {"identifier": "chatHistory", "marker": True}
+
+
+@pytest.mark.parametrize("engine", ["legacy", "v2"])
+def test_the_typed_message_sets_variables_before_the_prompts_read_them(engine):
+    result = request([MAIN, HISTORY], typed={"role": "user", "content": "{{setvar::hp::9}}go"}, engine=engine)
+    assert [m["content"] for m in result["request"]["messages"]] == ["hp=9", "go"]
+    assert result["macro_variables"] == {"engine": engine, "before": {"local": {}, "global": {}},
+                                         "after": {"local": {"hp": "9"}, "global": {}}}
+
+
+def test_the_history_is_read_newest_first():
+    history = [{"role": "assistant", "content": "Welcome."},
+               {"role": "user", "content": "{{setvar::mood::calm}}I am {{user}}."},
+               {"role": "assistant", "content": "Mood: [{{getvar::mood}}]"}]
+    result = request([HISTORY], history=history)
+    assert [m["content"] for m in result["request"]["messages"]] == ["Welcome.", "I am Alex.", "Mood: []"]
+
+
+def test_the_request_variables_are_the_state_before():
+    result = request([MAIN, HISTORY], variables={"local": {"hp": 3}, "global": {"seen": "yes"}},
+                     typed={"role": "user", "content": "{{incvar::hp}} and {{getglobalvar::seen}}"})
+    assert [m["content"] for m in result["request"]["messages"]] == ["hp=4", "4 and yes"]
+    assert result["macro_variables"]["before"] == {"local": {"hp": 3}, "global": {"seen": "yes"}}
+    assert result["macro_variables"]["after"] == {"local": {"hp": 4}, "global": {"seen": "yes"}}
+
+
+def test_no_variable_no_report():
+    assert "macro_variables" not in request([MAIN | {"content": "Hi {{user}}"}, HISTORY])
+
+
+def test_a_card_prompt_its_macros_empty_overrides_nothing():
+    character = {"name": "Zoe", "system_prompt": "{{setvar::tone::5}}"}
+    result = request([{"identifier": "main", "role": "system", "content": "Main {{getvar::tone}}"}, HISTORY],
+                     character=character)
+    assert [m["content"] for m in result["request"]["messages"]] == ["Main 5"]
+
+
+def test_a_chat_message_its_macros_empty_is_not_sent():
+    history = [{"role": "user", "content": "{{setvar::a::1}}"}, {"role": "assistant", "content": "ok"}]
+    assert [m["content"] for m in request([HISTORY], history=history)["request"]["messages"]] == ["ok"]
