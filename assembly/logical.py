@@ -641,7 +641,7 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
             state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
                                       "name": block.name, "macro": name})
         text = expanded.text
-    if not text.strip():
+    if not text.strip() if state.macro_ctx.st is None else not text:  # SillyTavern sends whitespace as it is
         return None
     rule = entry.rule
     target_rule = rule
