@@ -307,17 +307,19 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # a disabled field position blanks the field (reference A.12)
         if not _st_sends_field(ctx, rule, name):
             continue
+        extra: tuple[tuple[str, Any], ...] = ()
         if ctx.macro_env is not None:  # the field as SillyTavern's Generate() read it (its macros substituted)
             text = ctx.macro_env.fields.get(name, text)
-            if name in ("scenario", "personality"):
-                text = _st_formatted_field(ctx, name, text)
             if not text:
                 continue
+            wrapper = _st_format(ctx, name)
+            if wrapper:  # the format goes through the macros where SillyTavern reads it (macro_order)
+                text, extra = wrapper, (("format", True),)
         else:
             text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in _reference_only_fields(ctx),
-                            resource_id=character.name))
+                            resource_id=character.name, extra=extra))
     depth_prompt = getattr(character, "depth_prompt", None)
     if depth_prompt is not None and (depth_prompt.prompt or "").strip():
         text = depth_prompt.prompt if ctx.macro_env is None else ctx.macro_env.fields.get("depth_prompt", "")
@@ -343,12 +345,13 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
                                                          and _st_claimed_by_macro(ctx, "character", name))
 
 
-def _st_formatted_field(ctx: SourceContext, name: str, text: str) -> str:
-    """`scenario_format` / `personality_format` as preparePromptsForChatCompletion reads them: with a field to
-    show, the format through the macros (where `{{scenario}}` / `{{personality}}` bring the field in)."""
+def _st_format(ctx: SourceContext, name: str) -> str:
+    """`scenario_format` / `personality_format`, which preparePromptsForChatCompletion puts through the macros in
+    place of a field that has text (`{{scenario}}` / `{{personality}}` bring the field in)."""
     preset = ctx.resources.preset
-    wrapper = getattr(preset, f"{name}_format", "") if preset is not None else ""
-    return ctx.macro_env.evaluate(wrapper) if text and wrapper else text
+    if name not in ("scenario", "personality") or preset is None:
+        return ""
+    return getattr(preset, f"{name}_format", "") or ""
 
 
 def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:

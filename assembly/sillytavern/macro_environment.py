@@ -78,6 +78,7 @@ class MacroEnvironment:
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
+    generation_fields: Any = None  # the card fields as getCharacterCardFields() last read them
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
 
@@ -87,9 +88,18 @@ class MacroEnvironment:
 
     def start_generation(self) -> None:
         """What Generate() reads before anything else: the card fields, each through the macros once."""
-        fields = self.card_fields()
+        fields = self.read_card_fields()
         for name, key in _GENERATE_FIELDS:
             self.fields[name] = fields.get(key)
+
+    def read_card_fields(self) -> _CardFields:
+        """getCharacterCardFields(): every field through the macros, in its order; Macros 2.0's card macros read
+        the fields of the latest such read."""
+        fields = _CardFields(self)
+        for name in _EAGER_ORDER:
+            fields.get(name)
+        self.generation_fields = fields
+        return fields
 
     def card_fields(self) -> _CardFields:
         fields = _CardFields(self)

@@ -1,6 +1,7 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
+0. the preset's scenario and personality formats (in place of a field that has text);
 1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
 2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
@@ -20,6 +21,11 @@ _OVERRIDES = ("main", "jailbreak")
 def evaluate_prompt_macros(nodes: list[Any], env: Any) -> None:
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order; in place."""
     overrides: dict[str, tuple[Any, str]] = {}
+    for name in _MARKER_FIELDS:  # the preset's scenario / personality formats, read before the prompt list
+        for node in nodes:
+            if node.module == "character" and node.field == name and node.block is not None and \
+                    dict(node.block.extra).get("format"):
+                node.text = env.evaluate(node.text)
     for node in nodes:
         if node.module != "preset":
             continue
