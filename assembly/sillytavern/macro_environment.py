@@ -181,8 +181,10 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     sent = [dict(m) for m in chat]
     if sent:  # the greeting, substituted when the chat began
         sent[0]["content"] = env.evaluate(sent[0]["content"])
-    for message in sent[len(sent) - typed:] if typed else ():
-        message["content"] = env.evaluate(message.get("content") or "")
+    for index in range(len(sent) - typed, len(sent)) if typed else ():
+        # sendMessageAsUser substitutes the text before the message joins the chat
+        env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent[:index]]
+        sent[index]["content"] = env.evaluate(sent[index].get("content") or "")
     env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
     env.sent = sent
     env.start_generation()
