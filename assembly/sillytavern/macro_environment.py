@@ -179,13 +179,13 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     }
     env.variables_before = env.variables.snapshot()
     sent = [dict(m) for m in chat]
-    if sent:  # the greeting, substituted when the chat began
-        sent[0]["content"] = env.evaluate(sent[0]["content"])
     for index in range(len(sent) - typed, len(sent)) if typed else ():
         # sendMessageAsUser substitutes the text before the message joins the chat
         env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent[:index]]
         sent[index]["content"] = env.evaluate(sent[index].get("content") or "")
     env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
+    if sent:  # then Generate() substitutes the chat's first message (the greeting), the chat all there
+        sent[0]["content"] = env.evaluate(sent[0]["content"])
     env.sent = sent
     env.start_generation()
     return env
