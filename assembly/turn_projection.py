@@ -1,10 +1,13 @@
 """Turn projection: what the next N turns of the host will send and keep, simulated through the engine itself.
 
 Each projected turn assembles the request, commits it as the host would (`host.commit_turn`: the durable events,
-then a placeholder reply) and asks the next one with a placeholder user message. Nothing is stored: the result says,
-per turn, the request's size, what the durable history holds (pre-step copies, context snapshots appended or reused,
-system prompt records) and whether it still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that
-piles up, with its projected cost. Pure: no I/O, the request is never mutated.
+then a placeholder reply) and asks the next one with a placeholder user message, as the chat's next generation:
+`generation.turn` one more (so seeded world-info rolls are drawn anew) and `resources.world_state` the timed
+world-info state the previous turn's result left (so sticky, cooldown and delay run their course). Nothing is
+stored: the result says, per turn, the request's size, what the durable history holds (pre-step copies, context
+snapshots appended or reused, system prompt records), the world-info entries it activates and whether it still fits
+the window; `PRE_STEP_ACCUMULATES` names each pre-step text that piles up, with its projected cost. Pure: no I/O,
+the request is never mutated.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class ProjectedTurn(BaseModel):
     snapshots_reused: int
     records_appended: int  # what sending this request adds to the durable history, its user message aside
     system_records: int  # system prompt records in the durable history
+    # keyword world info: the uids of the entries this request activates, in emission order (None: no such book)
+    world_info: tuple[int | str, ...] | None = None
     fits: bool | None  # against the window less the reply's reserve (None: no window known)
 
 
@@ -71,7 +76,27 @@ def _turn(turn: int, result: AssemblyResult, history: list[dict[str, Any]]) -> P
         history_messages=len(history), pre_step_copies=len(_pre_steps(result)),
         snapshots_reused=sum(1 for m in messages if m.history_status == "reused"),
         records_appended=sum(1 for e in result.durable_events if e.kind not in ("user",)),
-        system_records=sum(1 for m in history if _kind(m) == SYSTEM_KIND), fits=result.tokens.fits)
+        system_records=sum(1 for m in history if _kind(m) == SYSTEM_KIND), fits=result.tokens.fits,
+        world_info=_world_info(result))
+
+
+def _world_info(result: AssemblyResult) -> tuple[int | str, ...] | None:
+    info = result.world_info
+    return tuple(entry.uid for entry in info.active) if info is not None and info.mode == "keywords" else None
+
+
+def _next_generation(data: dict[str, Any], result: AssemblyResult) -> dict[str, Any]:
+    """`data` (a request the engine accepted) as the chat's next generation after `result`: a normal one (the
+    placeholder user message is typed), its `generation.turn` one more, and the timed world-info state `result`
+    left carried into it."""
+    generation = dict(data.get("generation") or {})
+    generation.update(type="normal", turn=int(generation.get("turn") or 0) + 1)
+    generation.pop("quiet_prompt", None)
+    state = result.world_info.world_state if result.world_info is not None else None
+    if state is None:
+        return {**data, "generation": generation}
+    resources = {**(data.get("resources") or {}), "world_state": state.model_dump(mode="json")}
+    return {**data, "generation": generation, "resources": resources}
 
 
 def _accumulating(first: AssemblyResult, last: AssemblyResult, turns: int) -> list[Diagnostic]:
@@ -110,6 +135,7 @@ def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAUL
                                                 "content": PLACEHOLDER_REPLY.format(turn=turn),
                                                 "source": {"kind": "model"}})
         inputs = _placeholder_input(turn + 1)
+        data = _next_generation(data, result)
     overflow = next((t.turn for t in projected if t.fits is False), None)
     return TurnProjection(turns=projected, context_window=last.tokens.context_window, overflow_turn=overflow,
                           diagnostics=_accumulating(first, last, turns))

@@ -52,6 +52,7 @@ urlpatterns = [
     path("api/sessions/<int:pk>/preview", preview_api.session_preview_api, name="api-session-preview"),
     path("api/sessions/<int:pk>/selection", preview_api.session_selection, name="api-session-selection"),
     path("api/sessions/<int:pk>/turns", preview_api.session_turns, name="api-session-turns"),
+    path("api/sessions/<int:pk>/reroll", preview_api.session_reroll, name="api-session-reroll"),
     path("api/sessions/<int:pk>/parity", parity_views.session_parity_api, name="api-session-parity"),
     path("api/goldens", preview_api.goldens, name="api-goldens"),
     path("api/goldens/<int:pk>", preview_api.golden_detail, name="api-golden"),

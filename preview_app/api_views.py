@@ -15,7 +15,7 @@ from preview_app.access import (
 from preview_app.forms import PreviewOptionsForm
 from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot, Session
-from preview_app.previews import session_preview
+from preview_app.previews import generations_so_far, session_preview
 from preview_app.selectors import listed_goldens, sessions_with_applied
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
 from strategies_app.presenters import named
@@ -38,6 +38,13 @@ def _applied(session: Session) -> dict | None:
     return {"strategy": session.applied_strategy.slug, "revision": session.applied_revision.revision}
 
 
+def _chance(session: Session) -> dict:
+    """The session's world-info chance: the seed its rolls are drawn from (null: the preview's fixed rolls) and the
+    turn of its next generation (the generations committed so far), the `generation.seed` and `generation.turn`
+    its requests carry."""
+    return {"seed": session.chance_seed, "turn": generations_so_far(session)}
+
+
 def _resource_id(value):
     return None if value is None else value.pk
 
@@ -52,7 +59,7 @@ def _session_json(session: Session) -> dict:
         "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
         "chat_lore": _resource_id(session.chat_lore),
         "regex_scripts": [r.pk for r in session.regex_scripts.all()],
-        "applied": _applied(session),
+        "applied": _applied(session), "chance": _chance(session),
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
                     for e in session.events.all()],
@@ -100,7 +107,8 @@ def sessions(request):
                                           greeting=body.get("greeting", False),
                                           **_resources_from(body))
         return ok({"ok": True, "id": session.pk}, status=201)
-    return ok([{"id": s.pk, "name": s.name, "applied": _applied(s)} for s in sessions_with_applied()])
+    return ok([{"id": s.pk, "name": s.name, "applied": _applied(s), "chance": _chance(s)}
+               for s in sessions_with_applied()])
 
 
 @api_route("GET", "PATCH")
@@ -204,6 +212,16 @@ def session_turns(request, pk):
     created = services.turn_commit(session=session, reply=body.get("reply", ""), expected_seq=expected)
     return ok({"ok": True, "events": [{"seq": e.seq, "id": e.message_id, "role": e.role} for e in created]},
               status=201)
+
+
+@api_route("POST")
+def session_reroll(request, pk):
+    """Roll the chat's chance again (the preview's "Roll again"): a new seed, never the one it had, for this and the
+    later generations' world-info rolls. No body; answers the session's chance and the seed it replaced."""
+    session = session_for_edit(request.user, pk)
+    before = session.chance_seed
+    session = services.session_reroll(session=session)
+    return ok({"ok": True, "chance": _chance(session), "previous_seed": before})
 
 
 # ---------------------------------------------------------------------------------------------- goldens

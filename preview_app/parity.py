@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from preview_app.compare import align_messages
 from preview_app.models import Session
-from preview_app.previews import session_request, strategy_document
+from preview_app.previews import session_request, strategy_document, with_options
 from strategies_app.access import strategy_for_read
 from strategies_app.selectors import latest_revision
 from studio.engine_runs import assemble
@@ -304,7 +304,7 @@ def session_parity(*, session: Session, sent: Sent, options: dict[str, Any]) -> 
     strategy = strategy_for_read(PARITY_STRATEGY)
     revision = latest_revision(strategy)
     document = strategy_document(strategy, revision.document) if revision is not None else PARITY_STRATEGY
-    result = assemble({**session_request(session, document), **options}).model_dump(mode="json")
+    result = assemble(with_options(session_request(session, document), options)).model_dump(mode="json")
     messages = result["request"]["messages"]
     rows = parity_rows(messages, sent.messages)
     assembled = tuple(PlainMessage(m["role"], m["content"], m.get("name") or "") for m in messages)

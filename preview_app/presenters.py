@@ -97,3 +97,12 @@ def event_rows(session: Session, events: list[SessionEvent], editable: bool, edi
 def greeting_choices(greetings: list[str]) -> list[tuple[int, str]]:
     """The card's greetings a new history can start with: (index, excerpt), blank ones left out."""
     return [(i, excerpt(text)) for i, text in enumerate(greetings) if text.strip()]
+
+
+def projection_rows(turns: list[Any], worldbook: Any) -> list[dict[str, Any]]:
+    """The projection's table rows: each projected turn with the names of the world-info entries it activates
+    (None: no keyword world info), named as the book names them (the comment, else the uid)."""
+    entries = getattr(worldbook, "entries", None) or ()
+    names = {str(e.uid): e.display_name for e in entries}
+    return [{"turn": t, "world_info": None if t.world_info is None else
+             [names.get(str(uid), str(uid)) for uid in t.world_info]} for t in turns]

@@ -23,6 +23,9 @@ from strategies_app.models import Strategy
 from studio.engine_runs import assemble
 from studio.errors import ServiceError
 
+# chat_file's count of the generations committed so far (the next request's `generation.turn`): the studio's own,
+# never written to an exported chat
+GENERATIONS_KEY = "generations"
 _EVENT_FIELDS = ("seq", "message_id", "role", "content", "name", "source", "tool_calls", "tool_call_id")
 
 
@@ -76,6 +79,32 @@ def timed_world_info(session: Session) -> dict[str, Any] | None:
     metadata = (session.chat_file or {}).get("metadata") if isinstance(session.chat_file, dict) else None
     state = metadata.get("timedWorldInfo") if isinstance(metadata, dict) else None
     return state if isinstance(state, dict) else None
+
+
+def generations_so_far(session: Session) -> int:
+    """How many generations the session has committed (each turn that ran the engine, as the timed world-info
+    state is stored): the 0-based index of the next one, SillyTavern's `generation.turn`."""
+    kept = session.chat_file if isinstance(session.chat_file, dict) else {}
+    count = kept.get(GENERATIONS_KEY)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
+
+
+def session_generation(session: Session) -> dict[str, Any]:
+    """The request's `generation` fields the session decides: the turn, and the chat's chance seed when it has
+    one (world-info probability rolls and inclusion-group picks drawn from seed and turn)."""
+    fields: dict[str, Any] = {"turn": generations_so_far(session)}
+    if session.chance_seed is not None:
+        fields["seed"] = session.chance_seed
+    return fields
+
+
+def with_options(request: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
+    """`request` with the preview's options (generation type, tokenizer, budget, ...) set over it; the
+    session's own generation fields (turn, seed) stay unless the options give them."""
+    merged = {**request, **(options or {})}
+    if isinstance((options or {}).get("generation"), dict) and isinstance(request.get("generation"), dict):
+        merged["generation"] = {**request["generation"], **options["generation"]}
+    return merged
 
 
 def _card_lore(session: Session) -> tuple[WorldBook, set[str]] | None:
@@ -135,7 +164,7 @@ def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[st
     user_name = session.persona.name if session.persona is not None else "User"
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,
-            "names": {"user": user_name}}
+            "names": {"user": user_name}, "generation": session_generation(session)}
 
 
 HOST_RECORD_KINDS = frozenset({LOG_KIND, SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, SNAPSHOT_KIND})
@@ -202,4 +231,4 @@ def chosen_document(session: Session, strategy_slug: str | None, revision: str |
 def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None,
                     options: dict[str, Any] | None = None) -> AssemblyResult:
     """`options`: request fields beside the session's own (generation, tokenizer, budget)."""
-    return assemble({**session_request(session, chosen_document(session, strategy, revision)), **(options or {})})
+    return assemble(with_options(session_request(session, chosen_document(session, strategy, revision)), options))

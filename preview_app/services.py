@@ -6,6 +6,7 @@ transaction back, so a refused apply leaves the stored selection exactly as it w
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,13 @@ from assembly.sillytavern.chat import import_chat
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.worldinfo_timed import parse_world_state
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
-from preview_app.previews import next_message_id, session_request, strategy_document
+from preview_app.previews import (
+    GENERATIONS_KEY,
+    generations_so_far,
+    next_message_id,
+    session_request,
+    strategy_document,
+)
 from strategies_app.access import revision_for_read
 from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
 from studio.engine_runs import assemble
@@ -75,6 +82,15 @@ def _read_resource(field: str, value: Any) -> Any:
 
 
 WORLD_INFO_ACTIVATIONS = ("book", "keywords", "all")
+MAX_CHANCE_SEED = 2**53 - 1  # the engine's bound (`generation.seed`: a number JavaScript holds exactly)
+
+
+def new_chance_seed(other_than: int | None = None) -> int:
+    """A random seed for a chat's world-info chance (1 .. MAX_CHANCE_SEED), never `other_than`."""
+    while True:
+        seed = secrets.randbelow(MAX_CHANCE_SEED) + 1
+        if seed != other_than:
+            return seed
 
 
 def _check_activation(value: Any) -> str:
@@ -133,7 +149,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
         world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"),
-        chat_lore=chat_lore)
+        chat_lore=chat_lore, chance_seed=new_chance_seed())
     session.world_books.set(list(world_books))
     session.regex_scripts.set(list(regex_scripts))
     if index is not None:
@@ -144,7 +160,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 
 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
-                  "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file")
+                  "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file",
+                  "chance_seed")
 
 
 @transaction.atomic
@@ -296,9 +313,13 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
         locked.chat_lore = WorldBook.objects.filter(name=log.world_info).order_by("pk").first()
     # a hidden line goes back before the imported message it preceded (or at the end)
     hidden = [[created[i].message_id if i < len(created) else None, line] for i, line in log.hidden_lines]
+    kept = locked.chat_file if isinstance(locked.chat_file, dict) else {}
     locked.chat_file = {"header": log.header_fields, "metadata": log.metadata_fields, "crlf": log.crlf,
-                        "hidden": [*(locked.chat_file or {}).get("hidden", []), *hidden]}
-    locked.save(update_fields=["author_note", "chat_lore", "chat_file", "updated_at"])
+                        "hidden": [*kept.get("hidden", []), *hidden],
+                        **({GENERATIONS_KEY: kept[GENERATIONS_KEY]} if GENERATIONS_KEY in kept else {})}
+    if locked.chance_seed is None:  # an imported chat rolls from a seed of its own from now on
+        locked.chance_seed = new_chance_seed()
+    locked.save(update_fields=["author_note", "chat_lore", "chat_file", "chance_seed", "updated_at"])
     return created, log.hidden
 
 
@@ -410,10 +431,13 @@ def _turn_write(*, seen: Session, plan: TurnPlan, reply: str, expected_seq: int 
             name=event.get("name") or "", source=event.get("source") or {"kind": event["role"]},
             tool_calls=event.get("tool_calls"), tool_call_id=event.get("tool_call_id") or ""))
     locked.current_input = ""
+    kept = locked.chat_file if isinstance(locked.chat_file, dict) else {}
+    if plan.request is not None:  # one more generation: the next request's `generation.turn`
+        kept = {**kept, GENERATIONS_KEY: generations_so_far(locked) + 1}
     if plan.timed_world_info is not None:  # kept as SillyTavern keeps it, in the chat's metadata
-        kept = locked.chat_file if isinstance(locked.chat_file, dict) else {}
         metadata = kept.get("metadata") if isinstance(kept.get("metadata"), dict) else {}
-        locked.chat_file = {**kept, "metadata": {**metadata, "timedWorldInfo": plan.timed_world_info}}
+        kept = {**kept, "metadata": {**metadata, "timedWorldInfo": plan.timed_world_info}}
+    locked.chat_file = kept
     locked.save(update_fields=["current_input", "chat_file", "updated_at"])
     return created
 
@@ -458,6 +482,17 @@ def golden_approve(*, session: Session, revision: StrategyRevision, user) -> Gol
     seen, request, result = _golden_run(session, revision)
     with transaction.atomic():
         return _golden_write(seen=seen, request=request, result=result, revision=revision, user=user)
+
+
+@transaction.atomic
+def session_reroll(*, session: Session) -> Session:
+    """Roll the chat's chance again: a new seed (never the one it had), so the world-info probability rolls and
+    inclusion-group picks of this and later generations come out anew. No engine run here: what changed is read
+    by the caller from a run before and one after."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    locked.chance_seed = new_chance_seed(other_than=locked.chance_seed)
+    locked.save(update_fields=["chance_seed", "updated_at"])
+    return locked
 
 
 @transaction.atomic

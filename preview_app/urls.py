@@ -23,6 +23,7 @@ urlpatterns = [
     path("sessions/<int:pk>/commit/", session_views.turn_commit, name="turn-commit"),
     path("sessions/<int:pk>/say/", session_views.session_say, name="session-say"),
     path("sessions/<int:pk>/preview/", views.preview, name="preview"),
+    path("sessions/<int:pk>/preview/reroll/", views.preview_reroll, name="preview-reroll"),
     path("sessions/<int:pk>/preview/projection/", views.preview_projection, name="preview-projection"),
     path("sessions/<int:pk>/preview/across-models/", views.preview_across, name="preview-across"),
     path("sessions/<int:pk>/preview/rows/", views.preview_rows, name="preview-rows"),

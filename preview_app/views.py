@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import HttpResponseRedirect, JsonResponse
+from django.http import HttpResponseRedirect, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -31,18 +31,20 @@ from preview_app.access import (
     can_create_sessions,
     can_edit_session,
     golden_for_read,
+    session_for_edit,
     session_for_read,
 )
 from preview_app.compare import align_messages, alignment_range, alignment_window
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
 from preview_app.goldens import golden_status, golden_statuses
 from preview_app.models import Session
-from preview_app.previews import host_records, session_request
+from preview_app.previews import host_records, session_request, with_options
 from preview_app.request_rows import render_window
 from preview_app.result_display import client_messages, display
 from preview_app.selectors import golden_count, golden_of, last_seq, listed_goldens, sessions_with_strategy
 from preview_app.strategy_choice import APPLIED, choice_options, query_choice, resolve_choice
 from preview_app.token_window import across_models, golden_window
+from preview_app.world_info_chance import chance_log, reroll_change
 from strategies_app.access import require, revision_for_read, strategy_for_read
 from strategies_app.presenters import named
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
@@ -98,9 +100,7 @@ _FULL_LAYOUT = {
 
 def _preview_request(session: Session, choice, options: PreviewOptionsForm | None = None) -> dict[str, Any]:
     request = session_request(session, choice.document)
-    if options is not None:
-        request.update(options.request_fields())
-    return request
+    return with_options(request, options.request_fields()) if options is not None else request
 
 
 PROJECTED_BY_DEFAULT = 400  # history messages up to which the preview page loads the projection without being asked
@@ -116,9 +116,11 @@ def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
     """The turn projection of the preview (`?turns=N`, default 5): N+1 engine runs, so its own request."""
     base = {"turns": _turns(request), "max": MAX_TURNS}
     try:
-        return {**base, "result": project_turns(request_data, base["turns"])}
+        result = project_turns(request_data, base["turns"])
     except CodedError as error:
         return {**base, "error": presenters.error_context(error)}
+    worldbook = (request_data.get("resources") or {}).get("worldbook")
+    return {**base, "result": result, "rows": presenters.projection_rows(result.turns, worldbook)}
 
 
 def _projection_link(request, session: Session, request_data: dict[str, Any]) -> dict[str, Any]:
@@ -150,13 +152,21 @@ def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm
 def preview(request, pk):
     """The request a session sends with a strategy, read-only (web.md screen 3)."""
     session = session_for_read(pk)
-    options = PreviewOptionsForm(request.GET or None)
     if "pick" in request.GET:  # the picker's GET form: turn it into the bookmarkable ?strategy=&revision= URL
+        options = PreviewOptionsForm(request.GET or None)
         return redirect(_canonical_preview_url(session, resolve_choice(session, request.GET["pick"]), options))
+    return _preview_page(request, session)
+
+
+def _preview_page(request, session: Session, *, template: str = "preview/preview.html",
+                  extra: dict[str, Any] | None = None, ran: tuple[dict[str, Any], Any] | None = None):
+    """The preview page for `request.GET`'s strategy and options; `ran`: the engine request and its result when the
+    caller already ran it on this session as it now stands."""
+    options = PreviewOptionsForm(request.GET or None)
     context: dict[str, Any] = {
         "session": session, "options": choice_options(session), "preview_options": options,
         "editable": can_edit_session(request.user, session), "can_pin": can_approve_goldens(request.user),
-        "commit_form": CommitForm(), "query": request.GET.urlencode(),
+        "commit_form": CommitForm(), "query": request.GET.urlencode(), **(extra or {}),
     }
     status = 200
     try:
@@ -164,8 +174,10 @@ def preview(request, pk):
         context["choice"] = choice
         if options.is_bound and not options.is_valid():
             status = 400
-        request_data = _preview_request(session, choice, options)
-        context["view"] = display(assemble(request_data), host_records(request_data))
+        request_data, result = ran if ran is not None else (_preview_request(session, choice, options), None)
+        result = result if result is not None else assemble(request_data)
+        context["view"] = display(result, host_records(request_data))
+        context["chance"] = chance_log(result, request_data)
         context["projection"] = _projection_link(request, session, request_data)
         context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
@@ -181,7 +193,41 @@ def preview(request, pk):
         else:
             context["error"] = presenters.error_context(error)
             status = error.status
-    return render(request, "preview/preview.html", context, status=status)
+    return render(request, template, context, status=status)
+
+
+def _run_or_none(session: Session, choice, options: PreviewOptionsForm) -> tuple[dict[str, Any], Any] | None:
+    """(request, result) of the preview, or None when the engine refuses it (what changed is then not stated)."""
+    try:
+        request_data = _checked_request(session, choice, options)
+        return request_data, assemble(request_data)
+    except CodedError:
+        return None
+
+
+@refusals_as_pages
+@require_POST
+def preview_reroll(request, pk):
+    """"Roll again": a new chance seed for the session, then the preview with what it changed (the world-info entries
+    newly in and out, from a run before and one after). The form posts the preview's own query (`query`), so the
+    page comes back with the same strategy and options: the preview partial for htmx, a redirect otherwise."""
+    session = session_for_edit(request.user, pk)
+    query = QueryDict(request.POST.get("query", ""))
+    options = PreviewOptionsForm(query or None)
+    choice = query_choice(session, query.get("strategy"), query.get("revision"))
+    before = _run_or_none(session, choice, options)
+    services.session_reroll(session=session)
+    session = session_for_read(pk)
+    after = _run_or_none(session, choice, options)
+    statement = (reroll_change(before[1], after[1], session.chance_seed) if before is not None and after is not None
+                 else _("Rolled again with seed %(seed)s.") % {"seed": session.chance_seed})
+    if request.headers.get("HX-Request") == "true":
+        request.GET = query  # the page of that query, as its GET would render it
+        return _preview_page(request, session, template="preview/preview.html#page",
+                             extra={"reroll_change": statement}, ran=after)
+    messages.success(request, statement)
+    url = reverse("preview:preview", args=[session.pk])
+    return HttpResponseRedirect(url + (f"?{query.urlencode()}" if query else "") + "#chance")
 
 
 def _checked_request(session: Session, choice, options: PreviewOptionsForm) -> dict[str, Any]:
@@ -345,7 +391,7 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
         if key not in runs:
             try:
                 if not shared:
-                    shared.update(session_request(session, {}), **options.request_fields())
+                    shared.update(with_options(session_request(session, {}), options.request_fields()))
                 runs[key] = {"result": assemble({**shared, "strategy": choice.document})}
             except CodedError as error:
                 runs[key] = {"error": presenters.error_context(error)}

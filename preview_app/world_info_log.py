@@ -5,7 +5,8 @@ Words come from the engine's typed facts (the reason's kind, key and `matched_in
 and the result's request messages (`message.parts`, node ids), never from the engine's English reason text, so
 they translate. Three skip reasons (trigger, delayed, delayed_until_recursion) carry their numbers only in the
 engine's text: those are read back from its fixed wording (`ENGINE_TEXTS`) and worded again; a text that no longer
-reads as expected is shown as the engine wrote it."""
+reads as expected is shown as the engine wrote it. So does a seeded inclusion-group pick (`GROUP_ROLL_TEXT`: the
+roll and the total weight); a probability roll is a typed field (`roll`, set when the chat has a chance seed)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ ENGINE_TEXTS = {  # the engine's wording of the skip reasons whose numbers it gi
     "delayed_until_recursion": re.compile(r"waits for recursion level (?P<level>\d+); (?:no recursion pass reached "
                                           r"it|the scan stopped at level (?P<reached>\d+))"),
 }
+# the engine's wording of a seeded group pick (worldinfo_groups): its numbers are only in the text
+GROUP_ROLL_TEXT = re.compile(r"\(weighted roll (?P<roll>\d+(?:\.\d+)?) of (?P<total>\d+)\)")
 LOGIC_NAMES = {"and_any": "AND ANY", "not_all": "NOT ALL", "not_any": "NOT ANY", "and_all": "AND ALL"}  # ST's labels
 
 
@@ -127,7 +130,10 @@ def _active_reason(reason: ActivationReason, request: _Request, names: dict[str,
         words = _found(reason.key, reason.matched_in, request, names)
     if reason.selective_logic is not None:
         words += _("; secondary keys pass %(logic)s") % {"logic": LOGIC_NAMES[reason.selective_logic]}
-    if reason.probability is not None:
+    if reason.probability is not None and reason.roll is not None:
+        words += _("; probability %(chance)s%% passes the chat's roll of %(roll)s") % {
+            "chance": reason.probability, "roll": roll_words(reason.roll)}
+    elif reason.probability is not None:
         words += _("; probability %(chance)s%% passes the preview's roll of %(roll)s") % {
             "chance": reason.probability, "roll": PREVIEW_ROLL}
     return words
@@ -151,11 +157,19 @@ def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -
         return _("%(found)s, but the secondary keys fail") % {"found": found}
     if kind == "group_lost":
         winner = "" if reason.winner is None else names.get(str(reason.winner)) or str(reason.winner)
+        pick = group_roll(reason)
+        if winner and pick is not None:
+            return _("%(found)s, but inclusion group “%(group)s” went to %(winner)s (the chat's roll of %(roll)s "
+                     "of a total weight of %(total)s)") % {"found": found, "group": reason.group or "",
+                                                         "winner": winner, **pick}
         if winner:
             return _("%(found)s, but inclusion group “%(group)s” went to %(winner)s") % {
                 "found": found, "group": reason.group or "", "winner": winner}
         return _("%(found)s, but inclusion group “%(group)s” was won in an earlier pass") % {
             "found": found, "group": reason.group or ""}
+    if kind == "probability" and reason.roll is not None:
+        return _("%(found)s, but its probability of %(chance)s%% fails the chat's roll of %(roll)s") % {
+            "found": found, "chance": reason.probability, "roll": roll_words(reason.roll)}
     if kind == "probability":
         return _("%(found)s, but its probability of %(chance)s%% fails the preview's roll of %(roll)s") % {
             "found": found, "chance": reason.probability, "roll": PREVIEW_ROLL}
@@ -163,6 +177,31 @@ def _skip_reason(reason: SkipReason, request: _Request, names: dict[str, str]) -
         return _("%(found)s, but the world info budget (%(budget)s tokens) is spent") % {
             "found": found, "budget": reason.budget}
     return _text_reason(reason)
+
+
+def roll_words(roll: float) -> str:
+    """A drawn roll as the engine words it (two decimals)."""
+    return f"{roll:.2f}"
+
+
+def group_roll(reason: SkipReason) -> dict[str, str] | None:
+    """{roll, total} of the seeded weighted pick that decided a lost inclusion group; None when no roll decided it
+    (a sticky or override winner, the unseeded most likely winner, an earlier pass)."""
+    found = GROUP_ROLL_TEXT.search(reason.message) if reason.kind == "group_lost" else None
+    return {"roll": found["roll"], "total": found["total"]} if found else None
+
+
+def _group_wins(skipped) -> dict[str, list[dict[str, str]]]:
+    """Winner uid -> the seeded group picks it won ({group, roll, total}), read from the losers' reasons."""
+    won: dict[str, list[dict[str, str]]] = {}
+    for entry in skipped:
+        pick = group_roll(entry.reason)
+        if pick is not None and entry.reason.winner is not None:
+            picks = won.setdefault(str(entry.reason.winner), [])
+            line = {"group": entry.reason.group or "", **pick}
+            if line not in picks:
+                picks.append(line)
+    return won
 
 
 def _text_reason(reason: SkipReason) -> str:
@@ -206,11 +245,15 @@ def world_book_log(result: AssemblyResult) -> WorldBookView | None:
     info = result.world_info
     if info is not None:
         names = {str(e.uid): e.comment or str(e.uid) for e in (*info.active, *info.skipped)}
+        won = _group_wins(info.skipped)
         active = []
         for e in info.active:
             rows = request.of(f"worldbook:{e.uid}")
-            active.append(WorldEntry(str(e.uid), names[str(e.uid)], _active_reason(e.reason, request, names),
-                                     e.reason.kind, _landed(e.position, e.depth, e.outlet_name, rows), rows))
+            reason = _active_reason(e.reason, request, names) + "".join(
+                _("; won inclusion group “%(group)s” by the chat's roll of %(roll)s of a total weight of %(total)s")
+                % pick for pick in won.get(str(e.uid), ()))
+            active.append(WorldEntry(str(e.uid), names[str(e.uid)], reason, e.reason.kind,
+                                     _landed(e.position, e.depth, e.outlet_name, rows), rows))
         skipped = [WorldEntry(str(e.uid), names[str(e.uid)], _skip_reason(e.reason, request, names), e.reason.kind)
                    for e in info.skipped]
         return WorldBookView(mode=info.mode, active=active, skipped=skipped,

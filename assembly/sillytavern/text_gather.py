@@ -38,6 +38,7 @@ class TextParts:
     post_history: str = ""
     bias: str = ""
     force_name2: bool = False
+    world_info: Any = None  # the world-info activation (its `world_state` carries the timed effects on)
 
 
 def _card_text(resources: Resources, name: str, user: str, char: str) -> str:
@@ -81,7 +82,9 @@ def read_chat(messages: list[dict[str, Any]], typed: int, user: str, char: str) 
 
 
 def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, user: str, char: str,
-                budget: int) -> Any:
+                budget: int, *, generation: str, seed: int | None, turn: int) -> Any:
+    """SillyTavern's one world-info scan, as for chat completion: with the timed effects carried in
+    `resources.world_state`, the chance drawn from `seed` and `turn`, and the generation type for `triggers`."""
     book = resources.worldbook
     if book is None or not book.entries:
         return None
@@ -89,7 +92,8 @@ def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, us
     scanned = [{"id": m.get("id"), "role": m["role"], "content": m.get("content") or "",
                 **({"name": m["name"]} if m.get("name") else {})} for m in chat if m["role"] in ("user", "assistant")]
     return activate_world_info(book, chat=scanned, names={"user": user, "char": char}, max_context=budget,
-                               encoding=ST_ESTIMATE, global_scan_data=scan_data, typed_messages=typed)
+                               encoding=ST_ESTIMATE, global_scan_data=scan_data, typed_messages=typed,
+                               generation=generation, world_state=resources.world_state, seed=seed, turn=turn)
 
 
 def _world_positions(activation: Any) -> dict[str, list[Any]]:
@@ -157,8 +161,9 @@ def _examples(templates: TextTemplates, resources: Resources, wi: dict[str, list
 
 
 def gather(templates: TextTemplates, resources: Resources, messages: list[dict[str, Any]], *, typed: int,
-           user: str, char: str, generation: str) -> TextParts:
-    """Everything `Generate()` gathers before its chat loop, in its order."""
+           user: str, char: str, generation: str, seed: int | None = None, turn: int = 0) -> TextParts:
+    """Everything `Generate()` gathers before its chat loop, in its order. `seed` and `turn`: the world-info
+    chance's draws (None: the preview's most likely rolls)."""
     settings, context = templates.settings, templates.context
     impersonate, continuing = generation == "impersonate", generation == "continue"
     chat = read_chat(messages, typed, user, char)
@@ -171,7 +176,9 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
         in_chat.append(InChatPrompt(CHARACTER_NOTE_KEY, substitute_params(dp.prompt, user, char), dp.depth, dp.role,
                                     "character:depth_prompt"))
     budget = settings["max_context"] - settings["amount_gen"]
-    wi = _world_positions(_world_info(resources, messages, typed, user, char, budget))
+    activation = _world_info(resources, messages, typed, user, char, budget, generation=generation, seed=seed,
+                             turn=turn)
+    wi = _world_positions(activation)
     before, after = _note_and_persona(resources, chat, wi, user, char, in_chat)
     examples, example_sources, raw = _examples(templates, resources, wi, user, char)
     at_depth = sorted(wi.get("at_depth", []), key=lambda e: (-e.order, e.activation_index))  # as depth_groups takes
@@ -209,4 +216,4 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     force_name2 = bool(context["always_force_name2"]) and not impersonate
     return TextParts(user=user, char=char, chat=chat, story=story, examples=examples,
                      examples_sources=example_sources, in_chat=in_chat, post_history=post_history,
-                     bias=bias, force_name2=force_name2)
+                     bias=bias, force_name2=force_name2, world_info=activation)

@@ -1,6 +1,7 @@
 """SillyTavern 1.18's text-completion request (`"api": "text"`, text-completion.md): the request read, the parts
 gathered (assembly.sillytavern.text_gather), the prompt built (assembly.sillytavern.text_prompt), the stop strings
-(assembly.sillytavern.text_stop), as an AssemblyResult whose `request` carries `prompt`, `stop` and `spans`."""
+(assembly.sillytavern.text_stop), as an AssemblyResult whose `request` carries `prompt`, `stop` and `spans`, and whose
+`world_info` is the world-info activation as for chat completion (with `world_state`, the timed effects after it)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid
 from assembly.request import parse_request
-from assembly.results import AssemblyResult, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
+from assembly.results import AssemblyResult, Diagnostic, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
 from assembly.sillytavern.text_gather import gather
@@ -54,7 +55,8 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
     user = req.names.user
     char = req.names.char or (resources.character.name if resources.character else "")
     generation = req.generation.type
-    parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation)
+    parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation,
+                   seed=req.generation.seed, turn=req.generation.turn or 0)
     prompt, spans = build_prompt(parts, templates, generation=generation, raw_chat=messages)
     continue_on_user = generation == "continue" and bool(messages) and messages[-1]["role"] == "user"
     stop = stop_strings(templates, user=user, char=char, impersonate=generation == "impersonate",
@@ -63,9 +65,14 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
                        spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
     return AssemblyResult(
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
-        request=view, nodes=[], diagnostics=[], runtime_context_controls=[], placement_controls=[], positions=[],
-        durable_events=[], tokens=_token_summary(view, templates.settings),
-        layout=LayoutView(policy=None, slots=[], blocks=[]))
+        request=view, nodes=[], diagnostics=_world_info_diagnostics(parts.world_info), runtime_context_controls=[],
+        placement_controls=[], positions=[], durable_events=[], tokens=_token_summary(view, templates.settings),
+        layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info)
+
+
+def _world_info_diagnostics(activation: Any) -> list[Diagnostic]:
+    """The regex keys world info skipped over their limits (ST_PATTERN_LIMIT), as chat completion lists them."""
+    return [Diagnostic.of(d) for d in (activation.pattern_limits if activation is not None else ())]
 
 
 def _token_summary(view: RequestView, settings: dict[str, Any]) -> TokenSummary:

@@ -100,6 +100,8 @@ ROUTES = [
      lambda w: {"strategy": "builtin-st", "revision": None}, (401, 403, 200, 200)),
     ("turn commit", "post", lambda w: f"/api/sessions/{w['session'].pk}/turns", lambda w: {"reply": "Hello back"},
      (401, 403, 201, 201)),
+    ("chance reroll", "post", lambda w: f"/api/sessions/{w['session'].pk}/reroll", lambda w: {},
+     (401, 403, 200, 200)),
     ("parity check", "post", lambda w: f"/api/sessions/{w['session'].pk}/parity", lambda w: {"sent": []},
      (401, 200, 200, 200)),  # a read: every role may check, nothing is stored
     ("golden list", "get", lambda w: "/api/goldens", None, (401, 200, 200, 200)),

@@ -1,7 +1,10 @@
 """The turn projection's own route (issue 19 point 3): login first, the session's read policy, refusals with their
 status on the page (200 with the refusal inside for the htmx fragment, which htmx would not swap otherwise)."""
 
+import re
+
 import pytest
+from django.utils import translation
 
 from tests.web.conftest import client_for
 
@@ -48,3 +51,47 @@ def test_the_query_is_kept_escaped_in_the_form_and_the_back_link(world, users):
     html = client_for(users["qa"]).get(_url(world, '?turns=2&quiet_prompt=%3Cb%3Ehi%22')).content.decode()
     assert "<b>hi" not in html and "&lt;b&gt;hi&quot;" in html
     assert html.count("<tr data-turn=") == 3
+
+
+def _keyword_session(users, entries):
+    from preview_app import services
+    from strategies_app import services as strategy_services
+    from strategies_app.models import Strategy, WorldBook
+
+    book = strategy_services.worldbook_import(user=users["admin"], name="Belfry", data={"entries": entries})
+    return services.session_create(user=users["designer"], name="Belfry", host={"core_available": True},
+                                   world_books=[WorldBook.objects.get(pk=book.id)],
+                                   world_info_activation="keywords", current_input="Ring it.",
+                                   strategy=Strategy.objects.get(slug="builtin-st"))
+
+
+def _world_info_cells(html):
+    rows = re.findall(r'<tr data-turn="(\d+)".*?</tr>', html, re.S)
+    cells = re.findall(r'<tr data-turn="\d+".*?<td data-world-info="(\d+)">([^<]*)</td></tr>', html, re.S)
+    assert len(rows) == len(cells)
+    return [text for _count, text in cells]
+
+
+def test_each_projected_turn_names_the_world_info_it_activates_with_cooldown_running(users):
+    # a constant entry with a cooldown of 3 messages; each turn adds the user message and the reply to the chat:
+    # length 1 active (cooling until 4), 3 cooling, 5 active (until 8), 7 cooling, 9 active, 11 cooling
+    session = _keyword_session(users, {"0": {"uid": 0, "constant": True, "cooldown": 3, "comment": "Bell",
+                                             "content": "The bell rings."}})
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/projection/?turns=5").content.decode()
+    assert _world_info_cells(html) == ["Bell", "none", "Bell", "none", "Bell", "none"]
+
+
+def test_the_world_info_column_in_chinese(users):
+    session = _keyword_session(users, {"0": {"uid": 0, "constant": True, "cooldown": 3, "comment": "Bell",
+                                             "content": "The bell rings."}})
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/projection/?turns=1",
+                                       HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    with translation.override("zh-hans"):
+        assert translation.gettext("World-info entries active") in html
+        assert _world_info_cells(html) == ["Bell", translation.gettext("none")]
+    assert "World-info entries active" not in html
+
+
+def test_a_session_without_keyword_world_info_shows_no_entries_column_values(world, users):
+    html = client_for(users["qa"]).get(_url(world, "?turns=2")).content.decode()
+    assert html.count("<tr data-turn=") == 3 and "data-world-info=" not in html
