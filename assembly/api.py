@@ -277,7 +277,8 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
     macro_env = generation_environment(
-        engine=req.macro_engine, variables=req.macro_variables, resources=decided.resources, user=req.names.user,
+        engine=_macro_engine(req, decided.resources), variables=_macro_variables_before(req, decided.resources),
+        resources=decided.resources, user=req.names.user,
         char=decided.char_name, chat=history + inputs,
         # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
         typed=len(inputs) if req.generation.type == "normal" and not scripts_in_order(decided.resources) else 0,
@@ -293,6 +294,21 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
         native_system_enabled=decided.native_system_enabled,
         step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}", macro_env=macro_env,
     )
+
+
+def _macro_engine(req: AssemblyRequest, resources: Resources) -> str:
+    """The request's macro engine; without one, the imported settings' (SillyTavern's default: legacy)."""
+    if "macro_engine" in req.model_fields_set or resources.macro_engine is None:
+        return req.macro_engine
+    return resources.macro_engine
+
+
+def _macro_variables_before(req: AssemblyRequest, resources: Resources) -> dict[str, Any] | None:
+    """The request's variables; its global ones default to the imported settings' global variables."""
+    if not resources.global_variables or (req.macro_variables and "global" in (req.macro_variables or {})
+                                          and req.macro_variables["global"]):
+        return req.macro_variables
+    return {"local": dict((req.macro_variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
 
 
 def _logical(run: _Run) -> LogicalResult:

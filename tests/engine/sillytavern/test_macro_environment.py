@@ -61,3 +61,38 @@ def test_a_card_prompt_its_macros_empty_overrides_nothing():
 def test_a_chat_message_its_macros_empty_is_not_sent():
     history = [{"role": "user", "content": "{{setvar::a::1}}"}, {"role": "assistant", "content": "ok"}]
     assert [m["content"] for m in request([HISTORY], history=history)["request"]["messages"]] == ["ok"]
+
+
+@pytest.mark.parametrize(("flag", "engine"), [(True, "v2"), (False, "legacy")])
+def test_the_settings_file_says_which_engine(flag, engine):
+    from assembly.sillytavern.settings import import_settings
+
+    resources = import_settings({"power_user": {"experimental_macro_engine": flag},
+                                 "extension_settings": {"variables": {"global": {"seen": "yes"}}}})
+    assert (resources.macro_engine, resources.global_variables) == (engine, {"seen": "yes"})
+
+
+def _settings_request(resources, **top):
+    prompts = [{"identifier": "main", "role": "system", "content": "{{if user}}v2{{/if}} {{getglobalvar::seen}}"}]
+    preset = {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": [
+        {"identifier": "main", "enabled": True}]}]}
+    body = {"strategy": "builtin-st", "host": {"core_available": True},
+            "resources": {"preset": preset, **resources}, **top}
+    return [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+
+
+def test_imported_settings_choose_the_engine_and_global_variables_unless_the_request_does():
+    resources = {"macro_engine": "v2", "global_variables": {"seen": "yes"}}
+    assert _settings_request(resources) == ["v2 yes"]
+    assert _settings_request(resources, macro_engine="legacy") == ["{{if user}}v2{{/if}} yes"]
+    assert _settings_request(resources, macro_variables={"global": {"seen": "no"}}) == ["v2 no"]
+
+
+@pytest.mark.parametrize(("resources", "field"), [({"macro_engine": "v3"}, "macro_engine"),
+                                                  ({"global_variables": []}, "global_variables")])
+def test_a_bad_settings_value_is_refused_naming_it(resources, field):
+    from assembly.errors import AssemblyError
+
+    with pytest.raises(AssemblyError) as caught:
+        _settings_request(resources)
+    assert caught.value.code == "IMPORT_INVALID" and field in str(caught.value)
