@@ -17,6 +17,7 @@ from typing import Any
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
+_LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # getCharacterCardFields' order
 _EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
                 "charDepthPrompt", "creatorNotes")
@@ -79,6 +80,7 @@ class MacroEnvironment:
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
     generation_fields: Any = None  # the card fields as getCharacterCardFields() last read them
+    unsupported: list[str] = field(default_factory=list)  # macros the engine left as written, as it met them
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
 
@@ -144,7 +146,10 @@ class MacroEnvironment:
             return evaluate_v2(text, self, original=original, card_fields=card_fields, extra=extra or {})
         from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
 
-        return evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
+        out = evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
+        if "{{" in out:  # what the legacy engine leaves in the braces is what it does not know
+            self.unsupported.extend(m.group(1) for m in _LEFT.finditer(out))
+        return out
 
 
 def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, resources: Any, user: str, char: str,

@@ -12,14 +12,18 @@ The chat, the in-chat injections and the utility prompts come after these (assem
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+_LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)")
 _MARKER_FIELDS = ("description", "personality", "scenario")
 _OVERRIDES = ("main", "jailbreak")
 
 
-def evaluate_prompt_macros(nodes: list[Any], env: Any) -> None:
-    """Each prompt node's text through SillyTavern's macros, in Generate()'s order; in place."""
+def evaluate_prompt_macros(nodes: list[Any], env: Any) -> list[dict[str, Any]]:
+    """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
+    diagnostic for each macro a node keeps as written because the engine does not know it."""
+    env.unsupported.clear()
     overrides: dict[str, tuple[Any, str]] = {}
     for name in _MARKER_FIELDS:  # the preset's scenario / personality formats, read before the prompt list
         for node in nodes:
@@ -49,3 +53,10 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any) -> None:
         if (node.module == "character" and node.field == "depth_prompt") or (
                 node.module == "worldbook" and node.depth is not None):
             node.text = env.evaluate(node.text)
+    diagnostics = []
+    for node in nodes:
+        if "{{" in node.text:
+            seen = dict.fromkeys(m.group(1) for m in _LEFT.finditer(node.text) if m.group(1) in env.unsupported)
+            diagnostics += [{"code": "UNSUPPORTED_MACRO", "id": node.id, "name": node.name, "macro": name}
+                            for name in seen]
+    return diagnostics

@@ -231,6 +231,9 @@ def _split_args(tag: _Tag, rest: str) -> list[str]:
 
 def _keep(tag: _Tag, call: _Call) -> str:
     """A tag left as written: its nested macros run, the rest stays."""
+    _flags, name, _rest = _head(tag)
+    if name and name not in (".", "$"):
+        call.env.unsupported.append(name)
     inner = _render(tag.inner, call)
     head = "{{" + inner + "}}"
     if tag.scope is not None:

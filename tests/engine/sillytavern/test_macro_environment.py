@@ -96,3 +96,12 @@ def test_a_bad_settings_value_is_refused_naming_it(resources, field):
     with pytest.raises(AssemblyError) as caught:
         _settings_request(resources)
     assert caught.value.code == "IMPORT_INVALID" and field in str(caught.value)
+
+
+@pytest.mark.parametrize("engine", ["legacy", "v2"])
+def test_a_macro_the_engine_does_not_know_is_sent_as_written_and_named(engine):
+    result = request([{"identifier": "main", "role": "system", "content": "{{Nope}} {{user}} {{foo::x}}"}],
+                     engine=engine)
+    assert [m["content"] for m in result["request"]["messages"]] == ["{{Nope}} Alex {{foo::x}}"]
+    assert [(d["id"], d["macro"]) for d in result["diagnostics"] if d["code"] == "UNSUPPORTED_MACRO"] == [
+        ("preset:main", "Nope"), ("preset:main", "foo")]
