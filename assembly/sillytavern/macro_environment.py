@@ -173,7 +173,8 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     context = preset.openai_max_context if preset is not None else 0
     response = preset.openai_max_tokens if preset is not None else 0
     note = resources.author_note.content if resources.author_note is not None else ""
-    env = MacroEnvironment(user=user, char=char, engine=engine, card=card,
+    # outlets read before this generation's world info is activated find none (a fresh chat's extension prompts)
+    env = MacroEnvironment(user=user, char=char, engine=engine, card=card, outlets={},
                            variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None),
                            max_prompt=context - response, model=_model(preset))
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
