@@ -296,7 +296,7 @@ def _make_plan(
     emitted = _emit(state, roots)
     items = _concatenate(state, emitted)
     if macro_env is not None:
-        diagnostics.extend(evaluate_prompt_macros([i for i in items if isinstance(i, Node)], macro_env))
+        diagnostics.extend(evaluate_prompt_macros([i for i in items if isinstance(i, Node)], macro_env, resources))
     outlet_blocks = _outlet_blocks(state)
     return _Plan(
         items=tuple(node_values(i) if isinstance(i, Node) else i for i in items), diagnostics=tuple(diagnostics), decisions=tuple(state.decisions),

@@ -1,7 +1,7 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
-0. the preset's scenario and personality formats (in place of a field that has text);
+0. the author's note when it sits beside Main (Generate()'s prompt anchors), then the preset's scenario and personality formats (in place of a field that has text);
 1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
 2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
@@ -20,10 +20,13 @@ _MARKER_FIELDS = ("description", "personality", "scenario")
 _OVERRIDES = ("main", "jailbreak")
 
 
-def evaluate_prompt_macros(nodes: list[Any], env: Any) -> list[dict[str, Any]]:
+def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
+    note = resources.author_note if resources is not None else None
+    if note is not None and note.position != "in_chat" and note.content:
+        env.evaluate(note.content)  # Generate()'s prompt anchors read a note beside Main first
     overrides: dict[str, tuple[Any, str]] = {}
     for name in _MARKER_FIELDS:  # the preset's scenario / personality formats, read before the prompt list
         for node in nodes:

@@ -222,11 +222,12 @@ def _expanded_injections(resources: Any, user: str, char: str, macro_env: Any = 
     update: dict[str, Any] = {"extension_prompts": tuple(
         e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
     if resources.author_note is not None:
-        note = expand(resources.author_note.content)
         if macro_env is not None and resources.author_note.position != "in_chat":
-            # a note beside Main: Generate() reads it once for its prompt anchors, the prompt list once more, and
-            # preparePrompt substitutes what that gave
+            # a note beside Main (Generate() read it for its prompt anchors before the prompts, macro_order): the
+            # prompt list reads it once more and preparePrompt substitutes what that gave
             note = expand(expand(resources.author_note.content))
+        else:
+            note = expand(resources.author_note.content)
         update["author_note"] = resources.author_note.model_copy(update={"content": note})
     if resources.persona is not None:
         update["persona"] = resources.persona.model_copy(update={"description": expand(resources.persona.description)})
