@@ -441,7 +441,9 @@ def _example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: An
         new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
         else preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
         else "mes_example",
-        world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=_EM_SIDES[n.position_id])
+        # an entry's text goes through baseChatReplace once more before it is parsed
+        world_info=[ExampleWorldInfo(source_id=n.id, content=macro_env.base_chat_replace(n.text) if macro_env
+                                     is not None else n.text, position=_EM_SIDES[n.position_id])
                     for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
     out: list[StMessage] = []
     for block in blocks:
