@@ -221,7 +221,9 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
         pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
         return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
                 if p.type == "text" else p for p in pieces]
-    pieces = split_slot_text(ident, "preset", text, **common)
+    # under SillyTavern's own macros {{input}} and the like are macros of the text, not slots that split it
+    pieces = split_slot_text(ident, "preset", text, **common) if ctx.macro_env is None else [
+        _text_block(ident, "preset", text, **common)]
     if claims or redirect:
         pieces = [_with(p, extra=(("field_claims", claims), *original), redirect_source=redirect) for p in pieces]
     return pieces

@@ -105,3 +105,9 @@ def test_a_macro_the_engine_does_not_know_is_sent_as_written_and_named(engine):
     assert [m["content"] for m in result["request"]["messages"]] == ["{{Nope}} Alex {{foo::x}}"]
     assert [(d["id"], d["macro"]) for d in result["diagnostics"] if d["code"] == "UNSUPPORTED_MACRO"] == [
         ("preset:main", "Nope"), ("preset:main", "foo")]
+
+
+def test_input_is_the_emptied_send_box_not_a_slot():
+    prompts = [{"identifier": "main", "role": "system", "content": "said: [{{input}}]"}, HISTORY]
+    result = request(prompts, typed={"role": "user", "content": "hello"})
+    assert [m["content"] for m in result["request"]["messages"]] == ["said: []", "hello"]
