@@ -129,10 +129,10 @@ class MacroEnvironment:
                 return message.get("content") or ""
         return ""
 
-    def outlet(self, match: re.Match[str]) -> str:
-        if self.outlets is None:
-            return match.group(0)
-        return self.outlets.get(match.group(1).strip(), "")
+    def outlet(self, name: str) -> str:
+        if self.outlets is None:  # left for the placement step that fills outlets
+            return "{{outlet::" + name + "}}"
+        return self.outlets.get(name.strip(), "")
 
     def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,
                  extra: dict[str, Callable[[], Any]] | None = None) -> str:

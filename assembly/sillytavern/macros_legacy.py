@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 _I = re.IGNORECASE
 Replace = Callable[[re.Match[str]], Any]
+Step = Callable[[str], str]
+_LINE_END = re.compile("[\n\r\u2028\u2029]")  # what JavaScript's "." does not match
 
 _TOKENS = (
     (re.compile(r"<USER>", _I), "user"),
@@ -31,20 +33,20 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", _I), "group"),
     (re.compile(r"<GROUP>", _I), "group"),
 )
-_ROLL = re.compile(r"\{\{roll[ :]([^}]+)\}\}", _I)
+_ROLL = re.compile(r"\{\{roll[ :]([^}]++)\}\}", _I)
 _DICE = re.compile(r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$", _I)
-_SETVAR = re.compile(r"\{\{setvar::([^:]+)::([^}]*)\}\}", _I)
-_ADDVAR = re.compile(r"\{\{addvar::([^:]+)::([^}]+)\}\}", _I)
-_INCVAR = re.compile(r"\{\{incvar::([^}]+)\}\}", _I)
-_DECVAR = re.compile(r"\{\{decvar::([^}]+)\}\}", _I)
-_GETVAR = re.compile(r"\{\{getvar::([^}]+)\}\}", _I)
-_SETGLOBAL = re.compile(r"\{\{setglobalvar::([^:]+)::([^}]*)\}\}", _I)
-_ADDGLOBAL = re.compile(r"\{\{addglobalvar::([^:]+)::([^}]+)\}\}", _I)
-_INCGLOBAL = re.compile(r"\{\{incglobalvar::([^}]+)\}\}", _I)
-_DECGLOBAL = re.compile(r"\{\{decglobalvar::([^}]+)\}\}", _I)
-_GETGLOBAL = re.compile(r"\{\{getglobalvar::([^}]+)\}\}", _I)
+_SETVAR = re.compile(r"\{\{setvar::([^:]++)::([^}]*+)\}\}", _I)
+_ADDVAR = re.compile(r"\{\{addvar::([^:]++)::([^}]++)\}\}", _I)
+_INCVAR = re.compile(r"\{\{incvar::([^}]++)\}\}", _I)
+_DECVAR = re.compile(r"\{\{decvar::([^}]++)\}\}", _I)
+_GETVAR = re.compile(r"\{\{getvar::([^}]++)\}\}", _I)
+_SETGLOBAL = re.compile(r"\{\{setglobalvar::([^:]++)::([^}]*+)\}\}", _I)
+_ADDGLOBAL = re.compile(r"\{\{addglobalvar::([^:]++)::([^}]++)\}\}", _I)
+_INCGLOBAL = re.compile(r"\{\{incglobalvar::([^}]++)\}\}", _I)
+_DECGLOBAL = re.compile(r"\{\{decglobalvar::([^}]++)\}\}", _I)
+_GETGLOBAL = re.compile(r"\{\{getglobalvar::([^}]++)\}\}", _I)
 _NEWLINE = re.compile(r"\{\{newline\}\}", _I)
-_TRIM = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", _I)
+_TRIM = re.compile(r"\{\{trim\}\}", _I)
 _NOOP = re.compile(r"\{\{noop\}\}", _I)
 _INPUT = re.compile(r"\{\{input\}\}", _I)
 
@@ -54,11 +56,11 @@ _LAST_MESSAGE_ID = re.compile(r"\{\{lastMessageId\}\}", _I)
 _LAST_USER = re.compile(r"\{\{lastUserMessage\}\}", _I)
 _LAST_CHAR = re.compile(r"\{\{lastCharMessage\}\}", _I)
 _FIRST_INCLUDED = re.compile(r"\{\{firstIncludedMessageId\}\}", _I)
-_REVERSE = re.compile(r"\{\{reverse:(.+?)\}\}", _I)
-_COMMENT = re.compile(r"\{\{//([\s\S]*?)\}\}", re.MULTILINE)
-_OUTLET = re.compile(r"\{\{outlet::(.+?)\}\}", _I)
-_RANDOM = re.compile(r"\{\{random\s?::?([^}]+)\}\}", _I)
-_PICK = re.compile(r"\{\{pick\s?::?([^}]+)\}\}", _I)
+_REVERSE = re.compile(r"\{\{reverse:", _I)
+_COMMENT = re.compile(r"\{\{//")
+_OUTLET = re.compile(r"\{\{outlet::", _I)
+_RANDOM = re.compile(r"\{\{random\s?::?([^}]++)\}\}", _I)
+_PICK = re.compile(r"\{\{pick\s?::?([^}]++)\}\}", _I)
 _BANNED = re.compile(r"\{\{banned \"(.*)\"\}\}", _I)
 _TIME_DIFF = re.compile(r"\{\{timeDiff::(.*?)::(.*?)\}\}", _I)
 
@@ -94,7 +96,7 @@ def _first_choice(match: re.Match[str]) -> str:
     return choices[0].replace("\0", ",") if choices else ""
 
 
-def _pre_env(call: LegacyCall) -> list[tuple[re.Pattern[str], Replace]]:
+def _pre_env(call: LegacyCall) -> list[Step]:
     env, variables = call.env, call.env.variables
 
     def var(fn: Callable[..., Any], is_global: bool, returns: bool) -> Replace:
@@ -104,7 +106,7 @@ def _pre_env(call: LegacyCall) -> list[tuple[re.Pattern[str], Replace]]:
             return value if returns else ""
         return replace
 
-    return [
+    return [_sub(pattern, replace) for pattern, replace in (
         (_ROLL, _roll),
         (_SETVAR, var(variables.set, False, False)),
         (_ADDVAR, var(variables.add, False, False)),
@@ -117,10 +119,10 @@ def _pre_env(call: LegacyCall) -> list[tuple[re.Pattern[str], Replace]]:
         (_DECGLOBAL, var(lambda n, is_global: variables.add(n, "-1", is_global=is_global), True, True)),
         (_GETGLOBAL, var(variables.get, True, True)),
         (_NEWLINE, lambda _m: "\n"),
-        (_TRIM, lambda _m: ""),
+    )] + [_trimmed] + [_sub(pattern, replace) for pattern, replace in (
         (_NOOP, lambda _m: ""),
         (_INPUT, lambda _m: env.send_box),
-    ]
+    )]
 
 
 def _environment(call: LegacyCall) -> dict[str, Callable[[], Any]]:
@@ -167,23 +169,81 @@ def _environment(call: LegacyCall) -> dict[str, Callable[[], Any]]:
     return values
 
 
-def _post_env(call: LegacyCall) -> list[tuple[re.Pattern[str], Replace]]:
+def _post_env(call: LegacyCall) -> list[Step]:
     env = call.env
-    return [
+    return [_sub(pattern, replace) for pattern, replace in (
         (_MAX_PROMPT, lambda _m: js_string(env.max_prompt)),
         (_LAST_MESSAGE, lambda _m: env.chat_value("lastMessage")),
         (_LAST_MESSAGE_ID, lambda _m: env.chat_value("lastMessageId")),
         (_LAST_USER, lambda _m: env.chat_value("lastUserMessage")),
         (_LAST_CHAR, lambda _m: env.chat_value("lastCharMessage")),
         (_FIRST_INCLUDED, lambda _m: env.chat_value("firstIncludedMessageId")),
-        (_REVERSE, lambda m: m.group(1)[::-1]),
-        (_COMMENT, lambda _m: ""),
-        (_TIME_DIFF, lambda m: time_diff(m.group(1), m.group(2))),
-        (_OUTLET, lambda m: env.outlet(m)),
+    )] + [
+        lambda text: _lazy_sub(text, _REVERSE, lambda inner: inner[::-1], one_line=True),
+        lambda text: _lazy_sub(text, _COMMENT, lambda _inner: "", one_line=False),
+        _sub(_TIME_DIFF, lambda m: time_diff(m.group(1), m.group(2))),
+        lambda text: _lazy_sub(text, _OUTLET, env.outlet, one_line=True),
+    ] + [_sub(pattern, replace) for pattern, replace in (
         (_RANDOM, _first_choice),
         (_PICK, _first_choice),
         (_BANNED, lambda _m: ""),
-    ]
+    )]
+
+
+def _sub(pattern: re.Pattern[str], replace: Replace) -> Step:
+    return lambda text: pattern.sub(lambda m: js_string(replace(m)), text)
+
+
+def _lazy_sub(text: str, opener: re.Pattern[str], replace: Callable[[str], Any], *, one_line: bool) -> str:
+    """`text.replace(/<opener>(.+?)}}/g, ...)` (or `([\\s\\S]*?)` when not `one_line`) without a scan to the end of the
+    text from every opening: each opening takes the first "}}" after it, unless a line ends before it."""
+    out: list[str] = []
+    pos = i = 0
+    least = 1 if one_line else 0
+    close = line_end = -1  # the first "}}" / line end found at or after the last search (reused while ahead)
+    while True:
+        match = opener.search(text, i)
+        if match is None:
+            break
+        body = match.end()
+        if close < body + least:
+            close = text.find("}}", body + least)
+            if close < 0:
+                break  # no later opening closes either
+        if one_line:
+            if line_end < body:
+                found = _LINE_END.search(text, body)
+                line_end = found.start() if found else len(text)
+            if line_end < close:
+                i = line_end + 1  # no opening before that line end can close on its line
+                continue
+        out.append(text[pos:match.start()])
+        out.append(js_string(replace(text[match.end():close])))
+        pos = i = close + 2
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _strip_newlines(text: str, *, end: bool) -> str:
+    """The run of newlines (`\n` or `\r\n`) at one end of `text` removed, as `(?:\r?\n)*` takes it."""
+    while True:
+        if end and text.endswith("\n"):
+            text = text[:-2] if text.endswith("\r\n") else text[:-1]
+        elif not end and text.startswith(("\n", "\r\n")):
+            text = text[1:] if text.startswith("\n") else text[2:]
+        else:
+            return text
+
+
+def _trimmed(text: str) -> str:
+    """`/(?:\r?\n)*{{trim}}(?:\r?\n)*/gi` -> '': each {{trim}} with the newlines around it (split, then stripped:
+    no pattern rescans a run of newlines)."""
+    pieces = _TRIM.split(text)
+    if len(pieces) == 1:
+        return text
+    last = len(pieces) - 1
+    return "".join(_strip_newlines(_strip_newlines(p, end=False) if i else p, end=True) if i < last
+                   else _strip_newlines(p, end=False) for i, p in enumerate(pieces))
 
 
 def _sanitized(value: Any) -> str:
@@ -203,12 +263,12 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
     if "{{" not in content:
         return content
-    steps: list[tuple[re.Pattern[str], Replace]] = _pre_env(call)
-    steps += [(re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I),
-               lambda _m, value=value: _sanitized(value())) for name, value in _environment(call).items()]
+    steps: list[Step] = _pre_env(call)
+    steps += [_sub(re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I), lambda _m, value=value: _sanitized(value()))
+              for name, value in _environment(call).items()]
     steps += _post_env(call)
-    for pattern, replace in steps:
+    for step in steps:
         if not content or "{{" not in content:
             break
-        content = pattern.sub(lambda m, replace=replace: js_string(replace(m)), content)
+        content = step(content)
     return content

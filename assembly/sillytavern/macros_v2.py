@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ class _Tag:
     inner: list[Any]  # what is between the braces, parsed (text and nested tags)
     scope: list[Any] | None = None  # a scoped macro's content up to its closing tag
     closing_raw: str = ""
+    head: tuple[str, str, str] | None = None
 
 
 @dataclass
@@ -60,45 +62,50 @@ class _Call:
 
 
 def _split_tags(text: str) -> list[Any]:
-    """Text and tags, tags matched brace for brace (an unclosed `{{` is text)."""
+    """Text and tags, tags matched brace for brace (an unclosed `{{` is text): one scan pairs every `{{` with its
+    `}}`, then the pairs become a tree (nested deeper than _MAX_DEPTH stays text)."""
+    pairs = _pairs(text)
+    opens = sorted(pairs)
+    return _tree(text, 0, len(text), opens, pairs, 0)
+
+
+def _pairs(text: str) -> dict[int, int]:
+    """Each `{{` that closes: its position -> the end past its `}}` (in "{{{", the last two braces open)."""
+    stack: list[int] = []
+    pairs: dict[int, int] = {}
+    i, n = 0, len(text)
+    while i < n - 1:
+        if text[i] == "{" and text[i + 1] == "{" and text[i + 2:i + 3] != "{":
+            stack.append(i)
+            i += 2
+        elif text[i] == "}" and text[i + 1] == "}" and stack:
+            pairs[stack.pop()] = i + 2
+            i += 2
+        else:
+            i += 1
+    return pairs
+
+
+def _tree(text: str, lo: int, hi: int, opens: list[int], pairs: dict[int, int], depth: int) -> list[Any]:
     out: list[Any] = []
-    i, n, start = 0, len(text), 0
-    while i < n:
-        at = text.find("{{", i)
-        if at < 0:
-            break
-        while text[at + 2:at + 3] == "{":  # "{{{name}}}": the tag is the innermost pair, the extra brace text
-            at += 1
-        end = _tag_end(text, at)
-        if end < 0:
-            i = at + 2
+    start = lo
+    index = bisect_left(opens, lo)
+    while index < len(opens) and opens[index] < hi:
+        at = opens[index]
+        end = pairs[at]
+        if end > hi:  # closes past this span: not a tag of it
+            index += 1
             continue
         if at > start:
             out.append(_Text(text[start:at]))
-        raw = text[at:end]
-        out.append(_Tag(raw, _split_tags(raw[2:-2])))
-        i = start = end
-    if start < n:
-        out.append(_Text(text[start:]))
+        inner = _tree(text, at + 2, end - 2, opens, pairs, depth + 1) if depth < _MAX_DEPTH else \
+            [_Text(text[at + 2:end - 2])]
+        out.append(_Tag(text[at:end], inner))
+        start = end
+        index = bisect_left(opens, end, index + 1)
+    if start < hi:
+        out.append(_Text(text[start:hi]))
     return out
-
-
-def _tag_end(text: str, at: int) -> int:
-    """The end (past `}}`) of the tag opening at `at`, nested tags included; -1 when it never closes."""
-    depth, i, n = 0, at, len(text)
-    while i < n - 1:
-        pair = text[i:i + 2]
-        if pair == "{{" and text[i + 2:i + 3] != "{":
-            depth += 1
-            i += 2
-        elif pair == "}}":
-            depth -= 1
-            i += 2
-            if depth == 0:
-                return i
-        else:
-            i += 1
-    return -1
 
 
 def _flat(parts: list[Any]) -> str:
@@ -106,7 +113,13 @@ def _flat(parts: list[Any]) -> str:
 
 
 def _head(tag: _Tag) -> tuple[str, str, str]:
-    """(flags, name, rest) of a tag, read from its text as written."""
+    """(flags, name, rest) of a tag, read from its text as written (once per tag)."""
+    if tag.head is None:
+        tag.head = _read_head(tag)
+    return tag.head
+
+
+def _read_head(tag: _Tag) -> tuple[str, str, str]:
     inner = tag.raw[2:-2]
     body = inner.strip()
     flags = ""
@@ -125,44 +138,47 @@ def _head(tag: _Tag) -> tuple[str, str, str]:
     return flags, match.group(0), body[match.end():]
 
 
-def _scopes(parts: list[Any]) -> list[Any]:
-    """Pair each opening tag with its closing `{{/name}}` at the same level: the parts between become its scope."""
+def _scopes(parts: list[Any], depth: int = 0) -> list[Any]:
+    """Pair each opening tag with its closing `{{/name}}` at the same level: the parts between become its scope.
+    `if`, `trim` and comments nest (an inner opening takes the next closing first); any other opening takes the
+    first closing of its name after it. One pass finds the pairs; each scope is paired again within itself."""
+    close_of: dict[int, int] = {}
+    stacks: dict[str, list[int]] = {}
+    pending: dict[str, int] = {}
+    for j, part in enumerate(parts):
+        if not isinstance(part, _Tag):
+            continue
+        flags, name, _rest = _head(part)
+        low = name.lower()
+        if not name or low in (".", "$"):
+            continue
+        if "/" in flags:
+            if low in _NESTING_SCOPES:
+                stack = stacks.get(low)
+                if stack:
+                    close_of[stack.pop()] = j
+            elif low in pending:
+                close_of[pending.pop(low)] = j
+        elif low in _NESTING_SCOPES:
+            stacks.setdefault(low, []).append(j)
+        else:
+            pending.setdefault(low, j)
+    if not close_of or depth > _MAX_DEPTH:  # scopes nested past the bound stay as written
+        return parts
     out: list[Any] = []
     i = 0
     while i < len(parts):
         part = parts[i]
-        if isinstance(part, _Tag):
-            flags, name, _rest = _head(part)
-            if name and "/" not in flags and name not in (".", "$"):
-                close = _closing(parts, i + 1, name)
-                if close is not None:
-                    part.scope = _scopes(parts[i + 1:close])
-                    part.closing_raw = parts[close].raw
-                    out.append(part)
-                    i = close + 1
-                    continue
+        close = close_of.get(i)
+        if close is not None:
+            part.scope = _scopes(parts[i + 1:close], depth + 1)
+            part.closing_raw = parts[close].raw
+            out.append(part)
+            i = close + 1
+            continue
         out.append(part)
         i += 1
     return out
-
-
-def _closing(parts: list[Any], start: int, name: str) -> int | None:
-    depth = 0
-    low = name.lower()
-    for j in range(start, len(parts)):
-        part = parts[j]
-        if not isinstance(part, _Tag):
-            continue
-        flags, other, _rest = _head(part)
-        if other.lower() != low:
-            continue
-        if "/" in flags:
-            if depth == 0:
-                return j
-            depth -= 1
-        elif low in _NESTING_SCOPES:
-            depth += 1
-    return None
 
 
 _NESTING_SCOPES = ("if", "trim", "//", "comment")
