@@ -34,8 +34,11 @@ def _key(kind: str, ctx: SourceContext, rule: dict[str, Any]) -> tuple | None:
         rule_bytes = marshal.dumps(rule, 2)
     except ValueError:  # not plain JSON data: no key, the source runs
         return None
+    # under SillyTavern's own macros the card's blocks hold its fields as this generation's macros left them
+    env = ctx.macro_env
+    macros = None if env is None else (env.engine, tuple(env.fields.items()))
     return (kind, id(ctx.resources), rule_bytes, ctx.placement, frozenset(ctx.enabled_kinds()), ctx.generation_type,
-            ctx.adaptive_worldbook, ctx.preset_beats_default, ctx.manual_keys, ctx.disabled_keys)
+            ctx.adaptive_worldbook, ctx.preset_beats_default, ctx.manual_keys, ctx.disabled_keys, macros)
 
 
 def source_blocks(kind: str, source: Source, ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:

@@ -237,7 +237,7 @@ _memo_size: list[int] = [0]
 def _scripts_signature(scripts: Sequence[RegexScript], macros: MacroContext, runs: PatternRuns) -> Any:
     """What a message's result depends on besides its own text; None when it cannot be kept (macros that read or
     write per-request state)."""
-    if macros.variables or macros.read_chat:
+    if macros.variables or macros.read_chat or macros.st is not None:  # SillyTavern's macros: this request's own
         return None
     return (tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
                    s.markdown_only, s.prompt_only, s.substitute_regex, s.min_depth, s.max_depth) for s in scripts),

@@ -111,3 +111,14 @@ def test_input_is_the_emptied_send_box_not_a_slot():
     prompts = [{"identifier": "main", "role": "system", "content": "said: [{{input}}]"}, HISTORY]
     result = request(prompts, typed={"role": "user", "content": "hello"})
     assert [m["content"] for m in result["request"]["messages"]] == ["said: []", "hello"]
+
+
+def test_the_engines_share_no_remembered_answer():
+    # the same resources and chat under each engine in turn: what one engine made is never served to the other
+    prompts = [{"identifier": "main", "role": "system", "content": "{{reverse::{{user}}}}"}, HISTORY]
+    history = [{"role": "user", "content": "a {{reverse::ab}}"}]
+    answers = {engine: [m["content"] for m in request(prompts, history=history, engine=engine)["request"]["messages"]]
+               for engine in ("legacy", "v2", "legacy")}
+    assert answers["legacy"] != answers["v2"]
+    assert [m["content"] for m in request(prompts, history=history, engine="v2")["request"]["messages"]] == \
+        answers["v2"] == ["xelA", "a ba"]
