@@ -202,14 +202,16 @@ def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexS
         is_typed = index < len(typed) and typed[index] and role == "user"
         depth = len(chat) - 1 - index - shift
         key = (signature, role, content, is_typed, depth)
-        kept = _MESSAGE_MEMO.get(key) if signature is not None else None
+        # under SillyTavern's macros a message whose text has macros is this request's own too
+        keep = signature is not None and (macros.st is None or not _MACRO_MARKS.search(content))
+        kept = _MESSAGE_MEMO.get(key) if keep else None
         if kept is not None:
             _MESSAGE_MEMO.move_to_end(key)
             out.append((kept[0], list(kept[1])))
             continue
         refused_before = len(runs.refusals)
         result = _regexed_message(role, content, is_typed, depth, scripts, macros, runs)
-        if signature is not None and len(runs.refusals) == refused_before and not macros.variables:
+        if keep and len(runs.refusals) == refused_before and not macros.variables:
             _remember(key, result)  # a run cut short by a limit depends on the time left: never kept
         out.append(result)
     return out
@@ -228,6 +230,7 @@ def _regexed_message(role: str, content: str, is_typed: bool, depth: int, script
 
 # Regexed chat messages by content: (scripts, macros, limits, role, text, typed, depth) -> (text, steps). Bounded by
 # entries and by the characters held (the texts before and after, and the steps' copies).
+_MACRO_MARKS = re.compile(r"\{\{|<|\\[{}]")  # what either of SillyTavern's macro engines reads
 _MESSAGE_MEMO: OrderedDict[tuple[Any, ...], tuple[str, list[RegexStep]]] = OrderedDict()
 _MEMO_ENTRIES = 4096
 _MEMO_CHARACTERS = 8_000_000
@@ -237,9 +240,14 @@ _memo_size: list[int] = [0]
 def _scripts_signature(scripts: Sequence[RegexScript], macros: MacroContext, runs: PatternRuns) -> Any:
     """What a message's result depends on besides its own text; None when it cannot be kept (macros that read or
     write per-request state)."""
-    if macros.variables or macros.read_chat or macros.st is not None:  # SillyTavern's macros: this request's own
+    if macros.variables or macros.read_chat:
         return None
-    return (tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
+    if macros.st is not None:
+        # SillyTavern's macros hold this generation's state: a script whose texts have macros is this request's own
+        texts = [t for s in scripts for t in (s.find_regex, s.replace_string, *s.trim_strings)]
+        if any(_MACRO_MARKS.search(t) for t in texts):
+            return None
+    return (macros.st.engine if macros.st is not None else None, tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
                    s.markdown_only, s.prompt_only, s.substitute_regex, s.min_depth, s.max_depth) for s in scripts),
             macros.user, macros.char, macros.last_user_message, macros.last_char_message, macros.drop_unknown,
             runs.limits)
