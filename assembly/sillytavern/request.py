@@ -146,7 +146,7 @@ class _Extras:
 
 
 def _extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[Node], resources: Any,
-                extras: _Extras) -> list[Node]:
+                extras: _Extras, macro_env: Any = None) -> list[Node]:
     """Persona positions, the author's note (with world info at its top and bottom: `around_note`, in order) and
     other extension prompts (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
@@ -176,7 +176,15 @@ def _extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[N
                                        world_info_bottom=[(n.id, n.text) for n in bottom],
                                        persona=persona if wraps else None, source_id="author_note",
                                        persona_source_id="persona:persona")
-        extras.place(placed.injection or placed.attachment)
+        done = placed.injection or placed.attachment
+        if macro_env is not None and done is not None:
+            # the note with the world info and persona around it is one extension prompt: getExtensionPrompt puts
+            # it through the macros; beside Main the prompt list reads it that way and preparePrompt once more
+            content = macro_env.evaluate(done.content)
+            if isinstance(done, MainAttachment):
+                content = macro_env.evaluate(content)
+            done = done.model_copy(update={"content": content})
+        extras.place(done)
         if not placed.inserted and placed.not_inserted:
             extras.diagnostics.append({"code": "AUTHOR_NOTE_NOT_INSERTED", "reason": placed.reason,
                                        "left_out": list(placed.not_inserted)})
@@ -221,15 +229,12 @@ def _expanded_injections(resources: Any, user: str, char: str, macro_env: Any = 
 
     update: dict[str, Any] = {"extension_prompts": tuple(
         e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
-    if resources.author_note is not None:
-        if macro_env is not None and resources.author_note.position != "in_chat":
-            # a note beside Main (Generate() read it for its prompt anchors before the prompts, macro_order): the
-            # prompt list reads it once more and preparePrompt substitutes what that gave
-            note = expand(expand(resources.author_note.content))
-        else:
-            note = expand(resources.author_note.content)
-        update["author_note"] = resources.author_note.model_copy(update={"content": note})
-    if resources.persona is not None:
+    if resources.author_note is not None and macro_env is None:  # under SillyTavern's macros: once placed
+        update["author_note"] = resources.author_note.model_copy(
+            update={"content": expand(resources.author_note.content)})
+    persona = resources.persona
+    if persona is not None and (macro_env is None or persona.position == "at_depth"):
+        # (a persona beside the author's note goes through the macros with the note)
         update["persona"] = resources.persona.model_copy(update={"description": expand(resources.persona.description)})
     return resources.model_copy(update=update)
 
@@ -298,7 +303,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if scripts:
         extras.diagnostics.extend(invalid_finds(scripts, MacroContext(user=user, char=char, st=macro_env)))
         extras.diagnostics.extend(pattern_runs.diagnostics())
-    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char, macro_env), extras)
+    ordered = _extensions(ordered, chat_nodes, around_note, _expanded_injections(resources, user, char, macro_env), extras,
+                          macro_env)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     if marker_injections:  # a marker's nodes went in-chat: Main and the examples are what is left of them
         main = next((n for n in ordered if n.module == "preset" and n.field == "main"), None)
