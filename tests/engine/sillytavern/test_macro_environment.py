@@ -122,3 +122,19 @@ def test_the_engines_share_no_remembered_answer():
     assert answers["legacy"] != answers["v2"]
     assert [m["content"] for m in request(prompts, history=history, engine="v2")["request"]["messages"]] == \
         answers["v2"] == ["xelA", "a ba"]
+
+
+def test_the_note_and_the_world_info_around_it_are_one_text_to_the_macros():
+    # {{trim}} at the note's start takes the newline that joins the entry above the note (st-macros m8132)
+    body = {"strategy": "builtin-st", "host": {"core_available": True},
+            "resources": {"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Main"}, HISTORY],
+                                     "prompt_order": [{"character_id": 100001, "order": [
+                                         {"identifier": "main", "enabled": True},
+                                         {"identifier": "chatHistory", "enabled": True}]}]},
+                          "character": {"name": "Zoe"},
+                          "worldbook": {"activation": "all", "entries": [
+                              {"uid": 1, "content": "raven ", "position": "before_author_note"}]},
+                          "author_note": {"content": "{{trim}}forest", "position": "in_chat", "depth": 0}},
+            "conversation": {"input": [{"role": "user", "content": "hi"}]}}
+    contents = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert "raven forest" in contents
