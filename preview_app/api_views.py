@@ -3,6 +3,8 @@ the preview reads and the services."""
 
 from __future__ import annotations
 
+from django.db import transaction
+
 from preview_app import services
 from preview_app.access import (
     APPROVE_GOLDEN,
@@ -60,6 +62,9 @@ def _session_json(session: Session) -> dict:
         "chat_lore": _resource_id(session.chat_lore),
         "regex_scripts": [r.pk for r in session.regex_scripts.all()],
         "applied": _applied(session), "chance": _chance(session),
+        "completion": session.completion, "instruct_template": session.instruct_template_id,
+        "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
+        "instruct_enabled": session.instruct_enabled, "text_settings": session.text_settings,
         "history": [{"seq": e.seq, "id": e.message_id, "role": e.role, "content": e.content, "name": e.name,
                      "source": e.source, "tool_calls": e.tool_calls, "tool_call_id": e.tool_call_id}
                     for e in session.events.all()],
@@ -93,19 +98,39 @@ def _resources_from(body: dict) -> dict:
     return found
 
 
+TEXT_FIELDS = ("completion", "instruct_template", "context_template", "sysprompt_template", "instruct_enabled",
+               "text_settings")
+
+
+def _text_fields(body: dict) -> dict:
+    """The text-completion fields a session body gives, templates read as rows (a missing id is a 404)."""
+    found = {k: body[k] for k in ("completion", "instruct_enabled", "text_settings") if k in body}
+    for field in ("instruct_template", "context_template", "sysprompt_template"):
+        if field in body:
+            value = body[field]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise invalid(field, "a template id (integer) or null")
+            found[field] = None if value is None else resource_for_read("template", value)
+    return found
+
+
 @api_route("GET", "POST")
 def sessions(request):
     if request.method == "POST":
         require(request.user, EDIT_SESSION, "create sessions")
         body = json_object(request)
-        session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
-                                          current_input=body.get("current_input", ""),
-                                          author_note=body.get("author_note"),
-                                          extension_prompts=body.get("extension_prompts"),
-                                          world_info_activation=body.get("world_info_activation", "book"),
-                                          card_lore=body.get("card_lore", False),
-                                          greeting=body.get("greeting", False),
-                                          **_resources_from(body))
+        text = _text_fields(body)
+        with transaction.atomic():  # a session created with its text-completion choice, or not at all
+            session = services.session_create(user=request.user, name=body.get("name"), host=body.get("host"),
+                                              current_input=body.get("current_input", ""),
+                                              author_note=body.get("author_note"),
+                                              extension_prompts=body.get("extension_prompts"),
+                                              world_info_activation=body.get("world_info_activation", "book"),
+                                              card_lore=body.get("card_lore", False),
+                                              greeting=body.get("greeting", False),
+                                              **_resources_from(body))
+            if text:
+                session = services.session_text_update(session=session, **text)
         return ok({"ok": True, "id": session.pk}, status=201)
     return ok([{"id": s.pk, "name": s.name, "applied": _applied(s), "chance": _chance(s)}
                for s in sessions_with_applied()])
@@ -117,13 +142,18 @@ def session_detail(request, pk):
         session = session_for_edit(request.user, pk)
         body = json_object(request)
         writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
-                    "card_lore", "chat_lore", "preset", "character", "persona", "world_books", "regex_scripts")
+                    "card_lore", "chat_lore", "preset", "character", "persona", "world_books", "regex_scripts",
+                    *TEXT_FIELDS)
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))
         fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts",
                                        "world_info_activation", "card_lore") if k in body}
-        services.session_update(session=session, **fields, **_resources_from(body))
+        text = _text_fields(body)
+        with transaction.atomic():  # the text settings and the rest are one change: both or neither
+            if text:
+                services.session_text_update(session=session, **text)
+            services.session_update(session=session, **fields, **_resources_from(body))
     return ok(_session_json(session_for_read(pk)))
 
 

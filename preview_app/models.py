@@ -8,7 +8,16 @@ session; null means assembly is off. Rows are written only through `preview_app.
 from django.conf import settings
 from django.db import models
 
-from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    RegexScript,
+    Strategy,
+    StrategyRevision,
+    TextTemplate,
+    WorldBook,
+)
 
 
 def default_host() -> dict:
@@ -59,6 +68,22 @@ class Session(models.Model):
     chance_seed = models.PositiveBigIntegerField(
         null=True, blank=True,
         help_text="the seed of the chat's chance (world-info probability and inclusion-group picks); null = none yet")
+    completion = models.CharField(
+        max_length=4, default="chat", choices=[("chat", "chat completion"), ("text", "text completion")],
+        help_text="chat completion (a list of messages, built by the applied strategy) or SillyTavern's text "
+                  "completion (one prompt string, built by builtin-st with the templates below)")
+    instruct_template = models.ForeignKey(TextTemplate, null=True, blank=True, on_delete=models.SET_NULL,
+                                          related_name="+", limit_choices_to={"kind": "instruct"})
+    context_template = models.ForeignKey(TextTemplate, null=True, blank=True, on_delete=models.SET_NULL,
+                                         related_name="+", limit_choices_to={"kind": "context"})
+    sysprompt_template = models.ForeignKey(TextTemplate, null=True, blank=True, on_delete=models.SET_NULL,
+                                           related_name="+", limit_choices_to={"kind": "sysprompt"},
+                                           help_text="the system prompt; none = SillyTavern's system prompt off")
+    instruct_enabled = models.BooleanField(default=True, help_text="SillyTavern's instruct mode on or off")
+    text_settings = models.JSONField(
+        default=dict, blank=True,
+        help_text="text completion's other settings (text-completion.md resources.text_settings: max_context, "
+                  "amount_gen, token_padding, user_prompt_bias, ...); absent ones take SillyTavern's defaults")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

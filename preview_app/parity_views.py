@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from assembly.errors import CodedError
@@ -18,6 +18,7 @@ from preview_app.access import can_approve_goldens, can_edit_session, session_fo
 from preview_app.forms import ParityForm, PreviewOptionsForm
 from preview_app.parity import Sent, read_sent, session_parity
 from preview_app.presenters import error_context
+from preview_app.text_views import text_parity_api
 from preview_app.views import refusals_as_pages
 from studio.errors import invalid
 from studio.http import MAX_BODY_BYTES, api_route, json_object, ok, parse_json, too_large, uploaded_file
@@ -56,6 +57,8 @@ def parity(request, pk):
     """The form; on POST the comparison, or the refusal (400 / 413 / 415 for the input, the engine's status for an
     assembly it refuses) in place of the result."""
     session = session_for_read(pk)
+    if session.completion == "text":  # a prompt string is compared on the text page's own check
+        return redirect("preview:text-parity", pk=session.pk)
     context: dict[str, Any] = {"session": session, "can_pin": can_approve_goldens(request.user),
                                "can_edit_session": can_edit_session(request.user, session)}
     status = 200
@@ -91,6 +94,8 @@ def session_parity_api(request, pk):
         raise invalid(unknown[0], "one of sent, " + ", ".join(OPTION_FIELDS))
     if "sent" not in body:
         raise invalid("sent", 'a chat-completion request body ({"messages": [...]}) or a messages array')
+    if session.completion == "text":  # the prompt string sent, or the backend's body with "prompt"
+        return ok(text_parity_api(session, body["sent"]))
     value = _pasted(body["sent"], "sent") if isinstance(body["sent"], str) else body["sent"]
     report = session_parity(session=session, sent=read_sent(value), options=_options(body).request_fields())
     return ok(report.to_json())

@@ -20,6 +20,7 @@ from preview_app.models import Session
 from strategies_app import sillytavern
 from strategies_app.access import revision_for_read, strategy_for_read
 from strategies_app.models import Strategy
+from strategies_app.text_templates import template_resource
 from studio.engine_runs import assemble
 from studio.errors import ServiceError
 
@@ -155,16 +156,52 @@ def _session_worldbook(session: Session) -> WorldBook | None:
     return merged
 
 
-def session_request(session: Session, strategy: str | dict[str, Any]) -> dict[str, Any]:
+def session_request(session: Session, strategy: str | dict[str, Any], *, chat: bool = False) -> dict[str, Any]:
+    """The session's engine request with `strategy`; a text-completion session's is its text request (builtin-st
+    and its templates) unless `chat` asks for its chat-completion request (what a strategy shapes)."""
     events = list(session.events.order_by("seq").values(*_EVENT_FIELDS))
     history = [_message(event) for event in events]
     next_seq = (events[-1]["seq"] if events else 0) + 1
     inputs = ([{"id": next_message_id(session, next_seq), "role": "user", "content": session.current_input}]
               if session.current_input else [])
     user_name = session.persona.name if session.persona is not None else "User"
+    if session.completion == "text" and not chat:  # SillyTavern's text completion: builtin-st builds it
+        return text_request(session, {"history": history, "input": inputs}, user_name)
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,
             "names": {"user": user_name}, "generation": session_generation(session)}
+
+
+TEXT_STRATEGY = "builtin-st"
+TEXT_TEMPLATE_FIELDS = {"instruct": "instruct_template", "context": "context_template",
+                        "sysprompt": "sysprompt_template"}
+
+
+def session_text_templates(session: Session, swap: dict[str, Any] | None = None) -> dict[str, Any]:
+    """kind -> the session's template row of that kind (None when it has none); `swap` puts other rows (or field
+    dicts, an edit not stored yet) in place of some, as a comparison of two templates does."""
+    chosen = {kind: getattr(session, field) for kind, field in TEXT_TEMPLATE_FIELDS.items()}
+    return {**chosen, **(swap or {})}
+
+
+def text_request(session: Session, conversation: dict[str, Any], user_name: str, *,
+                 swap: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The session as a text-completion request (text-completion.md): its card, persona, world info, author's note
+    and regex scripts as for chat completion (no chat-completion preset), its instruct / context / system-prompt
+    templates (`swap`: others in place of some), instruct on or off and its text settings."""
+    resources = {k: v for k, v in session_resources(session).items() if k != "preset"}
+    templates = session_text_templates(session, swap)
+    for kind, key in (("instruct", "instruct_template"), ("context", "context_template"),
+                      ("sysprompt", "system_prompt")):
+        chosen = templates.get(kind)
+        if chosen is not None:
+            fields = chosen if isinstance(chosen, dict) else chosen.fields
+            resources[key] = template_resource(kind, fields)
+    resources["text_settings"] = {**(session.text_settings or {}), "instruct_enabled": session.instruct_enabled,
+                                  "sysprompt_enabled": templates.get("sysprompt") is not None}
+    return {"api": "text", "strategy": TEXT_STRATEGY, "tokenizer": "st-estimate", "resources": resources,
+            "conversation": conversation, "host": session.host, "names": {"user": user_name},
+            "generation": session_generation(session)}
 
 
 HOST_RECORD_KINDS = frozenset({LOG_KIND, SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, SNAPSHOT_KIND})
@@ -230,5 +267,9 @@ def chosen_document(session: Session, strategy_slug: str | None, revision: str |
 
 def session_preview(session: Session, *, strategy: str | None = None, revision: str | None = None,
                     options: dict[str, Any] | None = None) -> AssemblyResult:
-    """`options`: request fields beside the session's own (generation, tokenizer, budget)."""
+    """`options`: request fields beside the session's own (generation, tokenizer, budget). A text-completion
+    session is built by builtin-st whatever strategy is named; of the options only the generation applies."""
+    if session.completion == "text":
+        chosen = {k: v for k, v in (options or {}).items() if k == "generation"}
+        return assemble(with_options(session_request(session, TEXT_STRATEGY), chosen))
     return assemble(with_options(session_request(session, chosen_document(session, strategy, revision)), options))

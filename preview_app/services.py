@@ -17,10 +17,12 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from assembly.api import require_available
+from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid, guarded
 from assembly.request import HostSettings
 from assembly.sillytavern.chat import import_chat
 from assembly.sillytavern.resource_set import normalize_resources
+from assembly.sillytavern.text_templates import read_text_templates
 from assembly.sillytavern.worldinfo_timed import parse_world_state
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from preview_app.previews import (
@@ -31,7 +33,16 @@ from preview_app.previews import (
     strategy_document,
 )
 from strategies_app.access import revision_for_read
-from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    RegexScript,
+    Strategy,
+    StrategyRevision,
+    TextTemplate,
+    WorldBook,
+)
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid
 from studio.input_boundary import lines_refused, refuse_unsafe
@@ -161,7 +172,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
                   "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file",
-                  "chance_seed")
+                  "chance_seed", "completion", "instruct_template", "context_template", "sysprompt_template",
+                  "instruct_enabled", "text_settings")
 
 
 @transaction.atomic
@@ -532,3 +544,60 @@ def golden_pin(*, session: Session, revision: StrategyRevision, user) -> GoldenS
         GoldenSnapshot.objects.filter(session=session, revision__strategy_id=revision.strategy_id).exclude(
             pk=golden.pk).delete()
     return golden
+
+
+# ---------------------------------------------------------------------------------------------- text completion
+
+COMPLETIONS = ("chat", "text")
+# the text settings a session keeps (text-completion.md resources.text_settings); instruct and the system prompt
+# are switched by the session's own columns
+TEXT_SETTING_KEYS = ("max_context", "amount_gen", "token_padding", "pin_examples", "strip_examples",
+                     "collapse_newlines", "user_prompt_bias", "custom_stopping_strings", "prefer_character_prompt",
+                     "prefer_character_jailbreak")
+
+
+def _check_template(value: Any, kind: str, field: str) -> TextTemplate | None:
+    if value is not None and (not isinstance(value, TextTemplate) or value.kind != kind):
+        raise invalid(field, f"a {kind} template or none")
+    return value
+
+
+def text_settings_checked(value: Any) -> dict[str, Any]:
+    """The session's text settings: only the known keys, each of SillyTavern's type (a refusal names it)."""
+    if not isinstance(value, dict):
+        raise invalid("text_settings", "an object")
+    unknown = sorted(set(value) - set(TEXT_SETTING_KEYS))
+    if unknown:
+        raise invalid(f"text_settings.{unknown[0]}", "one of " + ", ".join(TEXT_SETTING_KEYS))
+    try:
+        read = read_text_templates({"text_settings": value}).settings
+    except AssemblyError as error:
+        raise ServiceError("INPUT_INVALID", error.message, detail=error.detail) from None
+    if read["max_context"] <= read["amount_gen"] or read["amount_gen"] < 0:
+        raise invalid("text_settings.max_context", "a context larger than the response length")
+    return {key: read[key] for key in value}
+
+
+@transaction.atomic
+def session_text_update(*, session: Session, completion: str = UNSET, instruct_template: TextTemplate | None = UNSET,
+                        context_template: TextTemplate | None = UNSET,
+                        sysprompt_template: TextTemplate | None = UNSET, instruct_enabled: bool = UNSET,
+                        text_settings: dict[str, Any] = UNSET) -> Session:
+    """Switch a session between chat and text completion and choose its text templates and settings (UNSET leaves a
+    field alone; None clears a template)."""
+    locked = Session.objects.select_for_update().get(pk=session.pk)
+    if completion is not UNSET:
+        if completion not in COMPLETIONS:
+            raise invalid("completion", "chat or text")
+        locked.completion = completion
+    for field, kind, value in (("instruct_template", "instruct", instruct_template),
+                               ("context_template", "context", context_template),
+                               ("sysprompt_template", "sysprompt", sysprompt_template)):
+        if value is not UNSET:
+            setattr(locked, field, _check_template(value, kind, field))
+    if instruct_enabled is not UNSET:
+        locked.instruct_enabled = _check_flag(instruct_enabled, "instruct_enabled")
+    if text_settings is not UNSET:
+        locked.text_settings = text_settings_checked(text_settings)
+    locked.save()
+    return locked

@@ -26,7 +26,8 @@ class StrategySessions:
     def request(self, strategy: Strategy, document: dict[str, Any], session: Session | None) -> dict[str, Any]:
         # without a session: an empty request on which nothing is placed and both backends are available
         if session is not None:
-            return session_request(session, strategy_document(strategy, document))
+            # a strategy shapes chat completion: a text-completion session is previewed as its chat request
+            return session_request(session, strategy_document(strategy, document), chat=True)
         return {"strategy": strategy_document(strategy, document), "host": {"core_available": True}}
 
     def applied_by_strategy(self) -> dict[int, list[Session]]:

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from preview_app import parity_views, session_views, views
+from preview_app import parity_views, session_views, text_template_editor, text_views, views
 
 app_name = "preview"
 urlpatterns = [
@@ -31,6 +31,13 @@ urlpatterns = [
     path("sessions/<int:pk>/compare/", views.compare, name="compare"),
     path("sessions/<int:pk>/compare/rows/", views.compare_rows, name="compare-rows"),
     path("sessions/<int:pk>/parity/", parity_views.parity, name="parity"),
+    path("sessions/<int:pk>/text/", text_views.text_preview_page, name="text"),
+    path("sessions/<int:pk>/text/settings/", text_views.text_settings, name="text-settings"),
+    path("sessions/<int:pk>/text/compare/", text_views.text_compare, name="text-compare"),
+    path("sessions/<int:pk>/text/parity/", text_views.text_parity_page, name="text-parity"),
+    path("sessions/<int:pk>/text/templates.json", text_views.text_templates_export, name="text-templates-export"),
+    path("text-templates/<int:pk>/edit/", text_template_editor.template_editor, name="text-template-edit"),
+    path("text-templates/<int:pk>/copy/", text_template_editor.template_copy, name="text-template-copy"),
     path("goldens/", views.goldens, name="goldens"),
     path("goldens/pin/", views.golden_pin, name="golden-pin"),
     path("goldens/<int:pk>/latest/", views.golden_latest, name="golden-latest"),

@@ -150,8 +150,11 @@ def _canonical_preview_url(session: Session, choice, options: PreviewOptionsForm
 @refusals_as_pages
 @require_GET
 def preview(request, pk):
-    """The request a session sends with a strategy, read-only (web.md screen 3)."""
+    """The request a session sends with a strategy, read-only (web.md screen 3); a text-completion session's is
+    its prompt string, on the text page."""
     session = session_for_read(pk)
+    if session.completion == "text":
+        return redirect("preview:text", pk=session.pk)
     if "pick" in request.GET:  # the picker's GET form: turn it into the bookmarkable ?strategy=&revision= URL
         options = PreviewOptionsForm(request.GET or None)
         return redirect(_canonical_preview_url(session, resolve_choice(session, request.GET["pick"]), options))
@@ -403,8 +406,11 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
 @refusals_as_pages
 @require_GET
 def compare(request, pk):
-    """Two strategies or revisions on one session, aligned message by message (web.md screen 4)."""
+    """Two strategies or revisions on one session, aligned message by message (web.md screen 4); a text-completion
+    session compares two templates instead."""
     session = session_for_read(pk)
+    if session.completion == "text":
+        return redirect("preview:text-compare", pk=session.pk)
     a_spec = request.GET.get("a") or (APPLIED if session.applied_document is not None else "")
     b_spec = request.GET.get("b") or ""
     options = PreviewOptionsForm(request.GET or None)

@@ -9,7 +9,16 @@ yes/no answer pages use to show controls, and the raising check every write goes
 
 from __future__ import annotations
 
-from strategies_app.models import Character, Persona, Preset, RegexScript, Strategy, StrategyRevision, WorldBook
+from strategies_app.models import (
+    Character,
+    Persona,
+    Preset,
+    RegexScript,
+    Strategy,
+    StrategyRevision,
+    TextTemplate,
+    WorldBook,
+)
 from studio.errors import ServiceError, forbidden, not_found
 from studio.input_boundary import is_row_id
 
@@ -77,7 +86,7 @@ def revision_for_read(strategy: Strategy, revision: str | None) -> StrategyRevis
 
 
 RESOURCE_MODELS = {"preset": Preset, "character": Character, "persona": Persona, "worldbook": WorldBook,
-                   "regex": RegexScript}
+                   "regex": RegexScript, "template": TextTemplate}
 
 
 def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook | RegexScript:
@@ -88,6 +97,37 @@ def resource_for_read(kind: str, pk) -> Preset | Character | Persona | WorldBook
     if found is None:
         raise not_found(kind, pk)
     return found
+
+
+def _text_template_refusal(user, template: TextTemplate) -> ServiceError | None:
+    """The template policy: built-ins are read-only (copy to edit); a designer edits the templates they own (their
+    copies), an admin (manage_resources) every other one."""
+    if not user.has_perm(EDIT_STRATEGY) and not user.has_perm(MANAGE_RESOURCES):
+        return forbidden(f"{user.get_username()} may not edit text-completion templates")
+    if template.builtin:
+        return ServiceError("TEMPLATE_READ_ONLY", f"template {template.name!r} is a built-in: copy it to edit",
+                            status=409, detail={"id": template.pk})
+    if template.owner_id != user.pk and not user.has_perm(MANAGE_RESOURCES):
+        return forbidden(f"template {template.name!r} belongs to another user; copy it to edit")
+    return None
+
+
+def can_edit_text_template(user, template: TextTemplate) -> bool:
+    return _text_template_refusal(user, template) is None
+
+
+def can_copy_text_templates(user) -> bool:
+    return user.has_perm(EDIT_STRATEGY) or user.has_perm(MANAGE_RESOURCES)
+
+
+def text_template_for_edit(user, pk) -> TextTemplate:
+    if not can_copy_text_templates(user):  # before the lookup: no 404 for who may not edit at all
+        raise forbidden(f"{user.get_username()} may not edit text-completion templates")
+    template = resource_for_read("template", pk)
+    refusal = _text_template_refusal(user, template)
+    if refusal is not None:
+        raise refusal
+    return template
 
 
 def regex_script_for_manage(user, pk) -> RegexScript:

@@ -19,6 +19,7 @@ from strategies_app.models import (
     ResourceCategory,
     Strategy,
     StrategyRevision,
+    TextTemplate,
     WorldBook,
     WorldBookEntry,
 )
@@ -177,3 +178,15 @@ class StudioUserAdmin(UserAdmin):
 
 admin.site.unregister(get_user_model())
 admin.site.register(get_user_model(), StudioUserAdmin)
+
+
+@admin.register(TextTemplate)
+class TextTemplateAdmin(admin.ModelAdmin):
+    """Text-completion templates; built-ins are the studio's and stay read-only (copy the fields to a new one)."""
+
+    list_display = ("name", "kind", "builtin", "owner")
+    list_filter = ("kind", "builtin")
+    search_fields = ("name",)
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("kind", "name", "fields", "builtin", "owner") if obj is not None and obj.builtin else ("builtin",)

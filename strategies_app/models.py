@@ -242,3 +242,28 @@ class PendingUpload(models.Model):
 
     def __str__(self) -> str:
         return self.filename or self.token
+
+
+TEXT_TEMPLATE_KINDS = [("instruct", "instruct"), ("context", "context"), ("sysprompt", "sysprompt"),
+                       ("reasoning", "reasoning")]
+
+
+class TextTemplate(models.Model):
+    """One of SillyTavern's Advanced Formatting templates for text completion: an instruct template, a context
+    template, a system prompt, or a reasoning template (kept as data: the prompt does not use it). `fields` is the
+    file as SillyTavern wrote it, every key kept (the name too), so an export gives it back; `builtin` rows are the
+    studio's own (read-only, seeded by `reference_data.ensure_text_templates`)."""
+
+    kind = models.CharField(max_length=12, choices=TEXT_TEMPLATE_KINDS)
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    fields = models.JSONField(default=dict, blank=True)
+    builtin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "-builtin", "name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"

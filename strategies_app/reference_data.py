@@ -1,5 +1,5 @@
 """The rows every installation has: the three roles (Django groups), the resource categories of the position
-catalogue and the built-in strategies.
+catalogue, the built-in strategies and the built-in text-completion templates.
 
 Each function takes an app registry (`apps`), so the data migrations call them with historical models and the
 services (and tests, after a flush) with the live ones. All of them are idempotent.
@@ -77,7 +77,19 @@ def ensure_builtins(apps) -> None:
                                              defaults={"document": builtin, "note": "built-in"})
 
 
+def ensure_text_templates(apps) -> None:
+    """One read-only row per built-in text-completion template (`strategies_app.text_builtins`), following the
+    studio's version of it when it changes."""
+    from strategies_app.text_builtins import BUILTIN_TEMPLATES
+
+    template_model = apps.get_model("strategies_app", "TextTemplate")
+    for kind, fields in BUILTIN_TEMPLATES:
+        template_model.objects.update_or_create(kind=kind, name=fields["name"], builtin=True,
+                                                defaults={"fields": fields})
+
+
 def ensure_reference_data(apps) -> None:
     ensure_roles(apps)
     ensure_categories(apps)
     ensure_builtins(apps)
+    ensure_text_templates(apps)

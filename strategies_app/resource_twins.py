@@ -10,7 +10,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from strategies_app.models import Character, Preset, WorldBook
+from strategies_app.models import Character, Preset, TextTemplate, WorldBook
 
 CANDIDATES_READ = 200  # a bound on the rows compared per import (same name or same entry count first)
 ENTRY_COLUMNS = {
@@ -19,6 +19,11 @@ ENTRY_COLUMNS = {
     "worldbook": ("sort_order", "comment", "content", "enabled", "entry_fields"),
 }
 DUPLICATE_CHOICES = ("keep", "reuse")  # keep both (the new one under a distinct name), or reuse the stored one
+
+
+def canonical(value: Any) -> str:
+    """A JSON value as one string whatever its key order."""
+    return _canonical(value)
 
 
 def _canonical(value: Any) -> str:
@@ -59,9 +64,19 @@ def worldbook_twin(settings: dict[str, Any], entries: list[dict[str, Any]]) -> W
     return _entries_twin(WorldBook, "worldbook", {"settings": settings}, entries)
 
 
-def distinct_name(model, name: str) -> str:
-    """`name`, or `name (2)`, `name (3)`, ... when a stored resource of the kind already has it."""
-    taken = set(model.objects.filter(name__startswith=name).values_list("name", flat=True)[:CANDIDATES_READ])
+def text_template_twin(kind: str, fields: dict[str, Any]) -> TextTemplate | None:
+    """A stored template of `kind` whose fields equal `fields` (its name aside: a renamed twin is still one)."""
+    wanted = _canonical({k: v for k, v in fields.items() if k != "name"})
+    for row in TextTemplate.objects.filter(kind=kind).order_by("pk")[:CANDIDATES_READ]:
+        if _canonical({k: v for k, v in row.fields.items() if k != "name"}) == wanted:
+            return row
+    return None
+
+
+def distinct_name(model, name: str, **among: Any) -> str:
+    """`name`, or `name (2)`, `name (3)`, ... when a stored resource of the kind (`among`: of these column values)
+    already has it."""
+    taken = set(model.objects.filter(name__startswith=name, **among).values_list("name", flat=True)[:CANDIDATES_READ])
     if name not in taken:
         return name
     number = 2

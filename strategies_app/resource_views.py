@@ -24,13 +24,19 @@ KINDS = [(AUTO, gettext_lazy("Detect from the file")),
          ("character", gettext_lazy("Character card (JSON or PNG)")),
          ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
          ("persona", gettext_lazy("Persona (JSON, or settings.json)")),
-         ("regex", gettext_lazy("Regex scripts (JSON: one script, or a list)"))]
+         ("regex", gettext_lazy("Regex scripts (JSON: one script, or a list)")),
+         ("template", gettext_lazy("Text-completion template (instruct, context, system prompt, or a master "
+                                   "export of them)"))]
+
+
+ADMIN_CHANGE = {"template": "admin:strategies_app_texttemplate_change"}
 
 
 def _section_words() -> dict[str, tuple[str, str | None]]:
     """kind -> (section title, what its item count counts)."""
     return {"preset": (_("Presets"), _("prompts")), "character": (_("Character cards"), None),
-            "worldbook": (_("World books"), _("entries")), "persona": (_("Personas"), None)}
+            "worldbook": (_("World books"), _("entries")), "persona": (_("Personas"), None),
+            "template": (_("Text-completion templates"), None)}
 
 
 @require_GET
@@ -40,7 +46,7 @@ def resource_list(request):
     words = _section_words()
     return render(request, "resources/list.html", {
         "sections": [{"kind": kind, "title": words[kind][0], "rows": list(rows), "items_label": words[kind][1],
-                      "admin_change": f"admin:strategies_app_{kind}_change"} for kind, rows in resource_rows()],
+                      "admin_change": ADMIN_CHANGE.get(kind, f"admin:strategies_app_{kind}_change")} for kind, rows in resource_rows()],
         "regex_rows": [regex_script_row(s) for s in regex_scripts()],
         "manage": can_manage_resources(request.user), "admin": request.user.is_staff})
 

@@ -15,6 +15,7 @@ from strategies_app.models import (
     RegexScript,
     Strategy,
     StrategyRevision,
+    TextTemplate,
     WorldBook,
 )
 
@@ -82,7 +83,8 @@ def preset_prompts(preset_id: int | None) -> dict[str, tuple[str, str]]:
 
 def resources_by_kind() -> dict[str, QuerySet]:
     return {"preset": Preset.objects.all(), "character": Character.objects.all(), "persona": Persona.objects.all(),
-            "worldbook": WorldBook.objects.all(), "regex": RegexScript.objects.all()}
+            "worldbook": WorldBook.objects.all(), "regex": RegexScript.objects.all(),
+            "template": TextTemplate.objects.all()}
 
 
 def resource_rows() -> list[tuple[str, QuerySet]]:
@@ -93,7 +95,16 @@ def resource_rows() -> list[tuple[str, QuerySet]]:
         ("character", Character.objects.select_related("owner").defer("avatar").annotate(has_avatar=with_avatar)),
         ("worldbook", WorldBook.objects.select_related("owner").annotate(items=Count("entries"))),
         ("persona", Persona.objects.select_related("owner")),
+        ("template", TextTemplate.objects.select_related("owner")),
     ]
+
+
+def text_templates_by_kind() -> dict[str, list[TextTemplate]]:
+    """Every stored text-completion template by kind (built-ins first, then by name): the session form's choices."""
+    found: dict[str, list[TextTemplate]] = {"instruct": [], "context": [], "sysprompt": [], "reasoning": []}
+    for row in TextTemplate.objects.all():
+        found.setdefault(row.kind, []).append(row)
+    return found
 
 
 def regex_scripts() -> QuerySet[RegexScript]:

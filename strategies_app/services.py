@@ -7,6 +7,7 @@ way store nothing. Permission checks happen before a service is called (`strateg
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from assembly import AssemblyError, AssemblyResult, edits
 from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
 from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.strategy import normalize_strategy, strategy_revision
-from strategies_app import resource_twins, sillytavern
+from strategies_app import resource_twins, sillytavern, text_templates
 from strategies_app.models import (
     Character,
     PendingUpload,
@@ -33,10 +34,12 @@ from strategies_app.models import (
     RegexScript,
     Strategy,
     StrategyRevision,
+    TextTemplate,
     WorldBook,
     WorldBookEntry,
 )
 from studio.errors import ServiceError, invalid
+from studio.wording import ENGINE_WORDS
 
 SLUG_MAX = 80
 
@@ -183,7 +186,7 @@ def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[Strategy
 # ---------------------------------------------------------------------------------------------- resources
 
 
-TWIN_KINDS = ("preset", "character", "worldbook")  # the importers that recognise a stored twin (`duplicate`)
+TWIN_KINDS = ("preset", "character", "worldbook", "template")  # the importers that recognise a stored twin (`duplicate`)
 
 
 def _check_duplicate(duplicate: str) -> str:
@@ -323,6 +326,80 @@ def regex_script_update(*, script: RegexScript, disabled: bool) -> RegexScript:
     return script
 
 
+@transaction.atomic
+def text_template_import(*, user, data: Any, name: str | None = None, dry_run: bool = False,
+                         duplicate: str = "keep") -> ImportReport:
+    """A text-completion template file: one instruct / context / system-prompt / reasoning template, a legacy
+    instruct template, or a master export holding several. Each template is one row, named by its own `name` (the
+    file name when it has none); a template whose fields are already stored is reused or kept as a twin."""
+    _check_duplicate(duplicate)
+    parts = text_templates.read_template_file(data, fallback_name=name or "Imported template")
+    report = ImportReport(kind="template", name=parts[0].name if len(parts) == 1 else (name or parts[0].name),
+                          dry_run=dry_run, creates={}, items=[f"{ENGINE_WORDS['resource_kind'][p.kind]}: {p.name}" for p in parts])
+    created: list[TextTemplate] = []
+    for part in parts:
+        report.notes += part.notes
+        twin = resource_twins.text_template_twin(part.kind, part.fields)
+        if twin is not None:
+            report.same_as = report.same_as or {"id": twin.pk, "name": twin.name}
+            if duplicate == "reuse":
+                report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); it is reused")
+                                    % {"name": twin.name, "id": twin.pk})
+                report.creates[part.kind] = report.creates.get(part.kind, 0)
+                created.append(twin)
+                continue
+            if not dry_run:
+                report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); both are kept")
+                                    % {"name": twin.name, "id": twin.pk})
+        stored_name = resource_twins.distinct_name(TextTemplate, part.name, kind=part.kind)
+        if stored_name != part.name:
+            report.notes.append(_("the name “%(wanted)s” is taken; this one is stored as “%(name)s”")
+                                % {"wanted": part.name, "name": stored_name})
+        if len(parts) == 1:
+            report.name = stored_name
+        report.creates[part.kind] = report.creates.get(part.kind, 0) + 1
+        if not dry_run:
+            created.append(TextTemplate.objects.create(kind=part.kind, name=stored_name, owner=user,
+                                                       fields=part.fields))
+    if not dry_run and created:
+        report.id = created[0].pk
+    return report
+
+
+def text_template_digest(fields: dict[str, Any]) -> str:
+    """What an edit says it started from: the stored fields' sha256 (a stale edit is refused, never merged)."""
+    return hashlib.sha256(resource_twins.canonical(fields).encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def text_template_copy(*, user, source: TextTemplate) -> TextTemplate:
+    """An editable copy of `source` (how a built-in or another user's template becomes editable), owned by `user`."""
+    name = resource_twins.distinct_name(TextTemplate, f"{source.name} (copy)"[:200], kind=source.kind)
+    fields = {**source.fields, "name": name} if "name" in source.fields else dict(source.fields)
+    return TextTemplate.objects.create(kind=source.kind, name=name, owner=user, fields=fields)
+
+
+@transaction.atomic
+def text_template_update(*, template: TextTemplate, changes: Any, expected: str) -> TextTemplate:
+    """Change the text fields a designer edits (`text_templates.EDITABLE_FIELDS` of its kind); every other field is
+    kept as written. `expected`: the digest of the fields the edit started from (409 when they changed since)."""
+    locked = TextTemplate.objects.select_for_update().get(pk=template.pk)
+    if text_template_digest(locked.fields) != expected:
+        raise ServiceError("TEMPLATE_CHANGED", f"template {locked.name!r} changed since the edit began; reload it",
+                           status=409, detail={"id": locked.pk})
+    allowed = text_templates.EDITABLE_FIELDS.get(locked.kind, ())
+    if not isinstance(changes, dict):
+        raise invalid("fields", "an object of field -> text")
+    for key, value in changes.items():
+        if key not in allowed:
+            raise invalid(key, f"one of the editable fields of a {locked.kind} template: {', '.join(allowed)}")
+        if not isinstance(value, str):
+            raise invalid(key, "a string")
+    locked.fields = {**locked.fields, **changes}
+    locked.save(update_fields=["fields"])
+    return locked
+
+
 UPLOAD_TTL = timedelta(minutes=30)
 
 
@@ -350,7 +427,7 @@ def upload_claimed(*, user, token: str) -> PendingUpload:
 
 
 IMPORTERS = {"preset": preset_import, "character": character_import, "worldbook": worldbook_import,
-             "persona": persona_import, "regex": regex_import}
+             "persona": persona_import, "regex": regex_import, "template": text_template_import}
 
 
 @transaction.atomic

@@ -30,6 +30,7 @@ from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import PROMPT_ORDER_CHARACTER_ID
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
+from strategies_app.text_templates import template_document
 from studio import input_boundary
 from studio.http import file_content
 
@@ -348,6 +349,8 @@ def resource_document(kind: str, row) -> dict[str, Any]:
     """Any stored resource as its SillyTavern JSON (`kind`: preset, character, worldbook, persona, regex)."""
     if kind == "regex":
         return regex_script_document(row)
+    if kind == "template":
+        return template_document(row)
     if kind == "preset":
         return preset_document(row, row.entries.all())
     if kind == "character":

@@ -198,6 +198,9 @@ REFUSALS: dict[str, Any] = {
     "STRATEGY_SLUG_TAKEN": _("Another strategy took this id at the same moment; save again to get a free id."),
     "STRATEGY_VERSION_CONFLICT": _("Someone saved this strategy since you loaded it; the page shows the fresh state, "
                                    "make your change again."),
+    "TEMPLATE_READ_ONLY": _("Built-in text-completion templates are read-only; copy one to edit it."),
+    "TEMPLATE_CHANGED": _("Someone saved this template since you loaded it; the page shows the fresh fields, make "
+                          "your change again."),
     "UPLOAD_EXPIRED": _("The file of this dry run is no longer kept; upload it again."),
     "CONFLICT": _("The change clashes with the current state (the message says how); nothing was changed."),
     "UNDO_UNAVAILABLE": _("The last edit can no longer be undone: the draft has changed since (another edit or another "
@@ -324,7 +327,9 @@ ENGINE_WORDS: dict[str, dict[str, Any]] = {
     "resource_kind": _words("imported resource", preset="preset", character="character card",
                             worldbook="world book", persona="persona", regex="regex scripts", chat="chat log", group="group chat definition",
                             strategy="strategy", revision="revision", prompt_entries="prompts", avatar="avatar",
-                            entries="entries", regex_scripts="regex scripts"),
+                            entries="entries", regex_scripts="regex scripts",
+                            template="text-completion template", instruct="instruct template",
+                            context="context template", sysprompt="system prompt", reasoning="reasoning template"),
     "generation": _words("generation type", normal="normal", continue_="continue", impersonate="impersonate",
                          swipe="swipe", regenerate="regenerate", quiet="quiet"),
     "system_prompt_update": _words("system prompt update", head="at the head", in__history="in the history"),

@@ -8,11 +8,13 @@ from typing import Any
 
 from assembly.sillytavern.charx import is_charx
 from assembly.sillytavern.png import PNG_SIGNATURE
+from assembly.sillytavern.text_presets import detect_text_preset
 
 # kind -> what the import page calls it in explanations
 KIND_NAMES = {"preset": "chat-completion preset", "character": "character card", "worldbook": "world book",
               "persona": "persona", "regex": "regex script file", "strategy": "studio strategy",
-              "chat": "chat log", "group": "group chat definition"}
+              "chat": "chat log", "group": "group chat definition",
+              "template": "text-completion template"}
 
 _PRESET_KEYS = frozenset({"prompts", "prompt_order", "chat_completion_source", "openai_max_context",
                           "openai_max_tokens", "temp_openai"})
@@ -68,7 +70,7 @@ def _is_regex(value: Any) -> bool:
 
 def detect_kind(content: Any) -> str | None:
     """`content` (PNG/zip bytes, or parsed JSON) -> preset, character, worldbook, persona, regex, strategy, chat,
-    or None when nothing tells."""
+    template (a text-completion template or master export), or None when nothing tells."""
     if isinstance(content, bytes | bytearray):
         return "character"  # PNG and CharX uploads are cards (a card's book is imported by choosing world book)
     if isinstance(content, list):
@@ -96,6 +98,8 @@ def detect_kind(content: Any) -> str | None:
         return "regex"
     if "rules" in keys and "placement" in keys:
         return "strategy"
+    if detect_text_preset(content) is not None:  # instruct / context / sysprompt / reasoning, or a master export
+        return "template"
     if "power_user" in keys or ("description" in keys and ("position" in keys or "name" in keys)):
         return "persona"
     return None

@@ -43,7 +43,24 @@ class Command(BaseCommand):
         sys.exit(1)
 
 
+def _text_table(result) -> str:
+    """A text-completion result: one row per span of the prompt (its source, tokens and text), then the stop
+    strings and the total."""
+    rows = [("#", "source", "tokens", "content")]
+    for index, span in enumerate(result.request.spans or ()):
+        content = span.text.replace("\n", "\\n")
+        rows.append((str(index), span.source, str(span.tokens), content[:60] + ("…" if len(content) > 60 else "")))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3] for r in rows]
+    lines.append("stop strings: " + (", ".join(json.dumps(s, ensure_ascii=False) for s in result.request.stop or ())
+                                     or "none"))
+    lines.append(f"total tokens: {result.tokens.request_total} ({result.tokens.tokenizer})")
+    return "\n".join(lines)
+
+
 def _table(result) -> str:
+    if result.request.prompt is not None:
+        return _text_table(result)
     rows = [("#", "role", "delivery", "history", "tokens", "content")]
     for index, message in enumerate(result.request.messages):
         content = message.content.replace("\n", " ")

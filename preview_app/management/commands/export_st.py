@@ -8,7 +8,8 @@ from assembly.errors import CodedError
 from strategies_app import sillytavern
 from strategies_app.access import resource_for_read, revision_for_read, strategy_for_read
 
-KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona"}
+KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona",
+         "template": "template"}
 
 
 class Command(BaseCommand):

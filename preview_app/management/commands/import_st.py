@@ -10,12 +10,13 @@ from strategies_app import services
 from studio.errors import ServiceError
 from studio.http import MAX_BODY_BYTES, file_content, parse_json, too_large
 
-KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona",
+KINDS = {"preset": "preset", "card": "character", "worldbook": "worldbook", "persona": "persona", "template": "template",
          "strategy": "strategy"}
 
 
 class Command(BaseCommand):
-    help = ("Import a SillyTavern preset, character card (JSON or PNG), world book or persona, or an A.2 strategy "
+    help = ("Import a SillyTavern preset, character card (JSON or PNG), world book, persona or text-completion "
+            "template (instruct, context, system prompt, or a master export of them), or an A.2 strategy "
             "document. Prints the import report as JSON; exit 1 with the error JSON when the file is refused "
             "(nothing is stored).")
 

@@ -80,3 +80,12 @@ def test_a_group_definition_is_not_a_chat():
              "chats": ["Tavern - 1"], "generation_mode": 0, "chat_metadata": {}}
     assert detect_kind(group) == "group"
     assert detect_upload(json.dumps(group).encode()) == "group"
+
+
+def test_text_completion_templates_are_told_by_their_keys():
+    # SillyTavern's master import: a lone template by its keys, a master export by an object-valued section
+    assert detect_kind({"name": "ChatML", "input_sequence": "<|im_start|>user", "output_sequence": "x"}) == "template"
+    assert detect_kind({"name": "Default", "story_string": "{{description}}"}) == "template"
+    assert detect_kind({"name": "Neutral", "content": "Write the reply."}) == "template"
+    assert detect_kind({"instruct": {"name": "A"}, "context": {"name": "B"}}) == "template"
+    assert detect_kind({"name": "Sam", "description": "A visitor.", "position": 0}) == "persona"

@@ -1,0 +1,192 @@
+"""Text-completion templates (instruct, context, system prompt, reasoning, and SillyTavern's master export of them)
+are imported through the import page and the API like any resource, detected by their keys, recognised when
+already stored, and exported back field for field; the built-in templates are there on every installation."""
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from assembly.sillytavern.detect import detect_kind
+from strategies_app.models import TextTemplate
+from strategies_app.text_builtins import BUILTIN_TEMPLATES
+from strategies_app.text_templates import instruct_resource
+from tests.web.conftest import client_for
+
+DATA = Path(__file__).parent / "text_data"
+ORACLE = Path(__file__).resolve().parents[2].parent / "shared" / "oracle" / "st-text" / "cases.json"
+
+
+def _raw(name):
+    return (DATA / name).read_bytes()
+
+
+def _upload(client, raw, filename, query="", kind="template"):
+    return client.post(f"/api/resources/{kind}/import{query}", {"file": SimpleUploadedFile(filename, raw)})
+
+
+def _shipped_templates():
+    """Every distinct instruct / context / system-prompt template SillyTavern 1.18 ships, as the oracle's cases
+    carry them (SillyTavern's own files)."""
+    cases = json.loads(ORACLE.read_text())["scenarios"]
+    found = {}
+    for case in cases:
+        resources = case["request"]["resources"]
+        for key in ("instruct_template", "context_template", "system_prompt"):
+            if key in resources:
+                template = resources[key]
+                found.setdefault((key, template.get("name")), template)
+    return list(found.values())
+
+
+def test_a_master_export_is_detected_and_stored_as_one_row_per_template(users):
+    client = client_for(users["admin"])
+    assert detect_kind(json.loads(_raw("master_export.json"))) == "template"
+    dry = _upload(client, _raw("master_export.json"), "master.json", "?dry_run=1").json()
+    assert dry["creates"] == {"instruct": 1, "context": 1, "sysprompt": 1, "reasoning": 1}
+    assert not TextTemplate.objects.filter(builtin=False).exists()
+    report = _upload(client, _raw("master_export.json"), "master.json")
+    assert report.status_code == 201
+    stored = {(t.kind, t.name) for t in TextTemplate.objects.filter(builtin=False)}
+    assert stored == {("instruct", "Tavern ChatML"), ("context", "Tavern ChatML"), ("sysprompt", "Tavern roleplay"),
+                      ("reasoning", "DeepSeek")}
+
+
+def test_each_template_of_a_master_export_exports_back_field_for_field(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    master = json.loads(_raw("master_export.json"))
+    for row in TextTemplate.objects.filter(builtin=False):
+        exported = client.get(f"/api/resources/template/{row.pk}/export").json()
+        assert exported == master[row.kind]  # every field, unknown ones too (key order is PostgreSQL's to keep)
+
+
+@pytest.mark.parametrize("template", _shipped_templates(), ids=lambda t: str(t.get("name")))
+def test_every_shipped_template_imports_and_exports_back(users, template):
+    client = client_for(users["admin"])
+    raw = json.dumps(template).encode()
+    assert detect_kind(template) == "template"
+    report = _upload(client, raw, "t.json").json()
+    exported = client.get(f"/api/resources/template/{report['id']}/export").json()
+    # a name a built-in already has ("ChatML") is stored as "ChatML (2)"; every other field is given back
+    assert exported == {**template, "name": report["name"]}
+    assert report["name"] in (template["name"], f"{template['name']} (2)")
+
+
+def test_a_single_instruct_template_comes_through_the_import_page(users):
+    client = client_for(users["admin"])
+    page = client.post("/resources/import/", {"kind": "auto", "file": SimpleUploadedFile("a.json",
+                                                                                         _raw("alpaca_instruct.json"))})
+    assert page.status_code == 200
+    row = TextTemplate.objects.get(builtin=False)
+    assert (row.kind, row.name, row.fields["names_behavior"]) == ("instruct", "House Alpaca", "always")
+
+
+def test_a_dry_run_keeps_the_upload_and_import_it_uses_the_token(users):
+    client = client_for(users["admin"])
+    dry = client.post("/resources/import/", {"kind": "auto", "dry_run": "1",
+                                             "file": SimpleUploadedFile("a.json", _raw("alpaca_instruct.json"))})
+    token = dry.context["report"]["token"]
+    assert token and not TextTemplate.objects.filter(builtin=False).exists()
+    client.post("/resources/import/", {"kind": "template", "token": token})
+    assert TextTemplate.objects.filter(builtin=False, name="House Alpaca").count() == 1
+
+
+def test_a_template_imported_twice_is_reused_or_kept_under_a_distinct_name(users):
+    client = client_for(users["admin"])
+    first = _upload(client, _raw("alpaca_instruct.json"), "a.json").json()
+    dry = _upload(client, _raw("alpaca_instruct.json"), "a.json", "?dry_run=1").json()
+    assert dry["same_as"] == {"id": first["id"], "name": "House Alpaca"}
+    reused = _upload(client, _raw("alpaca_instruct.json"), "a.json", "?duplicate=reuse").json()
+    assert reused["id"] == first["id"] and reused["creates"] == {"instruct": 0}
+    kept = _upload(client, _raw("alpaca_instruct.json"), "a.json", "?duplicate=keep").json()
+    assert kept["name"] == "House Alpaca (2)"
+    assert client.get(f"/api/resources/template/{kept['id']}/export").json()["name"] == "House Alpaca (2)"
+
+
+def test_a_legacy_instruct_template_is_read_as_sillytavern_migrates_it(users):
+    client = client_for(users["admin"])
+    report = _upload(client, _raw("legacy_instruct.json"), "old.json").json()
+    assert report["creates"] == {"instruct": 1, "sysprompt": 1}
+    assert any("separator_sequence" in note for note in report["notes"])
+    instruct = TextTemplate.objects.get(kind="instruct", builtin=False)
+    prompt = TextTemplate.objects.get(kind="sysprompt", builtin=False)
+    assert prompt.name == "[Migrated] Old Vicuna"
+    assert prompt.fields["content"] == "A chat between a curious user and an assistant."
+    read = instruct_resource(instruct.fields)
+    assert read["output_suffix"] == "</s>\n" and read["names_behavior"] == "force"
+    assert "system_prompt" not in read and "separator_sequence" not in read
+    exported = client.get(f"/api/resources/template/{instruct.pk}/export").json()
+    assert exported == json.loads(_raw("legacy_instruct.json"))  # stored as written
+
+
+def test_a_template_with_a_field_of_the_wrong_type_is_refused_naming_it(users):
+    client = client_for(users["admin"])
+    bad = json.loads(_raw("alpaca_instruct.json"))
+    bad["input_suffix"] = ["not", "a", "string"]
+    answer = _upload(client, json.dumps(bad).encode(), "bad.json")
+    assert answer.status_code == 422
+    assert "input_suffix" in answer.json()["error"]
+    assert not TextTemplate.objects.filter(builtin=False).exists()
+
+
+def test_the_built_in_templates_are_stored_read_only(users):
+    names = {(t.kind, t.name) for t in TextTemplate.objects.filter(builtin=True)}
+    assert names == {(kind, fields["name"]) for kind, fields in BUILTIN_TEMPLATES}
+    for family in ("ChatML", "Llama 3", "Mistral", "Gemma", "Alpaca", "Vicuna", "Metharme", "Plain story"):
+        assert ("instruct", family) in names
+    assert ("context", "Plain story") in names
+
+
+def test_qa_may_not_import_templates(users):
+    answer = _upload(client_for(users["qa"]), _raw("alpaca_instruct.json"), "a.json")
+    assert answer.status_code == 403
+
+
+def test_the_resources_page_lists_templates_with_their_export(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    page = client.get("/resources/").content.decode()
+    row = TextTemplate.objects.get(kind="instruct", name="Tavern ChatML")
+    assert 'data-kind="template"' in page and f"/api/resources/template/{row.pk}/export" in page
+
+
+def test_a_session_exports_its_templates_as_the_master_export_they_came_from(users):
+    from preview_app import services as session_services
+    from tests.web.text_sessions import make_text_session
+
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    session = make_text_session(users["designer"], users["admin"])
+    rows = {t.kind: t for t in TextTemplate.objects.filter(builtin=False)}
+    session_services.session_text_update(session=session, instruct_template=rows["instruct"],
+                                         context_template=rows["context"], sysprompt_template=rows["sysprompt"])
+    exported = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/templates.json").json()
+    master = json.loads(_raw("master_export.json"))
+    assert exported == {kind: master[kind] for kind in ("instruct", "context", "sysprompt")}
+    assert detect_kind(exported) == "template"
+
+
+def test_the_commands_import_and_export_a_template_file(users, tmp_path):
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("import_st", "--template", str(DATA / "alpaca_instruct.json"), stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["creates"] == {"instruct": 1}
+    out = io.StringIO()
+    call_command("export_st", "--template", str(report["id"]), stdout=out)
+    assert json.loads(out.getvalue()) == json.loads(_raw("alpaca_instruct.json"))
+
+
+def test_a_master_export_imported_again_reuses_every_stored_template(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("master_export.json"), "master.json")
+    dry = _upload(client, _raw("master_export.json"), "master.json", "?dry_run=1").json()
+    assert dry["same_as"]["name"] == "Tavern ChatML"
+    again = _upload(client, _raw("master_export.json"), "master.json", "?duplicate=reuse").json()
+    assert again["creates"] == {"instruct": 0, "context": 0, "sysprompt": 0, "reasoning": 0}
+    assert TextTemplate.objects.filter(builtin=False).count() == 4
