@@ -75,7 +75,8 @@ class MacroEnvironment:
     max_prompt: int = 0
     registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
     variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing  # the chat, the messages sent now substituted
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
@@ -188,10 +189,16 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     for index in range(len(sent) - typed, len(sent)) if typed else ():
         # sendMessageAsUser substitutes the text before the message joins the chat
         env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent[:index]]
-        sent[index]["content"] = env.evaluate(sent[index].get("content") or "")
+        text = sent[index].get("content") or ""
+        sent[index]["content"] = env.evaluate(text)
+        if text and not sent[index]["content"] and sent[index].get("id") is not None:
+            env.emptied.add(sent[index]["id"])
     env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
     if sent:  # then Generate() substitutes the chat's first message (the greeting), the chat all there
-        sent[0]["content"] = env.evaluate(sent[0]["content"])
+        text = sent[0].get("content") or ""
+        sent[0]["content"] = env.evaluate(text)
+        if text and not sent[0]["content"] and sent[0].get("id") is not None:
+            env.emptied.add(sent[0]["id"])
     env.sent = sent
     env.start_generation()
     return env

@@ -603,8 +603,12 @@ def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, N
     SillyTavern's macros once more (a conversation message's node takes the text when it is its text alone)."""
     out: list[StMessage] = []
     for message in reversed(history):
+        if message.kind == "chat" and not message.content and message.id in macro_env.emptied:
+            continue  # its macros left nothing when it was sent: getChat() drops an empty message
         if message.kind in ("chat", "injection") and message.content:
             content = macro_env.evaluate(message.content)
+            if not content and message.kind == "chat" and not _has_tool_calls(message, by_id):
+                continue  # emptied now: dropped as well
             if content != message.content:
                 if message.kind == "chat" and len(message.sources) == 1:
                     node = by_id.get(message.sources[0])
@@ -614,6 +618,11 @@ def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, N
         out.append(message)
     out.reverse()
     return out
+
+
+def _has_tool_calls(message: StMessage, by_id: dict[str, Node]) -> bool:
+    node = by_id.get(message.sources[0]) if message.sources else None
+    return bool(node is not None and node.message is not None and node.message.get("tool_calls"))
 
 
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
@@ -689,8 +698,6 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if message.kind == "chat":
             node = node_of(sources[0]) if len(sources) == 1 else None
             if node is not None and node.message is not None:  # a conversation message: the usual one, taken first
-                if not message.content and not node.message.get("tool_calls"):
-                    continue  # getChat() drops a message with nothing to say (its macros may have emptied it)
                 index += 1
                 # tool results keep their role; the chat copy above only serves SillyTavern's name rules
                 delivery = "input" if node.module == "input" else "history"
