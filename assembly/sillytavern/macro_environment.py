@@ -1,9 +1,15 @@
 """What SillyTavern's macros read during one generation, and the one place a text goes through them.
 
-One `MacroEnvironment` serves a whole generation: the names, the card fields (`getCharacterCardFieldsLazy`: each
-field through the macros without the card fields, on first use in each `substituteParams` call), the chat as it
-stands, the outlets, and the variables every macro of the generation reads and changes in turn. `evaluate` is
-SillyTavern's `substituteParams` with the engine the request chose (`legacy` or `v2`).
+One `MacroEnvironment` serves a whole generation: the names, the card fields (each through the macros without the
+card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call that still has a
+macro to look up, Macros 2.0 a field when a macro asks for it), the chat as it stands, the outlets, and the variables
+every macro of the generation reads and changes in turn. `evaluate` is SillyTavern's `substituteParams` with the
+engine the request chose (`legacy` or `v2`).
+
+SillyTavern's order, which decides what variable macros see: the typed message (sendMessageAsUser, before it joins
+the chat), the greeting, the card fields (`start_generation`); world info as it activates (keys, then contents; a
+book whose entries scan card fields has them read again); then `macro_order` for the prompts and
+`sillytavern.request` for the note, the history and its injections (newest first) and the utility prompts.
 """
 
 from __future__ import annotations
@@ -80,7 +86,6 @@ class MacroEnvironment:
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
-    generation_fields: Any = None  # the card fields as getCharacterCardFields() last read them
     unsupported: list[str] = field(default_factory=list)  # macros the engine left as written, as it met them
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
@@ -96,12 +101,10 @@ class MacroEnvironment:
             self.fields[name] = fields.get(key)
 
     def read_card_fields(self) -> _CardFields:
-        """getCharacterCardFields(): every field through the macros, in its order; Macros 2.0's card macros read
-        the fields of the latest such read."""
+        """getCharacterCardFields(): every field through the macros, in its order (their variable macros run)."""
         fields = _CardFields(self)
         for name in _EAGER_ORDER:
             fields.get(name)
-        self.generation_fields = fields
         return fields
 
     def card_fields(self) -> _CardFields:

@@ -1,7 +1,8 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
-0. the author's note when it sits beside Main (Generate()'s prompt anchors), then the preset's scenario and personality formats (in place of a field that has text);
+0. the author's note when it sits beside Main (Generate()'s prompt anchors), then the preset's scenario and
+   personality formats (in place of a field that has text);
 1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
 2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
