@@ -138,3 +138,40 @@ def test_the_note_and_the_world_info_around_it_are_one_text_to_the_macros():
             "conversation": {"input": [{"role": "user", "content": "hi"}]}}
     contents = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
     assert "raven forest" in contents
+
+
+COMMUNITY_PROMPTS = [
+    {"identifier": "main", "role": "system",
+     "content": "{{// Nemo-style header}}{{setvar::style::vivid}}You are {{char}} talking with {{user}} ({{group}})."
+                "{{newline}}Style: {{getvar::style}}. {{setglobalvar::runs::1}}Runs: {{getglobalvar::runs}}"},
+    {"identifier": "nsfw", "role": "system", "content": "Examples as written:{{newline}}{{mesExamplesRaw}}{{trim}}"},
+    {"identifier": "charPersonality", "marker": True},
+    HISTORY,
+]
+COMMUNITY_CARD = {"name": "Zoe", "description": "A guide.", "personality": "calm",
+                  "mes_example": "<START>\n{{user}}: hi\n{{char}}: hello"}
+
+
+@pytest.mark.parametrize("engine", ["legacy", "v2"])
+def test_a_community_style_preset_leaves_no_macro_behind(engine):
+    preset_extra = {"personality_format": "{{char}}'s personality: {{personality}} ({{description}})"}
+    order = [{"identifier": p["identifier"], "enabled": True} for p in COMMUNITY_PROMPTS]
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": engine,
+            "names": {"user": "Alex"},
+            "resources": {"preset": {"prompts": COMMUNITY_PROMPTS, **preset_extra,
+                                     "prompt_order": [{"character_id": 100001, "order": order}]},
+                          "character": COMMUNITY_CARD},
+            "conversation": {"input": [{"role": "user", "content": "Hi {{char}}!"}]}}
+    texts = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert texts == ["You are Zoe talking with Alex (Zoe).\nStyle: vivid. Runs: 1",
+                     "Examples as written:\n<START>\nAlex: hi\nZoe: hello",
+                     "Zoe's personality: calm (A guide.)", "[Start a new Chat]", "Hi Zoe!"]
+
+
+def test_nested_macros_resolve_in_v2_and_are_cut_in_legacy_as_sillytavern_does():
+    prompts = [{"identifier": "main", "role": "system",
+                "content": "{{setvar::x::{{user}}}}{{setvar::x::{{getvar::x}} + more}}[{{getvar::x}}]"}, HISTORY]
+    legacy = request(prompts, engine="legacy")["request"]["messages"][0]["content"]
+    v2 = request(prompts, engine="v2")["request"]["messages"][0]["content"]
+    assert v2 == "[Alex + more]"
+    assert legacy == "}} + more}}[{{getvar::x]"  # the first "}}" ends each legacy pattern
