@@ -4,6 +4,9 @@ Two kinds of `{{...}}` exist in prompt text. Slot macros (`{{chatHistory}}`, `{{
 prompt into pieces and are handled by the sources; resource macros (`{{description}}`, `{{persona}}`, ...) pull another
 block's text in and claim it. This module expands what is left: names, variables, dice, comments and `{{trim}}`.
 
+Under builtin-st (the `st` placement with a preset) every text goes through SillyTavern's own engines instead
+(`MacroContext.st`, assembly.sillytavern.macro_environment); the rules below are the other placements'.
+
 Evaluation is deterministic so a preview is reproducible: `{{random::a::b}}` takes the first choice, `{{roll NdM}}`
 takes the middle face of each die. Anything unknown is reported as `UNSUPPORTED_MACRO`; placement `st` keeps it in
 the text as written, the other placements render it as empty text (as dsh-prompt-assembler does).
