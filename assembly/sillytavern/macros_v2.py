@@ -290,6 +290,8 @@ def _evaluate(tag: _Tag, call: _Call) -> str:
         return _keep(tag, call)
     if tag.scope is not None:
         args.append(_scope_text(tag, flags, call))
+    if low == "trim" and not args:
+        return "{{trim}}"  # the legacy {{trim}}: it takes the newlines around it once the text is done
     handler = _MACROS.get(low)
     if handler is not None:
         value = handler(call, args)

@@ -85,3 +85,9 @@ def test_global_shorthand_and_macros():
 def test_card_fields_inside_card_fields_are_empty():
     environment = env(description="about {{personality}}", personality="calm")
     assert environment.evaluate("{{description}}") == "about "
+
+
+def test_a_bare_trim_takes_the_newlines_around_it_and_is_not_reported():
+    environment = env()
+    assert environment.evaluate("a\n{{trim}}\nb") == "ab"
+    assert "trim" not in environment.unsupported
