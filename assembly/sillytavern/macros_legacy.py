@@ -76,7 +76,12 @@ class LegacyCall:
 
 
 def _roll(match: re.Match[str]) -> str:
-    formula = match.group(1).strip()
+    return roll(match.group(1))
+
+
+def roll(formula: str) -> str:
+    """A dice formula's total as the preview shows it: every die its middle face ('' for a formula it cannot read)."""
+    formula = formula.strip()
     if formula.isdigit():
         formula = f"1d{formula}"
     dice = _DICE.match(formula)

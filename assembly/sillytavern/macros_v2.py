@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.sillytavern.js_numbers import js_number, js_string
+from assembly.sillytavern.macros_legacy import roll
 from assembly.sillytavern.relative_time import time_diff
 
 _TOKENS = (
@@ -516,6 +517,7 @@ _MACROS: dict[str, Callable[[_Call, list[str]], Any]] = {
     "banned": lambda call, args: "",
     "outlet": _one(lambda call, name: _outlet(call, name)),
     "timediff": _two(lambda call, a, b: time_diff(a, b)),
+    "roll": _one(lambda call, formula: roll(formula)),
     "random": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
     "pick": lambda call, args: (args[0].split(",")[0].strip() if len(args) == 1 else args[0]) if args else None,
 }

@@ -91,3 +91,8 @@ def test_a_bare_trim_takes_the_newlines_around_it_and_is_not_reported():
     environment = env()
     assert environment.evaluate("a\n{{trim}}\nb") == "ab"
     assert "trim" not in environment.unsupported
+
+
+@pytest.mark.parametrize(("text", "expected"), [("{{roll 2d6}}", "8"), ("{{roll::d20}}", "11"), ("{{roll::6}}", "4")])
+def test_dice_take_the_middle_face_as_the_legacy_engine_does(text, expected):
+    assert env().evaluate(text) == expected
