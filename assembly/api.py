@@ -71,7 +71,6 @@ from assembly.results import (
     Diagnostic,
     EvictionItem,
     LayoutView,
-    MacroVariablesView,
     NodeView,
     PresetBudget,
     RequestMessage,
@@ -88,10 +87,9 @@ from assembly.results import (
     set_private,
     set_values,
 )
-from assembly.sillytavern.macro_environment import generation_environment
+from assembly.sillytavern.macro_environment import request_environment
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
-from assembly.sillytavern.regex import scripts_in_order
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
@@ -276,14 +274,8 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
     # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
-    macro_env = generation_environment(
-        engine=_macro_engine(req, decided.resources), variables=_macro_variables_before(req, decided.resources),
-        resources=decided.resources, user=req.names.user,
-        char=decided.char_name, chat=history + inputs,
-        # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
-        typed=len(inputs) if req.generation.type == "normal" and not scripts_in_order(decided.resources) else 0,
-        generation=req.generation.type,
-    ) if decided.st_rules else None
+    macro_env = request_environment(req, decided.resources, decided.char_name, history + inputs, len(inputs)) \
+        if decided.st_rules else None
     if macro_env is not None:  # the greeting and the messages sent now, as SillyTavern stores them
         history, inputs = macro_env.sent[:len(history)], macro_env.sent[len(history):]
     return _Run(
@@ -294,21 +286,6 @@ def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list
         native_system_enabled=decided.native_system_enabled,
         step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}", macro_env=macro_env,
     )
-
-
-def _macro_engine(req: AssemblyRequest, resources: Resources) -> str:
-    """The request's macro engine; without one, the imported settings' (SillyTavern's default: legacy)."""
-    if "macro_engine" in req.model_fields_set or resources.macro_engine is None:
-        return req.macro_engine
-    return resources.macro_engine
-
-
-def _macro_variables_before(req: AssemblyRequest, resources: Resources) -> dict[str, Any] | None:
-    """The request's variables; its global ones default to the imported settings' global variables."""
-    if not resources.global_variables or (req.macro_variables and "global" in (req.macro_variables or {})
-                                          and req.macro_variables["global"]):
-        return req.macro_variables
-    return {"local": dict((req.macro_variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
 
 
 def _logical(run: _Run) -> LogicalResult:
@@ -465,16 +442,8 @@ def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[s
                              blocks=layout_blocks(nodes, backend)),
         world_info=logical.world_info,
         regex_changes=counted.built.regex_changes,
-        macro_variables=_macro_variables(run),
+        macro_variables=run.macro_env.view(requested=bool(run.req.macro_variables)) if run.macro_env else None,
     )
-
-
-def _macro_variables(run: _Run) -> MacroVariablesView | None:
-    """The variables before and after, when the request brought some or a macro read or changed one."""
-    env = run.macro_env
-    if env is None or not (env.touched or run.req.macro_variables):
-        return None
-    return MacroVariablesView(engine=env.engine, before=env.variables_before, after=env.variables.snapshot())
 
 
 def _budget_view(budget: dict[str, Any] | None, st_budget: dict[str, Any] | None

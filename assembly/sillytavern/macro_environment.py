@@ -107,6 +107,14 @@ class MacroEnvironment:
             fields.get(name)
         return fields
 
+    def view(self, *, requested: bool) -> Any:
+        """The variables before and after for the result: when the request brought some or a macro used one."""
+        from assembly.results import MacroVariablesView
+
+        if not (self.touched or requested or self.variables_before != {"local": {}, "global": {}}):
+            return None
+        return MacroVariablesView(engine=self.engine, before=self.variables_before, after=self.variables.snapshot())
+
     def card_fields(self) -> _CardFields:
         fields = _CardFields(self)
         if self.engine == "legacy" and self.eager_fields:
@@ -216,3 +224,21 @@ def _model(preset: Any) -> str:
     key = {"makersuite": "google_model", "vertexai": "vertexai_model"}.get(source, f"{source}_model")
     value = fields.get(key)
     return value if isinstance(value, str) else ""
+
+
+def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
+                        typed: int) -> MacroEnvironment:
+    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
+    messages the input holds): the request's macro engine and variables, else the imported settings'."""
+    from assembly.sillytavern.regex import scripts_in_order
+
+    engine = req.macro_engine
+    if "macro_engine" not in req.model_fields_set and resources.macro_engine is not None:
+        engine = resources.macro_engine
+    variables = req.macro_variables
+    if resources.global_variables and not (variables or {}).get("global"):
+        variables = {"local": dict((variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
+    # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
+    sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
+    return generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
+                                  char=char, chat=chat, typed=sent_now, generation=req.generation.type)
