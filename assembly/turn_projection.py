@@ -1,25 +1,28 @@
 """Turn projection: what the next N turns of the host will send and keep, simulated through the engine itself.
 
 Each projected turn assembles the request, commits it as the host would (`host.commit_turn`: the durable events,
-then a placeholder reply) and asks the next one with a placeholder user message, as the chat's next generation:
-`generation.turn` one more (so seeded world-info rolls are drawn anew) and `resources.world_state` the timed
-world-info state the previous turn's result left (so sticky, cooldown and delay run their course). Nothing is
-stored: the result says, per turn, the request's size, what the durable history holds (pre-step copies, context
-snapshots appended or reused, system prompt records), the world-info entries it activates and whether it still fits
-the window; `PRE_STEP_ACCUMULATES` names each pre-step text that piles up, with its projected cost. Pure: no I/O,
-the request is never mutated.
+then a reply) and asks the next one, as the chat's next generation: `generation.turn` one more (so seeded
+world-info rolls are drawn anew) and `resources.world_state` the timed world-info state the previous turn's result
+left (so sticky, cooldown and delay run their course). Future turns are built like real ones: each repeats the
+session's real last input and its real last reply (so world info, macros and the history scans see real text, as in
+the chat); only a conversation without one of them falls back to a placeholder, and `future_turns` says which.
+Nothing is stored: the result says, per turn, the request's size, what the durable history holds (pre-step copies,
+context snapshots appended or reused, system prompt records), the world-info entries it activates and whether it
+still fits the window; `PRE_STEP_ACCUMULATES` names each pre-step text that piles up, with its projected cost. Pure:
+no I/O, the request is never mutated.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from assembly.api import assemble
+from assembly.core import SNAPSHOT_KIND
 from assembly.errors import AssemblyError
-from assembly.host import PRE_STEP_KIND, SYSTEM_KIND, commit_turn
+from assembly.host import CONTEXT_KIND, LOG_KIND, PRE_STEP_KIND, SYSTEM_KIND, commit_turn
 from assembly.request import AssemblyRequest
 from assembly.results import AssemblyResult, Diagnostic
 
@@ -52,10 +55,52 @@ class TurnProjection(BaseModel):
     context_window: int | None
     overflow_turn: int | None  # the first projected turn whose request no longer fits
     diagnostics: list[Diagnostic]
+    # how later turns were built: "repeat" (the real last input and reply again), "placeholder" (neither exists),
+    # "input-only" / "reply-only" (one is real, the other a placeholder)
+    future_turns: Literal["repeat", "placeholder", "input-only", "reply-only"] = "placeholder"
+    repeated_input: str | None = None  # the text each future turn sends as the user's input
+    repeated_reply: str | None = None  # the text each projected turn records as the model's reply
 
 
 def _placeholder_input(turn: int) -> list[dict[str, Any]]:
     return [{"id": f"projected-user-{turn}", "role": "user", "content": PLACEHOLDER_USER.format(turn=turn)}]
+
+
+HOST_RECORD_KINDS = frozenset({SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, LOG_KIND, SNAPSHOT_KIND})
+
+
+def _text(message: dict[str, Any]) -> str | None:
+    content = message.get("content")
+    return content if isinstance(content, str) and content.strip() else None
+
+
+def _real_input(inputs: list[dict[str, Any]], history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The input a real next turn would send: the current input, else the last user message the user typed."""
+    if any(_text(m) for m in inputs):
+        return inputs
+    last = next((m for m in reversed(history) if m.get("role") == "user" and _kind(m) not in HOST_RECORD_KINDS
+                 and _text(m)), None)
+    return [last] if last else []
+
+
+def _real_reply(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The model's last real reply in the history (host records aside)."""
+    return next((m for m in reversed(history) if m.get("role") == "assistant" and _kind(m) not in HOST_RECORD_KINDS
+                 and _text(m)), None)
+
+
+def _repeat_input(real: list[dict[str, Any]], turn: int) -> list[dict[str, Any]]:
+    if not real:
+        return _placeholder_input(turn)
+    return [{**m, "id": f"projected-user-{turn}-{i}"} for i, m in enumerate(real)]
+
+
+def _repeat_reply(real: dict[str, Any] | None, turn: int) -> dict[str, Any]:
+    content = real["content"] if real else PLACEHOLDER_REPLY.format(turn=turn)
+    reply = {"id": f"projected-reply-{turn}", "role": "assistant", "content": content, "source": {"kind": "model"}}
+    if real and real.get("name"):
+        reply["name"] = real["name"]
+    return reply
 
 
 def _pre_steps(result: AssemblyResult) -> list[tuple[str, int]]:
@@ -115,15 +160,20 @@ def _accumulating(first: AssemblyResult, last: AssemblyResult, turns: int) -> li
     return found
 
 
-def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAULT_TURNS) -> TurnProjection:
-    """Simulate `turns` more turns of the host after `request` (1 to MAX_TURNS), with placeholder messages."""
+def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAULT_TURNS, *,
+                  repeat: bool = True) -> TurnProjection:
+    """Simulate `turns` more turns of the host after `request` (1 to MAX_TURNS), each repeating the real last input
+    and reply (placeholders only where the conversation has none); `repeat=False` sends placeholders throughout
+    (what a turn adds when nothing it says matches a key)."""
     if not isinstance(turns, int) or isinstance(turns, bool) or not 1 <= turns <= MAX_TURNS:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"turns: expected a whole number from 1 to {MAX_TURNS}",
                             status=400, detail={"path": "turns"})
     data = request.model_dump(mode="json", exclude_none=True) if isinstance(request, AssemblyRequest) else request
     conversation = dict(data.get("conversation") or {})
     history = list(conversation.get("history") or [])
-    inputs = list(conversation.get("input") or []) or _placeholder_input(0)
+    real_input = _real_input(list(conversation.get("input") or []), history) if repeat else []
+    real_reply = _real_reply(history) if repeat else None
+    inputs = list(conversation.get("input") or []) or _repeat_input(real_input, 0)
     projected: list[ProjectedTurn] = []
     first = last = None
     for turn in range(turns + 1):
@@ -131,11 +181,13 @@ def project_turns(request: dict[str, Any] | AssemblyRequest, turns: int = DEFAUL
         first = first or result
         last = result
         projected.append(_turn(turn, result, history))
-        history = commit_turn(history, result, {"id": f"projected-reply-{turn}", "role": "assistant",
-                                                "content": PLACEHOLDER_REPLY.format(turn=turn),
-                                                "source": {"kind": "model"}})
-        inputs = _placeholder_input(turn + 1)
+        history = commit_turn(history, result, _repeat_reply(real_reply, turn))
+        inputs = _repeat_input(real_input, turn + 1)
         data = _next_generation(data, result)
     overflow = next((t.turn for t in projected if t.fits is False), None)
+    future = {(True, True): "repeat", (True, False): "input-only", (False, True): "reply-only",
+              (False, False): "placeholder"}[(bool(real_input), real_reply is not None)]
     return TurnProjection(turns=projected, context_window=last.tokens.context_window, overflow_turn=overflow,
-                          diagnostics=_accumulating(first, last, turns))
+                          diagnostics=_accumulating(first, last, turns), future_turns=future,
+                          repeated_input="\n".join(_text(m) or "" for m in real_input) or None,
+                          repeated_reply=_text(real_reply) if real_reply else None)

@@ -10,6 +10,8 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.catalogue import BUILTIN_NAMES
+from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
@@ -229,6 +231,12 @@ STARTING_STRATEGIES = (
 ASSEMBLY_OFF = "off"
 
 
+def _builtin_name(slug: str) -> str:
+    """A built-in's bilingual name ("zh / en"), which `strategy_name` reads in the page's language."""
+    names = BUILTIN_NAMES[slug]
+    return f"{names['zh']} / {names['en']}"
+
+
 class SessionCreateForm(SessionForm):
     """A new session picks the strategy it starts with (so its first preview works) and may start its history with
     the character's greeting, as a new SillyTavern chat does."""
@@ -238,7 +246,7 @@ class SessionCreateForm(SessionForm):
         label=_("Start the history with the character's greeting (its first message)"), required=False,
         help_text=_("SillyTavern expands its macros, such as {{user}}, when it sends the request."))
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, remembered: dict[str, Any] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         builtin = dict(STARTING_STRATEGIES)
         # the name in the page's language: a copy of a built-in says "(copy)" in that language too
@@ -247,8 +255,41 @@ class SessionCreateForm(SessionForm):
                   for s in visible_strategies().filter(builtin=False, revisions__isnull=False).distinct()
                   .order_by("name").only("slug", "name")]
         self.fields["strategy"].choices = (
-            [(slug, f"{slug}: {text}") for slug, text in builtin.items()] + others
+            [(slug, f"{strategy_name(_builtin_name(slug))}: {text}") for slug, text in builtin.items()] + others
             + [(ASSEMBLY_OFF, _("off: send the conversation unchanged (no strategy yet)."))])
+        self._start_with(remembered)
+
+    def _start_with(self, remembered: dict[str, Any] | None) -> None:
+        """The user's last new session's strategy, with host backends that run it (a core strategy on a host with
+        the advanced backend), when it is still offered."""
+        if not isinstance(remembered, dict) or remembered.get("strategy") not in dict(self.fields["strategy"].choices):
+            return
+        slug = remembered["strategy"]
+        backend = None if slug == ASSEMBLY_OFF else strategy_backend(
+            visible_strategies().filter(slug=slug).values_list("draft", flat=True).first() or {})
+        self.initial["strategy"] = slug
+        for flag in ("core_available", "native_available"):
+            if isinstance(remembered.get(flag), bool):
+                self.initial[flag] = remembered[flag]
+        if backend == "core":
+            self.initial["core_available"] = True
+        elif backend == "native":
+            self.initial["native_available"] = True
+
+    @property
+    def starts_sillytavern(self) -> bool:
+        """Whether the strategy chosen (posted, else the form's starting one) places in SillyTavern order."""
+        slug = self.data.get("strategy") if self.is_bound else self.initial.get("strategy", "builtin-st")
+        if not slug or slug == ASSEMBLY_OFF:
+            return False
+        draft = visible_strategies().filter(slug=slug).values_list("draft", flat=True).first() or {}
+        return draft.get("placement") == "st"
+
+    @property
+    def remembered_choice(self) -> dict[str, Any]:
+        """What the next new-session form starts with: this one's strategy and host backends."""
+        return {"strategy": self.cleaned_data["strategy"], "core_available": self.cleaned_data["core_available"],
+                "native_available": self.cleaned_data["native_available"]}
 
     def clean(self):
         data = super().clean()
@@ -256,8 +297,9 @@ class SessionCreateForm(SessionForm):
         if data.get("greeting") and (character is None or not character.first_mes.strip()):
             self.add_error("greeting", _("Choose a character whose card has a first message."))
         if data.get("strategy") == "builtin-st" and not data.get("core_available"):
-            self.add_error("strategy", _("builtin-st needs the host's advanced backend: tick “The host has the "
-                                         "advanced (core) backend” or choose a standard strategy."))
+            self.add_error("strategy", _("%(name)s needs the host's advanced backend: tick “The host has the "
+                                         "advanced (core) backend” or choose a standard strategy.") % {
+                "name": strategy_name(_builtin_name("builtin-st"))})
         return data
 
     def service_fields(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from assembly.host import CONTEXT_KIND, LOG_KIND, PRE_STEP_KIND, SYSTEM_KIND
 from preview_app.forms import EventForm
 from preview_app.models import Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
+from strategies_app.presenters import strategy_name
 from strategies_app.revision_notes import revision_note
 from studio.wording import excerpt, meaning
 
@@ -34,11 +35,12 @@ def apply_options(strategies: list[Strategy], revisions: dict[int, list[Strategy
         saved = revisions.get(strategy.pk, [])
         if not saved:
             continue
+        name = strategy_name(strategy.name)  # names, not slugs, as the lists show them
         options = [(strategy.slug, _("%(strategy)s: latest saved revision (%(sha)s)") % {
-            "strategy": strategy.slug, "sha": saved[0].revision[:12]})]
-        options += [(f"{strategy.slug}@{r.revision}", f"{strategy.slug} @ {r.revision[:12]}" +
+            "strategy": name, "sha": saved[0].revision[:12]})]
+        options += [(f"{strategy.slug}@{r.revision}", f"{name} @ {r.revision[:12]}" +
                      (f" · {revision_note(r.note)}" if r.note else "")) for r in saved]
-        groups.append((f"{strategy.name} ({strategy.slug})", options))
+        groups.append((strategy.name, options))
     return groups
 
 

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from preview_app.result_display import Part, Row
+from studio.glossary import term_link
 from studio.history_window import RANGE_ROWS, CollapsedRun, Segment, run_words
 from studio.wording import engine_word
 
@@ -103,14 +104,16 @@ def _parts_label(count: int, labels: dict[str, str]) -> str:
     return labels[key]
 
 
-def _parts(row: Row, labels: dict[str, str], short: _Escaped) -> str:
+def _parts(row: Row, labels: dict[str, str], short: _Escaped, sillytavern: bool = False) -> str:
     count = len(row.parts)
     message = row.message
     if row.host_kind:  # a host record (a pre-step copy, ...) is not the user's turn, whatever its role
         summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['host_record']}: "
                    f"{_e(row.host_record_words)}")
+    elif sillytavern:  # SillyTavern's words on SillyTavern work: trust is dsh's (the parts table still has it)
+        summary = f"{_parts_label(count, labels)} · {short[row.history_words]}"
     else:
-        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust']}: "
+        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust_term']}: "
                    f"{short.word('trust', message.trust)}")
     if row.parts:
         body = "".join(_part_row(part, labels, short) for part in row.parts)
@@ -157,7 +160,7 @@ def _regex_changes(row: Row, labels: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
+def _row(row: Row, labels: dict[str, str], short: _Escaped, sillytavern: bool = False) -> str:
     message = row.message
     role, status, delivery = short[message.role], short[message.history_status], short[message.delivery]
     name = f" <span class=\"muted\">{_e(message.name)}</span>" if message.name else ""
@@ -172,7 +175,7 @@ def _row(row: Row, labels: dict[str, str], short: _Escaped) -> str:
         f"<td>{short.word('region', message.region)}</td>"
         f"<td class=\"history-entry\"><span class=\"entry status-{status}\">{short[row.history_words]}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
         f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_regex_changes(row, labels)}"
-        f"{_parts(row, labels, short)}</td>"
+        f"{_parts(row, labels, short, sillytavern)}</td>"
         f"</tr></tbody>\n")
 
 
@@ -182,13 +185,14 @@ def _page_labels() -> tuple[dict[str, str], _Escaped]:
         ("item", " class=\"w-item\""), ("module", ""), ("trust_col", ""), ("decision", ""),
         ("lock", " class=\"w-lock\""), ("original_role", ""), ("tokens", " class=\"num\"")))
     labels["free_span"] = f"<span class=\"muted\">{labels['free']}</span>"
+    labels["trust_term"] = term_link("trust", labels["trust"])  # the word linked to the glossary, its line on hover
     return labels, _Escaped()
 
 
-def render_rows(rows: list[Row]) -> SafeString:
+def render_rows(rows: list[Row], sillytavern: bool = False) -> SafeString:
     """The `<tbody>` of every request message (every value escaped above)."""
     labels, short = _page_labels()
-    return mark_safe("".join(_row(row, labels, short) for row in rows))  # every value in it went through escape()
+    return mark_safe("".join(_row(row, labels, short, sillytavern) for row in rows))  # every value in it went through escape()
 
 
 def _collapsed(run: CollapsedRun, href: str) -> str:
@@ -201,10 +205,10 @@ def _collapsed(run: CollapsedRun, href: str) -> str:
             f"</td></tr></tbody>\n")
 
 
-def render_window(rows: list[Row], segments: list[Segment], href) -> SafeString:
+def render_window(rows: list[Row], segments: list[Segment], href, sillytavern: bool = False) -> SafeString:
     """The `<tbody>`s of a windowed history: each shown message as in `render_rows`, each collapsed run one row
     whose link (`href(run)`, a real URL; htmx swaps the answer in place) shows that range."""
     labels, short = _page_labels()
-    out = [_collapsed(s, href(s)) if isinstance(s, CollapsedRun) else _row(rows[s.index], labels, short)
+    out = [_collapsed(s, href(s)) if isinstance(s, CollapsedRun) else _row(rows[s.index], labels, short, sillytavern)
            for s in segments]
     return mark_safe("".join(out))  # every value in it went through escape()

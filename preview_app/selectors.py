@@ -87,13 +87,18 @@ def listed_goldens() -> QuerySet[GoldenSnapshot]:
     return GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
 
 
-def preview_session(raw: Any, strategy: Strategy) -> Session | None:
-    """The session a strategy page previews on: the one asked for (`raw`: a pk), else one the strategy is applied
-    to, else the first."""
+def preview_session(raw: Any, strategy: Strategy, remembered: Any = None) -> Session | None:
+    """The session a strategy page previews on: the one asked for (`raw`: a pk, from the query or the user's pick
+    for this strategy), else `remembered` (the user's last session) when its host runs the strategy, else one the
+    strategy is applied to, else the first whose host runs it."""
     sessions = Session.objects.select_related("preset", "character", "persona", "applied_strategy")
     if raw and is_row_id(raw):
         found = sessions.filter(pk=raw).first()
         if found is not None:
+            return found
+    if remembered and is_row_id(remembered):
+        found = sessions.filter(pk=remembered).first()
+        if found is not None and runs_backend(found.host, strategy_backend(strategy.draft)):
             return found
     return sessions.filter(applied_strategy=strategy).first() or _runnable_session(sessions, strategy)
 

@@ -52,6 +52,7 @@ from studio.errors import FormInvalid, ServiceError, invalid
 from studio.http import too_large, valid_form
 from studio.input_boundary import is_row_id, whole_number
 from studio.limits import MAX_GREETINGS
+from studio.user_choices import LAST_SESSION, NEW_SESSION, user_choice, user_choice_remember
 from studio.wording import known_meaning
 
 
@@ -80,7 +81,7 @@ def session_create(request):
     # the API keeps each book's own setting unless told
     form = SessionCreateForm(request.POST or None, initial={
         "native_available": True, "core_available": True, "system_prompt_update": "head",
-        "world_info_activation": "keywords"})
+        "world_info_activation": "keywords"}, remembered=user_choice(request.user, NEW_SESSION))
     if request.method == "POST" and form.is_valid():
         slug = form.strategy_slug
         try:
@@ -89,10 +90,14 @@ def session_create(request):
         except CodedError as error:  # the host cannot run the chosen strategy: nothing was stored
             form.add_error("strategy", error.message)
         else:
+            user_choice_remember(user=request.user, values={NEW_SESSION: form.remembered_choice,
+                                                            LAST_SESSION: session.pk})
             messages.success(request, _("Session created."))
             return redirect("preview:session", pk=session.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "preview/session_create.html", {"form": form}, status=status)
+    # SillyTavern's words for SillyTavern work: with builtin-st (or a copy) chosen, dsh's host settings fold away
+    return render(request, "preview/session_create.html", {"form": form, "sillytavern_work": form.starts_sillytavern},
+                  status=status)
 
 
 def _window_before(request, editing: str, edit_errors) -> int | None:

@@ -17,8 +17,8 @@ from strategies_app.selectors import recent_revisions
 class StrategySessions:
     align = staticmethod(align_messages)  # the compare view's alignment: the editor's "what changed"
 
-    def chosen(self, raw: Any, strategy: Strategy) -> Session | None:
-        return preview_session(raw, strategy)
+    def chosen(self, raw: Any, strategy: Strategy, remembered: Any = None) -> Session | None:
+        return preview_session(raw, strategy, remembered)
 
     def picker(self):
         return session_picker()
@@ -35,6 +35,11 @@ class StrategySessions:
 
     def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return apply_panel(user, strategy, results)
+
+    def applied(self, session: Session) -> tuple[Strategy, dict[str, Any]] | None:
+        if session.applied_document is None or session.applied_strategy is None:
+            return None
+        return session.applied_strategy, session.applied_document
 
 
 def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:

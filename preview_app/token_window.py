@@ -37,6 +37,7 @@ class WindowView:
     tokenizer: str
     exact: bool
     model: str | None
+    content_total: int | None = None  # the messages' own text, without the chat format's framing (None: not known)
 
 
 def _percent(part: int, whole: int) -> float:
@@ -59,7 +60,7 @@ def tokens_window(tokens: TokenSummary) -> WindowView:
         over_by=over_by, used_percent=used,
         reserve_percent=min(_percent(reserve, window), round(100 - used, 2)) if window else 0.0,
         source=sources.get(tokens.window_source or "", ""), tokenizer=tokens.tokenizer, exact=tokens.exact,
-        model=tokens.model)
+        model=tokens.model, content_total=tokens.total if tokens.total != tokens.request_total else None)
 
 
 def model_window(messages: Iterable[FramedMessage], model: str) -> WindowView:

@@ -114,7 +114,10 @@ def _turns(request) -> int:
 
 def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:
     """The turn projection of the preview (`?turns=N`, default 5): N+1 engine runs, so its own request."""
-    base = {"turns": _turns(request), "max": MAX_TURNS}
+    strategy = request_data.get("strategy")
+    # SillyTavern's words on SillyTavern work: dsh's host-record columns only where its backends are in play
+    base = {"turns": _turns(request), "max": MAX_TURNS,
+            "sillytavern": isinstance(strategy, dict) and strategy.get("placement") == "st"}
     try:
         result = project_turns(request_data, base["turns"])
     except CodedError as error:
@@ -300,7 +303,7 @@ def _window_rows(request, session: Session, view) -> str:
     """The request's rows with long runs of plain history folded (issue 19: a window, not 5,000 rows)."""
     messages = view.result.request.messages
     return render_window(view.rows, history_window(messages, notable_messages(view.result)),
-                         _range_href(request, session))
+                         _range_href(request, session), sillytavern=view.result.placement == "st")
 
 
 def _range_bounds(request) -> tuple[int, int]:
@@ -334,11 +337,13 @@ def preview_rows(request, pk):
 
         return render(request, "strategies/editor.html#preview-items", {
             "items": preview_window_items(result, segments), "session": session,
+            "sillytavern_work": result.placement == "st",
             "strategy": {"slug": request.GET.get("strategy", "")}, "model": request.GET.get("model", ""),
             "generation": request.GET.get("generation", "")})
     view = display(result, host_records(request_data))
     context = {"session": session, "choice": choice, "first": first, "last": min(last, len(view.rows) - 1),
-               "rows_html": render_window(view.rows, segments, _range_href(request, session)),
+               "rows_html": render_window(view.rows, segments, _range_href(request, session),
+                                          sillytavern=result.placement == "st"),
                "back": _canonical_preview_url(session, choice, options)}
     return render(request, "preview/preview_rows.html#rows" if htmx else "preview/preview_rows.html", context)
 

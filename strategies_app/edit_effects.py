@@ -114,6 +114,9 @@ def no_effect_reason(kind: str, before: AssemblyResult, after: AssemblyResult, m
                             "slots still place it.", control.owned) % {"n": control.owned}
     if kind == "blocks":
         return _("The block already sat there in this session's request.")
+    if kind == "preset":
+        return _("The prompts that changed send nothing different in this session's request: switched off, out "
+                 "of the prompt order, or not read by the session's strategy.")
     return _("This setting decides nothing in this session's request.")
 
 
@@ -133,7 +136,7 @@ def edit_effect(kind: str, before: AssemblyResult | None, after: AssemblyResult 
                         "%(n)s messages changed in the request: %(counts)s.", changed) % {
         "n": changed, "counts": counts}
     changes = {row.b_index: row.changes for row in changed_rows if row.b_index is not None}
-    removed = [f"#{row.a_index} {row.a.role}" for row in changed_rows if row.b_index is None and row.a is not None]
+    removed = [f"#{row.a_index} {engine_word('role', row.a.role)}" for row in changed_rows if row.b_index is None and row.a is not None]
     return EditEffect(changed, sentence, changes, removed)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.urls import reverse
 from django.utils import translation
-from django.utils.translation import get_language, gettext_lazy, ngettext
+from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
 from assembly import edits
@@ -60,12 +60,12 @@ def _chinese() -> bool:
 
 PLACEMENT_MODES = {
     "native-slots": gettext_lazy("preset slots first"), "native-roles": gettext_lazy("roles first"),
-    "st": gettext_lazy("SillyTavern order (advanced)"), "modules": gettext_lazy("module order"),
+    "st": pgettext_lazy("strategy placement", "SillyTavern order"), "modules": gettext_lazy("module order"),
 }
 
 
 def placement_choices(placements) -> list[tuple[str, str]]:
-    """The placement modes in words (the id goes beside them in small type)."""
+    """The placement modes in words (drop-downs show the words only)."""
     return [(value, PLACEMENT_MODES.get(value, value)) for value in placements]
 
 

@@ -1,10 +1,14 @@
 """The preset editor (SillyTavern's Prompt Manager as a page): a preset's prompts in their order, each with its
 switch, role, position (relative, or in-chat @ depth with its order) and content; markers shown as markers; the
 preset's settings that change assembly beside them. Saving never changes the stored preset (sessions and goldens
-use it): it stores a new preset, the edited revision, that sessions can be switched to."""
+use it): it stores a new preset, a revision of it (numbered, with its note, linked to the first preset of its line
+and to the one it was edited from), that sessions can be switched to. Each revision shows its effect on a chosen
+session as the strategy editor does: the session's request with the preset it was edited from against the request
+with it, in one computed statement."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -18,11 +22,17 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
+from assembly.catalogue import get_builtin_strategy
 from assembly.errors import CodedError
 from strategies_app.access import EDIT_STRATEGY, require
-from strategies_app.models import Preset, PromptEntry
+from strategies_app.edit_effects import EditEffect, edit_effect
+from strategies_app.models import Preset, PromptEntry, Strategy
+from strategies_app.presenters import strategy_name
 from strategies_app.resource_twins import distinct_name
+from strategies_app.session_previews import kept_assemble, session_previews
+from strategies_app.sillytavern import PRESET_REVISION_KEY, preset_model
 from studio.errors import invalid
+from studio.input_boundary import is_row_id
 
 ROLES = ("system", "user", "assistant")
 MAX_CONTENT_CHARS = 512 * 1024
@@ -32,6 +42,26 @@ ASSEMBLY_SETTINGS = ("names_behavior", "squash_system_messages", "openai_max_con
                      "assistant_prefill", "impersonation_prompt", "new_chat_prompt", "send_if_empty",
                      "use_sysprompt")
 _MACRO = re.compile(r"\{\{[^{}]{0,200}\}\}")
+MAX_NOTE_CHARS = 500
+REVISIONS_LISTED = 50
+
+
+def preset_lineage(preset: Preset) -> dict[str, Any] | None:
+    """The revision record of an edited preset ({"of", "from", "number", "note"}), None for an imported one."""
+    found = preset.options.get(PRESET_REVISION_KEY) if isinstance(preset.options, dict) else None
+    return found if isinstance(found, dict) and is_row_id(found.get("of")) else None
+
+
+def _root_pk(preset: Preset) -> int:
+    lineage = preset_lineage(preset)
+    return int(lineage["of"]) if lineage else preset.pk
+
+
+def preset_revisions(preset: Preset) -> list[Preset]:
+    """The first preset of `preset`'s line and its revisions, oldest first (bounded)."""
+    root = _root_pk(preset)
+    rows = Preset.objects.filter(pk=root) | Preset.objects.filter(**{f"options__{PRESET_REVISION_KEY}__of": root})
+    return list(rows.order_by("id").only("pk", "name", "options", "created_at")[:REVISIONS_LISTED])
 
 
 def highlighted(content: str) -> str:
@@ -83,17 +113,72 @@ def _edited_entry(entry: PromptEntry, post) -> dict[str, Any]:
 
 
 @transaction.atomic
-def preset_save_edited(*, user, source: Preset, name: str, post) -> Preset:
-    """A new preset: `source` with the posted edits; `source` itself is left as it was."""
-    name = (name or "").strip() or f"{source.name} (edited)"
+def preset_save_edited(*, user, source: Preset, name: str, post, note: str = "") -> Preset:
+    """A new revision of `source`'s line: `source` with the posted edits, numbered after the line's last revision;
+    `source` itself is left as it was."""
+    note = (note or "").strip()
+    if len(note) > MAX_NOTE_CHARS:
+        raise invalid("note", f"at most {MAX_NOTE_CHARS} characters")
     entries = [_edited_entry(entry, post) for entry in source.entries.all()]
     ordered = sorted((e for e in entries if e["in_order"]), key=lambda e: (e["position"], e["definition_index"]))
     for index, entry in enumerate(ordered):
         entry["position"] = index  # the posted numbers give the order; stored positions stay 0..n-1
-    row = Preset.objects.create(name=distinct_name(Preset, name[:200]), owner=user, options=source.options,
+    root = Preset.objects.filter(pk=_root_pk(source)).only("pk", "name").first() or source
+    number = 1 + max([preset_lineage(p)["number"] for p in preset_revisions(source) if preset_lineage(p)
+                      and isinstance(preset_lineage(p).get("number"), int)] or [1])
+    name = (name or "").strip() or f"{root.name} #{number}"
+    options = {**source.options, PRESET_REVISION_KEY: {"of": root.pk, "from": source.pk, "number": number,
+                                                       "note": note}}
+    row = Preset.objects.create(name=distinct_name(Preset, name[:200]), owner=user, options=options,
                                 has_prompt_order=source.has_prompt_order)
     PromptEntry.objects.bulk_create(PromptEntry(preset=row, **values) for values in entries)
     return row
+
+
+def _effect_session(raw: Any, preset: Preset, lineage: dict[str, Any] | None):
+    """The session the effect is shown on: the one asked for, else the first using this preset or the one it was
+    edited from; None when there is none."""
+    sessions = session_previews().picker()
+    if raw and is_row_id(raw):
+        found = sessions.filter(pk=raw).first()
+        if found is not None:
+            return found
+    wanted = [preset.pk] + ([int(lineage["from"])] if lineage and is_row_id(lineage.get("from")) else [])
+    return sessions.filter(preset_id__in=wanted).first()
+
+
+def _strategy_on(session) -> tuple[Strategy | None, dict[str, Any]]:
+    applied = session_previews().applied(session)
+    if applied is not None:
+        return applied
+    return Strategy.objects.filter(slug="builtin-st").first(), get_builtin_strategy("builtin-st")
+
+
+def preset_effect(preset: Preset, before: Preset, session) -> tuple[EditEffect | None, dict[str, Any] | None]:
+    """The effect of `preset` against `before` (the preset it was edited from) on `session`'s request, with the
+    session's applied strategy (builtin-st when assembly is off): (effect, None), or (None, the engine's refusal)."""
+    strategy, document = _strategy_on(session)
+    base = session_previews().request(strategy, document, session)
+
+    def run(row: Preset):
+        return kept_assemble({**base, "resources": {**base.get("resources", {}),
+                                                    "preset": preset_model(row, row.entries.all())}})
+    try:
+        return edit_effect("preset", run(before), run(preset), None), None
+    except CodedError as refusal:
+        return None, refusal.to_json()
+
+
+def _effect_context(request, preset: Preset, lineage: dict[str, Any] | None) -> dict[str, Any]:
+    session = _effect_session(request.GET.get("session"), preset, lineage)
+    before = (Preset.objects.filter(pk=lineage["from"]).first()
+              if lineage and is_row_id(lineage.get("from")) else None)
+    effect, refusal = (preset_effect(preset, before, session) if session is not None and before is not None
+                       else (None, None))
+    strategy = _strategy_on(session)[0] if session is not None else None
+    return {"effect_sessions": session_previews().picker(), "effect_session": session, "effect_before": before,
+            "effect": effect, "effect_refusal": refusal,
+            "effect_strategy": strategy_name(strategy.name) if strategy is not None else ""}
 
 
 @require_http_methods(["GET", "POST"])
@@ -104,16 +189,23 @@ def preset_editor(request, pk):
         try:
             require(request.user, EDIT_STRATEGY, "edit presets")
             saved = preset_save_edited(user=request.user, source=preset, name=request.POST.get("name", ""),
-                                       post=request.POST)
+                                       post=request.POST, note=request.POST.get("note", ""))
         except CodedError as refusal:
             error, status = refusal.to_json(), refusal.status
             if status == 403:
                 return render(request, "resources/preset_editor.html", {"denied": error}, status=403)
         else:
-            messages.success(request, _("Saved as the new preset “%(name)s”; “%(source)s” and the sessions using "
-                                        "it are unchanged.") % {"name": saved.name, "source": preset.name})
-            return HttpResponseRedirect(reverse("preset-editor", args=[saved.pk]), status=303)
-    settings = [(key, preset.options[key]) for key in ASSEMBLY_SETTINGS if key in preset.options]
+            messages.success(request, _("Saved as revision %(number)s, “%(name)s”; “%(source)s” and the sessions "
+                                        "using it are unchanged.") % {
+                "number": preset_lineage(saved)["number"], "name": saved.name, "source": preset.name})
+            target = reverse("preset-editor", args=[saved.pk])
+            session = request.POST.get("session", "")
+            return HttpResponseRedirect(f"{target}?session={session}" if is_row_id(session) else target, status=303)
+    # JSON's own spelling (false, null), as SillyTavern's file has it
+    settings = [(key, json.dumps(preset.options[key], ensure_ascii=False) if not isinstance(preset.options[key], str)
+                 else preset.options[key]) for key in ASSEMBLY_SETTINGS if key in preset.options]
+    lineage = preset_lineage(preset)
     return render(request, "resources/preset_editor.html", {
-        "preset": preset, "rows": _rows(preset), "settings": settings, "error": error,
-        "can_edit": request.user.has_perm(EDIT_STRATEGY)}, status=status)
+        "preset": preset, "rows": _rows(preset), "settings": settings, "error": error, "lineage": lineage,
+        "revisions": preset_revisions(preset), "can_edit": request.user.has_perm(EDIT_STRATEGY),
+        **_effect_context(request, preset, lineage)}, status=status)

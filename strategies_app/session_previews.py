@@ -26,9 +26,10 @@ class PreviewSession(Protocol):
 
 
 class SessionPreviews(Protocol):
-    def chosen(self, raw: Any, strategy: Strategy) -> PreviewSession | None:
-        """The session a preview runs on: the one asked for (`raw`: a pk from the query or form), else one the
-        strategy is applied to, else the first; None when there are no sessions."""
+    def chosen(self, raw: Any, strategy: Strategy, remembered: Any = None) -> PreviewSession | None:
+        """The session a preview runs on: the one asked for (`raw`: a pk from the query, the form or the user's
+        pick for this strategy), else `remembered` (the user's last session) when its host runs the strategy, else
+        one the strategy is applied to, else the first that runs it; None when there are no sessions."""
 
     def picker(self) -> Any:
         """Every session by name, for the preview's session picker (pk and name)."""
@@ -41,6 +42,9 @@ class SessionPreviews(Protocol):
 
     def applied_by_strategy(self) -> dict[int, list[PreviewSession]]:
         """Strategy pk -> the sessions it is applied to."""
+
+    def applied(self, session: PreviewSession) -> tuple[Strategy, dict[str, Any]] | None:
+        """The strategy applied to `session` and its applied document; None when assembly is off."""
 
     def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The template context of the "apply to sessions" panel (`strategies/apply.html#apply`)."""

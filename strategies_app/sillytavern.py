@@ -103,6 +103,9 @@ def check_name(name: str, path: str) -> str:
 # ---------------------------------------------------------------------------------------------- presets
 
 _PROMPT_COLUMNS = ("identifier", "name", "role", "content", "marker")
+# The studio's own record in a preset's options: which preset an edited preset is a revision of
+# ({"of": first preset's pk, "from": the pk it was edited from, "number": n, "note": text}); never sent or exported.
+PRESET_REVISION_KEY = "studio_revision"
 _PROMPT_COLUMN_NULLS = {"name": "", "role": "system", "content": "", "marker": False}  # what null reads as
 
 
@@ -144,7 +147,7 @@ def _preset_file(preset_row, entries) -> dict[str, Any]:
                                       for column in _PROMPT_COLUMNS}} for e in definitions]
     ordered = sorted((e for e in entries if e.in_order), key=lambda e: (e.position, e.pk or 0))
     order = [{"identifier": e.identifier, "enabled": e.enabled} for e in ordered]
-    document = {k: v for k, v in preset_row.options.items() if k != "prompt_order"}
+    document = {k: v for k, v in preset_row.options.items() if k not in ("prompt_order", PRESET_REVISION_KEY)}
     document["prompts"] = prompts
     # A bare prompt list (no prompt_order in the file) stays bare while the order still says what the list says.
     implied = [{"identifier": p["identifier"], "enabled": p.get("enabled", True)} for p in prompts]

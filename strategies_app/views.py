@@ -58,6 +58,7 @@ from strategies_app.selectors import latest_revision, listed_strategies, preset_
 from strategies_app.session_previews import DraftPreviews, PreviewSession, session_previews
 from studio.errors import FormInvalid, ServiceError
 from studio.http import valid_form
+from studio.user_choices import EDITOR_SESSION, LAST_SESSION, user_choice_remember, user_choices
 from studio.wording import LockWords, known_meaning, refusal_words
 
 EDITOR = "strategies/editor.html"
@@ -94,18 +95,25 @@ def _remembered(request, slug: str, session_pk: Any = None) -> dict[str, Any]:
 
 
 def _remember(request, slug: str, session: PreviewSession | None, previews: DraftPreviews) -> None:
+    """The model and generation in the login session; the session itself for the user, across logins."""
     if session is None:
         return
     stored = dict(request.session.get(OPTIONS_KEY, {}))
     wanted = {slug: session.pk, f"{slug}:{session.pk}": {"model": previews.model, "generation": previews.generation}}
     if any(stored.get(key) != value for key, value in wanted.items()):
         request.session[OPTIONS_KEY] = {**stored, **wanted}
+        user_choice_remember(user=request.user, values={EDITOR_SESSION.format(slug=slug): session.pk,
+                                                        LAST_SESSION: session.pk})
 
 
 def _previews_for(request, strategy: Strategy, data) -> tuple[PreviewSession | None, DraftPreviews]:
-    """The chosen session and its engine runs from the query or form (`data`), else the remembered options."""
+    """The chosen session and its engine runs from the query or form (`data`), else the remembered options: this
+    login's pick, else the user's pick for this strategy (kept across logins), else the user's last session when
+    its host runs the strategy."""
     raw_session = data.get("session") or _remembered(request, strategy.slug)["session"]
-    session = session_previews().chosen(raw_session, strategy)
+    picks = {} if raw_session else user_choices(request.user)
+    raw_session = raw_session or picks.get(EDITOR_SESSION.format(slug=strategy.slug))
+    session = session_previews().chosen(raw_session, strategy, picks.get(LAST_SESSION))
     kept = _remembered(request, strategy.slug, session.pk if session is not None else None)
     model = data.get("model") if "model" in data else kept.get("model")
     generation = data.get("generation") if "generation" in data else kept.get("generation")
@@ -155,6 +163,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
             "block-move", "block-reset", "control", "layout", "position-update", "positions-order", "priority-order",
             "revision-save", "rule-add", "rules-order", "settings")},
         "can_copy": can_create_strategies(user), "backend": strategy_backend(draft),
+        "sillytavern_work": draft.get("placement") == "st",  # SillyTavern's words, dsh's folded away
         "backend_given": draft.get("backend"), "native": strategy_backend(draft) == "native",
         "rules": presenters.rule_rows(strategy, result, kept), "display_name": presenters.strategy_name(draft), "context_rules": presenters.context_rule_rows(draft, result),
         "has_layout": layout is not None, "policy": policy, "priority": presenters.priority_rows(policy["priority"]),

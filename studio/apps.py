@@ -3,7 +3,7 @@ from django.conf import settings
 
 
 class StudioConfig(AppConfig):
-    """The studio core (no models): what every studio process sets up once at startup."""
+    """The studio core: what every studio process sets up once at startup, and the users' remembered choices."""
 
     name = "studio"
 

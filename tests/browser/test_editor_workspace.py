@@ -132,7 +132,7 @@ def test_five_moves_each_say_what_changed_or_why_not(live_server, page, login_as
     assert any(changed > 0 for changed, _ in answers)
     for row in page.locator("#module-list > li, #position-list > li:not([data-part=held]), #block-list > li").all():
         assert row.get_attribute("data-tokens").isdigit()
-    assert int(page.locator("[data-head-total]").get_attribute("data-head-total")) > 0
+    assert int(page.locator("#preview-panel [data-request-total]").get_attribute("data-request-total")) > 0
     shot(page, "five-moves-last-1400")
 
 

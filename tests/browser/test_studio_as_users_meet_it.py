@@ -104,7 +104,7 @@ def test_a_designer_edits_a_preset_in_the_prompt_manager(live_server, page, logi
     shoot(page, f"preset-editor-{language}")
     page.locator("tr[data-prompt=main] select").select_option("user")
     page.locator("#id_name").fill("Default, user main")
-    page.locator("[data-preset-editor] button[type=submit]").click()
+    page.locator("[data-preset-editor] button[type=submit].primary").click()
     expect(page.locator("ul.flash li")).to_contain_text("Default, user main")
     expect(page.locator("tr[data-prompt=main] select")).to_have_value("user")
 

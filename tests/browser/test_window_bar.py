@@ -43,14 +43,14 @@ def test_picking_a_model_on_the_preview_measures_the_request_against_its_window(
     expect(bar).to_have_attribute("data-context-window", "8192")
     expect(bar).to_have_attribute("data-fits", "true")
     after = int(bar.get_attribute("data-request-total"))
-    expect(bar).to_contain_text(f"{after} / 8,192 tokens, 1,024 reserved for the reply")
+    expect(bar).to_contain_text(f"{after} / 8,192 tokens billed by the API (with the chat framing), 1,024 reserved for the reply")
     expect(bar.locator("[data-exact]")).to_have_text("exact")
 
     page.locator("form.options-form select[name=model]").select_option("mistral-nemo")
     page.get_by_role("button", name="Show with these options").click()
     bar = page.locator("section.window")
     expect(bar).to_have_attribute("data-context-window", "131072")
-    expect(bar).to_contain_text(re.compile(r"\d+ / 131,072 tokens, 1,024 reserved for the reply"))
+    expect(bar).to_contain_text(re.compile(r"\d+ / 131,072 tokens billed by the API \(with the chat framing\), 1,024 reserved for the reply"))
     expect(bar).to_contain_text("mistral-nemo (mistral-tekken)")
 
 

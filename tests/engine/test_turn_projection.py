@@ -63,6 +63,38 @@ def test_a_bad_turn_count_is_refused_naming_the_field(turns):
     assert refused.value.status == 400 and "turns" in str(refused.value)
 
 
+def _gate_request():
+    lore = {"activation": "keywords", "entries": [
+        {"uid": 1, "content": "The gate is closed at night. " * 20, "position": "before", "keys": ["gate"]}]}
+    preset = {"prompts": [{"identifier": "main", "role": "system", "content": "You keep the gate."},
+                          {"identifier": "worldInfoBefore", "marker": True},
+                          {"identifier": "chatHistory", "marker": True}]}
+    return {"strategy": get_builtin_strategy("builtin-st"), "resources": {"preset": preset, "worldbook": lore},
+            "conversation": {"history": [{"id": "h1", "role": "user", "content": "Good evening."},
+                                         {"id": "h2", "role": "assistant", "content": "Evening, traveller."}],
+                             "input": [{"id": "u1", "role": "user", "content": "Is the gate open?"}]},
+            "host": {"core_available": True}}
+
+
+def test_future_turns_repeat_the_real_input_and_reply_so_world_info_keeps_firing():
+    """A keyword in the real input keeps its world-info entry in every projected request: the request grows by the
+    repeated turns and never falls when the input moves into the history (placeholders would drop the entry)."""
+    projection = project_turns(_gate_request(), 5)
+    assert projection.future_turns == "repeat"
+    assert projection.repeated_input == "Is the gate open?" and projection.repeated_reply == "Evening, traveller."
+    tokens = [t.tokens for t in projection.turns]
+    assert all(b > a for a, b in zip(tokens, tokens[1:], strict=False)), tokens
+
+
+def test_a_conversation_without_a_reply_says_the_reply_is_a_placeholder():
+    request = _request("builtin-st")
+    projection = project_turns(request, 2)
+    assert projection.future_turns == "input-only" and projection.repeated_input == "Hello?"
+    assert projection.repeated_reply is None
+    request["conversation"]["input"] = []
+    assert project_turns(request, 2).future_turns == "placeholder"
+
+
 # Timed world info across projected turns (SillyTavern's WorldInfoTimedEffects, sillytavern.md §7.3): builtin-st
 # commits the typed user message and the reply, so projected turn n scans a chat of 2n + 1 messages (turn 0: the one
 # input). An effect begun at length L with duration d holds while the chat is shorter than L + d.
@@ -93,8 +125,10 @@ def test_each_projected_turn_commits_the_user_message_its_assembly_record_and_th
 
 def test_a_sticky_entry_outlasts_its_key_for_the_projected_turns_its_sticky_covers():
     # turn 0 (length 1): "lamp" matches, sticky 1..4; turn 1 (length 3 < 4): kept by sticky without its key;
-    # turn 2 (length 5): ended, and the key has scrolled out of the scan
-    assert _active(project_turns(_st_request(LAMP), 4), 1) == [True, True, False, False, False]
+    # turn 2 (length 5): ended, and the key has scrolled out of the scan (placeholder turns: the real input, repeated,
+    # would match the key again on every turn)
+    assert _active(project_turns(_st_request(LAMP), 4, repeat=False), 1) == [True, True, False, False, False]
+    assert _active(project_turns(_st_request(LAMP), 4), 1) == [True] * 5
 
 
 def test_a_cooldown_holds_a_constant_entry_back_on_the_projected_turns_it_covers():

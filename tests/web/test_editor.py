@@ -214,7 +214,7 @@ def test_the_list_shows_builtins_backend_mode_latest_revision_and_sessions(users
     revision = editor["strategy"].revisions.first().revision
     assert "native-slots" in own and "native" in own and revision[:12] in own and "Locking session" in own
     builtin = page.split('data-strategy="builtin-st"', 1)[1].split("</tr>", 1)[0]
-    assert 'class="badge builtin"' in builtin and "core" in builtin and ">st<" in builtin
+    assert 'class="badge builtin"' in builtin and "core" in builtin and 'data-placement="st">SillyTavern order<' in builtin
     assert 'data-builtin="true"' in page.split('data-strategy="builtin-st"', 1)[1][:40]
 
 

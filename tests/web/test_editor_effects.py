@@ -53,7 +53,8 @@ def test_the_reason_is_shown_before_the_move_on_a_muted_row(users, editor):  # n
     assert "muted-row" in history and 'data-no-effect="The host places the conversation itself' in history
     rows = re.findall(r'<li class="row[^"]*" id="(?:rule|pos)-row-[^"]+"[^>]*>', html)
     assert rows and all(re.search(r'data-tokens="\d+"', row) for row in rows)
-    assert re.search(r'data-head-total="\d+"', html)
+    assert len(re.findall(r'data-token-total', html)) == 1  # one labelled total: the live preview's
+    assert re.search(r'data-content-total="\d+"', html) and re.search(r'data-request-total="\d+"', html)
 
 
 def test_the_no_js_path_puts_the_effect_in_the_notice(users, editor):  # noqa: F811
@@ -86,7 +87,8 @@ def test_names_show_one_language(users, editor):  # noqa: F811
     assert 'lang="zh-hans"' in chinese
     assert "身份优先（标准）" in chinese and "Roles first" not in chinese
     page = client.get("/strategies/builtin-st/edit/").content.decode()
-    assert "<h1>Preset slots first (advanced)</h1>" in page and "advanced backend (core)" in page
+    assert "<h1>Preset slots first (advanced)</h1>" in page and ">SillyTavern order</span>" in page
+    assert "advanced backend (core)" not in page.split('id="settings-panel"')[0]  # SillyTavern's words on its work
 
 
 def test_each_lock_says_how_to_free_it_and_a_slot_lock_has_the_switch(users, editor):  # noqa: F811

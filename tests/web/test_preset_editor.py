@@ -44,7 +44,7 @@ def test_the_page_shows_the_prompt_manager(users, lamp):
     assert '<mark class="macro">{{char}}</mark>' in html
     assert "Stay &lt;b&gt;brief&lt;/b&gt;." in html  # content is text, never markup
     assert "<code>names_behavior</code>" in html
-    assert "Save as a new preset" not in html  # QA reads only
+    assert "Save a new revision" not in html  # QA reads only
 
 
 def test_saving_stores_a_new_preset_and_leaves_the_stored_one(users, lamp):
@@ -53,7 +53,7 @@ def test_saving_stores_a_new_preset_and_leaves_the_stored_one(users, lamp):
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{
         f"p{ids['nudge']}-role": "user", f"p{ids['nudge']}-depth": "0", f"p{ids['nudge']}-position": "0",
         f"p{ids['main']}-position": "1", f"p{ids['chatHistory']}-position": "2"}), follow=True)
-    assert "Saved as the new preset “Lamp, user nudge”" in answer.content.decode()
+    assert "Saved as revision 2, “Lamp, user nudge”" in answer.content.decode()
     saved = Preset.objects.get(name="Lamp, user nudge")
     edited = saved.entries.get(identifier="nudge")
     assert edited.role == "user" and edited.prompt_fields["injection_depth"] == 0
@@ -75,3 +75,63 @@ def test_bad_input_names_the_field_and_stores_nothing(users, lamp):
 def test_qa_may_not_save(users, lamp):
     answer = client_for(users["qa"]).post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp))
     assert answer.status_code == 403 and Preset.objects.count() == 1
+
+
+@pytest.fixture
+def lamp_session(users, lamp):
+    from preview_app import services as session_services
+
+    return session_services.session_create(user=users["designer"], name="Lamp room", preset=lamp,
+                                           current_input="Is the lamp lit?", host={"core_available": True})
+
+
+def _effect(html: str) -> tuple[int, str]:
+    import re
+
+    found = re.search(r'data-edit-effect data-changed-messages="(\d+)" role="status">([^<]*)', html)
+    assert found, "no [data-edit-effect] on the page"
+    return int(found.group(1)), found.group(2)
+
+
+def test_each_save_is_a_numbered_revision_of_the_same_preset(users, lamp):
+    from strategies_app.preset_editor import preset_lineage
+    from strategies_app.sillytavern import preset_document
+
+    client = client_for(users["designer"])
+    client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, name="", note="first try"))
+    second = Preset.objects.get(name="Lamp #2")
+    client.post(f"/resources/presets/{second.pk}/edit/", _form(second, name=""))
+    third = Preset.objects.get(name="Lamp #3")
+    assert preset_lineage(second) == {"of": lamp.pk, "from": lamp.pk, "number": 2, "note": "first try"}
+    assert preset_lineage(third) == {"of": lamp.pk, "from": second.pk, "number": 3, "note": ""}
+    html = client.get(f"/resources/presets/{third.pk}/edit/").content.decode()
+    assert 'data-preset-revision="3"' in html and "Revision 3 of this preset." in html
+    assert html.index(">Lamp</a>") < html.index(">Lamp #2</a>") < html.index('aria-current="page">Lamp #3<')
+    assert "studio_revision" not in preset_document(third, third.entries.all())  # never exported nor sent
+
+
+def test_saving_states_the_effect_on_the_chosen_session(users, lamp, lamp_session):
+    ids = {e.identifier: e.pk for e in lamp.entries.all()}
+    client = client_for(users["designer"])
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{
+        "session": str(lamp_session.pk), f"p{ids['main']}-role": "user"}), follow=True)
+    html = answer.content.decode()
+    changed, sentence = _effect(html)
+    assert changed >= 1 and "with a new role" in sentence, sentence
+    assert "Compared with “Lamp”, the revision it was edited from, on “Lamp room”" in html
+
+
+def test_a_change_the_request_does_not_show_says_nothing_changed_and_why(users, lamp, lamp_session):
+    ids = {e.identifier: e.pk for e in lamp.entries.all()}
+    form = _form(lamp, **{"session": str(lamp_session.pk), f"p{ids['nudge']}-content": "Stay very brief."})
+    del form[f"p{ids['nudge']}-enabled"]  # switched off: its new text is never sent
+    changed, sentence = _effect(client_for(users["designer"]).post(
+        f"/resources/presets/{lamp.pk}/edit/", form, follow=True).content.decode())
+    assert changed >= 1  # switching it off removed it
+    second = Preset.objects.get(name="Lamp, user nudge")
+    form = _form(second, name="again", session=str(lamp_session.pk))
+    nudge = second.entries.get(identifier="nudge")
+    form[f"p{nudge.pk}-content"] = "Something else entirely."
+    changed, sentence = _effect(client_for(users["designer"]).post(
+        f"/resources/presets/{second.pk}/edit/", form, follow=True).content.decode())
+    assert changed == 0 and sentence.startswith("Nothing changed in the request.") and "switched off" in sentence

@@ -39,7 +39,8 @@ def test_the_tokenizer_option_counts_with_the_chosen_encoding(world, users):
     cl100k = client.get(f"/api/sessions/{session.pk}/preview?tokenizer=cl100k_base").json()
     assert (default["tokens"]["tokenizer"], cl100k["tokens"]["tokenizer"]) == ("o200k_base", "cl100k_base")
     html = client.get(f"/sessions/{session.pk}/preview/?tokenizer=cl100k_base").content.decode()
-    assert f'{cl100k["tokens"]["total"]} tokens (cl100k_base)' in html
+    assert f'data-content-total="{cl100k["tokens"]["total"]}"' in html  # the one labelled total
+    assert f'{cl100k["tokens"]["request_total"]} tokens billed by the API (cl100k_base, with its chat framing)' in html
 
 
 def test_options_travel_with_the_picker_the_budget_form_and_the_exports(world, users):

@@ -524,7 +524,7 @@ def test_builtin_st_without_the_advanced_backend_names_the_field_and_stores_noth
     before = Session.objects.count()
     response = client_for(users["designer"]).post("/sessions/new/", _form(strategy="builtin-st"))
     assert response.status_code == 400 and Session.objects.count() == before
-    assert "builtin-st needs the host&#x27;s advanced backend" in response.content.decode()
+    assert "Preset slots first (advanced) needs the host&#x27;s advanced backend" in response.content.decode()
     bad = client_for(users["designer"]).post("/sessions/new/", _form(strategy="nope"))
     assert bad.status_code == 400 and Session.objects.count() == before
 

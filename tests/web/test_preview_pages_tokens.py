@@ -33,7 +33,7 @@ def test_a_picked_model_counts_with_its_tokenizer_against_its_window(world, user
     element = window_element(html)
     assert f'data-request-total="{tokens["request_total"]}"' in element
     assert 'data-context-window="131072"' in element and 'data-fits="true"' in element
-    assert f'{tokens["request_total"]} / 131,072 tokens, 1,024 reserved for the reply' in html
+    assert f'{tokens["request_total"]} / 131,072 tokens billed by the API (with the chat framing), 1,024 reserved for the reply' in html
     assert '<option value="llama-3.1-8b-instruct" selected>' in html
 
 

@@ -131,9 +131,11 @@ def test_the_preview_names_a_pre_step_copy_as_a_host_record(users, chat):
     client = client_for(users["designer"])
     _say(client, chat, content="Hello?", reply="Evening.", action="commit")
     html = client.get(f"/sessions/{chat.pk}/preview/").content.decode()
-    summaries = re.findall(r'<details class="parts"[^>]*><summary>([^<]*)</summary>', html)
+    summaries = [re.sub(r"<[^>]+>", "", s)  # the word "trust" links the glossary
+                 for s in re.findall(r'<details class="parts"[^>]*><summary>(.*?)</summary>', html)]
     assert any("host record: a pre-step message" in s for s in summaries)
     assert any("trust: end user" in s for s in summaries)  # the typed "Hello?" is still the user's
+    assert 'href="/glossary/#trust"' in html
 
 
 def test_an_imported_sillytavern_chat_exports_line_for_line_as_written(users, chat):

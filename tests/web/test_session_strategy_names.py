@@ -41,8 +41,9 @@ def test_built_in_names_in_one_language(users, pages, language, shown, hidden):
         assert not any(both in html for both in BOTH), page
         assert ST[hidden] not in html, page
     session = _get(users, pages["session"], language)
-    assert f'<span class="muted">{ST[shown]}</span>' in session  # the Applied strategy card
-    assert f'<optgroup label="{ST[shown]} (builtin-st)">' in session  # the apply picker
+    assert f'<strong>{ST[shown]}</strong> @' in session  # the Applied strategy card
+    assert f'<optgroup label="{ST[shown]}">' in session  # the apply picker
+    assert f">{ST[shown]} @ " in session and ">builtin-st @ " not in session  # its revisions, by name
     assert f"<strong>{ST[shown]}</strong>" in _get(users, pages["preview"], language)  # the preview's header
     new = _get(users, pages["new"], language)
     copy_label = {"en": "Preset slots first (advanced) (copy): your studio's strategy",

@@ -7,7 +7,7 @@ from preview_app.models import Session
 from tests.web.conftest import client_for
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
-SMALL_WINDOW_MODEL = "gpt-4"  # 8,192 tokens, 1,024 reserved for the reply
+SMALL_WINDOW_MODEL = "gpt-4"  # 8,192 tokens billed by the API (with the chat framing), 1,024 reserved for the reply
 
 
 def windows(html):
@@ -55,7 +55,7 @@ def test_the_editors_live_preview_counts_with_the_picked_model(world, users):
     api = client.get(f"/api/sessions/{world['session'].pk}/preview?strategy={world['own'].slug}"
                      "&model=qwen2.5-7b-instruct").json()["tokens"]
     assert windows(html) == [(api["request_total"], 32_768)]
-    assert f'{api["request_total"]} / 32,768 tokens, 1,024 reserved for the reply' in html
+    assert f'{api["request_total"]} / 32,768 tokens billed by the API (with the chat framing), 1,024 reserved for the reply' in html
     assert '<option value="qwen2.5-7b-instruct" selected>' in html
     assert "(qwen2)" in html and 'data-model="qwen2.5-7b-instruct"' in html
     assert "model=qwen2.5-7b-instruct" in re.search(r'href="(/sessions/\d+/preview/[^"]+)"', html).group(1)
@@ -159,9 +159,11 @@ def test_the_session_filter_travels_with_the_goldens_model_form(world, users):
 # ---------------------------------------------------------------------------------------------- wording
 
 
-def test_the_module_panel_says_message_tokens_not_request_total(world, users):
+def test_the_module_panel_says_content_tokens_as_the_labelled_total_does(world, users):
     html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/preview/?model=gpt-4o").content.decode()
-    assert "<td>message tokens</td>" in html and "<td>request total</td>" not in html
+    assert "<td>content tokens</td>" in html and "<td>request total</td>" not in html
+    total = re.search(r'data-message-tokens="(\d+)"', html).group(1)
+    assert f'data-content-total="{total}"' in html
 
 
 def test_the_editors_bar_reads_in_chinese(world, users):
@@ -173,7 +175,7 @@ def test_the_editors_bar_reads_in_chinese(world, users):
         html = editor_page(client, world, "&model=llama-3.1-8b-instruct")
         preview = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
     assert "个为回复预留" in html and "精确" in html and "模型" in html
-    assert "消息 token" in preview
+    assert "内容 token" in preview
 
 
 def test_a_submitted_options_form_keeps_the_models_own_tokenizer(world, users):

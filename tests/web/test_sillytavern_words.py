@@ -1,0 +1,128 @@
+"""SillyTavern's words on SillyTavern work (issue finding 5): a SillyTavern-order strategy's editor and its
+sessions' previews leave dsh's inner words out or fold them under "dsh host settings"; where the standard or
+advanced backend is in play dsh's words link their glossary line (hover text); lists and drop-downs show names,
+not slugs; a built-in has one name, its mode another word."""
+
+import re
+
+import pytest
+
+from preview_app import services as session_services
+from strategies_app import services
+from strategies_app.models import Preset, Strategy
+from tests.web.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+PRESET = {"prompts": [{"identifier": "main", "name": "Main Prompt", "role": "system", "content": "Keep the lamp."},
+                      {"identifier": "chatHistory", "name": "Chat History", "marker": True},
+                      {"identifier": "jailbreak", "role": "system", "content": "Answer in one line."}]}
+
+
+@pytest.fixture
+def both(users):
+    designer = users["designer"]
+    preset = Preset.objects.get(pk=services.preset_import(user=designer, data=PRESET, name="Lamp").id)
+    tavern = services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"), name="Tavern")
+    native = services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-native-slots"),
+                                    name="Native")
+    st_session = session_services.session_create(user=designer, name="Tavern chat", preset=preset,
+                                                 current_input="Hello?", host={"core_available": True})
+    session_services.strategy_apply(session=st_session, strategy=Strategy.objects.get(slug="builtin-st"))
+    native_session = session_services.session_create(user=designer, name="Native chat", preset=preset,
+                                                     current_input="Hello?")
+    session_services.strategy_apply(session=native_session,
+                                    strategy=Strategy.objects.get(slug="builtin-native-slots"))
+    for session in (st_session, native_session):
+        session_services.turn_commit(session=session, reply="Evening.")
+        session.refresh_from_db()
+        session_services.session_update(session=session, current_input="Is the lamp lit?")
+    return {"tavern": tavern, "native": native, "st_session": st_session, "native_session": native_session}
+
+
+def _text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def test_a_sillytavern_strategys_editor_speaks_sillytaverns_words(users, both):
+    html = client_for(users["designer"]).get(
+        f"/strategies/{both['tavern'].slug}/edit/?session={both['st_session'].pk}").content.decode()
+    head = html[:html.index('id="settings-panel"')]
+    assert "data-sillytavern-work" in head and "no backend given" not in _text(head)
+    assert "advanced backend (core)" not in _text(head)
+    modules = html[html.index('id="module-list"'):html.index('id="controls-panel"')]
+    assert "<code>native-system</code>" not in modules and 'name="lifetime"' not in modules
+    assert "lifetime" not in _text(modules).lower()
+    controls = html[html.index('id="controls-panel"'):html.index('id="controls-panel"') + 3000]
+    assert "data-dsh-fold" in controls and 'href="/glossary/#runtime-context"' in controls
+    placements = re.search(r'<select id="settings-placement".*?</select>', html, re.S).group(0)
+    assert "(st)" not in placements and "(native-slots)" not in placements and ">SillyTavern order<" in placements
+
+
+def test_a_sillytavern_rule_edit_keeps_its_lifetime(users, both):
+    tavern = Strategy.objects.get(pk=both["tavern"].pk)
+    rule = next(r for r in tavern.draft["rules"] if r["kind"] == "preset")
+    answer = client_for(users["designer"]).post(f"/strategies/{tavern.slug}/rules/{rule['id']}/edit/", {
+        "version": tavern.version, "session": both["st_session"].pk, "name": "Preset prompts",
+        "role": rule.get("role") or "system", "depth": ""})  # what the form posts: no lifetime field
+    assert answer.status_code in (200, 303)
+    after = next(r for r in Strategy.objects.get(pk=tavern.pk).draft["rules"] if r["id"] == rule["id"])
+    assert after.get("lifetime") == rule.get("lifetime") and after.get("name") == "Preset prompts"
+
+
+def test_a_standard_strategys_editor_links_dshs_words_to_the_glossary(users, both):
+    html = client_for(users["designer"]).get(
+        f"/strategies/{both['native'].slug}/edit/?session={both['native_session'].pk}").content.decode()
+    for slug in ("backend", "delivery", "lifetime", "runtime-context"):
+        link = re.search(rf'<a class="term" href="/glossary/#{slug}" title="([^"]+)">', html)
+        assert link and len(link.group(1)) > 20, slug  # the hover text is the glossary line
+
+
+def test_a_sillytavern_sessions_preview_folds_dshs_words(users, both):
+    client = client_for(users["qa"])
+    html = client.get(f"/sessions/{both['st_session'].pk}/preview/").content.decode()
+    summaries = [_text(s) for s in re.findall(r'<details class="parts"[^>]*><summary>(.*?)</summary>', html)]
+    assert summaries and not any("trust" in s for s in summaries), summaries
+    assert "data-dsh-fold" in html
+    projection = client.get(f"/sessions/{both['st_session'].pk}/preview/projection/").content.decode()
+    assert "Pre-step copies" not in projection and "System prompt records" not in projection
+
+    html = client.get(f"/sessions/{both['native_session'].pk}/preview/").content.decode()
+    assert 'href="/glossary/#trust"' in html and "data-dsh-fold" not in html
+    summary = _text(re.search(r'<p class="summary".*?</p>', html, re.S).group(0))
+    assert "(preset slots first)" in summary and "(native-slots)" not in summary  # the mode in words
+    projection = client.get(f"/sessions/{both['native_session'].pk}/preview/projection/").content.decode()
+    assert re.search(r'href="/glossary/#pre-step"[^>]*>Pre-step copies<', projection)
+
+
+def test_lists_and_choices_show_names_not_slugs(users, both):
+    client = client_for(users["designer"])
+    sessions = client.get("/sessions/").content.decode()
+    row = sessions[sessions.index("Tavern chat"):][:800]
+    assert "Preset slots first (advanced)" in row and "<code>builtin-st</code>" not in row
+    new = client.get("/sessions/new/").content.decode()
+    labels = _text(" ".join(re.findall(r'<label for="id_strategy_\d+">(.*?)</label>', new, re.S)))
+    assert "Preset slots first (advanced):" in labels and "builtin-st:" not in labels
+    strategies = client.get("/strategies/").content.decode()
+    row = strategies[strategies.index('data-strategy="builtin-st"'):].split("</tr>", 1)[0]
+    assert "Preset slots first (advanced)" in row and 'data-placement="st">SillyTavern order<' in row
+    assert "SillyTavern order (advanced)" not in row  # one name for the built-in, one word for its mode
+
+
+def test_the_mode_of_sillytavern_work_reads_in_chinese(users, both):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get(f"/strategies/{both['tavern'].slug}/edit/?session={both['st_session'].pk}").content.decode()
+    badge = re.search(r"<span class=\"badge\" data-sillytavern-work[^>]*>([^<]*)</span>", html).group(1)
+    assert badge == "SillyTavern 顺序"
+    strategies = client.get("/strategies/").content.decode()
+    assert 'data-placement="st">SillyTavern 顺序<' in strategies
+
+
+def test_the_new_session_form_folds_dshs_host_settings_while_sillytavern_is_chosen(users):
+    client = client_for(users["designer"])
+    html = client.get("/sessions/new/").content.decode()  # builtin-st is the first choice
+    fold = html[html.index("data-dsh-host-settings"):html.index("</details>", html.index("data-dsh-host-settings"))]
+    assert 'name="official_sections"' in fold and 'name="core_available"' not in fold  # the backend stays in view
+    answer = client.post("/sessions/new/", {"name": "", "strategy": "builtin-native-roles"})
+    assert answer.status_code == 400 and "data-dsh-host-settings" not in answer.content.decode()
