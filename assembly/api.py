@@ -1,27 +1,21 @@
 """`assemble(request) -> AssemblyResult`: the engine's single entry point (engine.md §0, §1).
 
-`assemble()` runs named stages, each a function below taking and returning typed values:
-parse (assembly.request) -> resolve (strategy, availability, resources, conversation) -> logical (assembly.logical)
--> order (backend order, positions, outlets, transaction and size checks) -> build (the request messages) -> count
-(tokens) -> budget (report; eviction builds again) -> result. A request dict whose settings (all but its
-conversation) an earlier request had already gets what parse and resolve decided from them, and reads only its
-conversation (`_remembered_run`).
+`assemble()` runs named stages, one pass down, each a function below taking typed values and returning a new one
+with its own diagnostics: parse (assembly.request) -> resolve (strategy, availability, resources, conversation) ->
+logical (assembly.logical) -> order (backend order, positions, outlets, transaction and size checks) -> build (the
+request messages) -> count (tokens) -> budget (report; an applied eviction builds again) -> result.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import pickle
+import dataclasses
 import re
-import threading
-from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import TypeAdapter
 
-from assembly.blocks import NO_CHILDREN, Node
+from assembly.blocks import Node, node_values
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_order
@@ -48,28 +42,16 @@ from assembly.positions import (
 )
 from assembly.reading import ImportInvalid
 from assembly.request import (
-    READ_CONVERSATION,
     AssemblyRequest,
     ConversationMessage,
     HostSettings,
     Section,
-    read_conversation,
     read_request,
-)
-from assembly.resource_memo import (
-    Settings,
-    recalled_settings,
-    remember,
-    remember_settings,
-    remembered,
-    resources_key,
-    settings_key,
 )
 from assembly.results import (
     AssemblyResult,
     BudgetReport,
     Diagnostic,
-    EvictionItem,
     LayoutView,
     NodeView,
     PresetBudget,
@@ -77,15 +59,6 @@ from assembly.results import (
     RequestView,
     StrategyRef,
     TokenSummary,
-    adopt_complete,
-    blank_values,
-    build_trusted,
-    complete_shape,
-    new_instance,
-    set_extra,
-    set_fields_set,
-    set_private,
-    set_values,
 )
 from assembly.sillytavern.macro_environment import request_environment
 from assembly.sillytavern.models import Resources
@@ -93,7 +66,6 @@ from assembly.sillytavern.outlets import fill_every_outlet
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
-from assembly.sillytavern.text_request import assemble_text
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
 from assembly.tokens import count_each, count_tokens
@@ -103,61 +75,38 @@ _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
+    """The request's stages, one pass down; each returns a new value with its own diagnostics."""
     if type(request) is dict and request.get("api") == "text":
-        return assemble_text(request)  # SillyTavern's text completion: its own stages
-    settings = settings_key(request) if type(request) is dict else None
-    run = _remembered_run(request, settings.key) if settings is not None else None
-    if run is None:
-        run = _read_run(settings.copy_of(request) if settings is not None else request, settings)
+        # SillyTavern's text completion: its own stages, loaded by the first request that asks for them
+        from assembly.sillytavern.text_request import assemble_text
+
+        return assemble_text(request)
+    parsed = _parse(request)
+    run = _resolve(parsed)
     logical = _logical(run)
-    nodes = _order(run, logical)
-    built = _build(run, nodes, logical.diagnostics)
+    ordered = _order(run, logical)
+    built = _build(run, ordered.nodes, [*logical.diagnostics, *ordered.diagnostics], logical.regexed_chat)
     counted = _count(run, built)
-    counted, budget = _budget(run, built, counted, logical.diagnostics)
-    return _result(run, logical, counted, budget)
+    budgeted = _budget(run, built, counted, [*logical.diagnostics, *ordered.diagnostics, *built.diagnostics])
+    return _result(run, logical, ordered, built, budgeted)
 
 
-def _remembered_run(request: dict[str, Any], key: bytes) -> _Run | None:
-    """The run of a request whose settings were decided before: only its conversation is read. None when they were
-    not, or when the conversation is one the whole request's reading must read (or refuse)."""
-    decided = recalled_settings(key)
-    if decided is None:
-        return None
-    read = read_conversation(request.get("conversation", {}))
-    if read is None:
-        return None
-    return _conversation_run(decided, _own_strategy(decided), *read)
+# the values the stages hand down -------------------------------------------------------------------------------------
 
 
-def _read_run(request: dict[str, Any] | AssemblyRequest, settings: Settings | None) -> _Run:
-    """The run of a request read whole. `settings`: a plain request dict's settings, of which `request` holds a copy
-    (with the caller's conversation); what they decide is remembered under their key when it refuses nothing."""
-    key = resources_key(request.get("resources")) if isinstance(request, dict) else None
-    known = remembered(key)
-    read = read_request(request, resources_checked=known is not None)
-    req = read.request
-    decided, strategy = _decide(req, key, known, kept=settings is not None)
-    if read.history is not None and read.inputs is not None:
-        durable, inputs = read.history, read.inputs
-    else:
-        durable = _messages_with_ids(req.conversation.history, "h")
-        inputs = _messages_with_ids(req.conversation.input, "i")
-    if req is not request:
-        # Our own parse: its message models are read into `run` once, so drop them rather than have the collector
-        # walk one model per message for the rest of a long run (a caller's AssemblyRequest is left as it is).
-        req.conversation = READ_CONVERSATION
-    run = _conversation_run(decided, strategy, durable, inputs)
-    if settings is not None and decided.host_error is None:
-        remember_settings(settings.key, decided)
-    return run
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """parse: the request model and its conversation's messages as the engine's dicts, each with its id."""
+
+    req: AssemblyRequest
+    durable: list[dict[str, Any]]  # the whole recorded history
+    inputs: list[dict[str, Any]]
 
 
-# stages -------------------------------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
+@dataclass(frozen=True, slots=True)
 class _Run:
-    """What every stage after `resolve` reads: the request, its strategy (normalized once) and its conversation."""
+    """resolve: what every later stage reads: the request, its strategy (normalized once), its resources and its
+    conversation."""
 
     req: AssemblyRequest
     strategy_id: str | None
@@ -180,110 +129,94 @@ class _Run:
     macro_env: Any = None  # builtin-st: SillyTavern's macros for this generation, its variables changing as they run
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
+class _Ordered:
+    """order: the nodes in the backend's order, positions and outlets applied."""
+
+    nodes: list[Node]
+    diagnostics: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
 class _Built:
-    """The request messages and the nodes in request order (st adds synthetic ones), with st's budget report."""
+    """build: the request messages and the nodes in request order (st adds synthetic ones), with st's budget report
+    and what regex scripts changed in the chat."""
 
     messages: list[RequestMessage]
     nodes: list[Node]
     st_budget: dict[str, Any] | None
-    regex_changes: list[RegexChange] = field(default_factory=list)  # st: what regex scripts changed in the chat
+    regex_changes: list[RegexChange]
+    diagnostics: list[dict[str, Any]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Counted:
-    built: _Built
+    """count: each node's tokens and the messages' total."""
+
     node_tokens: dict[str, int]
     total: int
 
 
 @dataclass(frozen=True, slots=True)
-class _Decided:
-    """What `resolve` decides from a request's settings alone (all but its conversation), remembered by their content
-    (assembly.resource_memo) and shared by every run with those settings: read only. `req` is the engine's own model
-    (parsed from a copy of the settings, its conversation dropped); the strategy is not kept, as every run gets its
-    own (`_own_strategy`): a built-in's per-request copy, or a load of the normalized document (`document`)."""
+class _Budgeted:
+    """budget: the report, and the request as it is sent (built again without the evicted nodes when applied); its
+    findings are the report's and the second build's."""
 
-    req: AssemblyRequest
-    strategy_id: str | None
-    document: bytes | None  # a strategy document normalized and pickled; None for a built-in id
-    revision: str
-    backend: str
-    resources: Resources
-    in_history: bool
-    stated_placement: str
-    st_rules: bool
-    char_name: str
-    host_text: str
-    host_error: AssemblyError | None  # raised after the conversation's checks, as it was found after them
-    native_system_enabled: bool
+    built: _Built
+    counted: _Counted
+    report: dict[str, Any] | None
+    diagnostics: list[dict[str, Any]]
 
 
-def _decide(req: AssemblyRequest, key: bytes | None = None, known: Resources | None = None, *, kept: bool = False
-            ) -> tuple[_Decided, dict[str, Any]]:
-    """The strategy (a built-in, or the document normalized here and never again), the host's permission to run it,
-    the resources (`known`: already parsed, by content `key`) and what follows from them; and this run's strategy.
-    `kept`: the decision is to be remembered, so a strategy document is pickled for the runs that recall it."""
+# stages --------------------------------------------------------------------------------------------------------------
+
+
+def _parse(request: dict[str, Any] | AssemblyRequest) -> _Parsed:
+    """The request model (`ASSEMBLY_REQUEST_INVALID` naming the field) and its messages with ids (`h1..`, `i1..`)."""
+    read = read_request(request)
+    req = read.request
+    if read.history is not None and read.inputs is not None:
+        return _Parsed(req, read.history, read.inputs)
+    return _Parsed(req, _messages_with_ids(req.conversation.history, "h"),
+                   _messages_with_ids(req.conversation.input, "i"))
+
+
+def _resolve(parsed: _Parsed) -> _Run:
+    """The strategy (a built-in, or the document normalized here), the host's permission to run it, the resources,
+    the official sections, and the conversation as it takes part (ids checked, records left out, a swipe's)."""
+    req = parsed.req
     strategy_id, strategy = resolve_strategy(req.strategy)
     require_available(strategy, req.host)
     try:
-        resources = known if known is not None else _normalized_resources(req.resources, key)
+        resources = normalize_resources(req.resources)
     except ImportInvalid as exc:  # the path is named within the request
         raise AssemblyError("IMPORT_INVALID", f"resources.{exc.path}: expected {exc.expected}", status=exc.status,
                             detail={"path": f"resources.{exc.path}"}) from None
     backend = strategy.get("backend", "core")
     stated = stated_placement(req.strategy, strategy)
-    host_text, host_error = "", None
-    try:
-        host_text = render_official_sections(req.host.official_sections, req.host.variables)
-    except AssemblyError as exc:
-        host_error = exc
-    decided = _Decided(
-        req=req, strategy_id=strategy_id,
-        # pickled before any stage reads it: what every later run loads is the document as normalized
-        document=pickle.dumps(strategy, pickle.HIGHEST_PROTOCOL) if kept and not isinstance(req.strategy, str)
-        else None,
-        revision=resolved_revision(req.strategy, strategy), backend=backend, resources=resources,
-        in_history=backend == "native" and req.host.system_prompt_update == "in-history", stated_placement=stated,
-        st_rules=backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None,
-        char_name=req.names.char or (resources.character.name if resources.character else ""),
-        host_text=host_text, host_error=host_error,
-        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
-    )
-    return decided, strategy
-
-
-def _own_strategy(decided: _Decided) -> dict[str, Any]:
-    """A run's own strategy, equal to the one `_decide` resolved (the result's layout policy is a part of it)."""
-    if decided.document is None:
-        return resolve_strategy(decided.req.strategy)[1]  # a built-in's per-request copy
-    return pickle.loads(decided.document)
-
-
-def _conversation_run(decided: _Decided, strategy: dict[str, Any], durable: list[dict[str, Any]],
-                      inputs: list[dict[str, Any]]) -> _Run:
-    """The run of these settings on this conversation (`durable`, `inputs`: its messages with ids)."""
-    req = decided.req
+    st_rules = backend != "native" and strategy.get("placement") == stated == "st" and resources.preset is not None
+    durable, inputs = parsed.durable, parsed.inputs
     _check_unique_ids(durable, inputs)
-    if decided.host_error is not None:
-        raise decided.host_error
-    history = conversation_history(durable, keep_system_records=decided.in_history)
+    host_text = render_official_sections(req.host.official_sections, req.host.variables)
+    in_history = backend == "native" and req.host.system_prompt_update == "in-history"
+    history = conversation_history(durable, keep_system_records=in_history)
     swiped = None
-    if decided.st_rules and req.generation.type == "swipe":
+    if st_rules and req.generation.type == "swipe":
         history, inputs, swiped = _swipe(history, inputs)
-    # a context's two fields as its model_dump gives them, without pydantic's serializer per context and request
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
-    macro_env = request_environment(req, decided.resources, decided.char_name, history + inputs, len(inputs)) \
-        if decided.st_rules else None
+    char = req.names.char or (resources.character.name if resources.character else "")
+    macro_env = request_environment(req, resources, char, history + inputs, len(inputs)) if st_rules else None
     if macro_env is not None:  # the greeting and the messages sent now, as SillyTavern stores them
         history, inputs = macro_env.sent[:len(history)], macro_env.sent[len(history):]
     return _Run(
-        req=req, strategy_id=decided.strategy_id, strategy=strategy, revision=decided.revision,
-        backend=decided.backend, resources=decided.resources, durable=durable, history=history, inputs=inputs,
-        swiped=swiped, st_rules=decided.st_rules, stated_placement=decided.stated_placement, controls=controls,
-        contexts=contexts, names={"user": req.names.user, "char": decided.char_name}, host_text=decided.host_text,
-        native_system_enabled=decided.native_system_enabled,
+        req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
+        backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
+        st_rules=st_rules, stated_placement=stated, controls=controls, contexts=contexts,
+        names={"user": req.names.user,
+               "char": req.names.char or (resources.character.name if resources.character else "")},
+        host_text=host_text,
+        native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
         step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}", macro_env=macro_env,
     )
 
@@ -299,33 +232,36 @@ def _logical(run: _Run) -> LogicalResult:
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
-        builtin_id=run.strategy_id if isinstance(req.strategy, str) else None, macro_env=run.macro_env,
+        macro_env=run.macro_env,
     )
+    found = []
     if run.swiped is not None:
-        logical.diagnostics.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
+        found.append({"code": "ST_SWIPE_LEFT_OUT", "id": run.swiped["id"], "role": run.swiped["role"]})
     if not run.st_rules:
-        logical.diagnostics.extend(_chat_extensions_unused(run.resources))
-    return logical
+        found += _chat_extensions_unused(run.resources)
+    return dataclasses.replace(logical, diagnostics=[*logical.diagnostics, *found]) if found else logical
 
 
-def _order(run: _Run, logical: LogicalResult) -> list[Node]:
+def _order(run: _Run, logical: LogicalResult) -> _Ordered:
     """The backend's order (native regions, or core's with depths), positions and overrides, outlets filled; then
     the order must keep tool transactions whole and stay within the size bound."""
-    strategy, diagnostics = run.strategy, logical.diagnostics
+    strategy = run.strategy
+    diagnostics = list(logical.diagnostics)  # the overrides read what logical found; this stage's own follow
+    emitted = _copies(logical.nodes)  # this stage places its own copies: logical's nodes stay as it made them
     if run.backend == "native":
         # the library sorts by resource after the projection and the overrides (inside the projection only with
         # identity `position`), and maps to the host last: their refusals come in that order (reference A.9 "after
         # emission" steps 1-4, A.8 step 7)
         later = [] if (strategy.get("layout") or {}).get("identity") != "position" else None
         last: list[AssemblyError] = []
-        nodes = apply_resource_anchors(logical.nodes, strategy, diagnostics, refusals=later)
-        nodes = native_regions(nodes, strategy, diagnostics, emitted=logical.nodes, refusals=last,
+        nodes = apply_resource_anchors(emitted, strategy, diagnostics, refusals=later)
+        nodes = native_regions(nodes, strategy, diagnostics, emitted=emitted, refusals=last,
                                module_order=run.stated_placement not in ("native-roles", "native-slots"))
         nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
         if later or last:
             raise (later or last)[0]
     else:
-        nodes = apply_layout_overrides(core_order(logical.nodes, run.durable, logical.rules,
+        nodes = apply_layout_overrides(core_order(emitted, run.durable, logical.rules,
                                                   insert_depths=not run.st_rules),
                                        strategy, run.backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
@@ -334,36 +270,122 @@ def _order(run: _Run, logical: LogicalResult) -> list[Node]:
     if run.st_rules:
         fill_every_outlet(marked, logical.outlet_blocks, diagnostics)
     check_order(nodes)  # the system boundary, whole tool transactions, the size bound
-    return nodes
+    return _Ordered(nodes, diagnostics[len(logical.diagnostics):])
 
 
-def _build(run: _Run, nodes: list[Node], diagnostics: list[dict[str, Any]]) -> _Built:
-    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request."""
+def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_chat: Any = None) -> _Built:
+    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request, on copies
+    of the ordered nodes (each step sets where its node went). A finding the stages before reported already is not
+    reported again. `regexed_chat`: the chat through the regex scripts as the world info scan read it."""
     req = run.req
+    nodes = _copies(nodes)
     if run.st_rules:
-        messages, ordered, st_diagnostics, st_budget, regex_changes = st_request(
-            nodes, resources=run.resources, names=run.names, generation=req.generation, tokenizer=req.tokenizer,
-            macro_env=run.macro_env)
-        diagnostics.extend(d for d in st_diagnostics if d not in diagnostics)
-        return _Built(messages, ordered, st_budget, regex_changes)
+        st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
+                        tokenizer=req.tokenizer, regexed_chat=regexed_chat,
+                        macro_env=run.macro_env)
+        own: list[dict[str, Any]] = []
+        for diagnostic in st.diagnostics:
+            if diagnostic not in earlier and diagnostic not in own:
+                own.append(diagnostic)
+        return _Built(st.messages, st.nodes, st.budget, st.regex_changes, own)
     if run.backend == "native":
         messages = native_request(
             nodes, system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
             contexts=[c["text"] for c in run.contexts], history=run.durable,
             system_update=req.host.system_prompt_update, tokenizer=req.tokenizer, step=run.step)
-        return _Built(messages, nodes, None)
-    return _Built(core_request(nodes, req.tokenizer, run.step), nodes, None)
+        return _Built(messages, nodes, None, [], [])
+    return _Built(core_request(nodes, req.tokenizer, run.step), nodes, None, [], [])
 
 
 def _count(run: _Run, built: _Built) -> _Counted:
-    tokenizer = run.req.tokenizer
-    nodes = built.nodes
-    counts = count_each([n.text for n in nodes], tokenizer)
-    node_tokens = {node.id: tokens for node, tokens in zip(nodes, counts, strict=True)}  # no list of ids
-    return _Counted(built, node_tokens, sum([m.tokens for m in built.messages]))
+    """Each node's tokens in the request's encoding; the total of the messages (each counted as it was built)."""
+    counts = count_each([n.text for n in built.nodes], run.req.tokenizer)
+    return _Counted({node.id: tokens for node, tokens in zip(built.nodes, counts, strict=True)},
+                    sum([m.tokens for m in built.messages]))
 
 
-def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
+def _budget(run: _Run, built: _Built, counted: _Counted, earlier: list[dict[str, Any]]) -> _Budgeted:
+    """The budget report (engine.md §8); when it is applied, the request is built again without the evicted nodes
+    (copies of the kept ones: the first build's stay as they were)."""
+    report, diagnostics = _budget_report(run.req, built.nodes, counted.node_tokens, counted.total)
+    if report is None or not (report["applied"] and report["eviction_plan"]):
+        return _Budgeted(built, counted, report, diagnostics)
+    dropped = {d["id"] for d in report["eviction_plan"]}
+    kept = [dataclasses.replace(n, request_index=None) for n in built.nodes if n.id not in dropped]
+    rebuilt = _build(run, kept, [*earlier, *diagnostics])
+    kept_ids = {n.id for n in kept}  # the first build already ran the scripts on the nodes that stay
+    rebuilt = dataclasses.replace(rebuilt, regex_changes=[
+        *[c for c in built.regex_changes if c.part in kept_ids], *rebuilt.regex_changes])
+    node_tokens = dict(counted.node_tokens)
+    node_tokens.update({n.id: count_tokens(n.text, run.req.tokenizer) for n in rebuilt.nodes
+                        if n.id not in node_tokens})
+    total = sum(m.tokens for m in rebuilt.messages)
+    return _Budgeted(rebuilt, _Counted(node_tokens, total), {**report, "total_after": total},
+                     [*diagnostics, *rebuilt.diagnostics])
+
+
+def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built, budgeted: _Budgeted
+            ) -> AssemblyResult:
+    """The answer: the request as it is sent (`budgeted.built`), every node with why it is where it is, the editor's
+    rows and blocks, the counts; every stage's findings in stage order (`first`: the first build's)."""
+    built, counted = budgeted.built, budgeted.counted
+    messages, nodes = built.messages, built.nodes
+    diagnostics = [*logical.diagnostics, *ordered.diagnostics, *first.diagnostics, *budgeted.diagnostics]
+    if not messages:
+        diagnostics.append({"code": "ASSEMBLY_EMPTY"})
+    elif all(m.role == "system" for m in messages):
+        diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
+    views = _NODE_VIEWS.validate_python([_node_view(node, counted.node_tokens[node.id]) for node in nodes])
+    by_module: dict[str, int] = {}
+    for view in views:
+        by_module[view.module] = by_module.get(view.module, 0) + view.tokens
+    strategy, backend, revision = run.strategy, run.backend, run.revision
+    return AssemblyResult(
+        ok=True, backend=backend, placement=strategy.get("placement", "modules"),
+        strategy=StrategyRef(id=run.strategy_id, name=strategy["name"], revision=revision),
+        request=RequestView(messages=messages, starts_request_series=starts_request_series(
+            backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
+            # only a native request reconciles its system surface (core's series follows the strategy revision)
+            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
+            if backend == "native" else "", native_system_enabled=run.native_system_enabled)),
+        nodes=views,
+        diagnostics=[Diagnostic.of(d) for d in diagnostics],
+        runtime_context_controls=run.controls,
+        placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
+        positions=position_rows(strategy, nodes, logical.position_decisions),
+        durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
+                                      strategy_id=run.strategy_id, revision=revision),
+        tokens=_token_summary(run, built, counted, by_module),
+        budget=_budget_view(budgeted.report, built.st_budget),
+        layout=LayoutView(policy=strategy.get("layout"), slots=logical.slots,
+                          blocks=layout_blocks(nodes, backend)),
+        world_info=logical.world_info,
+        regex_changes=built.regex_changes,
+        macro_variables=run.macro_env.view(requested=bool(run.req.macro_variables)) if run.macro_env else None,
+    )
+
+
+def _copies(nodes: list[Node]) -> list[Node]:
+    return [Node(*node_values(node)) for node in nodes]
+
+
+_NODE_VIEWS = TypeAdapter(list[NodeView])  # one validation for every node of the request
+
+
+def _node_view(node: Node, tokens: int) -> dict[str, Any]:
+    """A node's view, as the values `NodeView` validates."""
+    return {
+        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
+        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
+        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
+        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
+        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
+        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
+        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
+        "original_slot_id": node.original_slot_id}
+
+
+def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:
     """The counts, and the request as the model's API counts it against its window: the request's budget, else
     SillyTavern's context settings for `st` with a preset, else the model's window from the catalogue."""
     req = run.req
@@ -379,82 +401,21 @@ def _token_summary(run: _Run, counted: _Counted, by_module: dict[str, int]) -> T
     elif req.model is not None and entry.context_window is not None:
         window, reserve, source = entry.context_window, entry.reply_reserve, "model"
     # Every message's tokens were counted in the request's encoding when it was built (`counted.total` sums them).
-    total = counted.total + framing_total(counted.built.messages, req.tokenizer, framing)
-    # every value is the engine's own, of its field's type: adopted, not validated again
-    return adopt_complete(TokenSummary, {
-        "total": counted.total, "by_module": by_module, "tokenizer": req.tokenizer, "model": req.model,
-        "family": entry.family, "exact": entry.exact and own_encoding if req.model is not None else True,
-        "framing": framing.name, "request_total": total, "context_window": window, "reply_reserve": reserve,
-        "window_source": source, "fits": None if window is None else total + (reserve or 0) <= window})
-
-
-def _budget(run: _Run, built: _Built, counted: _Counted, diagnostics: list[dict[str, Any]]
-            ) -> tuple[_Counted, dict[str, Any] | None]:
-    """The budget report; when it is applied, the request is built again without the evicted nodes."""
-    budget = _budget_report(run.req, built.nodes, counted.node_tokens, counted.total, diagnostics)
-    if budget is None or not (budget["applied"] and budget["eviction_plan"]):
-        return counted, budget
-    dropped = {d["id"] for d in budget["eviction_plan"]}
-    nodes = [n for n in built.nodes if n.id not in dropped]
-    for node in nodes:
-        node.request_index = None
-    rebuilt = _build(run, nodes, diagnostics)
-    kept = {n.id for n in nodes}  # the first build already ran the scripts on the nodes that stay
-    rebuilt.regex_changes[:0] = [c for c in built.regex_changes if c.part in kept]
-    node_tokens = dict(counted.node_tokens)
-    node_tokens.update({n.id: count_tokens(n.text, run.req.tokenizer) for n in rebuilt.nodes
-                        if n.id not in node_tokens})
-    total = budget["total_after"] = sum(m.tokens for m in rebuilt.messages)
-    return _Counted(rebuilt, node_tokens, total), budget
-
-
-def _result(run: _Run, logical: LogicalResult, counted: _Counted, budget: dict[str, Any] | None) -> AssemblyResult:
-    messages, nodes, node_tokens = counted.built.messages, counted.built.nodes, counted.node_tokens
-    diagnostics, st_budget = logical.diagnostics, counted.built.st_budget
-    if not messages:
-        diagnostics.append({"code": "ASSEMBLY_EMPTY"})
-    elif all(m.role == "system" for m in messages):
-        diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    views, by_module = _node_views(nodes, node_tokens)
-    strategy, backend, revision = run.strategy, run.backend, run.revision
-    return build_trusted(
-        AssemblyResult,
-        ok=True,
-        backend=backend,
-        placement=strategy.get("placement", "modules"),
-        # the engine's own values, of their fields' types: built as they are, not validated (nor the list copied)
-        strategy=build_trusted(StrategyRef, id=run.strategy_id, name=strategy["name"], revision=revision),
-        request=build_trusted(RequestView, messages=messages, starts_request_series=starts_request_series(
-            backend=backend, history=run.durable, revision=revision, adaptive=logical.adaptive,
-            # only a native request reconciles its system surface (core's series follows the strategy revision)
-            system_text=native_system_text(nodes, run.host_text, run.native_system_enabled)
-            if backend == "native" else "", native_system_enabled=run.native_system_enabled)),
-        nodes=views,
-        diagnostics=[Diagnostic.of(d) for d in diagnostics],
-        runtime_context_controls=run.controls,
-        placement_controls=placement_controls(logical.rules, nodes, SLOT_OWNERS),
-        positions=position_rows(strategy, nodes, logical.position_decisions, revision=revision),
-        durable_events=durable_events(messages, nodes, backend=backend, inputs=run.inputs,
-                                      strategy_id=run.strategy_id, revision=revision),
-        tokens=_token_summary(run, counted, by_module),
-        budget=_budget_view(budget, st_budget),
-        layout=build_trusted(LayoutView, policy=strategy.get("layout"), slots=logical.slots,
-                             blocks=layout_blocks(nodes, backend)),
-        world_info=logical.world_info,
-        regex_changes=counted.built.regex_changes,
-        macro_variables=run.macro_env.view(requested=bool(run.req.macro_variables)) if run.macro_env else None,
-    )
+    total = counted.total + framing_total(built.messages, req.tokenizer, framing)
+    return TokenSummary(
+        total=counted.total, by_module=by_module, tokenizer=req.tokenizer, model=req.model, family=entry.family,
+        exact=entry.exact and own_encoding if req.model is not None else True, framing=framing.name,
+        request_total=total, context_window=window, reply_reserve=reserve, window_source=source,
+        fits=None if window is None else total + (reserve or 0) <= window)
 
 
 def _budget_view(budget: dict[str, Any] | None, st_budget: dict[str, Any] | None
                  ) -> BudgetReport | PresetBudget | None:
     """The request's budget report with SillyTavern's preset budget nested in it, or the preset's alone."""
-    preset = build_trusted(PresetBudget, **st_budget) if st_budget else None
+    preset = PresetBudget(**st_budget) if st_budget else None
     if budget is None:
         return preset
-    return build_trusted(BudgetReport, **{
-        **budget, "eviction_plan": [build_trusted(EvictionItem, **item) for item in budget["eviction_plan"]],
-        "preset_budget": preset})
+    return BudgetReport(**{**budget, "preset_budget": preset})
 
 
 # helpers of the stages ---------------------------------------------------------------------------------------------
@@ -538,42 +499,13 @@ def _world_info_context(req: AssemblyRequest, resources: Resources) -> int:
     return 8192
 
 
-_RESOURCE_CACHE: OrderedDict[str, Resources] = OrderedDict()
-_RESOURCE_CACHE_SIZE = 64
-_RESOURCE_LOCK = threading.Lock()
-
-
-def _normalized_resources(raw: dict[str, Any], key: bytes | None = None) -> Resources:
-    """The request's resources as the engine's model. A set already holding the engine's models (previews build them
-    from rows) is taken as it is: no hash, and `normalize_resources` keeps each model.
-    Raw JSON (the HTTP API) is parsed once per content: a re-preview after a drag sends the same resources again,
-    and the models are frozen, so the parsed copy can be shared. `key`: the content key of a checked request's
-    resources (assembly.resource_memo); other raw JSON is remembered by a hash of its JSON text."""
-    if any(isinstance(value, BaseModel) for value in raw.values()):
-        return normalize_resources(raw)
-    if key is not None:
-        parsed = normalize_resources(raw)
-        remember(key, parsed)
-        return parsed
-    key = hashlib.sha256(json.dumps(raw, sort_keys=True, ensure_ascii=False, default=repr).encode()).hexdigest()
-    with _RESOURCE_LOCK:
-        cached = _RESOURCE_CACHE.get(key)
-        if cached is not None:
-            _RESOURCE_CACHE.move_to_end(key)
-            return cached
-    parsed = normalize_resources(raw)
-    with _RESOURCE_LOCK:
-        _RESOURCE_CACHE[key] = parsed
-        if len(_RESOURCE_CACHE) > _RESOURCE_CACHE_SIZE:
-            _RESOURCE_CACHE.popitem(last=False)
-    return parsed
-
-
-def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[str, int], total: int,
-                   diagnostics: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """engine.md §8: the eviction plan (oldest history first, then world book by ascending order)."""
+def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[str, int], total: int
+                   ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """engine.md §8: the eviction plan (oldest history first, then world book by ascending order), and the finding
+    that the request is over its budget."""
+    diagnostics: list[dict[str, Any]] = []
     if req.budget is None:
-        return None
+        return None, diagnostics
     limit = max(0, req.budget.context_window - req.budget.reserve_output)
     evictable = [n for n in nodes if (n.module == "history" and n.message is not None) or
                  (n.module == "worldbook" and not (n.locked and n.lock_reason == "native-depth-boundary"))]
@@ -596,60 +528,7 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
         dropped = [{"id": s.id, "module": by_id[s.id].module, "tokens": s.cost, "reason": s.reason}
                    for s in sorted(selection.skipped, key=lambda s: s.index)]
     return {"limit": limit, "total": total, "over_by": over_by, "eviction_plan": dropped,
-            "applied": bool(req.budget.apply and over_by), "fixed_tokens": keep_cost}
-
-
-def _node_views(nodes: list[Node], node_tokens: dict[str, int]) -> tuple[list[NodeView], dict[str, int]]:
-    """The result's node views and the tokens by module, in one pass. One view per node of every request, so
-    `results.adopt_complete` is inlined, and each view's dict is a copy of `results.blank_values`, filled."""
-    fields_set, _ = complete_shape(NodeView)  # NodeView allows extras: each view gets its own empty extras dict
-    blank, new, own_values, own_fields_set, own_extra, own_private = (
-        _BLANK_VIEW.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
-    views = []
-    by_module: dict[str, int] = {}
-    for node in nodes:
-        tokens = node_tokens[node.id]
-        module = node.module
-        by_module[module] = by_module.get(module, 0) + tokens
-        values = blank()
-        values["id"] = node.id
-        values["rule_id"] = node.rule_id
-        values["module"] = module
-        values["name"] = node.name
-        values["field"] = node.field
-        values["role"] = node.role
-        values["original_role"] = node.original_role
-        values["text"] = node.text
-        values["tokens"] = tokens
-        values["trust"] = node.trust
-        values["delivery"] = node.delivery
-        values["region"] = node.region
-        values["request_index"] = node.request_index
-        values["locked"] = node.locked
-        values["lock_reason"] = node.lock_reason
-        values["position_decision"] = node.position_decision
-        values["slot_id"] = node.slot_id
-        values["depth"] = node.depth
-        values["requested_depth"] = node.requested_depth
-        values["position_id"] = node.position_id
-        values["order"] = node.order
-        values["lifetime"] = node.lifetime
-        values["activation"] = node.activation
-        # blocks.NO_CHILDREN is shared by every request: a view gets its own (any other list is this request's)
-        children = node.children
-        values["children"] = [] if children is NO_CHILDREN else children
-        values["adjusted_for_tools"] = node.adjusted_for_tools
-        values["original_slot_id"] = node.original_slot_id
-        view = new(NodeView)
-        own_values(view, values)
-        own_fields_set(view, fields_set)
-        own_extra(view, {})
-        own_private(view, None)
-        views.append(view)
-    return views, by_module
-
-
-_BLANK_VIEW = blank_values(NodeView)
+            "applied": bool(req.budget.apply and over_by), "fixed_tokens": keep_cost}, diagnostics
 
 
 # the host ----------------------------------------------------------------------------------------------------------

@@ -24,16 +24,7 @@ from typing import Any
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
-from assembly.results import (
-    DurableEvent,
-    RequestMessage,
-    blank_values,
-    complete_shape,
-    set_extra,
-    set_fields_set,
-    set_private,
-    set_values,
-)
+from assembly.results import DurableEvent, RequestMessage
 from assembly.tokens import count_tokens
 
 SYSTEM_KIND = "system-prompt"
@@ -70,10 +61,6 @@ def content_id(*parts: str) -> str:
     return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
-# A message's id from its few parts, remembered: the same prompts get the same ids in every request of a chat.
-_message_content_id = functools.lru_cache(maxsize=4096)(content_id)
-
-
 def request_message(
     nodes: list[Node],
     role: str,
@@ -88,79 +75,26 @@ def request_message(
     tokens: int | None = None,
 ) -> RequestMessage:
     """One request message of `nodes`; `tokens`, when the caller already counted `content` with `tokenizer`, is
-    taken as its count. The per-message loops give the arguments by position (a keyword call of this many costs
-    three times as much)."""
+    taken as its count."""
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
         if first is None:
-            message_id = _message_content_id(delivery, content, step)
+            message_id = content_id(delivery, content, step)
         elif first.message is not None:
             message_id = first.message["id"]
         else:
-            message_id = _message_content_id(first.id, first.role, first.text, step)
+            message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None else None
-    if len(nodes) == 1:  # nearly every message: a chat message or one prompt
-        parts, trust = [first.id], first.trust
-    else:
-        parts, trust = [n.id for n in nodes], _trust(nodes)
-    # Built from data this engine produced itself, so pydantic's validation is skipped (it dominated preview time);
-    # `results.adopt_complete` inlined, as this runs once per message, on a copy of `results.blank_values`.
-    message = _new_message(RequestMessage)
-    values = _blank_message()  # see results.blank_values
-    values["id"] = message_id
-    values["role"] = role
-    values["content"] = content
-    values["tokens"] = count_tokens(content, tokenizer) if tokens is None else tokens
-    values["delivery"] = delivery
-    values["region"] = region
-    values["enters_history"] = status != "request-only"
-    values["history_status"] = status
-    values["parts"] = parts
-    values["trust"] = trust
-    values["name"] = name
-    if native is not None:
-        values["tool_calls"] = native.get("tool_calls")
-        values["tool_call_id"] = native.get("tool_call_id")
-    # the instance's slots set through their descriptors (results.set_values and siblings): once per message
-    set_values(message, values)
-    set_fields_set(message, _MESSAGE_FIELDS)
-    set_extra(message, {})  # RequestMessage allows extras: each message its own
-    set_private(message, None)
-    return message
+    return RequestMessage.model_validate({
+        "id": message_id, "role": role, "content": content,
+        "tokens": count_tokens(content, tokenizer) if tokens is None else tokens, "delivery": delivery,
+        "region": region, "enters_history": status != "request-only", "history_status": status,
+        "parts": [n.id for n in nodes], "trust": first.trust if len(nodes) == 1 else _trust(nodes), "name": name,
+        "tool_calls": native.get("tool_calls") if native is not None else None,
+        "tool_call_id": native.get("tool_call_id") if native is not None else None})
 
 
-def conversation_message(node: Node, content: str, delivery: str, region: str, status: str, tokenizer: str,
-                         name: str | None = None, tokens: int | None = None) -> RequestMessage:
-    """`request_message([node], node.role, content, ...)` for a node that holds a conversation message (`node.message`
-    is set): the message keeps its own id and the node alone is its part, so none of the id, part and trust detours
-    for prompts or merged nodes is taken. The per-message loops give the arguments by position."""
-    native = node.message
-    message = _new_message(RequestMessage)
-    values = _blank_message()  # see request_message
-    values["id"] = native["id"]  # type: ignore[index]
-    values["role"] = node.role
-    values["content"] = content
-    values["tokens"] = count_tokens(content, tokenizer) if tokens is None else tokens
-    values["delivery"] = delivery
-    values["region"] = region
-    values["enters_history"] = status != "request-only"
-    values["history_status"] = status
-    values["parts"] = [node.id]
-    values["trust"] = node.trust
-    values["name"] = name
-    values["tool_calls"] = native.get("tool_calls")  # type: ignore[union-attr]
-    values["tool_call_id"] = native.get("tool_call_id")  # type: ignore[union-attr]
-    set_values(message, values)
-    set_fields_set(message, _MESSAGE_FIELDS)
-    set_extra(message, {})
-    set_private(message, None)
-    return message
-
-
-_new_message = RequestMessage.__new__
-_blank_message = blank_values(RequestMessage).copy
-_MESSAGE_FIELDS, _ = complete_shape(RequestMessage)
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 
 
@@ -364,7 +298,6 @@ def durable_events(
     return [DurableEvent.of(event) for event in events]
 
 
-@functools.lru_cache(maxsize=64)  # a re-preview sends the same messages again; its ids are only strings
 def _log_record_id(revision: str, message_ids: tuple[str, ...]) -> str:
     """The id of a core request's log record: from the revision and the request's message ids."""
     return content_id(LOG_KIND, revision, *message_ids)

@@ -9,24 +9,12 @@ the preset slot that holds it unless the move detaches it; a `runtime` block (co
 
 from __future__ import annotations
 
-import functools
 import json
-import threading
 from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import (
-    LayoutBlock,
-    LayoutEntry,
-    blank_values,
-    complete_shape,
-    new_instance,
-    set_extra,
-    set_fields_set,
-    set_private,
-    set_values,
-)
+from assembly.results import LayoutBlock, LayoutEntry
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -43,130 +31,61 @@ def node_region(node: Node, backend: str) -> str:
     return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
 
 
-@functools.lru_cache(maxsize=4096)
-def _key_text(key: tuple) -> str:
-    """A block key as the JSON its id carries (the same keys recur in every request of a strategy)."""
-    return json.dumps(list(key), ensure_ascii=False, separators=(",", ":"))
-
-
 def _binding(node: Node) -> str:
     if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
         return "runtime"
     return "slot" if node.slot_id is not None else "free"
 
 
-_ENTRY_FIELDS, _ = complete_shape(LayoutEntry)
-_BLANK_ENTRY = blank_values(LayoutEntry)
-_BLANK_BLOCK = blank_values(LayoutBlock)
-_BLOCK_FIELDS, _ = complete_shape(LayoutBlock)
+def _block_key(node: Node, native: bool, backend: str) -> tuple:
+    """The group a node belongs to: rule, module, resource group, slot, depth, role and region. The conversation is
+    one runtime block whatever its speakers: its roles are not the designer's to move."""
+    block = node.block
+    group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
+        block.id if block is not None else node.id)
+    depth = node.depth if node.depth is not None else node.requested_depth
+    role = None if node.message is not None else node.role
+    return (node.rule_id, node.module, group, node.slot_id, depth, role,
+            node_region(node, backend) if native else "request")
+
+
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a block key as its id's JSON
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
-    """The runs of nodes that move together, with their binding and why they are where they are."""
-    # One pass builds each run's block when the run starts, and each node's layout entry (`results.adopt_complete`
-    # inlined, on copies of `results.blank_values`: this runs once per node of every request; an entry's values are
-    # all atomic, so its dict is not one the collector tracks). A run's block is a copy of its remembered template
-    # (`_run_template`): the same runs recur in every request of a strategy.
-    blank_entry, new, own_values, own_fields_set, own_extra, own_private = (
-        _BLANK_ENTRY.copy, new_instance, set_values, set_fields_set, set_extra, set_private)
-    templates = _RUN_TEMPLATES
+    """The runs of nodes that move together, with their binding and why they are where they are. A key with several
+    runs names each run by its first node."""
     native = backend == "native"
-    blocks: list[LayoutBlock] = []
-    counts: dict[str, int] = {}  # runs per key (its block id)
-    key = None
-    node_ids: list[str] = []
-    entries: list[LayoutEntry] = []
+    runs: list[tuple[tuple, list[Node]]] = []
     for node in nodes:
-        # The group key, inline (once per node): rule, module, resource group, slot, depth, role and region.
-        block = node.block
-        group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
-            block.id if block is not None else node.id)
-        depth = node.depth if node.depth is not None else node.requested_depth
-        # The conversation is one runtime block whatever its speakers: its roles are not the designer's to move.
-        role = None if node.message is not None else node.role
-        node_key = (node.rule_id, node.module, group, node.slot_id, depth, role,
-                    node_region(node, backend) if native else "request")
-        if node_key != key:
-            key, node_ids, entries = node_key, [], []
-            # everything of the block that the run's first node decides besides its key
-            signature = (node_key, node.message is None, node.lifetime, node.native_depth_anchor, node.depth,
-                         node.position_decision, node.lock_reason, node.original_slot_id)
-            template = templates.get(signature)
-            if template is None:
-                template = _run_template(signature, node)
-            values = template.copy()
-            block_id = values["id"]
-            counts[block_id] = counts.get(block_id, 0) + 1
-            values["key"] = list(key)
-            values["limitations"] = list(values["limitations"])
-            values["node_ids"] = node_ids
-            values["entries"] = entries
-            layout_block = new(LayoutBlock)
-            own_values(layout_block, values)
-            own_fields_set(layout_block, _BLOCK_FIELDS)
-            own_extra(layout_block, None)
-            own_private(layout_block, None)
-            blocks.append(layout_block)
-        node_ids.append(node.id)
-        values = blank_entry()
-        values["id"] = node.id
-        values["text"] = node.text
-        values["original_role"] = node.original_role
-        values["effective_role"] = node.role
-        values["position_id"] = node.position_id
-        values["position_decision"] = node.position_decision
-        values["order"] = node.order
-        entry = new(LayoutEntry)
-        own_values(entry, values)
-        own_fields_set(entry, _ENTRY_FIELDS)
-        own_extra(entry, None)
-        own_private(entry, None)
-        entries.append(entry)
-    if len(counts) < len(blocks):  # a key with several runs: each of its runs is named by its first node
-        for layout_block in blocks:
-            values = layout_block.__dict__
-            if counts[values["id"]] > 1:
-                values["id"] = f"{values['id']}:run:{values['node_ids'][0]}"
-    return blocks
+        key = _block_key(node, native, backend)
+        if runs and runs[-1][0] == key:
+            runs[-1][1].append(node)
+        else:
+            runs.append((key, [node]))
+    counts: dict[tuple, int] = {}
+    for key, _run in runs:
+        counts[key] = counts.get(key, 0) + 1
+    return [_layout_block(key, run, several=counts[key] > 1) for key, run in runs]
 
 
-# A run's block as its first node makes it (id text, binding, reason, limitations), by that node's signature in
-# `layout_blocks`: only atomic values, so a template is never changed through a node, and each block copies it (its
-# lists again). Bounded: the oldest template goes first.
-_RUN_TEMPLATES: dict[tuple, dict[str, Any]] = {}
-_RUN_TEMPLATES_SIZE = 1024
-_RUN_TEMPLATES_LOCK = threading.Lock()
-
-
-def _run_template(signature: tuple, node: Node) -> dict[str, Any]:
-    key = signature[0]
-    binding = _binding(node)
+def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
+    first = run[0]
+    binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
-    values = _BLANK_BLOCK.copy()
-    values["id"] = f"block:{_key_text(key)}"  # a key of several runs: `layout_blocks` names each run
-    values["key"] = None  # each block's own list of its key
-    values["binding"] = binding
-    values["movable"] = binding == "free"
-    values["overridable"] = binding == "slot"
-    values["region"] = region
-    values["reason"] = "user-override" if node.position_decision == "user" else node.lock_reason or "source-order"
-    values["slot_id"] = node.slot_id
-    values["original_slot_id"] = node.original_slot_id
-    if binding == "runtime":
-        values["limitations"] = (("RUNTIME_POSITION_FIXED", "NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-                                 if region.endswith(":context") else ("RUNTIME_POSITION_FIXED",))
-    else:
-        values["limitations"] = ("NATIVE_CONTEXT_REUSES_HISTORY_POSITION",) if region.endswith(":context") else ()
-    with _RUN_TEMPLATES_LOCK:
-        _RUN_TEMPLATES[signature] = values
-        while len(_RUN_TEMPLATES) > _RUN_TEMPLATES_SIZE:
-            del _RUN_TEMPLATES[next(iter(_RUN_TEMPLATES))]
-    return values
-
-
-def clear_layout_memo() -> None:
-    with _RUN_TEMPLATES_LOCK:
-        _RUN_TEMPLATES.clear()
+    key_text = _KEY_JSON(list(key))
+    limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
+    if region.endswith(":context"):
+        limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
+    return LayoutBlock(
+        id=f"block:{key_text}" + (f":run:{first.id}" if several else ""), key=list(key), binding=binding,
+        movable=binding == "free", overridable=binding == "slot", region=region,
+        reason="user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
+        slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
+        node_ids=[n.id for n in run],
+        entries=[LayoutEntry(id=n.id, text=n.text, original_role=n.original_role, effective_role=n.role,
+                             position_id=n.position_id, position_decision=n.position_decision, order=n.order)
+                 for n in run])
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

@@ -13,112 +13,22 @@ positions, placement controls and position rows in assembly.positions.
 
 from __future__ import annotations
 
-import marshal
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from typing import Any
 
 from assembly.blocks import NO_CHILDREN, Block, Node, node_values
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
+from assembly.logical_state import HOST_KINDS, Entry, LogicalResult, Slot, State
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
-from assembly.plan_memo import keep_plan, recalled_plan
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
 from assembly.sillytavern.macro_order import evaluate_prompt_macros
-from assembly.source_memo import source_blocks
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
-# The host's own messages (reference A.10.1): they keep their roles and are never placed by hand.
-HOST_KINDS = frozenset({"native-system", "history", "input"})
-
-
-@dataclass
-class LogicalResult:
-    nodes: list[Node]
-    diagnostics: list[dict[str, Any]]
-    position_decisions: list[dict[str, Any]]
-    slots: list[dict[str, Any]]
-    adaptive: bool
-    rules: list[dict[str, Any]]  # every rule of the strategy, in order, disabled ones and controls included
-    outlet_blocks: list[dict[str, Any]]
-    world_info: Any = None
-
-
-@dataclass
-class _Entry:
-    rule: dict[str, Any]
-    index: int
-    blocks: list[Block]
-
-
-@dataclass
-class _Slot:
-    id: str
-    owner: str
-    owner_rule_id: str
-    authored_role: str
-    lock: bool
-
-
-@dataclass
-class _State:
-    strategy: dict[str, Any]
-    backend: str
-    placement: str
-    layout: dict[str, Any] | None
-    adaptive: bool
-    list_placement: bool
-    priority: tuple[str, ...]
-    settings: dict[str, dict[str, Any]]
-    entries: dict[str, _Entry]  # by source id: the rule that owns the source
-    rule_entries: list[_Entry]
-    diagnostics: list[dict[str, Any]]
-    macro_ctx: MacroContext
-    claimed_by: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    emitted: set[tuple[str, str]] = field(default_factory=set)
-    placed: set[tuple[str, str]] = field(default_factory=set)  # emitted at their own place, not inside a macro
-    decisions: list[dict[str, Any]] = field(default_factory=list)
-    slots: list[dict[str, Any]] = field(default_factory=list)
-    unavailable_reported: set[str] = field(default_factory=set)
-    targets_cache: dict[tuple[str, str], list[Block]] = field(default_factory=dict)
-
-    def beats(self, candidate: str, other: str) -> bool:
-        rank = self.rank
-        return rank.get(candidate, -1) < rank.get(other, -1)
-
-    @property
-    def rank(self) -> dict[str, int]:
-        cached = self.__dict__.get("_rank")
-        if cached is None:
-            cached = self.__dict__["_rank"] = {stage: i for i, stage in enumerate(self.priority)}
-        return cached
-
-    def setting(self, block: Block) -> dict[str, Any] | None:
-        if not self.settings:  # most strategies place nothing by hand
-            return None
-        return self.settings.get(f"{block.source}#{block.position_id}")
-
-    def position_enabled(self, block: Block) -> bool:
-        if block.type == "reference" or block.source in ("history", "input"):
-            return True
-        setting = self.setting(block)
-        return not (setting is not None and setting.get("enabled") is False)
-
-    def user_placed(self, block: Block) -> bool:
-        setting = self.setting(block)
-        return (block.type != "reference" and setting is not None and setting.get("placement") == "list"
-                and setting.get("enabled", True) and block.source not in HOST_KINDS)
-
-    def prefer_source(self, block: Block) -> bool:
-        if block.type == "native" or block.source not in self.entries:
-            return False
-        if self.beats("default", "preset"):
-            return True
-        has_anchor = block.source == "worldbook" and block.group in ("before", "after") or block.depth is not None
-        return bool(self.layout and has_anchor and self.beats("resource", "preset"))
-
+__all__ = ["HOST_KINDS", "LogicalResult", "assemble_logical"]
 
 def assemble_logical(
     strategy: dict[str, Any],
@@ -137,11 +47,8 @@ def assemble_logical(
     turn: int = 0,
     seed: int | None = None,
     sillytavern: bool = True,
-    builtin_id: str | None = None,
     macro_env: Any = None,
 ) -> LogicalResult:
-    """`builtin_id`: the strategy is that built-in as the catalogue hands it out, so its id stands for the document
-    in the plan key (writing the document out for the key cost as much as reading the plan)."""
     last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
     if last_user is None:
         last_user = next((m["content"] for m in reversed(history) if m["role"] == "user"), "")
@@ -154,89 +61,11 @@ def assemble_logical(
     if host_system_text:
         conversation["assembler-native-system"] = [{"id": "assembler-native-system", "role": "system",
                                                     "content": host_system_text, "source": {"kind": "system-prompt"}}]
-    variables = variables or {}
-    key = _plan_key(builtin_id or strategy, names, host_system_text, variables, max_context, tokenizer, generation_type,
-                    quiet_prompt, swiped, sillytavern, turn, seed, (bool(history), bool(inputs), recorded_surface),
-                    macro_env.engine if macro_env is not None else None)
-    plan = recalled_plan(key, resources) if key is not None else None
-    if plan is not None and plan.chat is not None and plan.chat != (last_user, last_char):
-        plan = None
-    made = plan is None
-    if plan is None:
-        plan = _make_plan(strategy, resources, history, inputs, native, names=names,
-                          host_system_text=host_system_text, variables=variables, max_context=max_context,
-                          tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
-                          swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
-                          turn=turn, seed=seed, macro_env=macro_env)
-    nodes = _read_plan(plan, conversation, native)
-    check_native_once(nodes)
-    # a plan whose macros read or changed the variables, or read the chat, is this request's own
-    stateful = macro_env is not None and (macro_env.touched or macro_env.read_chat)
-    if made and key is not None and plan.world_info is None and not stateful:  # a keyword scan read the chat: not for another turn
-        keep_plan(key, resources, plan)
-    return LogicalResult(
-        nodes=nodes, diagnostics=[dict(d) for d in plan.diagnostics],
-        position_decisions=[dict(d) for d in plan.decisions], slots=[dict(s) for s in plan.slots],
-        adaptive=plan.adaptive, rules=list(strategy["rules"]), outlet_blocks=[dict(b) for b in plan.outlet_blocks],
-        world_info=plan.world_info,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Messages:
-    """A native block's place in a plan: the nodes of its messages are made when the plan is read, so one plan
-    serves every turn of a chat. `block` is the native block itself unless it is the conversation's own."""
-
-    rule_id: str
-    source: str
-    slot: _Slot | None
-    block: Block | None
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What logical assembly decided, read again by every request with the same strategy, resources and settings.
-    Its text nodes are kept as their fields: every read makes new nodes (later stages change nodes in place)."""
-
-    items: tuple[tuple[Any, ...] | _Messages, ...]  # a text node's fields (`node_values`), or messages
-    diagnostics: tuple[dict[str, Any], ...]
-    decisions: tuple[dict[str, Any], ...]
-    slots: tuple[dict[str, Any], ...]
-    outlet_blocks: tuple[dict[str, Any], ...]
-    adaptive: bool
-    chat: tuple[str, str] | None  # the last user / character messages, when a macro read them
-    world_info: Any
-
-
-def _plan_key(strategy: dict[str, Any] | str, names: dict[str, str], *settings: Any) -> tuple | None:
-    """`strategy`: the document, or a built-in's id (a string never equals a document's bytes)."""
-    try:
-        document = strategy if isinstance(strategy, str) else marshal.dumps(strategy, 2)
-        settings_bytes = marshal.dumps(settings, 2)
-    except ValueError:  # not plain data: no key, the plan is made for this request only
-        return None
-    return (document, names.get("user", "User"), names.get("char", ""), settings_bytes)
-
-
-def _read_plan(plan: _Plan, conversation: dict[str, list[dict[str, Any]]], native: dict[str, Block]) -> list[Node]:
-    """`conversation`: the history's and the input's messages (and the host's surface), whose own blocks list their
-    ids in their order, so their nodes are made from the lists; any other native block finds its messages by id."""
-    nodes: list[Node] = []
-    by_id: dict[str, dict[str, Any]] | None = None
-    for item in plan.items:
-        if type(item) is tuple:
-            node = Node(*item)
-            if node.children is not NO_CHILDREN:  # later stages may change a node's children in place
-                node.children = [dict(child) for child in node.children]
-            nodes.append(node)
-            continue
-        if item.block is None:  # the conversation's own block
-            nodes += _native_nodes(conversation[item.source], item.rule_id, native[item.source], item.slot)
-            continue
-        if by_id is None:
-            by_id = {m["id"]: m for messages in conversation.values() for m in messages}
-        nodes += _native_nodes([by_id.get(i) for i in item.block.message_ids], item.rule_id, item.block, item.slot)
-    return nodes
+    return _make_plan(strategy, resources, history, inputs, native, conversation, names=names,
+                      host_system_text=host_system_text, variables=variables or {}, max_context=max_context,
+                      tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
+                      swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
+                      turn=turn, seed=seed, macro_env=macro_env)
 
 
 def _make_plan(
@@ -245,6 +74,7 @@ def _make_plan(
     history: list[dict[str, Any]],
     inputs: list[dict[str, Any]],
     native: dict[str, Block],
+    conversation: dict[str, list[dict[str, Any]]],
     *,
     names: dict[str, str],
     host_system_text: str,
@@ -260,7 +90,9 @@ def _make_plan(
     last_user: str,
     last_char: str,
     macro_env: Any = None,
-) -> _Plan:
+) -> LogicalResult:
+    """The state of one logical assembly, then its steps: sources, claims, emission, concatenation.
+    `conversation`: the history's and the input's messages (and the host's surface) by source."""
     backend = strategy.get("backend", "core")
     placement = strategy.get("placement", "modules")
     layout = strategy.get("layout")
@@ -270,10 +102,11 @@ def _make_plan(
     priority = tuple(priority_order(strategy))
     settings = {f"{p['sourceId']}#{p['positionId']}": p for p in (layout or {}).get("positions", [])}
     diagnostics: list[dict[str, Any]] = []
-    state = _State(
+    state = State(
         strategy=strategy, backend=backend, placement=placement, layout=layout, adaptive=adaptive,
         list_placement=placement == "modules" or bool(layout and layout.get("source") == "manual"),
         priority=priority, settings=settings, entries={}, rule_entries=[], diagnostics=diagnostics,
+        conversation=conversation,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
                                drop_unknown=not (placement == "st" and sillytavern), st=macro_env),
@@ -293,19 +126,18 @@ def _make_plan(
     _resolve_sources(state, ctx, native)
     roots = _roots(state)
     _claim(state, roots)
-    emitted = _emit(state, roots)
-    items = _concatenate(state, emitted)
-    if macro_env is not None:
-        diagnostics.extend(evaluate_prompt_macros([i for i in items if isinstance(i, Node)], macro_env, resources))
-    outlet_blocks = _outlet_blocks(state)
-    return _Plan(
-        items=tuple(node_values(i) if isinstance(i, Node) else i for i in items), diagnostics=tuple(diagnostics), decisions=tuple(state.decisions),
-        slots=tuple(state.slots), outlet_blocks=tuple(outlet_blocks), adaptive=adaptive,
-        chat=(last_user, last_char) if state.macro_ctx.read_chat else None, world_info=ctx.world_info,
+    nodes = _concatenate(state, _emit(state, roots))
+    if macro_env is not None:  # SillyTavern's macros, in the order its Generate() runs them
+        diagnostics.extend(evaluate_prompt_macros([n for n in nodes if n.message is None], macro_env, resources))
+    check_native_once(nodes)
+    return LogicalResult(
+        nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
+        adaptive=adaptive, rules=list(strategy["rules"]), outlet_blocks=_outlet_blocks(state),
+        world_info=ctx.world_info, regexed_chat=ctx.regexed_chat,
     )
 
 
-def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
+def _outlet_blocks(state: State) -> list[dict[str, Any]]:
     entry = state.entries.get("worldbook")
     if entry is None or not entry.rule["enabled"] or state.macro_ctx.st is not None:
         return []  # under SillyTavern's own macros {{outlet::name}} is filled as a macro
@@ -317,7 +149,7 @@ def _outlet_blocks(state: _State) -> list[dict[str, Any]]:
 # 1. sources -------------------------------------------------------------------------------------------------------
 
 
-def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]) -> None:
+def _resolve_sources(state: State, ctx: SourceContext, native: dict[str, Block]) -> None:
     check_preset_rules(state.strategy["rules"])
     for index, rule in enumerate(state.strategy["rules"]):
         kind = rule["kind"]
@@ -326,14 +158,14 @@ def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]
         if kind in ("history", "input"):
             blocks = [native[kind]]
         elif kind in SOURCES:
-            blocks = source_blocks(kind, SOURCES[kind], ctx, rule) if rule["enabled"] or kind in (
+            blocks = SOURCES[kind](ctx, rule) if rule["enabled"] or kind in (
                 "character", "persona") else []
         else:
             if rule["enabled"]:
                 state.diagnostics.append({"code": "ASSEMBLY_SOURCE_UNAVAILABLE", "sourceId": kind,
                                           "ruleId": rule["id"]})
             continue
-        entry = _Entry(rule=rule, index=index, blocks=blocks)
+        entry = Entry(rule=rule, index=index, blocks=blocks)
         if rule["enabled"] and kind in HOST_KINDS:
             check_host_rule(rule, index)
         if rule["enabled"]:
@@ -352,8 +184,8 @@ def _resolve_sources(state: _State, ctx: SourceContext, native: dict[str, Block]
         if kind not in state.entries:
             rule = {"id": f"reference-{kind}", "kind": kind, "enabled": False, "role": "preserve",
                     "lifetime": "request", "depth": None, "text": "", "name": ""}
-            state.entries[kind] = _Entry(rule=rule, index=len(state.strategy["rules"]),
-                                         blocks=source_blocks(kind, SOURCES[kind], ctx, rule))
+            state.entries[kind] = Entry(rule=rule, index=len(state.strategy["rules"]),
+                                         blocks=SOURCES[kind](ctx, rule))
 
 
 # 2. claims --------------------------------------------------------------------------------------------------------
@@ -363,7 +195,7 @@ def _key(block: Block) -> tuple[str, str]:
     return (block.source, block.id)
 
 
-def _roots(state: _State) -> list[tuple[_Entry, Block]]:
+def _roots(state: State) -> list[tuple[Entry, Block]]:
     roots = []
     for entry in state.rule_entries:
         for block in entry.blocks:
@@ -377,7 +209,7 @@ def _roots(state: _State) -> list[tuple[_Entry, Block]]:
     return roots
 
 
-def _reference_targets(state: _State, ref: Block) -> list[Block]:
+def _reference_targets(state: State, ref: Block) -> list[Block]:
     # Targets depend only on the request's settings, so claims and emission share one answer per reference.
     key = _key(ref)
     cached = state.targets_cache.get(key)
@@ -386,7 +218,7 @@ def _reference_targets(state: _State, ref: Block) -> list[Block]:
     return cached
 
 
-def _find_reference_targets(state: _State, ref: Block) -> list[Block]:
+def _find_reference_targets(state: State, ref: Block) -> list[Block]:
     entry = state.entries.get(ref.target_source or "")
     if entry is None:
         if ref.target_source not in state.unavailable_reported:
@@ -414,7 +246,7 @@ def _find_reference_targets(state: _State, ref: Block) -> list[Block]:
     return targets
 
 
-def _referenceable(state: _State, entry: _Entry) -> list[Block]:
+def _referenceable(state: State, entry: Entry) -> list[Block]:
     """The blocks of a source a reference may pull: position on, not placed by hand, not kept at its own place.
     The same for every reference of a request, so it is worked out once per source."""
     key = ("referenceable", entry.rule["id"])
@@ -426,7 +258,7 @@ def _referenceable(state: _State, entry: _Entry) -> list[Block]:
     return cached
 
 
-def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
+def _claim(state: State, roots: list[tuple[Entry, Block]]) -> None:
     # Only adaptive placements let slot owners claim first; every other placement claims in one pass, in rule order
     # (reference A.9), a core preset-slots layout (placement `st`) too.
     slot_first = state.adaptive
@@ -445,7 +277,7 @@ def _claim(state: _State, roots: list[tuple[_Entry, Block]]) -> None:
             _claim_from(state, block, set())
 
 
-def _claim_explicit(state: _State, block: Block) -> None:
+def _claim_explicit(state: State, block: Block) -> None:
     for name in block.macro_claims:
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
@@ -456,7 +288,7 @@ def _claim_explicit(state: _State, block: Block) -> None:
             state.claimed_by[_key(target)] = _key(block)
 
 
-def _macro_target(state: _State, name: str) -> Block | None:
+def _macro_target(state: State, name: str) -> Block | None:
     source, field_name = RESOURCE_MACROS[name]
     entry = state.entries.get(source)
     if entry is None:
@@ -464,7 +296,7 @@ def _macro_target(state: _State, name: str) -> Block | None:
     return next((b for b in entry.blocks if b.field == field_name), None)
 
 
-def _claim_from(state: _State, block: Block, path: set[tuple[str, str]]) -> None:
+def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
     key = _key(block)
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
@@ -488,12 +320,12 @@ def _claim_from(state: _State, block: Block, path: set[tuple[str, str]]) -> None
         _claim_from(state, target, path)
 
 
-def _macro_target_field(state: _State, source: str, field_name: str) -> Block | None:
+def _macro_target_field(state: State, source: str, field_name: str) -> Block | None:
     entry = state.entries.get(source)
     return next((b for b in entry.blocks if b.field == field_name), None) if entry else None
 
 
-def _macro_allowed(state: _State, target: Block) -> bool:
+def _macro_allowed(state: State, target: Block) -> bool:
     if not state.position_enabled(target) or state.user_placed(target) or state.prefer_source(target):
         return False
     entry = state.entries.get(target.source)
@@ -507,8 +339,8 @@ def _macro_allowed(state: _State, target: Block) -> bool:
 # 3. emission ------------------------------------------------------------------------------------------------------
 
 
-def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[Node | _Messages]]:
-    plan: dict[str, list[Node | _Messages]] = {e.rule["id"]: [] for e in state.rule_entries}
+def _emit(state: State, roots: list[tuple[Entry, Block]]) -> dict[str, list[Node]]:
+    plan: dict[str, list[Node]] = {e.rule["id"]: [] for e in state.rule_entries}
     for entry, block in roots:
         owner = state.claimed_by.get(_key(block))
         if owner is not None and owner != _key(block):
@@ -517,8 +349,8 @@ def _emit(state: _State, roots: list[tuple[_Entry, Block]]) -> dict[str, list[No
     return plan
 
 
-def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None,
-                plan: dict[str, list[Node | _Messages]]) -> None:
+def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
+                plan: dict[str, list[Node]]) -> None:
     key = _key(block)
     if block.type == "reference":
         targets = _reference_targets_claimed(state, block)
@@ -532,7 +364,7 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None,
         if duplicate:
             state.diagnostics.append({"code": "LAYOUT_DUPLICATE_SLOT", "slotId": slot_id})
             return
-        inner = _Slot(id=slot_id, owner=block.source if slot is None else slot.owner,
+        inner = Slot(id=slot_id, owner=block.source if slot is None else slot.owner,
                       owner_rule_id=entry.rule["id"] if slot is None else slot.owner_rule_id,
                       authored_role=(block.role or "system") if slot is None else slot.authored_role,
                       lock=block.lock if slot is None else slot.lock and block.lock)
@@ -556,9 +388,8 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None,
         bucket = next(iter(plan)) if plan else entry.rule["id"]
         plan.setdefault(bucket, [])
     if block.type == "native":
-        if block.message_ids:  # its nodes are made per request (`_read_plan`)
-            plan[bucket].append(_Messages(rule_id=entry.rule["id"], source=block.source, slot=slot,
-                                          block=None if block.source in ("history", "input") else block))
+        if block.message_ids:
+            plan[bucket] += _native_nodes(_block_messages(state, block), entry.rule["id"], block, slot)
         elif (state.adaptive or state.placement == "st") and block.source in (
                 "history", "input"):
             plan[bucket].append(_empty_anchor(entry, block, slot))  # keeps its slot's place (reference A.14.1 N2)
@@ -568,7 +399,16 @@ def _emit_block(state: _State, entry: _Entry, block: Block, slot: _Slot | None,
         plan[bucket].append(node)
 
 
-def _reference_targets_claimed(state: _State, ref: Block) -> list[Block]:
+def _block_messages(state: State, block: Block) -> list[dict[str, Any] | None]:
+    """The messages of a native block in the order of its ids (None for an id no message has): the history's and
+    the input's are the conversation's own lists; any other block finds its messages by id."""
+    if block.source in ("history", "input"):
+        return state.conversation[block.source]
+    by_id = {m["id"]: m for messages in state.conversation.values() for m in messages}
+    return [by_id.get(i) for i in block.message_ids]
+
+
+def _reference_targets_claimed(state: State, ref: Block) -> list[Block]:
     key = _key(ref)
     return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
 
@@ -578,7 +418,7 @@ _ID, _ROLE, _ORIGINAL_ROLE, _TEXT, _TRUST, _MESSAGE = (
     _FIELD_INDEX[name] for name in ("id", "role", "original_role", "text", "trust", "message"))
 
 
-def _native_nodes(messages: list[dict[str, Any] | None], rule_id: str, block: Block, slot: _Slot | None
+def _native_nodes(messages: list[dict[str, Any] | None], rule_id: str, block: Block, slot: Slot | None
                    ) -> list[Node]:
     """One node per message of a native block (`messages`: the block's, in the order of its ids; None for an id no
     message has). One per history message of a long chat: the fields they share are set once, and each node is made
@@ -605,7 +445,7 @@ def _native_nodes(messages: list[dict[str, Any] | None], rule_id: str, block: Bl
     return nodes
 
 
-def _empty_anchor(entry: _Entry, block: Block, slot: _Slot | None) -> Node:
+def _empty_anchor(entry: Entry, block: Block, slot: Slot | None) -> Node:
     node = Node(id=f"{block.source}:anchor", rule_id=entry.rule["id"], module=block.source, name=block.source,
                 role="user", original_role="user", text="", trust="user", block=block, locked=True,
                 lock_reason="runtime", position_decision="runtime", lifetime="native")
@@ -627,7 +467,7 @@ _TRUST_OF_ROLE = {surface: {role: _message_trust(role, "native-system" if surfac
                             for role in ("system", "user", "assistant", "tool")} for surface in (False, True)}
 
 
-def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -> Node | None:
+def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> Node | None:
     if block.anchor:
         return None
     if state.macro_ctx.st is not None:
@@ -680,7 +520,7 @@ def _text_node(state: _State, entry: _Entry, block: Block, slot: _Slot | None) -
     return node
 
 
-def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict[str, Any]]]:
+def _expand_resource_macros(state: State, block: Block) -> tuple[str, list[dict[str, Any]]]:
     text = block.text
     children: list[dict[str, Any]] = []
     for name in block.macro_claims:
@@ -704,7 +544,7 @@ def _expand_resource_macros(state: _State, block: Block) -> tuple[str, list[dict
     return text, children or NO_CHILDREN  # the shared empty list: a plan's reads copy no empty list per node
 
 
-def _macro_children(state: _State, block: Block) -> list[dict[str, Any]]:
+def _macro_children(state: State, block: Block) -> list[dict[str, Any]]:
     children = []
     for name in block.macro_claims:
         target = _macro_target(state, name)
@@ -718,7 +558,7 @@ def _replace_macro(text: str, name: str, replacement: str) -> str:
     return re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", lambda _m: replacement, text)
 
 
-def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, slot: _Slot | None) -> str:
+def _resolve_role(state: State, block: Block, rule: dict, target_rule: dict, slot: Slot | None) -> str:
     layout = state.layout or {}
     if layout.get("identity") == "preserve":
         if block.role:
@@ -738,7 +578,7 @@ def _resolve_role(state: _State, block: Block, rule: dict, target_rule: dict, sl
     return target_rule["role"]
 
 
-def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -> int | None:
+def _select_depth(state: State, block: Block, rule: dict, slot: Slot | None) -> int | None:
     # a listed rule places its blocks: its depth, not the block's (reference A.9)
     depth = rule.get("depth") if state.list_placement or block.depth is None else block.depth
     if depth is None:
@@ -753,8 +593,8 @@ def _select_depth(state: _State, block: Block, rule: dict, slot: _Slot | None) -
     return depth
 
 
-def _concatenate(state: _State, plan: dict[str, list[Node | _Messages]]) -> list[Node | _Messages]:
-    nodes: list[Node | _Messages] = []
+def _concatenate(state: State, plan: dict[str, list[Node]]) -> list[Node]:
+    nodes: list[Node] = []
     for entry in state.rule_entries:
         nodes.extend(plan.get(entry.rule["id"], ()))
     return nodes

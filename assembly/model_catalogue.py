@@ -1,4 +1,4 @@
-"""The models people run: name -> encoding, context window, reply reserve and chat framing (issue 15).
+"""The models people run: name -> encoding, context window, reply reserve and chat framing (engine.md §3).
 
 A name is matched as SillyTavern's `getTokenizerModel` matches it: lower-cased, the first row whose pattern it
 contains wins (rows run from the most specific to the least), and a name no row knows falls back to SillyTavern's
@@ -19,8 +19,6 @@ Framing is what the family's chat format adds around the messages, as its API co
 
 from __future__ import annotations
 
-import functools
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -133,7 +131,6 @@ def _matches(name: str, pattern: str) -> bool:
     return pattern in name
 
 
-@functools.lru_cache(maxsize=256)  # the rows are frozen; a chat names the same model in every request
 def model_entry(model: str) -> ModelEntry:
     """The catalogue row of a model name (SillyTavern's best match), or the approximate fallback."""
     name = model.strip().lower()
@@ -166,28 +163,14 @@ def request_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
     return sum(count_tokens(m.content, encoding) for m in messages) + framing_total(messages, encoding, framing)
 
 
-# What one message of a role costs in an encoding and framing, remembered: a chat asks the same few every request.
-# By the framing's identity (its maps make it unhashable); the framing is kept with its cost, so the id stays its.
-_ROLE_COSTS: dict[tuple[str, str, int], tuple[Framing, int]] = {}
-_ROLE_COSTS_SIZE = 1024
-_ROLE_COSTS_LOCK = threading.Lock()
-
-
 def _role_cost(role: str, encoding: str, framing: Framing) -> int:
-    key = (role, encoding, id(framing))
-    hit = _ROLE_COSTS.get(key)
-    if hit is not None and hit[0] is framing:
-        return hit[1]
+    """What one message of `role` costs in the chat format, beside its content."""
     per_message = framing.per_message
     cost = per_message.get(role, max(per_message.values()))
     if framing.role_tokens:
         cost += count_tokens(role, encoding)
     if role in framing.role_text:
         cost += count_tokens(framing.role_text[role], encoding)
-    with _ROLE_COSTS_LOCK:
-        _ROLE_COSTS[key] = (framing, cost)
-        while len(_ROLE_COSTS) > _ROLE_COSTS_SIZE:
-            del _ROLE_COSTS[next(iter(_ROLE_COSTS))]
     return cost
 
 

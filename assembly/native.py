@@ -8,13 +8,14 @@ six regions it can live in and which role that forces; `native_transport` maps t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, CONTEXT_CONTROLS, DSH_CONTEXT_NAMES
 from assembly.errors import AssemblyError
 from assembly.positions import apply_manual_positions
-from assembly.results import RuntimeContextControl, build_trusted
+from assembly.results import RuntimeContextControl
 from assembly.sources import SLOT_OWNERS
 
 REGIONS = ("system", "history", "before-input", "input", "after-input:context", "after-input:pre-step")
@@ -36,8 +37,6 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
     library makes that refusal when it maps the nodes to the host (reference A.8 step 7, after the layout
     overrides), so with `refusals` it is collected there instead of raised."""
     placement = strategy.get("placement")
-    layout = strategy.get("layout") or {}
-    rules = {r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}
     history = next((n for n in nodes if n.module == "history"), None)
     current = next((n for n in nodes if n.module == "input"), None)
     if history is None or current is None:
@@ -45,102 +44,34 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
         current = current or _anchor(nodes, "input")
     history_nodes = [n for n in nodes if n.module == "history"]
     input_nodes = [n for n in nodes if n.module == "input"]
-
     requested_slots = placement == "native-slots"
-    adaptive = placement in ("native-roles", "native-slots")
-    history_rule = next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1)
     history_slot = any(n.slot_owner in SLOT_OWNERS for n in history_nodes) or _anchor_slotted(history)
     input_slot = any(n.slot_owner in SLOT_OWNERS for n in input_nodes) or _anchor_slotted(current)
     slots = requested_slots and (history_slot or input_slot)
     if requested_slots and not slots:
         diagnostics.append({"code": "NATIVE_SLOTS_ABSENT"})
-
-    sorting = layout.get("identity") == "position"
-    if not sorting:
-        nodes = apply_manual_positions(nodes, strategy, diagnostics)
-    order = _anchored(nodes, history, current, rules)
-    # Placement changes are counted against the emitted order; with identity `position` the resource and manual
-    # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
-    before = emitted if emitted is not None and sorting else nodes
-    authored = [n.id for n in (order if before is nodes else _anchored(before, history, current, rules))]
-
-    if slots:
-        order = _slot_spine(order, strategy, history, current)
-        if order.index(history) > order.index(current):
-            if history_slot and input_slot:
-                raise _unsupported("预设把当前输入放在历史之前。Preset input precedes history; native ordering cannot "
-                                   "preserve this sequence.")
-            if history_slot:
-                order.remove(current)
-                order.append(current)
-            else:
-                order.remove(history)
-                order.insert(0, history)
-    if requested_slots:
-        order = _depth_boundary(order, history, diagnostics)
-    if sorting:  # identity `position`: manual rows sort inside the projection, after the spine (A.8.1 step 7)
-        order = apply_manual_positions(order, strategy, diagnostics)
-
-    history_index = order.index(history)
-    input_index = order.index(current)
+    projection = _Projection(
+        rules={r["id"]: (i, r) for i, r in enumerate(strategy["rules"])}, layout=strategy.get("layout") or {},
+        sorting=(strategy.get("layout") or {}).get("identity") == "position", slots=slots,
+        history_slot=history_slot, adaptive=placement in ("native-roles", "native-slots"), module_order=module_order,
+        history_rule=next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1),
+        diagnostics=diagnostics, refusals=refusals)
+    order, authored = _spine(nodes, strategy, history, current, emitted, projection, input_slot, requested_slots)
+    history_index, input_index = order.index(history), order.index(current)
     groups: list[list[Node]] = [[] for _ in REGIONS]
     for index, node in enumerate(order):
         if node is history:
             groups[1].append(node)
-            continue
-        if node is current:
+        elif node is current:
             groups[3].append(node)
-            continue
-        if node.module == "native-system":
-            node.region, node.delivery = "system", "system"
-            groups[0].append(node)
-            continue
-        rule_index, rule = rules.get(node.placement_rule_id or node.rule_id, (len(rules), {}))
-        slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
-        manual = sorting and node.position_decision == "user"
-        forced = (slots and slot_owned) or node.native_depth_anchor is not None or manual
-        if forced:
-            if node.native_depth_anchor:
-                target = "system" if node.native_depth_anchor == "before-history" else "user"
-            elif history_slot or manual:
-                target = "system" if index < history_index else "user"
-            else:
-                target = "user" if index > input_index else node.role
-            if target != node.role:
-                if layout.get("identity") == "preserve":
-                    raise _unsupported("Preserving identity conflicts with this native slot position; explicitly "
-                                       f"allow position adaptation or use manual layout: {node.name}", id=node.id)
-                diagnostics.append({"code": "NATIVE_ROLE_ADJUSTED", "id": node.id, "name": node.name,
-                                    "from": node.role, "to": target})
-                node.authored_role = node.role
-                node.role = target
-        if node.role not in ("system", "user"):
-            raise _unsupported(f"Native ordering cannot preserve {node.role}: {node.name}", id=node.id,
-                               role=node.role)
-        if node.role == "system":
-            node.native_placement, node.region, node.delivery = "system", "system", "system"
-            groups[0].append(node)
-            continue
-        if (module_order or not adaptive) and rule_index < history_rule:
-            # module order: a user text before history can only be a preserved role, and the host has nowhere to
-            # put it (reference A.8 step 7)
-            refusal = _unsupported("Preserved user-role source content must follow native history.", id=node.id,
-                                   ruleId=node.rule_id)
-            if refusals is None:
-                raise refusal
-            refusals.append(refusal)
-        delivery = "pre-step" if forced else rule.get("delivery") or "context"
-        if forced and rule.get("delivery") == "context":
-            diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,
-                                "from": "context", "to": "pre-step"})
-        node.native_delivery = delivery
-        before = delivery == "pre-step" and index < input_index
-        node.native_placement = "before-input" if before else "after-input"
-        node.delivery = delivery
-        node.region = node.native_placement
-        groups[2 if before else (4 if delivery == "context" else 5)].append(node)
-
+        else:
+            groups[_region(node, index, history_index, input_index, projection)].append(node)
     projected = [n for group in groups for n in group]
+    position = {node_id: i for i, node_id in enumerate(authored)}
+    for index, node in enumerate(projected):
+        if node.message is None and node.module not in ("history", "input") and position.get(node.id) != index:
+            diagnostics.append({"code": "NATIVE_PLACEMENT_ADJUSTED", "id": node.id, "name": node.name,
+                                "role": node.role, "placement": node.region})
     final: list[Node] = []
     for node in projected:
         if node is history:
@@ -149,12 +80,103 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
             final.extend(_expand(input_nodes, "input"))
         else:
             final.append(node)
-    position = {node_id: i for i, node_id in enumerate(authored)}
-    for index, node in enumerate(n for n in projected):
-        if node.message is None and node.module not in ("history", "input") and position.get(node.id) != index:
-            diagnostics.append({"code": "NATIVE_PLACEMENT_ADJUSTED", "id": node.id, "name": node.name,
-                                "role": node.role, "placement": node.region})
     return final
+
+
+@dataclass(frozen=True)
+class _Projection:
+    """What the native projection of one request reads while it places each node."""
+
+    rules: dict[str, tuple[int, dict[str, Any]]]  # rule id -> (its index, the rule)
+    layout: dict[str, Any]
+    sorting: bool  # identity `position`: manual rows sort inside the projection
+    slots: bool  # native-slots with a slotted history or input
+    history_slot: bool
+    adaptive: bool
+    module_order: bool
+    history_rule: int
+    diagnostics: list[dict[str, Any]]
+    refusals: list[AssemblyError] | None
+
+
+def _spine(nodes: list[Node], strategy: dict[str, Any], history: Node, current: Node, emitted: list[Node] | None,
+           p: _Projection, input_slot: bool, requested_slots: bool) -> tuple[list[Node], list[str]]:
+    """The order the regions are read from (the slots' spine, the depth boundary, manual rows) and the authored
+    order the placement changes are counted against."""
+    if not p.sorting:
+        nodes = apply_manual_positions(nodes, strategy, p.diagnostics)
+    order = _anchored(nodes, history, current, p.rules)
+    # Placement changes are counted against the emitted order; with identity `position` the resource and manual
+    # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
+    before = emitted if emitted is not None and p.sorting else nodes
+    authored = [n.id for n in (order if before is nodes else _anchored(before, history, current, p.rules))]
+    if p.slots:
+        order = _slot_spine(order, strategy, history, current)
+        if order.index(history) > order.index(current):
+            if p.history_slot and input_slot:
+                raise _unsupported("预设把当前输入放在历史之前。Preset input precedes history; native ordering cannot "
+                                   "preserve this sequence.")
+            if p.history_slot:
+                order.remove(current)
+                order.append(current)
+            else:
+                order.remove(history)
+                order.insert(0, history)
+    if requested_slots:
+        order = _depth_boundary(order, history, p.diagnostics)
+    if p.sorting:  # identity `position`: manual rows sort inside the projection, after the spine (A.8.1 step 7)
+        order = apply_manual_positions(order, strategy, p.diagnostics)
+    return order, authored
+
+
+def _region(node: Node, index: int, history_index: int, input_index: int, p: _Projection) -> int:
+    """The region (index into REGIONS) of a node that is not the history or the input, its role, delivery and
+    placement set, each change reported."""
+    if node.module == "native-system":
+        node.region, node.delivery = "system", "system"
+        return 0
+    rule_index, rule = p.rules.get(node.placement_rule_id or node.rule_id, (len(p.rules), {}))
+    slot_owned = node.slot_owner in SLOT_OWNERS or node.source_id in SLOT_OWNERS
+    manual = p.sorting and node.position_decision == "user"
+    forced = (p.slots and slot_owned) or node.native_depth_anchor is not None or manual
+    if forced:
+        if node.native_depth_anchor:
+            target = "system" if node.native_depth_anchor == "before-history" else "user"
+        elif p.history_slot or manual:
+            target = "system" if index < history_index else "user"
+        else:
+            target = "user" if index > input_index else node.role
+        if target != node.role:
+            if p.layout.get("identity") == "preserve":
+                raise _unsupported("Preserving identity conflicts with this native slot position; explicitly "
+                                   f"allow position adaptation or use manual layout: {node.name}", id=node.id)
+            p.diagnostics.append({"code": "NATIVE_ROLE_ADJUSTED", "id": node.id, "name": node.name,
+                                  "from": node.role, "to": target})
+            node.authored_role = node.role
+            node.role = target
+    if node.role not in ("system", "user"):
+        raise _unsupported(f"Native ordering cannot preserve {node.role}: {node.name}", id=node.id, role=node.role)
+    if node.role == "system":
+        node.native_placement, node.region, node.delivery = "system", "system", "system"
+        return 0
+    if (p.module_order or not p.adaptive) and rule_index < p.history_rule:
+        # module order: a user text before history can only be a preserved role, and the host has nowhere to put it
+        # (reference A.8 step 7)
+        refusal = _unsupported("Preserved user-role source content must follow native history.", id=node.id,
+                               ruleId=node.rule_id)
+        if p.refusals is None:
+            raise refusal
+        p.refusals.append(refusal)
+    delivery = "pre-step" if forced else rule.get("delivery") or "context"
+    if forced and rule.get("delivery") == "context":
+        p.diagnostics.append({"code": "NATIVE_DELIVERY_ADJUSTED", "id": node.id, "name": node.name,
+                              "from": "context", "to": "pre-step"})
+    before = delivery == "pre-step" and index < input_index
+    node.native_delivery, node.delivery = delivery, delivery
+    node.native_placement = node.region = "before-input" if before else "after-input"
+    return 2 if before else (4 if delivery == "context" else 5)
+
+
 
 
 def _anchored(nodes: list[Node], history: Node, current: Node, rules: dict[str, tuple[int, dict]]) -> list[Node]:
@@ -326,6 +348,6 @@ def runtime_context_controls(strategy: dict[str, Any], contexts: list[dict[str, 
         if rule["kind"] in CONTEXT_CONTROLS and not rule["enabled"]:
             disabled.update(CONTEXT_CONTROLS[rule["kind"]])
     kept = [c for c in contexts if c["name"] not in disabled]
-    preview = [build_trusted(RuntimeContextControl, name=c["name"], enabled=c["name"] not in disabled)
+    preview = [RuntimeContextControl(name=c["name"], enabled=c["name"] not in disabled)
                for c in contexts if c["name"] in DSH_CONTEXT_NAMES]
     return preview, kept

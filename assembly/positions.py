@@ -9,24 +9,13 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
 from assembly.placement import PlacementError, place_context_blocks
-from assembly.results import (
-    PlacementControl,
-    PositionRow,
-    adopt_complete,
-    blank_values,
-    complete_shape,
-    set_extra,
-    set_fields_set,
-    set_private,
-    set_values,
-)
+from assembly.results import PlacementControl, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS
 
 
@@ -246,85 +235,39 @@ def _outlet_names(text: str) -> list[str]:
 # rows and controls --------------------------------------------------------------------------------------------------
 
 
-def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]], *,
-                  revision: str | None = None) -> list[PositionRow]:
-    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision.
-    `revision`: the strategy's content revision, under which its rows' plan is remembered (`_row_plan`)."""
-    plan = _remembered_plan(strategy, revision) if revision is not None else _row_plan(strategy)
+def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[dict[str, Any]]
+                  ) -> list[PositionRow]:
+    """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
-    for key, planned, anchor in plan:
-        # A copy of the planned row, adopted inline as `results.adopt_complete` does: one row per catalogue
-        # position of every request. The plan is shared by requests, so a dict anchor is copied for each row.
-        values = planned.copy()
+    for key, planned, anchor in _row_plan(strategy):
+        values = dict(planned)
         if anchor is not None:
             values["anchor"] = dict(anchor)
-        if key in disabled and values["enabled"]:
+        if key in disabled:
             values["enabled"] = False
-        spans = placed.get(key)
-        if spans and len(spans) == 2 and spans[1] - spans[0] == 1:
-            # A row of one node (most placed rows): its lists read that node alone.
-            node = nodes[spans[0]]
-            locked = node.locked
-            values["node_ids"] = [node.id]
-            values["empty"] = False
-            values["split"] = False
-            values["locked"] = locked
-            values["partly_locked"] = False
-            values["lock_reasons"] = [node.lock_reason] if locked and node.lock_reason else []
-            values["held_by"] = [node.slot_id] if locked and node.slot_id else []
-            values["decisions"] = [node.position_decision]
-        elif spans:
-            # One loop over the row's nodes gathers everything the row reports of them. The distinct reasons,
-            # holders and decisions are gathered in the row's own lists and sorted there (a row has one or two of
-            # each, so a list's `in` beats a set, and no set and no sorted copy is made per row).
-            node_ids = []
-            locked = 0
-            lock_reasons = []
-            held_by = []
-            row_decisions = []
-            for start in range(0, len(spans), 2):
-                for node in nodes[spans[start]:spans[start + 1]]:
-                    node_ids.append(node.id)
-                    decision = node.position_decision
-                    if decision not in row_decisions:
-                        row_decisions.append(decision)
-                    if node.locked:
-                        locked += 1
-                        reason = node.lock_reason
-                        if reason and reason not in lock_reasons:
-                            lock_reasons.append(reason)
-                        slot_id = node.slot_id
-                        if slot_id and slot_id not in held_by:
-                            held_by.append(slot_id)
-            count = len(node_ids)
-            values["node_ids"] = node_ids
-            values["empty"] = False
-            values["split"] = len(spans) > 2  # adjacent runs of a row are one span
-            values["locked"] = locked == count
-            values["partly_locked"] = 0 < locked < count
-            if len(lock_reasons) > 1:  # one reason, holder or decision is the common case: nothing to sort
-                lock_reasons.sort()
-            if len(held_by) > 1:
-                held_by.sort()
-            if len(row_decisions) > 1:
-                row_decisions.sort()
-            values["lock_reasons"] = lock_reasons
-            values["held_by"] = held_by
-            values["decisions"] = row_decisions
-        else:  # most rows of a request place nothing (the plan says empty, not split, not locked)
-            values["node_ids"] = []
-            values["lock_reasons"] = []
-            values["held_by"] = []
-            values["decisions"] = []
-        row = _new_row(PositionRow)
-        set_values(row, values)
-        set_fields_set(row, _ROW_FIELDS)
-        set_extra(row, None)
-        set_private(row, None)
-        rows.append(row)
+        spans = placed.get(key) or []
+        row_nodes = [node for start in range(0, len(spans), 2) for node in nodes[spans[start]:spans[start + 1]]]
+        if row_nodes:
+            values.update(_placed_row(row_nodes, split=len(spans) > 2))  # adjacent runs of a row are one span
+        else:  # the plan says empty, not split, not locked
+            values.update(node_ids=[], lock_reasons=[], held_by=[], decisions=[])
+        rows.append(PositionRow(**values))
     return rows
+
+
+def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
+    """What a row reports of the nodes it placed: their ids, whether all or some are locked, and the distinct lock
+    reasons, holders (of the locked ones) and decisions, sorted."""
+    locked = [node for node in row_nodes if node.locked]
+    return {
+        "node_ids": [node.id for node in row_nodes], "empty": False, "split": split,
+        "locked": len(locked) == len(row_nodes), "partly_locked": 0 < len(locked) < len(row_nodes),
+        "lock_reasons": sorted({node.lock_reason for node in locked if node.lock_reason}),
+        "held_by": sorted({node.slot_id for node in locked if node.slot_id}),
+        "decisions": sorted({node.position_decision for node in row_nodes}),
+    }
 
 
 _PlannedRow = tuple[str, dict[str, Any], dict[str, Any] | None]
@@ -376,24 +319,6 @@ def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[
     return key, values, anchor
 
 
-_PLANS: dict[str, tuple[_PlannedRow, ...]] = {}  # by strategy revision, oldest first
-_PLANS_SIZE = 64
-_PLANS_LOCK = threading.Lock()
-
-
-def _remembered_plan(strategy: dict[str, Any], revision: str) -> tuple[_PlannedRow, ...]:
-    """`_row_plan` of the strategy whose content revision is `revision`: the same for every request of a strategy.
-    The plan is only read (each row copies its values, and a dict anchor again), so requests can share it."""
-    plan = _PLANS.get(revision)
-    if plan is None:
-        plan = _row_plan(strategy)
-        with _PLANS_LOCK:
-            _PLANS[revision] = plan
-            while len(_PLANS) > _PLANS_SIZE:
-                del _PLANS[next(iter(_PLANS))]
-    return plan
-
-
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
     """Where each row's nodes stand in the request order: per row, the start and stop index of each of its spans
     of consecutive nodes, in one flat list (one list per row: the result is built while the rest of it is alive, so
@@ -419,9 +344,9 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
 
 def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
     """What a row of `key` is in every request, before its rule, setting and nodes: a copy of
-    `results.blank_values` with the category's fields filled, and the row as if empty."""
+    the row's fields (each None) with the category's filled, and the row as if empty."""
     source_id, position_id = key.split("#", 1)
-    values = _blank_row()
+    values: dict[str, Any] = dict.fromkeys(PositionRow.model_fields)
     values["key"] = key
     values["source_id"] = source_id
     values["position_id"] = position_id
@@ -436,8 +361,6 @@ def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
     return {"values": values, "module": category["module"] if category else None}
 
 
-_new_row, _blank_row = PositionRow.__new__, blank_values(PositionRow).copy
-_ROW_FIELDS, _ = complete_shape(PositionRow)
 # The rows' categories (no text rule's), in catalogue order, each with its template; by module, in catalogue order.
 _ROW_TEMPLATES = {c["id"]: _row_template(c["id"], c) for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS}
 _ROW_TEMPLATE_ITEMS = tuple(_ROW_TEMPLATES.items())
@@ -498,8 +421,7 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append(adopt_complete(PlacementControl, {
-            "rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
-            "independent": independent.get(rule_id, 0) if rule["enabled"] else 0}))
+        controls.append(PlacementControl(rule_id=rule_id, control=control, owned=owned.get(rule_id, 0),
+                                         independent=independent.get(rule_id, 0) if rule["enabled"] else 0))
     return controls
 

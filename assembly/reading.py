@@ -8,7 +8,6 @@ JavaScript string helpers are here too: SillyTavern's rules trim and sort like J
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import math
 import re
@@ -213,10 +212,12 @@ def camel_case(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-@functools.lru_cache(maxsize=1024)
 def spellings(name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
-    # Readers ask for the same few dozen fields thousands of times (one world book entry = ~40 lookups).
-    return tuple(dict.fromkeys((name, camel_case(name), *aliases)))
+    """A field's spellings in the order they are read: its name, the name in camelCase, the aliases."""
+    camel = camel_case(name) if "_" in name else name
+    if not aliases:
+        return (name,) if camel == name else (name, camel)
+    return tuple(dict.fromkeys((name, camel, *aliases)))
 
 
 class Reader:
@@ -228,25 +229,42 @@ class Reader:
         self.path = path
         self.used: set[str] = set()
         self.fallback = fallback
+        # each key folded (no underscores, lower case): a field's name and its camelCase fold alike, so a field whose
+        # fold is not here is absent in both spellings (most fields of an entry are) without spelling it out
+        self.folded = {key.replace("_", "").lower() for key in data if isinstance(key, str)}
 
     def get(self, name: str, *aliases: str) -> tuple[Any, str]:
-        data = self.data
-        found = [(key, data[key]) for key in spellings(name, aliases) if key in data]
-        self.used.update(key for key, _ in found)
-        for key, value in found[1:]:
-            if value is not None and found[0][1] is not None and value != found[0][1]:
-                raise invalid(join_path(self.path, key), f"the same value as '{found[0][0]}' (both are given)", value)
-        present = [(key, value) for key, value in found if value is not None]
-        if present:
-            key, value = present[0]
-            return value, join_path(self.path, key)
+        """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
+        when one is given as null). A second spelling given with another value than the first is refused."""
+        data, path = self.data, self.path
+        if not aliases and self.fallback is None and name.replace("_", "").lower() not in self.folded:
+            return MISSING, f"{path}.{name}" if path else name  # absent in both spellings: most fields of an entry
+        first_key, first_value, hit_key, hit = None, None, None, MISSING
+        keys: tuple[str, ...] = ()
+        if name.replace("_", "").lower() in self.folded:
+            keys = spellings(name, aliases)
+        elif aliases:
+            keys = aliases
+        for key in keys:
+            if key not in data:
+                continue
+            value = data[key]
+            self.used.add(key)
+            if first_key is None:
+                first_key, first_value = key, value
+            elif value is not None and first_value is not None and value != first_value:
+                raise invalid(join_path(path, key), f"the same value as '{first_key}' (both are given)", value)
+            if hit is MISSING and value is not None:
+                hit_key, hit = key, value
+        if hit is not MISSING:
+            return hit, f"{path}.{hit_key}" if path else hit_key
         if self.fallback is not None:
             value, where = self.fallback.get(name, *aliases)
             if value is not MISSING:
                 return value, where
-        if found:
-            return None, join_path(self.path, found[0][0])
-        return MISSING, join_path(self.path, name)
+        if first_key is not None:
+            return None, join_path(path, first_key)
+        return MISSING, join_path(path, name)
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
         return {k: copy.deepcopy(v) for k, v in self.data.items() if k not in self.used and k not in skip}

@@ -19,7 +19,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from typing
 
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
-from assembly.reading import MAX_JSON_DEPTH, find_unsafe, gather_strings, texts_are_safe
+from assembly.reading import MAX_JSON_DEPTH, find_unsafe
 from assembly.sillytavern.macro_variables import parse_macro_variables
 from assembly.tokens import ENCODINGS
 
@@ -165,51 +165,25 @@ class ReadRequest:
     inputs: list[dict[str, Any]] | None = None
 
 
-def read_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> ReadRequest:
-    """`parse_request`, with a request dict's conversation read straight into message dicts. Anything that path
-    refuses goes through `parse_request` whole, so a refusal names the same field with the same message."""
+def read_request(request: dict[str, Any] | AssemblyRequest) -> ReadRequest:
+    """`parse_request`, with a request dict's conversation read into the engine's message dicts (no model per
+    message). Anything that reading refuses goes through `parse_request` whole, so a refusal names the same field
+    with the same message."""
     if not isinstance(request, dict) or not isinstance(request.get("conversation", {}), dict):
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    rest = {k: v for k, v in request.items() if k != "conversation"}
-    # the strings `parse_request` would check in the rest (all but the remembered resources), checked with the
-    # conversation's in one pass; a key that is not a string, a non-finite number or too deep a nesting: the slow path
-    texts: list[str] = []
-    for key, value in rest.items():
-        if resources_checked and key == "resources":
-            continue
-        if type(key) is not str or not gather_strings(value, 1, MAX_JSON_DEPTH, texts):
-            return ReadRequest(parse_request(request, resources_checked=resources_checked))
-        texts.append(key)
-    rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
-    raw = request.get("conversation", {})
-    plain = _plain_conversation(raw, texts)
-    if plain is not None:
-        history, inputs = plain
-        try:
-            return ReadRequest(_validated(rest), history, inputs)
-        except AssemblyError:
-            return ReadRequest(parse_request(request, resources_checked=resources_checked))
-    read = _general_conversation(raw)
+        return ReadRequest(parse_request(request))
+    read = _conversation_records(request.get("conversation", {}))
     if read is None:
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        return ReadRequest(parse_request(request))
+    rest = {k: v for k, v in request.items() if k != "conversation"}
+    rest["conversation"] = READ_CONVERSATION  # a model instance is taken as it is: no empty one made per request
     try:
-        model = parse_request(rest, resources_checked=resources_checked)
+        model = parse_request(rest)
     except AssemblyError:
-        return ReadRequest(parse_request(request, resources_checked=resources_checked))
+        return ReadRequest(parse_request(request))
     return ReadRequest(model, *read)
 
 
-def read_conversation(raw: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
-    """A request's conversation read into the engine's message dicts, as `read_request` reads it, for a request whose
-    other items were read (and found safe and valid) before; None for anything it would refuse or read otherwise:
-    the caller reads the whole request with `read_request` then, for the same answer or refusal."""
-    if not isinstance(raw, dict):
-        return None
-    plain = _plain_conversation(raw)
-    return plain if plain is not None else _general_conversation(raw)
-
-
-def _general_conversation(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+def _conversation_records(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
     """Any conversation `_CONVERSATION_DATA` takes, read into message dicts; None for one it or the check for
     unsafe values refuses (the whole request is read by `parse_request` then, to name the field)."""
     try:
@@ -220,58 +194,6 @@ def _general_conversation(raw: dict[str, Any]) -> tuple[list[dict[str, Any]], li
     if find_unsafe(raw, "conversation", max_depth=MAX_JSON_DEPTH - 1, nul=False):
         return None
     return message_records(conversation.get("history", []), "h"), message_records(conversation.get("input", []), "i")
-
-
-_ROLES = frozenset(("system", "user", "assistant", "tool"))
-
-
-def _plain_conversation(raw: Any, texts: list[str] | None = None
-                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
-    """The messages of a conversation whose every message is an id, a role and its content, all strings (nearly
-    every request), read as `_CONVERSATION_DATA` and `message_records` read them, and checked as `find_unsafe`
-    checks them (its keys and roles are known ASCII, so only ids and contents can hold a lone surrogate; nothing
-    nests, nothing is a number). None for anything else: the general path reads and refuses it. `texts`: other
-    strings to check with the messages' (None when there are none)."""
-    if type(raw) is not dict or not raw.keys() <= {"history", "input"}:
-        return None
-    read = []
-    if texts is None:
-        texts = []
-    for field, prefix in (("history", "h"), ("input", "i")):
-        messages = raw.get(field, [])
-        if type(messages) is not list:
-            return None
-        records = []
-        for index, message in enumerate(messages):
-            if type(message) is not dict:
-                return None
-            role, content = message.get("role"), message.get("content")
-            if type(role) is not str or role not in _ROLES or type(content) is not str:
-                return None
-            # with its role and content, two keys or three with the id are exactly the plain ones
-            message_id = message.get("id", _NO_ID)
-            if message_id is _NO_ID and len(message) == 2:  # as `message_records`: a made-up id goes last
-                records.append({"role": role, "content": content, "id": f"{prefix}{index + 1}"})
-            elif type(message_id) is str and len(message) == 3:
-                # the caller's own dict when it is already the record: no stage changes a message dict and no result
-                # holds one (a copy per message was most of a long chat's objects)
-                records.append(message if tuple(message) == _RECORD_KEYS else
-                               {"id": message_id, "role": role, "content": content})
-                texts.append(message_id)
-            else:
-                return None
-            texts.append(content)
-        read.append(records)
-    try:
-        if not texts_are_safe(texts, nul=False):
-            return None
-    except TypeError:  # a key of the other strings that is not a string: the general path refuses it
-        return None
-    return read[0], read[1]
-
-
-_NO_ID: Any = object()
-_RECORD_KEYS = ("id", "role", "content")
 
 
 def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
@@ -299,16 +221,13 @@ def message_records(messages: list[dict[str, Any]], prefix: str) -> list[dict[st
     return messages
 
 
-def parse_request(request: dict[str, Any] | AssemblyRequest, *, resources_checked: bool = False) -> AssemblyRequest:
-    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field.
-    `resources_checked`: its `resources` are content a checked request carried before (assembly.resource_memo), so
-    the walk for unsafe values leaves them out (it would find nothing there)."""
+def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
+    """The request as a model; a refused one is ASSEMBLY_REQUEST_INVALID naming the first bad field."""
     if isinstance(request, AssemblyRequest):
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
-    scanned = {k: v for k, v in request.items() if k != "resources"} if resources_checked else request
-    unsafe = find_unsafe(scanned, nul=False)  # the engine stores nothing: NUL is the studio's concern
+    unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})

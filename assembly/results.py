@@ -5,89 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo import WorldInfoActivation
-
-_MODEL_SHAPES: dict[type, tuple[dict[str, Any], set[str] | None]] = {}
-
-# BaseModel's four instance slots, set through their own descriptors: under half the cost of object.__setattr__ by
-# name, and the loops that build one model per node set four per instance. No result model redefines them.
-set_values = BaseModel.__dict__["__dict__"].__set__
-set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-new_instance = object.__new__  # BaseModel has no __new__ of its own
-
-
-def build_trusted(model: type[BaseModel], **values: Any) -> Any:
-    """An instance of `model` from values the engine produced itself: every field given, no validation.
-
-    pydantic's own `model_construct` costs ~30 µs per object, which made a 500-message preview spend most of its time
-    building result objects; this sets the same instance state directly.
-    """
-    shape = _MODEL_SHAPES.get(model)
-    if shape is None:
-        # Every field is set, so a model without extra fields can share one fields-set (pydantic only ever adds a
-        # name it already holds); models with extra fields get their own, as setting an extra adds its name.
-        shared = None if model.model_config.get("extra") == "allow" else set(model.model_fields)
-        shape = _MODEL_SHAPES[model] = (dict(model.model_fields), shared)
-    fields, shared = shape
-    if len(values) < len(fields):  # fill the defaults of fields the caller left out
-        for name, info in fields.items():
-            if name not in values:
-                values[name] = info.get_default(call_default_factory=True)
-    instance = new_instance(model)
-    set_values(instance, values)
-    if shared is None:
-        set_fields_set(instance, set(values))
-        set_extra(instance, {})
-    else:
-        set_fields_set(instance, shared)
-        set_extra(instance, None)
-    set_private(instance, None)
-    return instance
-
-
-def adopt_complete(model: type[BaseModel], values: dict[str, Any]) -> Any:
-    """`build_trusted` for a dict the caller built with every field of `model` (and no extra): the dict becomes the
-    instance's own, with no keyword call, default filling or shape lookup. For the per-node and per-message models."""
-    fields_set, allows_extra = _COMPLETE_SHAPES.get(model) or complete_shape(model)
-    instance = new_instance(model)
-    set_values(instance, values)
-    set_fields_set(instance, fields_set)
-    set_extra(instance, {} if allows_extra else None)
-    set_private(instance, None)
-    return instance
-
-
-def complete_shape(model: type[BaseModel]) -> tuple[set[str], bool]:
-    """The fields-set every complete instance of `model` shares, and whether it allows extras (then each instance
-    gets its own empty extras dict). Every field is set, so all instances share one fields-set: pydantic only ever
-    adds a name it holds, and nothing sets an extra attribute on these results. A set per instance was a third of
-    the objects the collector tracked in a long request. Loops that build one model per node inline
-    `adopt_complete` with this shape (a Python call per node is most of what it costs)."""
-    shape = _COMPLETE_SHAPES.get(model)
-    if shape is None:
-        shape = _COMPLETE_SHAPES[model] = (set(model.model_fields), model.model_config.get("extra") == "allow")
-    return shape
-
-
-_COMPLETE_SHAPES: dict[type, tuple[set[str], bool]] = {}
-
-
-def blank_values(model: type[BaseModel]) -> dict[str, Any]:
-    """A dict holding every field of `model` (each None) in the model's order, for a loop that builds one instance
-    per node to copy and fill (then adopt as `adopt_complete` does). Copying a table beats building one key by key
-    from a literal, and where CPython can, this dict shares its keys with the class's instances: each copy then holds
-    only its values, under half a literal's memory (at 10,000 messages a view's memory was most of its cost)."""
-    names = list(model.model_fields)
-    instance = model.__new__(model)
-    for name in names:
-        object.__setattr__(instance, name, None)
-    values = instance.__dict__
-    return values if list(values) == names else dict.fromkeys(names)  # the order is what the JSON keeps
 
 
 class RequestMessage(BaseModel):
@@ -199,13 +120,7 @@ class Diagnostic(BaseModel):
     @classmethod
     def of(cls, values: dict[str, Any]) -> Diagnostic:
         """A diagnostic from the dict an engine stage recorded (code first, as every stage writes it)."""
-        instance = cls.__new__(cls)
-        extra = {k: v for k, v in values.items() if k != "code"}
-        set_values(instance, {"code": values["code"]})
-        set_fields_set(instance, {"code"})
-        set_extra(instance, extra)
-        set_private(instance, None)
-        return instance
+        return cls.model_validate(values)
 
 
 class PositionRow(BaseModel):
@@ -257,6 +172,7 @@ class DurableEvent(BaseModel):
     role: str
     content: str = ""
     source: dict[str, Any] | None = None
+    _order: tuple[str, ...] = PrivateAttr(default=())  # the keys as the record was written
 
     @property
     def kind(self) -> str:
@@ -265,34 +181,15 @@ class DurableEvent(BaseModel):
 
     @classmethod
     def of(cls, values: dict[str, Any]) -> DurableEvent:
-        instance = new_instance(cls)
-        order = tuple(values)
-        if order == _EVENT_ORDER:  # the host's own records: every field, in field order, no extra
-            set_values(instance, values.copy())
-            set_fields_set(instance, _EVENT_FIELDS)  # complete: shared as `complete_shape` shares one
-            set_extra(instance, {})
-            set_private(instance, {"_order": _EVENT_ORDER})
-            return instance
-        defaults = _EVENT_DEFAULTS
-        set_values(instance, {name: values.get(name, default) for name, default in defaults.items()})
-        set_fields_set(instance, {name for name in values if name in defaults})
-        set_extra(instance, {k: v for k, v in values.items() if k not in defaults})
-        set_private(instance, {"_order": order})
-        return instance
+        """A record from its dict, which keeps its key order in the JSON."""
+        event = cls.model_validate(values)
+        event._order = tuple(values)
+        return event
 
     @model_serializer(mode="wrap")
     def _as_recorded(self, handler: Any) -> dict[str, Any]:
         data = handler(self)
-        order = (self.__pydantic_private__ or {}).get("_order")
-        if order is None:
-            return data
-        return {key: data[key] for key in order}
-
-
-# DurableEvent's fields and their defaults, in order, read once: pydantic's `model_fields` is a property (a call)
-_EVENT_DEFAULTS = {name: info.default for name, info in DurableEvent.model_fields.items()}
-_EVENT_ORDER = tuple(_EVENT_DEFAULTS)
-_EVENT_FIELDS = set(_EVENT_DEFAULTS)
+        return {key: data[key] for key in self._order} if self._order else data
 
 
 class EvictionItem(BaseModel):

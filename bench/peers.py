@@ -1,13 +1,12 @@
-"""The engine against its peers and its floor (issue 19): `assemble()` vs the Python peer fast-tavern on requests both
-support, and warm `assemble()` vs a bare tiktoken encode of its own output.
+"""The engine against its floor: warm `assemble()` vs a bare tiktoken encode of its own output; and the inputs
+`bench.users` gives `assemble()` and the Python peer fast-tavern alike.
 
 fast-tavern does less (no placement, positions, layout or result models), so the shared input is what it understands:
 SillyTavern's default-shaped preset, a character card, a chat history and a world book whose entries are all constant
-(both engines activate them, no keyword scan). Targets: assemble at most fast-tavern's median on the small and the
-2,000-message request; warm assemble at most x1.5 a bare encode at 200 / 2,000 / 10,000 messages; linear growth.
-fast-tavern is the `bench` extra (`pip install -e '.[bench]'`, which `make bench` does); without it its table says so.
-Both sides of a ratio are timed in alternating runs on the process's CPU clock (bench.timing.measure_pair), so the
-load of a shared machine neither favours nor hurts one side; the spread is the fastest and slowest run.
+(both engines activate them, no keyword scan); `bench.users` times the two on it. Target here: warm assemble at most
+x1.5 a bare encode at 200 / 2,000 / 10,000 messages; linear growth. Both sides of a ratio are timed in alternating
+runs on the process's CPU clock (bench.timing.measure_pair), so the load of a shared machine neither favours nor hurts
+one side; the spread is the fastest and slowest run.
 """
 
 from __future__ import annotations
@@ -18,8 +17,6 @@ from bench.timing import Timing, measure_pair
 
 TITLE = "peers"
 STRATEGY = "builtin-st"
-PEER_CASES = (("small", 10, 10), ("2,000 messages", 2_000, 10))  # (label, history, constant world book entries)
-PEER_TARGET = 1.0  # assemble / fast-tavern median
 FLOOR_SIZES = (200, 2_000, 10_000)
 FLOOR_WORLDBOOK = 10
 FLOOR_TARGET = 1.5  # warm assemble / bare encode of its output
@@ -58,38 +55,6 @@ def _verdict(ratio: float, target: float) -> str:
     return "met" if ratio <= target else "NOT MET"
 
 
-def _peer_table() -> Table:
-    from assembly import assemble
-
-    table = Table(f"assemble() vs fast-tavern ({STRATEGY}, default preset, card, chat, constant world book entries; "
-                  "warm token cache)",
-                  ["request", "history", "world book", "messages out", "runs", "fast-tavern ms", "assemble ms",
-                   "assemble spread", "ratio", "target", "verdict"])
-    try:
-        from fast_tavern import build_prompt_from_silly_tavern
-    except ImportError:
-        table.notes.append("fast-tavern is not installed: pip install -e '.[bench]' (make bench does).")
-        return table
-    for label, history, worldbook in PEER_CASES:
-        request = _shared_request(history, worldbook)
-        params = _peer_params(request)
-        ours = assemble(request)
-        theirs = build_prompt_from_silly_tavern(params)["stages"]["output"]["afterPostRegex"]
-        delivered = sum(1 for m in ours.request.messages if m.delivery == "history")
-        if delivered != history or len(theirs) < history:
-            raise AssertionError(f"{label}: a request lost history ({delivered} ours, {len(theirs)} theirs)")
-        peer, own = _time_pair(lambda p=params: build_prompt_from_silly_tavern(p), lambda r=request: assemble(r),
-                               history)
-        ratio = own.median_s / peer.median_s
-        table.add(label, f"{history:,}", worldbook, f"{len(ours.request.messages)} / {len(theirs)}", own.runs,
-                  f"{peer.median_ms:.2f}", f"{own.median_ms:.2f}", own.spread, f"x{ratio:.2f}",
-                  f"<= x{PEER_TARGET:g}", _verdict(ratio, PEER_TARGET))
-    table.notes.append("CPU time, the two engines in alternating runs; spread: fastest-slowest assemble run (ms).")
-    table.notes.append("messages out: ours / fast-tavern's. ratio = assemble median / fast-tavern median; assemble "
-                       "also counts tokens, places, and builds the typed result (positions, layout, durable events).")
-    return table
-
-
 def _floor_table() -> Table:
     from assembly import assemble
     from assembly.tokens import get_encoding
@@ -126,6 +91,6 @@ def _floor_table() -> Table:
 def run() -> list[Table]:
     from assembly.tokens import clear_token_cache
 
-    tables = [_peer_table(), _floor_table()]
+    tables = [_floor_table()]
     clear_token_cache()
     return tables

@@ -1,4 +1,4 @@
-"""A stalled request beside another user's pages (issue 30): the production set-up (gunicorn with the project's
+"""A stalled request beside another user's pages: the production set-up (gunicorn with the project's
 gunicorn.conf.py, 3 sync workers, SQLite) on loopback, one user asking again and again for the preview of a session
 whose world book stalls the engine, another user reading plain pages meanwhile. The stalled run ends at the engine's
 deadline (STUDIO_ENGINE_DEADLINE_SECONDS, studio/engine_runs.py) with a coded 503, and each pathological key at the

@@ -1,4 +1,4 @@
-"""Token counting (engine.md §3, issue 15): `count_tokens` per encoding, with a cold and a warm cache, against the
+"""Token counting (engine.md §3): `count_tokens` per encoding, with a cold and a warm cache, against the
 family library's own bare encode of the same texts.
 
 The bare encode is the family's library called directly: tiktoken for OpenAI's encodings (the call `count_tokens`

@@ -28,11 +28,11 @@ TITLE = "web"
 REPO = Path(__file__).resolve().parent.parent
 PASSWORD = "bench-password-not-secret"
 SIZES = (10, 100, 1000, 5000)
-HUGE = 20_000  # issue 16: each page of a 20,000-event session answers within 2 s
+HUGE = 20_000  # each page of a 20,000-event session answers within 2 s
 HUGE_S = 2.0
 SMALL = (10, 100)  # the preview page by history size; the big sizes are in the pages table
 PAGE_SIZES = (1000, 5000)
-# Issue 19: every page at 5,000 messages within 300 ms and 1 MB of HTML, compare within 500 ms; the preview at 1,000
+# Every page at 5,000 messages within 300 ms and 1 MB of HTML, compare within 500 ms; the preview at 1,000
 # within 100 ms.
 PAGE_MS, COMPARE_MS, PREVIEW_1000_MS, PAGE_BYTES = 300, 500, 100, 1_000_000
 SLOW_S = 3.0
@@ -173,7 +173,7 @@ def _pages(world: dict) -> Table:
 
 
 def _huge_pages(world: dict) -> Table:
-    """Issue 16's bound: each page of a 20,000-event session within 2 s (two requests each: the first, then a warm
+    """The bound: each page of a 20,000-event session within 2 s (two requests each: the first, then a warm
     one; the slower is the figure, so a page cannot pass on a cache it filled itself)."""
     from django.core.cache import cache
     from django.test import Client

@@ -15,6 +15,7 @@ from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
 from preview_app.token_window import model_picker_choices
+from strategies_app.forms import generation_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from strategies_app.presenters import strategy_name
 from strategies_app.selectors import visible_strategies
@@ -286,6 +287,13 @@ class SessionCreateForm(SessionForm):
         return draft.get("placement") == "st"
 
     @property
+    def sillytavern_slugs(self) -> list[str]:
+        """The strategies offered that place in SillyTavern order: choosing one folds dsh's host settings away."""
+        offered = {str(value) for value, _label in self.fields["strategy"].choices} if "strategy" in self.fields else set()
+        return [slug for slug in visible_strategies().filter(draft__placement="st").values_list("slug", flat=True)
+                if slug in offered]
+
+    @property
     def remembered_choice(self) -> dict[str, Any]:
         """What the next new-session form starts with: this one's strategy and host backends."""
         return {"strategy": self.cleaned_data["strategy"], "core_available": self.cleaned_data["core_available"],
@@ -386,12 +394,7 @@ class ComposerForm(forms.Form):
     action = forms.ChoiceField(choices=[("preview", "preview"), ("commit", "commit")], required=False)
 
 
-GENERATION_CHOICES = [("normal", _("normal: the character's next reply")),
-                      ("continue", _("continue: extend the last reply")),
-                      ("impersonate", _("impersonate: write the user's next message")),
-                      ("swipe", _("swipe: another version of the last message")),
-                      ("regenerate", _("regenerate: the last reply again (delete it from the history first)")),
-                      ("quiet", _("quiet: a background prompt"))]
+GENERATION_CHOICES = generation_choices()  # SillyTavern's words, the engine's codes as values
 
 
 class PreviewOptionsForm(forms.Form):

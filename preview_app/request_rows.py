@@ -19,7 +19,7 @@ from django.utils.translation import ngettext
 from preview_app.result_display import Part, Row
 from studio.glossary import term_link
 from studio.history_window import RANGE_ROWS, CollapsedRun, Segment, run_words
-from studio.wording import engine_word
+from studio.wording import engine_word, node_name
 
 
 def _labels() -> dict[str, str]:
@@ -32,6 +32,8 @@ def _labels() -> dict[str, str]:
         "host_text": _("Host text: no module of the strategy made this message (for example the runtime-context "
                        "framing)."),
         "regex_before": _("Before"), "regex_after": _("After"),
+        "st_chat": _("chat message"), "st_input": _("the user's input"), "st_host": _("host text"),
+        "st_marker": _("Chat History marker"), "st_relative": _("relative (Prompt Manager order)"),
     }.items()}
 
 
@@ -160,23 +162,79 @@ def _regex_changes(row: Row, labels: dict[str, str]) -> str:
     return "".join(out)
 
 
+_CHAT_MODULES = ("history", "input")  # the messages SillyTavern places at the Chat History marker
+
+
+def _st_source(row: Row, labels: dict[str, str], short: _Escaped) -> str:
+    """Where a SillyTavern request message comes from, in SillyTavern's words: the Prompt Manager prompt (its name
+    and identifier), a chat message, the user's input, or the module (world info, Author's Note, ...)."""
+    out: list[str] = []
+    for part in row.parts[:_ST_SOURCES]:
+        node = part.node
+        module = getattr(node, "module", None)
+        if module == "preset":
+            identifier, name = node.field or node.position_id, node_name(node.name)
+            code = f"<code class=\"muted\" data-prompt-identifier>{_e(identifier)}</code>"
+            out.append(code if name in ("", identifier) else f"{_e(name)} {code}")  # unnamed: its identifier once
+        elif module == "history":
+            out.append(labels["st_chat"])
+        elif module == "input":
+            out.append(labels["st_input"])
+        elif node is not None:
+            out.append(short.word("module", module))
+        else:
+            out.append(labels["st_host"])
+    if len(row.parts) > _ST_SOURCES:
+        out.append("…")
+    return "<br>".join(dict.fromkeys(out)) or "—"
+
+
+_ST_SOURCES = 4  # a message joined from more pieces lists the first few; its parts table lists them all
+
+
+def _st_position(row: Row, labels: dict[str, str], short: _Escaped) -> str:
+    """SillyTavern's position of a request message: in-chat @ depth N, at the Chat History marker, or relative
+    (in the Prompt Manager's order)."""
+    for part in row.parts:
+        depth = getattr(part.node, "depth", None)
+        if depth is not None:
+            key = ("st_depth", depth)
+            if key not in short:
+                short[key] = escape(_("in-chat @ depth %(depth)s") % {"depth": depth})
+            return short[key]
+    if any(getattr(part.node, "module", None) in _CHAT_MODULES for part in row.parts):
+        return labels["st_marker"]
+    return labels["st_relative"]
+
+
 def _row(row: Row, labels: dict[str, str], short: _Escaped, sillytavern: bool = False) -> str:
     message = row.message
     role, status, delivery = short[message.role], short[message.history_status], short[message.delivery]
     name = f" <span class=\"muted\">{_e(message.name)}</span>" if message.name else ""
     enters_history = message.enters_history
+    if sillytavern:  # SillyTavern's columns: the markup (data-delivery, data-region, ...) stays on the row
+        columns = (f"<td class=\"st-source\">{_st_source(row, labels, short)}</td>"
+                   f"<td class=\"st-position\">{_st_position(row, labels, short)}</td>")
+    else:
+        columns = (f"<td title=\"{short[row.delivery_words]}\">{short.word('delivery', message.delivery)}</td>"
+                   f"<td>{short.word('region', message.region)}</td>"
+                   f"<td class=\"history-entry\"><span class=\"entry status-{status}\">{short[row.history_words]}</span></td>")
     return (
         f"<tbody class=\"msg role-{role}\" id=\"msg-{row.index}\" data-index=\"{row.index}\" data-role=\"{role}\" "
         f"data-delivery=\"{delivery}\" data-region=\"{short[message.region]}\" data-history-status=\"{status}\" "
         f"data-enters-history=\"{'true' if enters_history else 'false'}\">"
         f"<tr class=\"msg-head\"><td class=\"num\">{row.index}</td>"
         f"<td><span class=\"role-badge role-{role}\">{short.word('role', message.role)}</span>{name}</td>"
-        f"<td title=\"{short[row.delivery_words]}\">{short.word('delivery', message.delivery)}</td>"
-        f"<td>{short.word('region', message.region)}</td>"
-        f"<td class=\"history-entry\"><span class=\"entry status-{status}\">{short[row.history_words]}</span></td><td class=\"num\">{short[message.tokens]}</td></tr>"
-        f"<tr class=\"msg-body\"><td></td><td colspan=\"5\">{_content(row, labels)}{_regex_changes(row, labels)}"
-        f"{_parts(row, labels, short, sillytavern)}</td>"
+        f"{columns}<td class=\"num\">{short[message.tokens]}</td></tr>"
+        f"<tr class=\"msg-body\"><td></td><td colspan=\"{_span(sillytavern)}\">{_content(row, labels)}"
+        f"{_regex_changes(row, labels)}{_parts(row, labels, short, sillytavern)}</td>"
         f"</tr></tbody>\n")
+
+
+def _span(sillytavern: bool) -> int:
+    """The columns after "#": role, delivery, region, history entry, tokens; SillyTavern's role, source, position,
+    tokens."""
+    return 4 if sillytavern else 5
 
 
 def _page_labels() -> tuple[dict[str, str], _Escaped]:
@@ -195,12 +253,12 @@ def render_rows(rows: list[Row], sillytavern: bool = False) -> SafeString:
     return mark_safe("".join(_row(row, labels, short, sillytavern) for row in rows))  # every value in it went through escape()
 
 
-def _collapsed(run: CollapsedRun, href: str) -> str:
+def _collapsed(run: CollapsedRun, href: str, sillytavern: bool = False) -> str:
     url = _e(href)
     hint = _("show them") if run.count <= RANGE_ROWS else _("show the first %(n)s") % {"n": RANGE_ROWS}
     return (f"<tbody class=\"collapsed-run\" id=\"run-{run.range}\" data-collapsed-range=\"{run.range}\" "
             f"data-count=\"{run.count}\" data-tokens=\"{run.tokens}\"><tr><td class=\"num muted\">…</td>"
-            f"<td colspan=\"5\"><a class=\"expand-run\" href=\"{url}\" hx-get=\"{url}\" hx-target=\"closest tbody\" "
+            f"<td colspan=\"{_span(sillytavern)}\"><a class=\"expand-run\" href=\"{url}\" hx-get=\"{url}\" hx-target=\"closest tbody\" "
             f"hx-swap=\"outerHTML\">{_e(run_words(run))}</a> <span class=\"muted small\">{_e(hint)}</span>"
             f"</td></tr></tbody>\n")
 
@@ -209,6 +267,6 @@ def render_window(rows: list[Row], segments: list[Segment], href, sillytavern: b
     """The `<tbody>`s of a windowed history: each shown message as in `render_rows`, each collapsed run one row
     whose link (`href(run)`, a real URL; htmx swaps the answer in place) shows that range."""
     labels, short = _page_labels()
-    out = [_collapsed(s, href(s)) if isinstance(s, CollapsedRun) else _row(rows[s.index], labels, short, sillytavern)
+    out = [_collapsed(s, href(s), sillytavern) if isinstance(s, CollapsedRun) else _row(rows[s.index], labels, short, sillytavern)
            for s in segments]
     return mark_safe("".join(out))  # every value in it went through escape()

@@ -144,6 +144,10 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
         "sillytavern_work": (session.applied_document or {}).get("placement") == "st",
+        # text completion: the templates build the prompt, no strategy does (the strategy card gives way)
+        "text_templates": [(_("Instruct template"), session.instruct_template),
+                           (_("Context template"), session.context_template),
+                           (_("System prompt"), session.sysprompt_template)] if session.completion == "text" else [],
         "greetings": (presenters.greeting_choices(services.card_greetings(session.character))
                       if editable and not window.total else []),
     }

@@ -187,6 +187,7 @@ def _preview_page(request, session: Session, *, template: str = "preview/preview
         context["projection"] = _projection_link(request, session, request_data)
         context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
+        context["sillytavern_work"] = context["view"].result.placement == "st"
         context["last_seq"] = last_seq(session)
         if choice.revision is not None:
             context["golden"] = golden_of(session, choice.revision)
@@ -342,6 +343,7 @@ def preview_rows(request, pk):
             "generation": request.GET.get("generation", "")})
     view = display(result, host_records(request_data))
     context = {"session": session, "choice": choice, "first": first, "last": min(last, len(view.rows) - 1),
+               "sillytavern_work": result.placement == "st",
                "rows_html": render_window(view.rows, segments, _range_href(request, session),
                                           sillytavern=result.placement == "st"),
                "back": _canonical_preview_url(session, choice, options)}

@@ -170,9 +170,11 @@ GENERATIONS = ("normal", "continue", "impersonate", "swipe", "regenerate", "quie
 
 
 def generation_choices() -> list[tuple[str, str]]:
-    words = {"normal": _("normal: the character's next reply"), "continue": _("continue: extend the last reply"),
-             "impersonate": _("impersonate: write the user's next message"),
-             "swipe": _("swipe: another version of the last message"),
-             "regenerate": _("regenerate: the last reply again (delete it from the history first)"),
-             "quiet": _("quiet: a background prompt")}
+    """SillyTavern's words for its generation types (the values stay the engine's codes); the full preview's
+    drop-down and the editor's live preview show the same."""
+    words = {"normal": _("Normal — the character's next reply"), "continue": _("Continue — extend the last reply"),
+             "impersonate": _("Impersonate — write the user's next message"),
+             "swipe": _("Swipe — another version of the last message"),
+             "regenerate": _("Regenerate — the last reply again (delete it from the history first)"),
+             "quiet": _("Quiet — a background prompt")}
     return [(value, words[value]) for value in GENERATIONS]

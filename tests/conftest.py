@@ -14,7 +14,7 @@ def shared_fixtures() -> Path:
     return folder
 
 
-# A loaded machine must not fail a test for being slow (issue 16): no per-example deadline and no time-based health
+# A loaded machine must not fail a test for being slow: no per-example deadline and no time-based health
 # check by default; speed is measured by `make bench`, not here.
 from hypothesis import HealthCheck  # noqa: E402
 from hypothesis import settings as hypothesis_settings  # noqa: E402

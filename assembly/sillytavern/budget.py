@@ -19,12 +19,10 @@ unnamed message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Literal
 
-from assembly.results import build_trusted
 from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, step_invalid, unique_ids
-from assembly.tokens import count_each, count_tokens
+from assembly.tokens import count_tokens
 
 PRIMING_TOKENS = 3  # reserved for reply priming before anything else (§4.2 step 1)
 # §4.2 step 8 (tool definitions) reserves nothing here: SillyTavern reserves them only when function calling is on,
@@ -97,10 +95,7 @@ def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None
     content, name = m.content, m.name
     if not content and not name:
         return 0
-    roles = _ROLE_TOKENS.get(encoding) or _ROLE_TOKENS.setdefault(encoding, {})
-    role = roles.get(m.role)
-    if role is None:
-        role = roles[m.role] = count_tokens(m.role, encoding)
+    role = count_tokens(m.role, encoding)
     counted = count_tokens(content, encoding)
     if contents is not None:
         contents[m.id] = counted
@@ -108,10 +103,6 @@ def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None
     if name:
         total += count_tokens(name, encoding) + 1
     return total
-
-
-# encoding -> role -> tokens: three roles per encoding (one table per encoding: no key tuple built per message)
-_ROLE_TOKENS: dict[str, dict[str, int]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------------- budget
@@ -130,26 +121,11 @@ class _Ledger:
         self.dropped: list[StDropped] = []
 
     def count_all(self, messages: list[StMessage]) -> int:
-        """Count every message of the budget at once, before any phase (each phase then reads the counts): every
-        path counts each message exactly once, and their ids are unique. The contents go through one `count_each`
-        (no call per message), the rest is `_message_tokens`, inline. Returns the sum."""
-        encoding, tokens, contents = self.encoding, self.tokens, self.contents
-        roles = _ROLE_TOKENS.get(encoding) or _ROLE_TOKENS.setdefault(encoding, {})
-        total = 0
-        for m, counted in zip(messages, count_each([m.content for m in messages], encoding), strict=True):
-            name = m.name
-            if not name and not m.content:
-                tokens[m.id] = 0
-                continue
-            role = roles.get(m.role)
-            if role is None:
-                role = roles[m.role] = count_tokens(m.role, encoding)
-            if contents is not None:
-                contents[m.id] = counted
-            n = role + counted + 3
-            if name:
-                n += count_tokens(name, encoding) + 1
-            tokens[m.id] = n
+        """Count every message of the budget at once, before any phase (each phase then reads the counts); their ids
+        are unique. Returns the sum."""
+        tokens, total = self.tokens, 0
+        for m in messages:
+            n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
             total += n
         return total
 
@@ -371,33 +347,6 @@ def _place_reserved(plan: _Plan, failure: StBudgetFailure | None) -> StBudgetFai
     return None
 
 
-def _all_fit(ledger: _Ledger, total: int, limit: int, group_ids: tuple[str, ...], groups: list[StBudgetGroup],
-             chat: list[StMessage], separator: StMessage | None, continued: list[StMessage], filler: str,
-             blocks: list[list[StMessage]], has_history_slot: bool, has_examples_slot: bool) -> StBudgetResult | None:
-    """The budget's answer when everything fits (the usual request; `total`: the tokens of every message): every
-    piece kept, nothing dropped, the same remaining as the phases below would leave. None when anything could be
-    left out or sent otherwise (an empty message, a send_if_empty filler, a missing slot, or not enough room): then
-    the phases run."""
-    if not has_history_slot or (blocks and not has_examples_slot) or (filler and chat and chat[-1].role == "assistant"):
-        return None
-    if (separator is not None and not separator.content) or not all(map(_CONTENT, chat)) or \
-            not all(m.content for b in blocks for m in b):
-        return None
-    if ledger.remaining - total < 0:
-        return None
-    ledger.remaining -= total
-    # Every value is built from validated messages and groups; the ledger is this call's own (its table handed over).
-    return build_trusted(
-        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple([g for g in groups if not g.reserve]),
-        group_ids=group_ids, history=tuple(chat) if separator is None else (separator, *chat),
-        examples=tuple([m for b in blocks for m in b]) if blocks else (),
-        tail=(*continued, *[m for g in groups if g.reserve for m in g.messages]), dropped=(), tokens=ledger.tokens,
-        failure=None)
-
-
-_CONTENT = attrgetter("content")
-
-
 def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudgetGroup] = (),
               history: Sequence[StMessage] = (), new_chat: StMessage | None = None,
               continue_messages: Sequence[StMessage] = (), send_if_empty: str = "",
@@ -433,14 +382,10 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
         every.append(new_chat)
 
     ledger = _Ledger(limit - PRIMING_TOKENS, encoding, content_tokens)
-    total = ledger.count_all(every)
+    ledger.count_all(every)
     if len(ledger.tokens) != len(every):  # the table is by id: an id used twice counted once
         unique_ids(every, "messages")  # names the first one and raises
     kept_ids = tuple([g.id for g in groups if not g.reserve])
-    fitted = _all_fit(ledger, total, limit, kept_ids, groups, chat, new_chat, continued, send_if_empty, blocks,
-                      has_history_slot, has_examples_slot)
-    if fitted is not None:
-        return fitted
     plan = _Plan(ledger, chat=chat, separator=new_chat, continued=continued, filler=send_if_empty, blocks=blocks)
     failure = _take_mandatory(plan, groups)
     if failure is not None:
@@ -450,10 +395,8 @@ def st_budget(*, max_context: int, max_tokens: int, mandatory: Sequence[StBudget
         failure = _fill_slots(plan, pin_examples=pin_examples, has_history_slot=has_history_slot,
                               has_examples_slot=has_examples_slot)
     failure = _place_reserved(plan, failure)
-    # Every value is built above from validated messages and groups: no second validation of the whole history.
-    # The ledger is this call's own, so its token table is handed over, not copied.
-    return build_trusted(
-        StBudgetResult, limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
+    return StBudgetResult(
+        limit=limit, remaining=ledger.remaining, groups=tuple(plan.kept),
         group_ids=kept_ids, history=tuple(plan.history),
         examples=tuple(plan.examples), tail=tuple(plan.tail), dropped=tuple(ledger.dropped), tokens=ledger.tokens,
         failure=failure,

@@ -8,7 +8,7 @@ TimeoutError; `replace_each` raises OutputTooLarge past `max_output`. The limits
 
 A `JsRegex` runs as a fresh JavaScript regex would: `search` / `test` (`y` anchored), `matches` (what
 String.prototype.replace visits), `replace` and `substitute` (`$$`, `$&`, `` $` ``, `$'`, `$1`, `$<name>`), `group`
-(None for undefined). `regex_from_string(find)` reads a script's find as SillyTavern's `regexFromString` does.
+(None for undefined). A script's find is read as SillyTavern's `regexFromString` does in `pattern_matcher`.
 
 The translation (JavaScript without `u` follows ECMAScript's Annex B, as browsers do):
 
@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 import regex as engine
 
+from assembly.caches import PATTERNS
 from assembly.errors import CodedError
 
 JS_FLAGS = "dgimsuyv"
@@ -211,7 +212,12 @@ def _flags_problem(flags: str) -> str | None:
 
 def compile_js(source: str, flags: str = "", max_length: int | None = None) -> JsRegex | Uncompilable:
     """`new RegExp(source, flags)` as Python: a `JsRegex`, or why it cannot be (see the module doc).
-    `max_length`: the longest translation compiled (compiling takes time in proportion to it)."""
+    `max_length`: the longest translation compiled (compiling takes time in proportion to it). The answer is kept
+    by its three arguments (assembly.caches.PATTERNS): a chat's keys and scripts are compiled once per process."""
+    return PATTERNS.computed((source, flags, max_length), lambda: _compiled(source, flags, max_length))
+
+
+def _compiled(source: str, flags: str, max_length: int | None) -> JsRegex | Uncompilable:
     problem = _flags_problem(flags)
     if problem:
         return Uncompilable(source, flags, "syntax", problem)
@@ -232,20 +238,6 @@ def compile_js(source: str, flags: str = "", max_length: int | None = None) -> J
     except (engine.error, OverflowError, RecursionError) as error:
         return Uncompilable(source, flags, "unsupported", f"the regex package refuses the translation: {error}")
     return JsRegex(source, flags, compiled, names)
-
-
-def regex_from_string(text: str, max_length: int | None = None) -> JsRegex | Uncompilable:
-    """SillyTavern's `regexFromString` (utils.js), which reads a regex script's find: "/pattern/flags" is the
-    pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
-    stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
-    not know (x X U A J) leave no regex."""
-    parts = _FIND_PARTS.search(text)
-    if parts is None:
-        return Uncompilable(text, "", "syntax", "an empty find")
-    pattern, flags = parts.group(2), parts.group(3)
-    if flags and not _FIND_FLAGS.test(flags):
-        return compile_js(text, "", max_length)
-    return compile_js(pattern, flags, max_length)
 
 
 def _literal(char: str) -> str:
@@ -314,26 +306,8 @@ class _Translator:
         while self.i < len(s):
             char = s[self.i]
             if char in "*+?" or (char == "{" and _QUANTIFIER.match(s, self.i)):
-                if after_quantifier and char == "?":
-                    out.append("?")  # lazy
-                    self.i += 1
-                    after_quantifier = False
-                    quantifiable = False
-                    continue
-                if not quantifiable:
-                    raise self.fail("nothing to repeat")
-                if char == "{":
-                    found = _QUANTIFIER.match(s, self.i)
-                    assert found is not None
-                    low, high = int(found.group(1)), found.group(3)
-                    if high and int(high) < low:
-                        raise self.fail("numbers out of order in a {} quantifier")
-                    out.append(found.group())
-                    self.i = found.end()
-                else:
-                    out.append(char)
-                    self.i += 1
-                quantifiable, after_quantifier = False, True
+                out.append(self.quantifier(char, quantifiable, after_quantifier))
+                quantifiable, after_quantifier = False, not (after_quantifier and char == "?")
                 continue
             after_quantifier = False
             quantifiable = True
@@ -346,32 +320,8 @@ class _Translator:
                 continue
             self.i += 1
             if char == "(":
-                kind, number = "group", None
-                if s.startswith("?", self.i):
-                    rest = s[self.i + 1:self.i + 3]
-                    if rest.startswith(":"):
-                        kind, text = "group", "(?:"
-                        self.i += 2
-                    elif rest[:1] in ("=", "!"):
-                        kind, text = "lookahead", f"(?{rest[0]}"
-                        self.i += 2
-                    elif rest in ("<=", "<!"):
-                        kind, text = "lookbehind", f"(?{rest}"
-                        self.i += 3
-                    elif rest.startswith("<"):
-                        name = _GROUP_NAME.match(s, self.i + 2)
-                        assert name is not None  # checked by the pre-scan
-                        group_number += 1
-                        number = group_number
-                        python_name = name.group() if name.group().isidentifier() else f"js_group_{number}"
-                        kind, text = "capture", f"(?P<{python_name}>"
-                        self.i = name.end() + 1
-                    else:
-                        raise self.fail("invalid group")
-                else:
-                    group_number += 1
-                    number = group_number
-                    kind, text = "capture", "("
+                kind, number, text = self.group_opening(group_number)
+                group_number = number or group_number
                 stack.append((kind, number))
                 out.append(text)
                 quantifiable = False
@@ -406,6 +356,50 @@ class _Translator:
         if stack:
             raise self.fail("unterminated group")
         return "".join(out), dict(self.names)
+
+    def quantifier(self, char: str, quantifiable: bool, after_quantifier: bool) -> str:
+        """`*`, `+`, `?` or `{n,m}` at `self.i`; a `?` right after a quantifier makes it lazy."""
+        s = self.source
+        if after_quantifier and char == "?":
+            self.i += 1
+            return "?"  # lazy
+        if not quantifiable:
+            raise self.fail("nothing to repeat")
+        if char != "{":
+            self.i += 1
+            return char
+        found = _QUANTIFIER.match(s, self.i)
+        assert found is not None
+        low, high = int(found.group(1)), found.group(3)
+        if high and int(high) < low:
+            raise self.fail("numbers out of order in a {} quantifier")
+        self.i = found.end()
+        return found.group()
+
+    def group_opening(self, groups: int) -> tuple[str, int | None, str]:
+        """The group opened just before `self.i` (`groups`: the capturing groups opened so far): its kind, its
+        number when it captures, and its Python text."""
+        s = self.source
+        if not s.startswith("?", self.i):
+            return "capture", groups + 1, "("
+        rest = s[self.i + 1:self.i + 3]
+        if rest.startswith(":"):
+            self.i += 2
+            return "group", None, "(?:"
+        if rest[:1] in ("=", "!"):
+            self.i += 2
+            return "lookahead", None, f"(?{rest[0]}"
+        if rest in ("<=", "<!"):
+            self.i += 3
+            return "lookbehind", None, f"(?{rest}"
+        if not rest.startswith("<"):
+            raise self.fail("invalid group")
+        name = _GROUP_NAME.match(s, self.i + 2)
+        assert name is not None  # checked by the pre-scan
+        number = groups + 1
+        python_name = name.group() if name.group().isidentifier() else f"js_group_{number}"
+        self.i = name.end() + 1
+        return "capture", number, f"(?P<{python_name}>"
 
     def reference(self, number: int) -> str:
         # JavaScript: a group that has not captured matches "". Only a closed group can have captured.
@@ -583,15 +577,3 @@ class _Translator:
         if char == "k" and self.named:
             raise self.fail("invalid escape \\k in a class")
         return self.character_escape(char)
-
-
-# regexFromString's own parsers, read as the JavaScript they are
-def _parser(source: str, flags: str = "") -> JsRegex:
-    regex = compile_js(source, flags)
-    if not isinstance(regex, JsRegex):
-        raise RuntimeError(f"js_regex cannot read its own parser /{source}/{flags}: {regex.reason}")
-    return regex
-
-
-_FIND_PARTS = _parser("(\\/?)(.+)\\1([a-z]*)", "i")
-_FIND_FLAGS = _parser("^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$")

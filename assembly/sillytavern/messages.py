@@ -41,7 +41,6 @@ from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import AssemblyError
 from assembly.reading import Role
-from assembly.results import adopt_complete, build_trusted
 from assembly.tokens import ENCODINGS
 
 MessageKind = Literal[
@@ -88,59 +87,22 @@ class StMessage(_Frozen):
 
 
 def _with(m: StMessage, **changes: Any) -> StMessage:
-    """`m` with some fields replaced by values computed from its own valid ones: no second validation, since this
-    runs once per chat message of every request."""
-    return build_trusted(StMessage, **{**m.__dict__, **changes})
+    """`m` with some fields replaced."""
+    return m.model_copy(update=changes)
 
 
 def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
                  name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return adopt_complete(StMessage, {"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
-                                      "kind": "chat", "sources": sources, "depth": None, "order": None})
-
-
-def recurring_chat_message(id: str, role: Role, content: str, source: str, speaker: str | None,
-                           name: str | None) -> StMessage:
-    """`chat_message` for a message of the request's chat, which comes back unchanged in the next turn's request:
-    the same frozen message serves again. It is kept by everything it is made of, so a changed text, speaker or name
-    makes a new one; sharing it spares building (and the collector tracking) one model per chat message per turn.
-    Its arguments may be given by position: the per-message loop does (a keyword call costs three times as much)."""
-    key = (id, role, content, source, speaker, name)
-    message = _RECURRING.get(key)
-    if message is None:
-        if len(_RECURRING) >= _RECURRING_SIZE:
-            _RECURRING.clear()  # bounded: a long chat past the bound only builds its messages again
-        message = _RECURRING[key] = chat_message(id=id, role=role, content=content, sources=(source,),
-                                                 speaker=speaker, name=name)
-    return message
-
-
-# The chat messages of recent requests; dict reads and writes are atomic, and a lost write only costs a rebuild.
-_RECURRING: dict[tuple[str, str, str, str, str | None, str | None], StMessage] = {}
-_RECURRING_SIZE = 20_000
+    return StMessage.model_validate({"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
+                                     "kind": "chat", "sources": sources})
 
 
 def trusted_message(id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
                     name: str | None = None, depth: int | None = None, order: int | None = None) -> StMessage:
-    """A message from values that were validated where they were made (a node's fields, an injection's): no second
-    validation and no default filling, as this runs for every prompt and in-chat bucket of a request. The prompts
-    and buckets of a preset come back unchanged in every request: like `recurring_chat_message`, the same frozen
-    message serves again, kept by everything it is made of. The per-prompt loops give the arguments by position."""
-    key = (id, role, content, kind, sources, name, depth, order)
-    message = _TRUSTED.get(key)
-    if message is None:
-        if len(_TRUSTED) >= _TRUSTED_SIZE:
-            _TRUSTED.clear()  # bounded: past it, messages are only built again
-        message = _TRUSTED[key] = adopt_complete(StMessage, {
-            "id": id, "role": role, "content": content, "name": name, "speaker": None, "kind": kind,
-            "sources": sources, "depth": depth, "order": order})
-    return message
-
-
-# The prompt and in-chat messages of recent requests (dict reads and writes are atomic; a lost write costs a rebuild).
-_TRUSTED: dict[tuple[Any, ...], StMessage] = {}
-_TRUSTED_SIZE = 4096
+    """A message of a prompt or an in-chat bucket, its arguments given by position."""
+    return StMessage(id=id, role=role, content=content, name=name, kind=kind, sources=sources, depth=depth,
+                     order=order)
 
 
 class StInjection(_Frozen):

@@ -6,7 +6,8 @@ imported; `import(export(x)) == x`.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -19,6 +20,8 @@ from assembly.sillytavern.vocabulary import (
     WorldPosition,
 )
 from assembly.sillytavern.worldinfo_timed import WorldState
+
+T = TypeVar("T")
 
 
 class _Frozen(BaseModel):
@@ -55,8 +58,16 @@ class PromptOrderList(_Frozen):
     order: tuple[PromptOrderEntry, ...] = ()
 
 
-_ORDERED_PROMPTS_SIZE = 256
-_ORDERED_PROMPTS: dict[int, tuple[Any, tuple, tuple, tuple]] = {}
+def kept_on(model: BaseModel, name: str, made_from: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """`make()`, kept in the frozen `model`'s own attributes beside the field values it was made from (a copy of the
+    model with other values makes it again). It lives as long as the model, so as long as the request that read it;
+    pydantic leaves such attributes out of ==, dumps and copies' validation."""
+    kept = model.__dict__.get(name)
+    if kept is not None and kept[0] == made_from:  # the same field values (the same objects compare at once)
+        return kept[1]
+    value = make()
+    model.__dict__[name] = (made_from, value)
+    return value
 
 
 class Preset(_Frozen):
@@ -107,22 +118,16 @@ class Preset(_Frozen):
     def ordered_prompts(self) -> tuple[Prompt, ...]:
         """The prompts in prompt_order, each with `enabled` set to the order's flag (SillyTavern ignores the
         prompt's own flag). Prompts missing from the order are not part of the assembly, as in SillyTavern."""
-        # One request asks ~20 times. The preset is frozen; the answer is kept beside the preset and the very tuples
-        # it came from (so an id is never reused while cached, and a model_copy with new prompts is not served it).
-        # Kept outside the model, as a private attribute would take part in ==.
-        cached = _ORDERED_PROMPTS.get(id(self))
-        if cached is not None and cached[0] is self and cached[1] is self.prompts and cached[2] is self.prompt_order:
-            return cached[3]
+        # One request asks ~20 times: kept on the preset (`kept_on`).
+        return kept_on(self, "_kept_ordered_prompts", (self.prompts, self.prompt_order), self._ordered_prompts)
+
+    def _ordered_prompts(self) -> tuple[Prompt, ...]:
         by_id = {p.identifier: p for p in self.prompts}
-        ordered = tuple(
+        return tuple(
             by_id[e.identifier] if by_id[e.identifier].enabled == e.enabled
             else by_id[e.identifier].model_copy(update={"enabled": e.enabled})
             for e in self.prompt_order
         )
-        if len(_ORDERED_PROMPTS) >= _ORDERED_PROMPTS_SIZE:
-            _ORDERED_PROMPTS.clear()
-        _ORDERED_PROMPTS[id(self)] = (self, self.prompts, self.prompt_order, ordered)
-        return ordered
 
 
 class DepthPrompt(_Frozen):

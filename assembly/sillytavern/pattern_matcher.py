@@ -17,10 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, TypeVar
 
-from assembly.sillytavern.js_regex import JsRegex, OutputTooLarge, Uncompilable, compile_js, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex, OutputTooLarge, Uncompilable, compile_js
 
 T = TypeVar("T")
 LIMIT_CODE = "ST_PATTERN_LIMIT"
@@ -49,13 +48,11 @@ def _too_long(source: str, flags: str, limits: PatternLimits) -> Uncompilable | 
     return None
 
 
-@lru_cache(maxsize=1024)
 def compile_limited(source: str, flags: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable:
     """`new RegExp(source, flags)` held to the size limits (`kind="limit"` when refused for size)."""
     return _too_long(source, flags, limits) or compile_js(source, flags, limits.translated_length)
 
 
-@lru_cache(maxsize=1024)
 def find_limited(find: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable:
     """A regex script's find read as `regexFromString` does, held to the size limits."""
     return _too_long(find, "", limits) or regex_from_string(find, limits.translated_length)
@@ -105,3 +102,29 @@ class PatternRuns:
     def notes(self) -> tuple[str, ...]:
         return tuple(f"{LIMIT_CODE}: {d['owner']}: pattern {d['pattern']!r} skipped ({d['limit']} limit: "
                      f"{d['reason']})" for d in self.refusals.values())
+
+
+def regex_from_string(text: str, max_length: int | None = None) -> JsRegex | Uncompilable:
+    """SillyTavern's `regexFromString` (utils.js), which reads a regex script's find: "/pattern/flags" is the
+    pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
+    stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
+    not know (x X U A J) leave no regex."""
+    parts = _FIND_PARTS.search(text)
+    if parts is None:
+        return Uncompilable(text, "", "syntax", "an empty find")
+    pattern, flags = parts.group(2), parts.group(3)
+    if flags and not _FIND_FLAGS.test(flags):
+        return compile_js(text, "", max_length)
+    return compile_js(pattern, flags, max_length)
+
+
+# regexFromString's own parsers, read as the JavaScript they are
+def _parser(source: str, flags: str = "") -> JsRegex:
+    regex = compile_js(source, flags)
+    if not isinstance(regex, JsRegex):
+        raise RuntimeError(f"js_regex cannot read its own parser /{source}/{flags}: {regex.reason}")
+    return regex
+
+
+_FIND_PARTS = _parser("(\\/?)(.+)\\1([a-z]*)", "i")
+_FIND_FLAGS = _parser("^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$")

@@ -1,4 +1,4 @@
-"""Credentials a shared SillyTavern preset can carry (SillyTavern issue 2413): found and removed before a preset is
+"""Credentials a shared SillyTavern preset can carry (SillyTavern's own report of leaked keys): found and removed before a preset is
 stored or exported, so no role ever sees them."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ compile does nothing; `invalid_finds` names them so the preview can say so.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from assembly.macros import MacroContext, expand_text_macros
@@ -186,6 +186,29 @@ def regexed_chat(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript]
                                                     typed=typed, runs=runs)]
 
 
+@dataclass(frozen=True)
+class RegexedChat:
+    """The chat of one request through the regex scripts (SillyTavern regexes it once: the world info scan and the
+    prompt read that pass): what it ran on, each message's text and steps, and the pattern limits it met."""
+
+    given: tuple[tuple[str, str, bool], ...]  # each message's role, text, and whether it was typed now
+    generation_type: str
+    results: tuple[tuple[str, list[RegexStep]], ...]
+    limits: tuple[dict[str, Any], ...]  # ST_PATTERN_LIMIT diagnostics
+
+    def answers(self, given: tuple[tuple[str, str, bool], ...], generation_type: str) -> bool:
+        return self.generation_type == generation_type and self.given == given
+
+
+def regexed_chat_once(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
+                      generation_type: str, typed: Sequence[bool]) -> RegexedChat:
+    """`regexed_chat_steps` of the request's chat, kept with what it ran on."""
+    runs = PatternRuns()
+    results = regexed_chat_steps(chat, scripts, macros, generation_type=generation_type, typed=typed, runs=runs)
+    given = tuple((role, text, bool(typed[i]) if i < len(typed) else False) for i, (role, text) in enumerate(chat))
+    return RegexedChat(given, generation_type, tuple(results), tuple(runs.diagnostics()))
+
+
 def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
                        generation_type: str, typed: Sequence[bool] = (),
                        runs: PatternRuns | None = None) -> list[tuple[str, list[RegexStep]]]:
@@ -197,23 +220,9 @@ def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexS
     runs = runs if runs is not None else PatternRuns()
     out = []
     shift = 1 if generation_type == "continue" else 0
-    signature = _scripts_signature(scripts, macros, runs)
     for index, (role, content) in enumerate(chat):
         is_typed = index < len(typed) and typed[index] and role == "user"
-        depth = len(chat) - 1 - index - shift
-        key = (signature, role, content, is_typed, depth)
-        # under SillyTavern's macros a message whose text has macros is this request's own too
-        keep = signature is not None and (macros.st is None or not _MACRO_MARKS.search(content))
-        kept = _MESSAGE_MEMO.get(key) if keep else None
-        if kept is not None:
-            _MESSAGE_MEMO.move_to_end(key)
-            out.append((kept[0], list(kept[1])))
-            continue
-        refused_before = len(runs.refusals)
-        result = _regexed_message(role, content, is_typed, depth, scripts, macros, runs)
-        if keep and len(runs.refusals) == refused_before and not macros.variables:
-            _remember(key, result)  # a run cut short by a limit depends on the time left: never kept
-        out.append(result)
+        out.append(_regexed_message(role, content, is_typed, len(chat) - 1 - index - shift, scripts, macros, runs))
     return out
 
 
@@ -226,49 +235,3 @@ def _regexed_message(role: str, content: str, is_typed: bool, depth: int, script
         content = expand_text_macros(content, macros).text
     content, prompt_steps = regexed_steps(content, placement, scripts, macros, is_prompt=True, depth=depth, runs=runs)
     return content, steps + prompt_steps
-
-
-# Regexed chat messages by content: (scripts, macros, limits, role, text, typed, depth) -> (text, steps). Bounded by
-# entries and by the characters held (the texts before and after, and the steps' copies).
-_MACRO_MARKS = re.compile(r"\{\{|<|\\[{}]")  # what either of SillyTavern's macro engines reads
-_MESSAGE_MEMO: OrderedDict[tuple[Any, ...], tuple[str, list[RegexStep]]] = OrderedDict()
-_MEMO_ENTRIES = 4096
-_MEMO_CHARACTERS = 8_000_000
-_memo_size: list[int] = [0]
-
-
-def _scripts_signature(scripts: Sequence[RegexScript], macros: MacroContext, runs: PatternRuns) -> Any:
-    """What a message's result depends on besides its own text; None when it cannot be kept (macros that read or
-    write per-request state)."""
-    if macros.variables or macros.read_chat:
-        return None
-    if macros.st is not None:
-        # SillyTavern's macros hold this generation's state: a script whose texts have macros is this request's own
-        texts = [t for s in scripts for t in (s.find_regex, s.replace_string, *s.trim_strings)]
-        if any(_MACRO_MARKS.search(t) for t in texts):
-            return None
-    return (macros.st.engine if macros.st is not None else None, tuple((s.script_name, s.find_regex, s.replace_string, s.trim_strings, s.placement, s.disabled,
-                   s.markdown_only, s.prompt_only, s.substitute_regex, s.min_depth, s.max_depth) for s in scripts),
-            macros.user, macros.char, macros.last_user_message, macros.last_char_message, macros.drop_unknown,
-            runs.limits)
-
-
-def _weight(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> int:
-    return len(key[2]) + len(result[0]) + sum(len(step.before) + len(step.after) for step in result[1])
-
-
-def _remember(key: tuple[Any, ...], result: tuple[str, list[RegexStep]]) -> None:
-    weight = _weight(key, result)
-    if weight > _MEMO_CHARACTERS // 4:
-        return
-    _MESSAGE_MEMO[key] = result
-    _memo_size[0] += weight
-    while len(_MESSAGE_MEMO) > _MEMO_ENTRIES or _memo_size[0] > _MEMO_CHARACTERS:
-        old_key, old = _MESSAGE_MEMO.popitem(last=False)
-        _memo_size[0] -= _weight(old_key, old)
-
-
-def forget_regexed_messages() -> None:
-    """Empty the memo of regexed messages (a benchmark's cold run)."""
-    _MESSAGE_MEMO.clear()
-    _memo_size[0] = 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.sillytavern.messages import StInjection, StMessage
+from assembly.sillytavern.models import kept_on
 from assembly.sillytavern.worldinfo_emission import format_world_info
 from assembly.sources import ordered_prompts
 
@@ -46,13 +47,12 @@ class Collection:
 
 
 def collection(preset: Any, kind: str) -> Collection:
-    """The preset's `Collection` for generation type `kind`, remembered beside the preset itself (so its id is never
-    reused while cached) and the tuples it was read from (a model_copy with other prompts is not served it)."""
-    key = (id(preset), kind)
-    cached = _COLLECTIONS.get(key)
-    if cached is not None and cached[0] is preset and cached[1] is preset.prompts and \
-            cached[2] is preset.prompt_order:
-        return cached[3]
+    """The preset's `Collection` for generation type `kind`, kept on the preset (`models.kept_on`)."""
+    return kept_on(preset, f"_kept_collection_{kind}", (preset.prompts, preset.prompt_order),
+                   lambda: _collection(preset, kind))
+
+
+def _collection(preset: Any, kind: str) -> Collection:
     prompts = tuple(ordered_prompts(preset, kind))
     made = Collection(
         prompts=prompts, order=tuple(e.identifier for e in preset.prompt_order),
@@ -61,15 +61,7 @@ def collection(preset: Any, kind: str) -> Collection:
                                           if p.identifier in _PULLED_MARKERS and p.injection_position == 1}),
         sends_history=any(p.identifier == "chatHistory" for p in prompts),
         silent=tuple(p for p in prompts if _silent(p)))
-    if len(_COLLECTIONS) >= _COLLECTIONS_SIZE:
-        _COLLECTIONS.clear()  # bounded: past it, a preset's collection is only worked out again
-    _COLLECTIONS[key] = (preset, preset.prompts, preset.prompt_order, made)
     return made
-
-
-# dict reads and writes are atomic: two threads at worst both work a collection out
-_COLLECTIONS: dict[tuple[int, str], tuple[Any, Any, Any, Collection]] = {}
-_COLLECTIONS_SIZE = 256
 
 
 @dataclass

@@ -170,27 +170,13 @@ def _depth_message(depth: int, order: int, role: str, content: str, sources: tup
 
 
 def _depth_blocks(injections: Sequence[StInjection]) -> tuple[tuple[int, tuple[StMessage, ...]], ...]:
-    """The in-chat injections checked and merged into one block per depth, deepest first (empty depths left out).
-    A preset's injections come back equal in every request of a chat, so the blocks are kept in a bounded memo by
-    the injections themselves (frozen, compared by value): every value in it is frozen, never handed out to mutate."""
-    key = tuple(injections)
-    blocks = _DEPTH_BLOCKS.get(key)
-    if blocks is None:
-        by_depth: dict[int, list[StInjection]] = {}
-        for item in checked_injections(key, "injections"):
-            if _placeable(item):
-                by_depth.setdefault(item.depth, []).append(item)  # type: ignore[arg-type]
-        blocks = tuple((depth, tuple(block)) for depth in sorted(by_depth, reverse=True)
-                       if (block := _depth_block(depth, by_depth[depth])))
-        if len(_DEPTH_BLOCKS) >= _DEPTH_BLOCKS_SIZE:
-            _DEPTH_BLOCKS.clear()  # bounded: past it, blocks are only merged again
-        _DEPTH_BLOCKS[key] = blocks
-    return blocks
-
-
-# injections -> their blocks (dict reads and writes are atomic; a lost write costs a merge)
-_DEPTH_BLOCKS: dict[tuple[StInjection, ...], tuple[tuple[int, tuple[StMessage, ...]], ...]] = {}
-_DEPTH_BLOCKS_SIZE = 1024
+    """The in-chat injections checked and merged into one block per depth, deepest first (empty depths left out)."""
+    by_depth: dict[int, list[StInjection]] = {}
+    for item in checked_injections(tuple(injections), "injections"):
+        if _placeable(item):
+            by_depth.setdefault(item.depth, []).append(item)  # type: ignore[arg-type]
+    return tuple((depth, tuple(block)) for depth in sorted(by_depth, reverse=True)
+                 if (block := _depth_block(depth, by_depth[depth])))
 
 
 def inject_in_chat(chat: Sequence[StMessage], injections: Sequence[StInjection], *,

@@ -17,7 +17,7 @@ from assembly.sillytavern.text_inject import ChatItem, InChatPrompt
 from assembly.sillytavern.text_macros import substitute_params
 from assembly.sillytavern.text_story import render_story_string, wrap_story_string
 from assembly.sillytavern.text_templates import TextTemplates
-from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data
+from assembly.sillytavern.worldinfo import activate_world_info, card_scan_data, scan_injections
 from assembly.sillytavern.worldinfo_emission import depth_groups
 
 _ROLE_BY_NUMBER = {0: "system", 1: "user", 2: "assistant"}
@@ -83,8 +83,9 @@ def read_chat(messages: list[dict[str, Any]], typed: int, user: str, char: str) 
 
 def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, user: str, char: str,
                 budget: int, *, generation: str, seed: int | None, turn: int) -> Any:
-    """SillyTavern's one world-info scan, as for chat completion: with the timed effects carried in
-    `resources.world_state`, the chance drawn from `seed` and `turn`, and the generation type for `triggers`."""
+    """SillyTavern's one world-info scan, as for chat completion: over the chat and the extension prompts marked
+    for scanning (`scan_injections`), with the timed effects carried in `resources.world_state`, the chance drawn
+    from `seed` and `turn`, and the generation type for `triggers`."""
     book = resources.worldbook
     if book is None or not book.entries:
         return None
@@ -92,7 +93,9 @@ def _world_info(resources: Resources, chat: list[dict[str, Any]], typed: int, us
     scanned = [{"id": m.get("id"), "role": m["role"], "content": m.get("content") or "",
                 **({"name": m["name"]} if m.get("name") else {})} for m in chat if m["role"] in ("user", "assistant")]
     return activate_world_info(book, chat=scanned, names={"user": user, "char": char}, max_context=budget,
-                               encoding=ST_ESTIMATE, global_scan_data=scan_data, typed_messages=typed,
+                               encoding=ST_ESTIMATE, global_scan_data=scan_data,
+                               scan_injections=scan_injections(resources, turn=turn, user_messages=sum(
+                                   m["role"] == "user" for m in chat)), typed_messages=typed,
                                generation=generation, world_state=resources.world_state, seed=seed, turn=turn)
 
 

@@ -99,17 +99,10 @@ _ENTRY_FLAGS = (
 )
 
 
-def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> WorldBookEntry:
-    """One entry. `book_form`: a list entry (card character_book or the simplified list) whose `extensions`
-    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched."""
-    data = read_object(value, path, "a world book entry object")
-    ext = data.get("extensions") if book_form else None
-    ext_path = join_path(path, "extensions")
-    fallback = Reader(read_object(ext, ext_path), ext_path) if ext is not None else None
-    r = Reader(data, path, fallback)
-    if book_form:
-        r.used.add("extensions")
-
+def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, *, book_form: bool
+                 ) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
+    """An entry's uid, whether it is enabled (`enabled` and `disable` must agree), its position (a card book's exact
+    number lives in extensions.position), its recursion delay and its character filter."""
     uid_value, uid_path = r.get("uid", "id")
     uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
 
@@ -145,6 +138,22 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     if filter_value is not MISSING and filter_value is not None:
         character_filter = copy.deepcopy(read_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
 
+    return uid, enabled, position, delay_until_recursion, character_filter
+
+
+def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> WorldBookEntry:
+    """One entry. `book_form`: a list entry (card character_book or the simplified list) whose `extensions`
+    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched."""
+    data = read_object(value, path, "a world book entry object")
+    ext = data.get("extensions") if book_form else None
+    ext_path = join_path(path, "extensions")
+    fallback = Reader(read_object(ext, ext_path), ext_path) if ext is not None else None
+    r = Reader(data, path, fallback)
+    if book_form:
+        r.used.add("extensions")
+
+    uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid,
+                                                                                    book_form=book_form)
     flags = {name: read_flag(*r.get(name), default) for name, default in _ENTRY_FLAGS}
     logic = read_named(*r.get("selective_logic"), "and_any", names={v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()},
                    numbers=SELECTIVE_LOGIC_BY_NUMBER, expected="a selective logic: and_any, not_all, not_any, "

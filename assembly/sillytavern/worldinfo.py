@@ -29,13 +29,14 @@ keys run through `js_regex`), `worldinfo_buffer` (scan buffers), `worldinfo_scan
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from assembly.errors import CodedError
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook
 from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns
+from assembly.sillytavern.steps import author_note_due
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
@@ -136,6 +137,25 @@ def card_scan_data(character: Any, persona: Any) -> dict[str, str]:
         "scenario": character.scenario if character else "",
         "creator_notes": character.creator_notes if character else "",
     }
+
+
+def scan_injections(resources: Any, *, turn: int, user_messages: int, quiet_prompt: str = "") -> list[str]:
+    """The extension prompts marked for scanning that SillyTavern's scan reads beside the chat (sillytavern.md §7.3,
+    §8), as `scan_injections` takes them, for chat and text completion alike: the author's note when it allows world
+    info scanning and goes in this turn (its interval over `user_messages`, the chat's user messages; a note left
+    out is set empty), the other extensions' prompts with `scan`, the quiet prompt, the persona at depth from a
+    chat's second generation on (SillyTavern sets it after world info has scanned and keeps it, so the scan reads
+    the one set before), and the character's note, which "allow WI scan" marks too (re-set each generation, so last)."""
+    note, persona, card = resources.author_note, resources.persona, resources.character
+    allow = note is not None and note.allow_wi_scan
+    texts = [note.content] if allow and note.content and author_note_due(note.interval, user_messages) else []
+    texts += [e.content for e in resources.extension_prompts if e.scan and e.content]
+    texts += [quiet_prompt] if quiet_prompt else []
+    if turn >= 1 and persona is not None and persona.position == "at_depth" and persona.description:
+        texts.append(persona.description)
+    depth_prompt = card.depth_prompt.prompt.strip() if card is not None and card.depth_prompt is not None else ""
+    texts += [depth_prompt] if allow and depth_prompt else []
+    return texts
 
 
 def _scan_data(data: Mapping[str, Any] | None) -> list[tuple[str, str, str]]:
@@ -260,6 +280,47 @@ def activate_world_info(
     weighted group picks from a generator seeded by it and `turn` (None: the preview's fixed, most likely rolls). `scan_injections`: extension prompts that allow world info scanning (author's note with
     allow_wi_scan, the quiet prompt, ...), macros expanded as SillyTavern reads them, scanned by every entry. `generation`: the generation type, for entry `triggers`. `pattern_limits`: what each
     regex key may cost (`pattern_matcher`); keys over them match nothing and are listed in `pattern_limits`."""
+    _check_arguments(book, names, max_context, encoding, full_chat_length, generation, scan_injections,
+                     typed_messages)
+    user, char = _name(names, "user", "User"), _name(names, "char", "")
+    messages = _chat_texts(chat, user, char, book.include_names, typed_messages)
+    scan_data = _scan_data(global_scan_data)
+    last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
+            for role in ("user", "assistant")}
+    shared = macros
+
+    def macros() -> MacroContext:  # noqa: F811  the generation's own macros when it gives them
+        if shared is not None:
+            return shared
+        return MacroContext(user=user, char=char, last_user_message=last["user"],
+                            last_char_message=last["assistant"])
+
+    candidates = _candidates(book, macros)
+    if book.activation == "all":
+        return _all_active(book, candidates, macros())
+    timed = TimedEffects(entries=list(book.entries), world=book.name or DEFAULT_WORLD_NAME, chat_length=len(chat),
+                         delay_length=len(chat) if full_chat_length is None else full_chat_length,
+                         carried=world_state)
+    timed.check()
+    scan = KeywordScan(
+        book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
+        generation=generation, chat_length=len(chat), macros=macros(),
+        timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
+        patterns=PatternRuns(limits=pattern_limits),
+        buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
+                            injections=[expand_text_macros(text, macros()).text for text in scan_injections],
+                            base_depth=book.scan_depth),
+        timed=timed, chance=Chance(seed=seed, turn=turn),
+    )
+    scan.run()
+    timed.start(match.candidate.entry for match, _content, _at in scan.activated.values())
+    return _scanned(book, candidates, scan, chat, max_context, encoding, seed).model_copy(
+        update={"pattern_limits": tuple(scan.patterns.diagnostics()), "world_state": timed.state()})
+
+
+def _check_arguments(book: Any, names: Any, max_context: Any, encoding: Any, full_chat_length: Any, generation: Any,
+                     scan_injections: Any, typed_messages: Any) -> None:
+    """Each argument of `activate_world_info` of the type and range it needs, or WORLD_INFO_INVALID naming it."""
     if not isinstance(book, WorldBook):
         raise _invalid("book", "a WorldBook", book)
     uids = [e.uid for e in book.entries]
@@ -279,22 +340,14 @@ def activate_world_info(
         raise _invalid("generation", "one of " + ", ".join(GENERATION_TYPES), generation)
     if isinstance(scan_injections, (str, bytes)) or not all(isinstance(t, str) for t in scan_injections):
         raise _invalid("scan_injections", "a list of strings", scan_injections)
-    user, char = _name(names, "user", "User"), _name(names, "char", "")
+    _name(names, "user", "User")  # each name a string
+    _name(names, "char", "")
     if isinstance(typed_messages, bool) or not isinstance(typed_messages, int) or typed_messages < 0:
         raise _invalid("typed_messages", "a non-negative integer", typed_messages)
-    messages = _chat_texts(chat, user, char, book.include_names, typed_messages)
-    scan_data = _scan_data(global_scan_data)
-    last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
-            for role in ("user", "assistant")}
 
-    shared = macros
 
-    def macros() -> MacroContext:  # noqa: F811  the generation's own macros when it gives them
-        if shared is not None:
-            return shared
-        return MacroContext(user=user, char=char, last_user_message=last["user"],
-                            last_char_message=last["assistant"])
-
+def _candidates(book: WorldBook, macros: Callable[[], MacroContext]) -> list[Candidate]:
+    """The entries in SillyTavern's scan order, each with its decorators, its content and its keys expanded."""
     # §7.2: chat lore first, then persona lore, then character lore and selected books in the book's strategy; each
     # by order, descending; stable, so ties keep the book's key order
     lore_rank = {"chat": 0, "persona": 1, **{
@@ -304,7 +357,8 @@ def activate_world_info(
 
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.
-        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key or shared is not None else key)
+        # under SillyTavern's own macros every key goes through them (<BOT> needs no braces)
+        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key or macros().st is not None else key)
                     for key in keys]
         return [(key, text.strip()) for key, text in expanded if text]
 
@@ -314,35 +368,27 @@ def activate_world_info(
         groups = tuple(g for g in re.split(r",\s*", entry.group) if g) if entry.group else ()
         candidates.append(Candidate(entry, decorators, raw, expand(entry.keys), expand(entry.secondary_keys),
                                     groups))
+    return candidates
 
-    if book.activation == "all":
-        active = []
-        context = macros()  # one context for every entry: {{setvar}} in one is seen by the next, as in SillyTavern
-        for candidate in candidates:
-            if candidate.entry.enabled:
-                content = expand_text_macros(candidate.raw_content, context).text
-                active.append((candidate, Match(candidate, "all"), content, 1))
-        reasons = {id(m): ActivationReason(kind="all", message="enabled: chosen by the host (activation 'all')")
-                   for _c, m, _t, _p in active}
-        skipped = {e.uid: SkipReason(kind="disabled", message="the entry is disabled")
-                   for e in book.entries if not e.enabled}
-        return _result(book, "all", active, reasons, skipped, passes=0, budget=None)
 
-    timed = TimedEffects(entries=list(book.entries), world=book.name or DEFAULT_WORLD_NAME, chat_length=len(chat),
-                         delay_length=len(chat) if full_chat_length is None else full_chat_length,
-                         carried=world_state)
-    timed.check()
-    scan = KeywordScan(
-        book=book, candidates=candidates, budget=world_info_budget(book, max_context), encoding=encoding,
-        generation=generation, chat_length=len(chat), macros=macros(),
-        timed_chat_length=len(chat) if full_chat_length is None else full_chat_length,
-        patterns=PatternRuns(limits=pattern_limits),
-        buffers=ScanBuffers(messages=messages, chat_length=len(chat), scan_data=scan_data,
-                            injections=[expand_text_macros(text, macros()).text for text in scan_injections], base_depth=book.scan_depth),
-        timed=timed, chance=Chance(seed=seed, turn=turn),
-    )
-    scan.run()
-    timed.start(match.candidate.entry for match, _content, _at in scan.activated.values())
+def _all_active(book: WorldBook, candidates: list[Candidate], context: MacroContext) -> WorldInfoActivation:
+    """Activation `all`: every enabled entry, the host chose them. One macro context for every entry: {{setvar}}
+    in one is seen by the next, as in SillyTavern."""
+    active = []
+    for candidate in candidates:
+        if candidate.entry.enabled:
+            content = expand_text_macros(candidate.raw_content, context).text
+            active.append((candidate, Match(candidate, "all"), content, 1))
+    reasons = {id(m): ActivationReason(kind="all", message="enabled: chosen by the host (activation 'all')")
+               for _c, m, _t, _p in active}
+    skipped = {e.uid: SkipReason(kind="disabled", message="the entry is disabled")
+               for e in book.entries if not e.enabled}
+    return _result(book, "all", active, reasons, skipped, passes=0, budget=None)
+
+
+def _scanned(book: WorldBook, candidates: list[Candidate], scan: KeywordScan, chat: Sequence[Mapping[str, Any]],
+             max_context: int, encoding: str, seed: int | None) -> WorldInfoActivation:
+    """The keyword scan's answer: the active entries and why, the skipped ones and why, the budget."""
     by_uid = {c.entry.uid: c for c in candidates}
     active = [(by_uid[uid], match, content, at) for uid, (match, content, at) in scan.activated.items()]
     ids = _message_ids(chat)
@@ -353,8 +399,7 @@ def activate_world_info(
     used = world_info_tokens("".join(content + "\n" for _c, _m, content, _p in active), encoding)
     budget = WorldInfoBudget(max_context=max_context, percent=book.budget_percent, cap=book.budget_cap,
                              limit=scan.budget, used=used, overflowed=scan.overflowed)
-    return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget).model_copy(
-        update={"pattern_limits": tuple(scan.patterns.diagnostics()), "world_state": timed.state()})
+    return _result(book, "keywords", active, reasons, skipped, passes=scan.passes, budget=budget)
 
 
 def _result(book: WorldBook, mode: Literal["all", "keywords"], active: list[tuple[Candidate, Match, str, int]],

@@ -9,7 +9,6 @@ through `pattern_matcher`: one over its size or time limit matches nothing, repo
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from assembly.sillytavern.js_regex import JsRegex, Uncompilable
 from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, PatternRuns, compile_limited
@@ -27,7 +26,6 @@ def split_regex_key(key: str) -> tuple[str, str] | None:
     return found.group(1), found.group(2)
 
 
-@lru_cache(maxsize=4096)
 def compile_regex_key(key: str, limits: PatternLimits = DEFAULT_LIMITS) -> JsRegex | Uncompilable | None:
     """A key written as a regex -> the regex, or why it cannot run (`kind="limit"`: over the size limits); None for
     a plain key."""

@@ -352,21 +352,30 @@ class KeywordScan:
             if not (entry.selective and entry.secondary_keys):  # a key that expands to "" still counts, unfound
                 matches.append(Match(candidate, kind, key, source))
                 continue
-            logic = entry.selective_logic
-            buffer = self.buffers.buffer(entry, state)
-            found_secondary = tuple(written for written, needle in candidate.secondary
-                                    if buffer is not None and self.find(buffer, entry, needle) is not None)
-            every = len(found_secondary) == len(entry.secondary_keys)
-            passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
-                      "and_all": every}[logic]
-            if not passed:
-                shown = ", ".join(repr(k) for k in found_secondary) or "none"
-                skip("secondary_failed", f"primary key '{key}' matched but the secondary keys fail {logic} "
-                                         f"(found: {shown})", key=key, matched_in=source)
+            match = self.secondary(candidate, state, key, source, kind)
+            if match is None:
                 continue
-            matches.append(Match(candidate, "recursion" if kind == "recursion" else "secondary", key, source,
-                                  logic, found_secondary))
+            matches.append(match)
         return matches
+
+    def secondary(self, candidate: Candidate, state: str, key: str, source: Any, kind: str) -> Match | None:
+        """The match of a selective entry whose primary `key` was found: its secondary keys pass its logic, or it is
+        skipped (None)."""
+        entry = candidate.entry
+        logic = entry.selective_logic
+        buffer = self.buffers.buffer(entry, state)
+        found_secondary = tuple(written for written, needle in candidate.secondary
+                                if buffer is not None and self.find(buffer, entry, needle) is not None)
+        every = len(found_secondary) == len(entry.secondary_keys)
+        passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
+                  "and_all": every}[logic]
+        if not passed:
+            shown = ", ".join(repr(k) for k in found_secondary) or "none"
+            self.skipper(entry.uid)("secondary_failed", f"primary key '{key}' matched but the secondary keys fail "
+                                                       f"{logic} (found: {shown})", key=key, matched_in=source)
+            return None
+        return Match(candidate, "recursion" if kind == "recursion" else "secondary", key, source, logic,
+                     found_secondary)
 
     def case_sensitive(self, entry: WorldBookEntry) -> bool:
         return entry.case_sensitive if entry.case_sensitive is not None else self.book.case_sensitive

@@ -161,6 +161,17 @@ def test_sillytavern_work_speaks_sillytaverns_words_and_dsh_words_link_the_gloss
     head = page.locator("[data-turn-projection] table.projection thead")
     expect(head).to_be_visible()  # the projection loaded (htmx)
     expect(head).not_to_contain_text("Pre-step copies" if language == "en" else PRE_STEP_COPIES_ZH)
+    columns = page.locator("table.request > thead th").all_inner_texts()
+    words = {"en": ("Source", "Position", "Delivery", "History entry"), "zh-hans": ("来源", "位置", "投递方式", "历史条目")}
+    source, position, delivery, entry = words[language]
+    assert source in columns and position in columns and delivery not in columns and entry not in columns, columns
+    first = page.locator("tbody.msg").first
+    expect(first).to_have_attribute("data-delivery", re.compile(r".+"))  # the row markup stays, unshown
+    expect(first.locator("td.st-source")).to_contain_text("Main Prompt")
+    expect(page.locator("p.summary")).not_to_contain_text("builtin-st")
+    continue_ = page.locator("select[name=generation] option[value=continue]")
+    expect(continue_).to_have_text("Continue — extend the last reply" if language == "en" else "继续 — 续写上一条回复")
+    shoot(page, f"preview-sillytavern-{language}")
 
     page.goto(f"{live_server.url}/sessions/{native.pk}/preview/")
     link = page.locator('details.parts summary a.term[href="/glossary/#trust"]').first
@@ -170,6 +181,23 @@ def test_sillytavern_work_speaks_sillytaverns_words_and_dsh_words_link_the_gloss
     link.click()
     expect(page).to_have_url(re.compile(r"/glossary/#trust$"))
     expect(page.locator("dt#trust")).to_be_visible()
+
+
+def test_the_new_session_form_refolds_dshs_host_settings_when_the_strategy_changes(live_server, page, login_as):
+    login_as("designer")
+    page.goto(f"{live_server.url}/sessions/new/")
+    sections = page.locator("textarea[name=official_sections]")
+    expect(page.locator("input[name=strategy][value=builtin-st]")).to_be_checked()
+    expect(sections).to_be_hidden()  # folded: a SillyTavern strategy reads none of dsh's host settings
+    page.locator("input[name=strategy][value=builtin-native-roles]").check()
+    expect(page.locator("form [data-dsh-host-settings]")).to_have_count(0)
+    expect(sections).to_be_visible()  # the standard backend is in play: its settings in view
+    expect(page.locator("input[name=core_available]")).to_be_visible()
+    page.locator("input[name=strategy][value=builtin-st]").check()
+    expect(page.locator("form [data-dsh-host-settings]")).to_have_count(1)
+    expect(sections).to_be_hidden()
+    page.locator("form [data-dsh-host-settings] > summary").click()  # still opens by hand
+    expect(sections).to_be_visible()
 
 
 # ---------------------------------------------------------------------------------------------- finding 7

@@ -41,6 +41,10 @@ def test_import_templates_preview_a_text_session_and_read_a_span_source(live_ser
     page.get_by_role("button", name="Log out").click()
     login_as("designer")
     page.goto(f"{live_server.url}/sessions/{session.pk}/")
+    card = page.locator("[data-text-templates]")  # the templates build the prompt; no strategy card to mislead
+    expect(card.locator("[data-text-template=instruct]")).to_have_text("ChatML")
+    expect(page.locator("#apply")).to_have_count(0)
+    expect(card.locator("[data-text-preview-link]")).to_have_attribute("href", f"/sessions/{session.pk}/text/")
     shoot(page, "text-session-page")
     page.locator("[data-text-link]").click()
     expect(page).to_have_url(re.compile(rf"/sessions/{session.pk}/text/$"))

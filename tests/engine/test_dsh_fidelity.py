@@ -1,4 +1,4 @@
-"""Rules of dsh-prompt-assembler that its own answers showed (issue 14), each on small data of our own.
+"""Rules of dsh-prompt-assembler that its own answers showed (the dsh oracle), each on small data of our own.
 
 Expected values follow the reference's reading (shared/reference/dsh-prompt-assembler.md) and the library's answers.
 """

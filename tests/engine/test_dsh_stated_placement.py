@@ -1,4 +1,4 @@
-"""Rules the last dsh oracle cases showed (issue 14): how a core preset-slots layout claims its slots, and what a
+"""Rules the last dsh oracle cases showed (the dsh oracle): how a core preset-slots layout claims its slots, and what a
 strategy document's own placement still decides after a layout replaced it (reference A.2 step 7, A.8 step 7, A.9).
 
 Small data of our own; the expected values follow the reference's text and the library's answers.

@@ -1,4 +1,4 @@
-"""The model catalogue (issue 15): names -> encoding, window, framing; SillyTavern's best match; request totals."""
+"""The model catalogue (engine.md §3): names -> encoding, window, framing; SillyTavern's best match; request totals."""
 
 from types import SimpleNamespace
 

@@ -246,7 +246,7 @@ def test_position_rows_follow_each_modules_first_rule_then_the_catalogue():
     assert all(r.node_ids == [] and r.node_ids is not s.node_ids for r, s in zip(rows, rows[1:], strict=False))
 
 
-def test_a_strategys_remembered_row_plan_hands_each_result_its_own_rows():
+def test_each_result_gets_its_own_rows_of_a_strategy():
     anchor = {"sourceId": "character", "positionId": "description", "side": "after"}
     doc = strategy(positions=[{"sourceId": "worldbook", "positionId": "before", "enabled": True,
                                "placement": "list", "anchor": anchor}])

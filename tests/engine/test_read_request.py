@@ -153,32 +153,3 @@ def test_what_lax_reading_takes_or_refuses_is_what_the_models_take_or_refuse(his
         return read.history if read.history is not None else _messages_with_ids(read.request.conversation.history, "h")
 
     assert answer(by_read_request) == answer(lambda r: _by_models(r)[0])
-
-
-def test_plain_conversations_read_as_the_general_path_reads_them():
-    """`_plain_conversation` (id, role, content strings only) against the validator and `message_records`, over
-    random messages: whatever it takes gives the same dicts in the same key order; the rest it leaves alone."""
-    import random
-
-    from assembly.reading import find_unsafe
-    from assembly.request import _CONVERSATION_DATA, _plain_conversation, message_records
-
-    rng = random.Random(19)
-    values = {"id": ["m1", "城门", "x\ud800", None, 7], "role": ["user", "assistant", "tool", "system", "boss", 1],
-              "content": ["hi", "", "守卫", "bad \udc00", None, 2.5], "name": ["Bob"]}
-    taken = 0
-    for _ in range(3000):
-        def message():
-            keys = rng.sample(list(values), rng.randint(1, 4))
-            return {k: rng.choice(values[k]) for k in keys}
-        raw = {field: [message() for _ in range(rng.randint(0, 3))]
-               for field in rng.sample(["history", "input"], rng.randint(0, 2))}
-        plain = _plain_conversation(copy.deepcopy(raw))
-        if plain is None:
-            continue
-        taken += 1
-        assert find_unsafe(raw, "conversation", nul=False) is None
-        general = _CONVERSATION_DATA.validate_python(copy.deepcopy(raw))
-        expected = (message_records(general.get("history", []), "h"), message_records(general.get("input", []), "i"))
-        assert [_items(m) for m in plain] == [_items(m) for m in expected]
-    assert taken > 300

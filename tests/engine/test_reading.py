@@ -3,7 +3,6 @@ taking the resources it is handed as models as they are."""
 
 import pytest
 
-from assembly import api
 from assembly.reading import js_cut, js_length, rename_fields
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.resource_set import normalize_resources
@@ -50,12 +49,9 @@ def test_rename_fields_refuses_or_keeps_unknown_keys():
     assert rename_fields({"other": 1}, SPELLINGS, unknown=None, twice=None) == {"other": 1}
 
 
-def test_resources_given_as_models_are_taken_as_they_are(monkeypatch):
+def test_resources_given_as_models_are_taken_as_they_are():
     parsed = normalize_resources({"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Hi"}]}})
-    hashed = []
-    monkeypatch.setattr(api.hashlib, "sha256", lambda data: hashed.append(data))
-    resources = api._normalized_resources({"preset": parsed.preset, "author_note": {"content": "Note"}})
-    assert not hashed  # a set holding models is never hashed as a memo key
+    resources = normalize_resources({"preset": parsed.preset, "author_note": {"content": "Note"}})
     assert resources.preset is parsed.preset
     assert resources == Resources(preset=parsed.preset, author_note=resources.author_note)
     assert resources.author_note.content == "Note"

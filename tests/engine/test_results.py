@@ -4,7 +4,7 @@ fields that were absent stay absent."""
 import json
 
 from assembly import assemble
-from assembly.results import BudgetReport, Diagnostic, DurableEvent, EvictionItem, PresetBudget, build_trusted
+from assembly.results import BudgetReport, Diagnostic, DurableEvent, EvictionItem, NodeView, PresetBudget
 
 
 def test_a_diagnostic_keeps_its_code_first_and_its_details_in_order():
@@ -26,42 +26,16 @@ def test_an_input_is_recorded_in_its_own_key_order():
 
 
 def test_budget_fields_that_were_absent_stay_absent():
-    # build_trusted keeps the values' order, so they are given in field order (as the engine does)
-    plan = [build_trusted(EvictionItem, id="h", module="history", tokens=1, reason="over_budget")]
-    report = build_trusted(BudgetReport, limit=5, total=7, over_by=2, eviction_plan=plan, applied=False,
-                           fixed_tokens=2)
+    plan = [EvictionItem(id="h", module="history", tokens=1, reason="over_budget")]
+    report = BudgetReport(limit=5, total=7, over_by=2, eviction_plan=plan, applied=False, fixed_tokens=2)
     assert list(report.model_dump(mode="json")) == ["limit", "total", "over_by", "eviction_plan", "applied",
                                                     "fixed_tokens"]
-    preset = build_trusted(PresetBudget, source="preset", limit=70, remaining=3, dropped=[], failure=None)
+    preset = PresetBudget(source="preset", limit=70, remaining=3, dropped=[], failure=None)
     report = report.model_copy(update={"total_after": 5, "preset_budget": preset})
     assert list(report.model_dump(mode="json"))[-2:] == ["total_after", "preset_budget"]
 
 
-def test_trusted_results_share_a_fields_set_only_where_it_cannot_change():
-    first = build_trusted(EvictionItem, id="a", module="history", tokens=1, reason="over_budget")
-    second = build_trusted(EvictionItem, id="b", module="history", tokens=2, reason="over_budget")
-    assert second.model_dump(exclude_unset=True) == {"id": "b", "module": "history", "tokens": 2, "reason": "over_budget"}
-    copied = first.model_copy(update={"tokens": 5})
-    assert (copied.tokens, first.tokens, second.tokens) == (5, 1, 2)
-    assert first.model_fields_set == second.model_fields_set == set(EvictionItem.model_fields)
-    # A model with extra fields keeps its own set: an extra set on one message is not another's.
-    one = build_trusted(DurableEvent, id="x", role="user", content="", source=None)
-    other = build_trusted(DurableEvent, id="y", role="user", content="", source=None)
-    one.note = "kept"
-    assert "note" in one.model_fields_set and "note" not in other.model_fields_set
-    assert "note" not in other.model_dump()
-
-
-def test_adopted_models_dump_as_validated_ones():
-    from assembly.results import NodeView, RequestMessage, adopt_complete
-
-    message = {"id": "m1", "role": "user", "content": "hi", "tokens": 1, "delivery": "history", "region": "request",
-               "enters_history": True, "history_status": "native", "parts": ["history:m1"], "trust": "user",
-               "name": None, "tool_calls": None, "tool_call_id": None}
-    adopted = adopt_complete(RequestMessage, dict(message))
-    assert adopted.model_dump(mode="json") == RequestMessage.model_validate(message).model_dump(mode="json")
-    adopted.history_status = "reused"  # a known field may still be set
-    assert adopted.model_dump()["history_status"] == "reused"
+def test_a_node_view_dumps_as_its_validated_copy():
     result = assemble({"conversation": {"history": [{"role": "user", "content": "hi"}]}})
     node = result.nodes[0]
     assert node.model_dump(mode="json") == NodeView.model_validate(node.model_dump()).model_dump(mode="json")

@@ -8,6 +8,7 @@ import pytest
 
 from assembly import count_tokens
 from assembly import tokens as tokens_module
+from assembly.caches import clear_caches
 from assembly.tokens import TokenizerError, encode
 
 
@@ -85,7 +86,7 @@ def test_no_network_is_used(monkeypatch, tmp_path):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(tokens_module, "_encoders", {})
+    clear_caches()
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     assert encode("hello world", "o200k_base") == [24912, 2375]
 
@@ -154,7 +155,7 @@ def test_all_seven_encodings_count_offline(monkeypatch):
         raise AssertionError("network access attempted")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(tokens_module, "_family_encoders", {})
+    clear_caches()
     assert tokens_module.ENCODINGS == ("o200k_base", "cl100k_base", "llama3", "mistral-tekken", "mistral-v3",
                                        "qwen2", "deepseek")
     counts = {name: count_tokens("灯塔 lighthouse 😀", name) for name in tokens_module.ENCODINGS}
@@ -186,17 +187,27 @@ def test_special_token_text_is_plain_text_for_the_tiktoken_families():
     assert count_tokens("<s>[INST]", "mistral-v3") > 2
 
 
-def test_a_long_text_counted_again_is_not_hashed_or_encoded_again(monkeypatch):
-    # One request counts the same string object several times (a node's text, its message, the framed total).
+def test_a_text_counted_again_is_answered_by_content_and_not_encoded_again(monkeypatch):
     tokens_module.clear_token_cache()
-    text = "lantern " * 400  # past the inline-key length, so the content cache keys it by a digest
+    text = "lantern " * 400
     first = count_tokens(text, "o200k_base")
-    digests = []
-    real_blake2b = tokens_module.hashlib.blake2b
-    monkeypatch.setattr(tokens_module.hashlib, "blake2b", lambda *a, **k: digests.append(1) or real_blake2b(*a, **k))
-    assert count_tokens(text, "o200k_base") == first == len(encode(text, "o200k_base"))
-    assert digests == []
-    equal_copy = "".join(["lantern "] * 400)  # an equal text in another object goes through the content cache
+    encoded = []
+    real_encode = tokens_module.encode
+    monkeypatch.setattr(tokens_module, "encode", lambda *a, **k: encoded.append(1) or real_encode(*a, **k))
+    equal_copy = "".join(["lantern "] * 400)  # an equal text in another object
     assert equal_copy is not text and count_tokens(equal_copy, "o200k_base") == first
-    assert len(digests) == 1
+    long_text = "lantern " * 1000  # past the inline key: kept by a digest of its content
+    assert count_tokens(long_text, "o200k_base") == count_tokens("".join(["lantern "] * 1000), "o200k_base")
+    assert len(encoded) == 1
+    monkeypatch.setattr(tokens_module, "encode", real_encode)
+    assert first == len(encode(text, "o200k_base"))
     assert count_tokens(text, "cl100k_base") == len(encode(text, "cl100k_base"))  # keyed by encoding too
+
+
+def test_openai_encodings_split_and_name_special_tokens_as_tiktoken_defines_them(monkeypatch):
+    import tiktoken_ext.openai_public as openai_public
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *args, **kwargs: {})  # no file, no network
+    for name, (pattern, special) in tokens_module._OPENAI_SPECS.items():
+        defined = openai_public.ENCODING_CONSTRUCTORS[name]()
+        assert (pattern, special) == (defined["pat_str"], defined["special_tokens"])

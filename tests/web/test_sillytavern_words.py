@@ -4,6 +4,7 @@ advanced backend is in play dsh's words link their glossary line (hover text); l
 not slugs; a built-in has one name, its mode another word."""
 
 import re
+from html import unescape
 
 import pytest
 
@@ -125,4 +126,89 @@ def test_the_new_session_form_folds_dshs_host_settings_while_sillytavern_is_chos
     fold = html[html.index("data-dsh-host-settings"):html.index("</details>", html.index("data-dsh-host-settings"))]
     assert 'name="official_sections"' in fold and 'name="core_available"' not in fold  # the backend stays in view
     answer = client.post("/sessions/new/", {"name": "", "strategy": "builtin-native-roles"})
-    assert answer.status_code == 400 and "data-dsh-host-settings" not in answer.content.decode()
+    served = re.sub(r"<template.*?</template>", "", answer.content.decode(), flags=re.S)  # the script's copy aside
+    assert answer.status_code == 400 and "data-dsh-host-settings" not in served
+
+
+def _head_and_rows(html: str) -> tuple[str, list[str]]:
+    table = html[html.index('<table class="request"'):]
+    head = _text(table[:table.index("</thead>")])
+    return head, re.findall(r'<tbody class="msg [^"]*"[^>]*>.*?</tbody>', table, re.S)  # up to the parts table
+
+
+def test_a_sillytavern_sessions_request_table_speaks_the_prompt_managers_words(users, both):
+    deep = {**PRESET, "prompts": [*PRESET["prompts"], {
+        "identifier": "deep", "name": "Deep note", "role": "system", "content": "Mind the wick.",
+        "injection_position": 1, "injection_depth": 1}],  # SillyTavern's "in-chat" position, depth 1
+        "prompt_order": [{"character_id": 100001, "order": [
+            {"identifier": i, "enabled": True} for i in ("main", "chatHistory", "jailbreak", "deep")]}]}
+    preset = Preset.objects.get(pk=services.preset_import(user=users["designer"], data=deep, name="Deep").id)
+    session = session_services.session_create(user=users["designer"], name="Deep chat", preset=preset,
+                                              current_input="Hello?", host={"core_available": True})
+    session_services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-st"))
+    session_services.turn_commit(session=session, reply="Evening.")
+    session.refresh_from_db()
+    session_services.session_update(session=session, current_input="Is the lamp lit?")
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode()
+    head, rows = _head_and_rows(html)
+    assert head.split() == ["#", "Role", "Source", "Position", "Tokens"], head
+    for row in rows:  # web.md's row markup stays on every row, shown or not
+        tag = row[:row.index(">")]
+        assert all(f"{hook}=" in tag for hook in ("data-index", "data-role", "data-delivery")), tag
+    cells = {unescape(_text(re.search(r'<td class="st-source">(.*?)</td>', row, re.S).group(1))).strip():
+             _text(re.search(r'<td class="st-position">(.*?)</td>', row, re.S).group(1)).strip() for row in rows}
+    assert cells["Main Prompt main"] == "relative (Prompt Manager order)", cells
+    assert cells.get("Deep note deep") == "in-chat @ depth 1", cells
+    assert cells.get("jailbreak") == "relative (Prompt Manager order)", cells  # an unnamed prompt: its identifier
+    assert cells.get("chat message") == "Chat History marker", cells
+    assert cells["the user's input"] == "Chat History marker"
+    assert "request-only" not in _text("".join(re.findall(r'<tr class="msg-head">.*?</tr>', html, re.S)))
+
+
+def test_a_standard_sessions_request_table_keeps_dshs_columns(users, both):
+    html = client_for(users["qa"]).get(f"/sessions/{both['native_session'].pk}/preview/").content.decode()
+    head, rows = _head_and_rows(html)
+    assert head.split() == ["#", "Role", "Delivery", "Region", "History", "entry", "Tokens"], head
+    assert rows and 'class="history-entry"' in rows[0] and "st-source" not in html
+
+
+def test_the_sillytavern_table_reads_in_chinese(users, both):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = "zh-hans"
+    head, _rows = _head_and_rows(client.get(f"/sessions/{both['st_session'].pk}/preview/").content.decode())
+    assert "Source" not in head and "Position" not in head and re.search(r"[\u4e00-\u9fff]", head)
+
+
+def test_the_preview_summary_names_the_strategy_without_its_id(users, both):
+    html = client_for(users["qa"]).get(f"/sessions/{both['st_session'].pk}/preview/").content.decode()
+    summary = re.search(r'<p class="summary".*?</p>', html, re.S).group(0)
+    assert "Preset slots first (advanced)" in _text(summary)
+    assert "builtin-st" not in _text(summary) and "<code>builtin-st</code>" not in summary
+
+
+@pytest.mark.parametrize(("language", "labels"), [
+    ("en", ["Normal", "Continue", "Impersonate", "Swipe", "Regenerate", "Quiet"]),
+    ("zh-hans", ["正常", "继续", "代写", "换一版", "重新生成", "后台"])])
+def test_the_generation_type_reads_in_sillytaverns_words(users, both, language, labels):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    html = client.get(f"/sessions/{both['st_session'].pk}/preview/").content.decode()
+    select = re.search(r'<select name="generation".*?</select>', html, re.S).group(0)
+    options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)
+    values = [value for value, _label in options if value]
+    assert values == ["normal", "continue", "impersonate", "swipe", "regenerate", "quiet"]  # the engine's codes
+    shown = [unescape(label) for value, label in options if value]
+    assert [label.split(" — ")[0] for label in shown] == labels, shown
+    assert not any(re.search(r"\b(normal|continue|impersonate|swipe|regenerate|quiet)\b", s) for s in shown), shown
+
+
+def test_the_new_session_form_names_the_sillytavern_strategies_its_script_refolds_for(users, both):
+    html = client_for(users["designer"]).get("/sessions/new/").content.decode()
+    slugs = re.search(r'data-strategy-choice data-sillytavern-strategies="([^"]*)"', html).group(1).split()
+    assert "builtin-st" in slugs
+    assert "builtin-native-roles" not in slugs and both["native"].slug not in slugs
+    template = re.search(r"<template data-dsh-fold-template>(.*?)</template>", html, re.S).group(1)
+    assert "<details" in template and "data-dsh-host-settings" in template and "<script" not in html.split(
+        "<template", 1)[1].split("</template>", 1)[0]
+    assert re.search(r'<script src="/static/js/session_form\.js[^"]*" defer></script>', html)  # no inline script
+    assert html.count('data-dsh-fields') == 1 and 'name="official_sections"' in html

@@ -168,3 +168,21 @@ def test_an_example_of_the_character_is_closed_by_the_output_suffix(text_session
     # ChatML ends every turn with the same "<|im_end|>": the example's opening sequence says whose turn it closes
     assert "input_sequence</code>, <code>input_suffix" in rows[0]
     assert "output_sequence</code>, <code>output_suffix" in rows[1]
+
+
+@pytest.mark.parametrize(("language", "title"), [("en", "Text templates"), ("zh-hans", "文本模板")])
+def test_a_text_sessions_page_shows_its_templates_not_the_strategy_card(text_session, users, language, title):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    html = client.get(f"/sessions/{text_session.pk}/").content.decode()
+    card = re.search(r'<section class="card"[^>]*data-text-templates>(.*?)</section>', html, re.S).group(1)
+    assert f">{title}</h2>" in card
+    assert 'id="apply"' not in html and 'name="choice"' not in html  # no strategy to apply: it would not be used
+    kinds = dict(re.findall(r'data-text-template="(\w+)">([^<]+)</a>', card))
+    assert kinds == {"instruct": "ChatML", "context": "Chat", "sysprompt": "Role-play"}
+    assert f'href="/sessions/{text_session.pk}/text/" data-text-preview-link' in card
+
+
+def test_a_chat_sessions_page_keeps_the_strategy_card(world, users):
+    html = client_for(users["designer"]).get(f"/sessions/{world['session'].pk}/").content.decode()
+    assert 'id="apply"' in html and "data-text-templates" not in html

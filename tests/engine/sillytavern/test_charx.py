@@ -1,4 +1,4 @@
-"""CharX cards (issue 18 point 7): a zip with card.json (also appended to a JPEG) reads like a V3 card; paths
+"""CharX cards (the CharX format): a zip with card.json (also appended to a JPEG) reads like a V3 card; paths
 outside the archive, too many entries and zip bombs are refused naming the part."""
 
 import io

@@ -1,5 +1,5 @@
-"""builtin-st sends what SillyTavern's prompt collection holds (sillytavern.md §2.6, §4.1, §11.8-9; issue 13 rules
-2-6): a disabled or missing prompt sends nothing of its content, and a card's own prompts only replace the preset
+"""builtin-st sends what SillyTavern's prompt collection holds (sillytavern.md §2.6, §4.1, §11.8-9): a
+disabled or missing prompt sends nothing of its content, and a card's own prompts only replace the preset
 prompt they override."""
 
 import pytest
@@ -104,7 +104,7 @@ def test_an_authors_note_at_a_disabled_mains_slot_stays_at_that_slot(position):
 ])
 def test_an_empty_prompt_that_is_not_system_still_breaks_a_squashed_run(role, expected):
     # §4.8: squashing drops empty system messages and merges runs of unnamed system messages; any other message,
-    # empty or not, ends the run; getChat() drops the empty one afterwards (issue 13 rule 9).
+    # empty or not, ends the run; getChat() drops the empty one afterwards (sillytavern.md §11.9).
     prompts = [{"identifier": "main", "role": "system", "content": "FIRST"},
                {"identifier": "gap", "role": role, "content": ""},
                {"identifier": "nsfw", "role": "system", "content": "SECOND"}]

@@ -1,4 +1,4 @@
-"""Generation types under builtin-st (sillytavern.md §13.3; issue 13 rule 14)."""
+"""Generation types under builtin-st (sillytavern.md §13.3)."""
 
 import pytest
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex, Uncompilable, compile_js
+from assembly.sillytavern.pattern_matcher import regex_from_string
 
 NO_MATCH = None
 

@@ -1,4 +1,4 @@
-"""{{outlet::name}} under builtin-st (sillytavern.md §7.6; issue 13 rule 8): every use gets the outlet's text."""
+"""{{outlet::name}} under builtin-st (sillytavern.md §7.6): every use gets the outlet's text."""
 
 from assembly import assemble
 

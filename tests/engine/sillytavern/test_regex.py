@@ -1,11 +1,12 @@
-"""SillyTavern's regex scripts (sillytavern.md §13.1; issue 13 rule 12) and the JavaScript regex translation."""
+"""SillyTavern's regex scripts (sillytavern.md §13.1) and the JavaScript regex translation."""
 
 import pytest
 
 from assembly import assemble
 from assembly.macros import MacroContext
-from assembly.sillytavern.js_regex import JsRegex, regex_from_string
+from assembly.sillytavern.js_regex import JsRegex
 from assembly.sillytavern.models import RegexScript
+from assembly.sillytavern.pattern_matcher import regex_from_string
 from assembly.sillytavern.regex import AI_OUTPUT, USER_INPUT, WORLD_INFO, regexed, run_regex_script
 
 NAMES = MacroContext(user="Ada", char="Nell")
@@ -151,6 +152,7 @@ def test_the_chat_is_regexed_once_per_request(monkeypatch):
     result = run([st_script()], lore=lore, history=history, input_text="a once-asked wolf")
     assert sorted(calls) == sorted(["one lone wolf, asked once", "two pale wolf, asked once", "a once-asked wolf"])
     assert [m.content for m in result.request.messages][0] == "Hounds hunt in packs."  # found in the regexed chat
+    assert "wolf" not in " ".join(m.content for m in result.request.messages if m.delivery == "history")
 
 
 def test_patterns_over_their_limits_are_reported_by_owner():

@@ -232,7 +232,7 @@ def test_injected_texts_get_their_macros_expanded(resources):
 
 
 def test_every_chat_message_gets_its_macros_expanded():
-    # SillyTavern 1.18 substitutes the text macros of every chat message it sends (oracle, issue 13 rule 1), not
+    # SillyTavern 1.18 substitutes the text macros of every chat message it sends (the oracle), not
     # only of the greeting.
     result = assemble({"strategy": "builtin-st", "host": {"core_available": True},
                        "resources": {"preset": utility_preset([]), "character": {"name": "Sera"}},
@@ -347,7 +347,7 @@ def test_mandatory_prompts_over_the_context_are_reported_with_sillytaverns_messa
     assert failure.details["message"] == "Mandatory prompts exceed the context size."
 
 
-# issue 4 "done when": the default preset under each of these conditions ---------------------------------------------
+# the default preset under each of these conditions ---------------------------------------------
 
 
 def order_of(preset):

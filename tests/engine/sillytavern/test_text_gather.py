@@ -165,3 +165,74 @@ def test_a_bad_world_state_seed_or_turn_is_refused_naming_the_field(where, value
     with pytest.raises(AssemblyError) as caught:
         assemble(request)
     assert caught.value.code == code and path in str(caught.value)
+
+
+# --- the extension prompts the scan reads beside the chat ------------------------------------------------------------
+# SillyTavern's text completion runs the same Generate() up to the scan: setFloatingPrompt sets the author's note
+# (scan = "allow WI scan") before getWorldInfoPrompt, and addPersonaDescriptionExtensionPrompt sets the persona at
+# depth (scan=true) after it, kept for the next generation; the character's note is set with scan = "allow WI scan"
+# (sillytavern.md §1, §7.3, §8.1–§8.3).
+
+MOON = _entry(keys=["moon"], content="The moon is red.")
+
+
+def _chat_request(text_request: dict[str, Any]) -> dict[str, Any]:
+    """The same chat, resources and generation as a chat-completion request (builtin-st's default preset)."""
+    request = {k: v for k, v in text_request.items() if k not in ("api", "tokenizer")}
+    shared = {k: v for k, v in text_request["resources"].items()
+              if k not in ("context_template", "instruct_template", "system_prompt", "text_settings")}
+    return {**request, "host": {"core_available": True}, "resources": shared}
+
+
+def _active(request: dict[str, Any]) -> list[int]:
+    return [e["uid"] for e in assemble(request).model_dump(mode="json")["world_info"]["active"]]
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_an_entry_keyed_by_a_word_only_in_the_authors_note_activates_when_the_note_allows_scanning(allow):
+    request = _text(MOON, [("user", "Hello")])
+    request["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": allow}
+    prompt, world = _run(request)
+    # the note goes in the chat at depth 4 (above the one message); the entry before it in the story string
+    assert prompt == ("The moon is red.\n" if allow else "") + "Mention the moon.\nAnn: Hello"
+    assert [e["uid"] for e in world["active"]] == ([1] if allow else [])
+    assert _active(_chat_request(request)) == ([1] if allow else [])  # as chat completion scans it
+
+
+@pytest.mark.parametrize(("turn", "active"), [(0, []), (1, [1])])
+def test_a_persona_at_depth_is_scanned_from_the_chats_second_generation_on(turn, active):
+    request = _text(MOON, [("user", "Hello")], turn=turn)
+    request["resources"]["persona"] = {"name": "Ann", "description": "Ann loves the moon.", "position": "at_depth",
+                                       "depth": 2}
+    prompt, world = _run(request)
+    # the first generation's scan ran before the persona was set; the second reads the one set then
+    assert [e["uid"] for e in world["active"]] == active
+    assert prompt.startswith("The moon is red.\n") is bool(active)
+    assert "Ann loves the moon." in prompt  # placed in the chat either way
+    assert _active(_chat_request(request)) == active
+
+
+def test_a_note_its_interval_leaves_out_is_not_scanned():
+    # interval 2, one user message: 2 - 1 = 1 message till insertion, so the note is set empty before the scan
+    request = _text(MOON, [("user", "Hello")])
+    request["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True, "interval": 2}
+    prompt, world = _run(request)
+    assert prompt == "Ann: Hello" and world["active"] == []
+    assert _active(_chat_request(request)) == []
+    # the second user message puts it in (2 % 2 == 0), and the scan reads it
+    request = _text(MOON, [("user", "Hello"), ("assistant", "Hi."), ("user", "Well?")], turn=1)
+    request["resources"]["author_note"] = {"content": "Mention the moon.", "allow_wi_scan": True, "interval": 2}
+    assert _run(request)[0].startswith("The moon is red.\n")
+    assert _active(_chat_request(request)) == [1]
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_the_characters_note_is_scanned_when_the_authors_note_allows_scanning(allow):
+    request = _text(MOON, [("user", "Hello")])
+    request["resources"]["character"] = {"name": "Bo", "depth_prompt": {"prompt": "Bo hums about the moon.",
+                                                                          "depth": 4}}
+    request["resources"]["author_note"] = {"content": "", "allow_wi_scan": allow}
+    prompt, world = _run(request)
+    assert [e["uid"] for e in world["active"]] == ([1] if allow else [])
+    assert prompt == ("The moon is red.\n" if allow else "") + "Bo hums about the moon.\nAnn: Hello"
+    assert _active(_chat_request(request)) == ([1] if allow else [])

@@ -896,3 +896,84 @@ def test_chat_lore_then_persona_lore_come_first_whatever_the_strategy(strategy):
     result = run(wb, said("hi"), max_context=room)  # room for the first two candidates only
     assert sorted(active_uids(result)) == ["h", "p"]
     assert skip_of(result, "g").kind == skip_of(result, "c").kind == "over_budget"
+
+
+# --- the extension prompts the scan reads beside the chat (scan_injections) -----------------------------------------
+# sillytavern.md §7.3: the scan buffer adds the extension prompts with scan:true: the author's note when "allow WI
+# scan" is on (§8.1), other extensions' prompts marked scan, the quiet prompt (§13.3), and the persona at depth
+# (§8.3, scan=true), which addPersonaDescriptionExtensionPrompt sets after the scan (§1), so only a later
+# generation's scan reads it. setFloatingPrompt runs before the scan and sets the note empty when its interval leaves
+# it out (§8.1); the character's note is set with scan = "allow WI scan" (§8.2), after removeDepthPrompts deleted it,
+# so it is the newest key.
+
+
+def _scanned_resources(**fields):
+    from assembly.sillytavern.models import AuthorNote, Character, DepthPrompt, ExtensionPrompt, Persona, Resources
+
+    return Resources(
+        character=Character(name="Seraphina", depth_prompt=DepthPrompt(prompt=fields.get("depth_prompt", ""))),
+        author_note=AuthorNote(content="Mention the moon.", allow_wi_scan=fields.get("allow", True),
+                               interval=fields.get("interval", 1)),
+        persona=Persona(name="Aria", description="Aria fears wolves.", position=fields.get("persona", "at_depth")),
+        extension_prompts=(ExtensionPrompt(key="1_memory", content="They met at the harbor.", scan=True),
+                           ExtensionPrompt(key="3_vectors", content="A tower fell.", scan=False)))
+
+
+def test_scan_injections_read_the_scanning_note_extensions_and_quiet_prompt_on_a_first_generation():
+    from assembly.sillytavern.worldinfo import scan_injections
+
+    assert scan_injections(_scanned_resources(), turn=0, user_messages=1, quiet_prompt="Say the bell.") == [
+        "Mention the moon.", "They met at the harbor.", "Say the bell."]
+
+
+def test_scan_injections_leave_out_a_note_that_does_not_allow_scanning():
+    from assembly.sillytavern.worldinfo import scan_injections
+
+    assert scan_injections(_scanned_resources(allow=False), turn=0, user_messages=1) == ["They met at the harbor."]
+
+
+@pytest.mark.parametrize(("turn", "position", "read"), [
+    (0, "at_depth", False),  # the first generation: nothing set it before the scan
+    (1, "at_depth", True),  # the second: the one the first generation set
+    (3, "at_depth", True),
+    (1, "in_prompt", False),  # only the persona at depth is an extension prompt that allows scanning
+    (1, "top_an", False),
+])
+def test_scan_injections_read_the_persona_at_depth_from_the_second_generation_on(turn, position, read):
+    from assembly.sillytavern.worldinfo import scan_injections
+
+    texts = scan_injections(_scanned_resources(persona=position), turn=turn, user_messages=turn + 1)
+    assert ("Aria fears wolves." in texts) is read
+    assert texts[:2] == ["Mention the moon.", "They met at the harbor."]
+
+
+@pytest.mark.parametrize(("interval", "user_messages", "read"), [
+    (1, 1, True), (1, 0, True),  # interval 1: always (the count is forced to 1)
+    (0, 3, False),  # interval 0: the note is disabled
+    (3, 1, False), (3, 2, False), (3, 3, True), (3, 4, False), (3, 6, True),  # every third user message
+    (2, 0, False),  # no user message yet
+])
+def test_scan_injections_read_the_note_only_on_the_turns_its_interval_puts_it_in(interval, user_messages, read):
+    from assembly.sillytavern.worldinfo import scan_injections
+
+    texts = scan_injections(_scanned_resources(interval=interval), turn=0, user_messages=user_messages)
+    assert ("Mention the moon." in texts) is read
+
+
+@pytest.mark.parametrize(("allow", "read"), [(True, True), (False, False)])
+def test_scan_injections_read_the_characters_note_when_the_note_allows_scanning_last(allow, read):
+    from assembly.sillytavern.worldinfo import scan_injections
+
+    texts = scan_injections(_scanned_resources(allow=allow, depth_prompt=" Seraphina guards the glade. "), turn=1,
+                            user_messages=2)
+    assert (texts[-1] == "Seraphina guards the glade.") is read  # trimmed, after the persona
+    assert ("Aria fears wolves." in texts) and not any("glade" in t for t in texts[:-1])
+
+
+def test_an_entry_keyed_by_a_word_only_in_a_scan_injection_activates():
+    lore = book(entry(1, keys=["moon"]))
+    chat = [{"role": "user", "content": "Hello"}]
+    assert activate_world_info(lore, chat=chat, names=NAMES, max_context=BIG).active == ()
+    found = activate_world_info(lore, chat=chat, names=NAMES, max_context=BIG,
+                                scan_injections=["Mention the moon."]).active
+    assert [e.uid for e in found] == [1] and found[0].reason.matched_in.kind == "injection"

@@ -1,4 +1,4 @@
-"""Inclusion groups with prioritized members, and entry delay (sillytavern.md §7.3, §13.3; issue 13 rule 15).
+"""Inclusion groups with prioritized members, and entry delay (sillytavern.md §7.3, §13.3).
 
 Read from SillyTavern 1.18's `filterByInclusionGroups`: per pass, the `group_override` member of highest order
 wins its group; a group is closed for later passes only by an active entry whose whole `group` field is the

@@ -1,4 +1,4 @@
-"""The scanned message's id beside its index (issue 18 point 5): a chat message's `id` comes back as
+"""The scanned message's id beside its index (sillytavern.md §7.3): a chat message's `id` comes back as
 `matched_in.message_id` in activation and skip reasons, and is left out of the JSON when the chat gave none."""
 
 from assembly import assemble

@@ -1,4 +1,4 @@
-"""The SillyTavern budget counts every message once, up front (issue 19): the counts, the content counts it hands
+"""The SillyTavern budget counts every message once, up front (sillytavern.md §6): the counts, the content counts it hands
 over and the all-fits answer must be those of the message-by-message count."""
 
 import pytest
@@ -40,16 +40,14 @@ def test_counting_up_front_changes_no_answer_of_the_phases():
         assert counted == lazily.contents
 
 
-def test_the_all_fits_answer_is_a_budget_result():
+def test_a_chat_that_fits_is_kept_whole_and_charged_its_tokens():
     chat = [StMessage(id="a", role="user", content="Hello"), StMessage(id="b", role="assistant", content="Hi")]
-    ledger = budget._Ledger(1000, "o200k_base")
-    total = ledger.count_all(chat)
-    fitted = budget._all_fit(ledger, total, 1003, (), [], chat, None, [], "", [], True, True)
+    total = budget._Ledger(1000, "o200k_base").count_all(chat)
+    fitted = st_budget(max_context=1003, max_tokens=0, history=chat)
     assert isinstance(fitted, StBudgetResult)
     assert fitted.history == tuple(chat) and fitted.remaining == 1000 - total and fitted.dropped == ()
-    assert fitted == st_budget(max_context=1003, max_tokens=0, history=chat)
-    assert budget._all_fit(budget._Ledger(1, "o200k_base"), total, 4, (), [], chat, None, [], "", [], True,
-                           True) is None  # not enough room: the phases answer
+    tight = st_budget(max_context=3 + total - 1, max_tokens=0, history=chat)  # one token short: the oldest goes
+    assert [m.id for m in tight.history] == ["b"]
 
 
 def test_a_message_id_used_twice_is_still_refused_and_named():

@@ -1,4 +1,5 @@
-"""Building the result without per-message recounts (issue 19): the shortcuts answer as the long way does."""
+"""The result's counts, rows and entries: the framing beside the contents, counts of each text, position rows and
+layout entries of the nodes, request messages of one or several nodes, the history as the host keeps it."""
 
 from types import SimpleNamespace
 

@@ -1,12 +1,12 @@
-"""assembly.request._plain_conversation: a caller's message that is exactly {id, role, content} (in that order) is
-taken as the engine's record without a copy. That is safe only while no stage changes a message dict and nothing the
-engine returns or remembers holds one: asserted here."""
+"""assembly.request.read_request: a caller's messages become the engine's records (id, role, content first), and no
+message dict of the caller is changed, returned or kept."""
 
 import copy
 
 from pydantic import BaseModel
 
-from assembly import assemble, plan_memo, resource_memo, source_memo
+from assembly import assemble
+from assembly.caches import CACHES
 from assembly.request import read_request
 from tests.engine.test_assemble import B_LORE, B_PROMPTS, request
 
@@ -40,13 +40,12 @@ def _reached(value, found, seen):
     return found
 
 
-def test_an_exact_message_is_taken_as_it_is_any_other_is_copied_in_record_order():
+def test_every_message_is_read_into_a_record_of_its_own_in_record_order():
     req = _request()
     reordered = {"role": "user", "content": "late id", "id": "h9"}
     req["conversation"]["history"].append(reordered)
     read = read_request(req)
-    exact = req["conversation"]["history"][0]
-    assert read.history[0] is exact and read.inputs[0] is req["conversation"]["input"][0]
+    assert read.history[0] == req["conversation"]["history"][0]
     assert read.history[-1] is not reordered and list(read.history[-1]) == ["id", "role", "content"]
     assert read.history[-1] == reordered
 
@@ -58,7 +57,7 @@ def test_no_message_of_the_caller_is_changed_returned_or_remembered():
     results = [assemble(req), assemble(req)]
     assert req == before
     mine = {id(m) for m in messages}
-    kept = (results, resource_memo._settings, resource_memo._parsed, plan_memo._plans, source_memo._remembered)
+    kept = (results, [dict(cache._entries) for cache in CACHES])
     assert not mine & _reached(kept, set(), set())
 
 

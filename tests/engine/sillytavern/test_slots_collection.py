@@ -1,12 +1,10 @@
-"""What SillyTavern's request steps work out once and serve again (issue 19): a preset's collection, its prompt
-messages and their budget groups, and the content counts the budget hands to the request messages. Each must give
-the answer a fresh computation gives, and never serve a stale or shared mutable answer."""
+"""A preset's collection (sillytavern.md §4.1), its prompt messages, and the content counts the budget hands to the
+request messages: each answers as a fresh computation does and is never a shared mutable answer."""
 
 from assembly.host import request_message
 from assembly.sillytavern.budget import st_budget
 from assembly.sillytavern.messages import StMessage, trusted_message
 from assembly.sillytavern.models import Preset, Prompt, PromptOrderEntry
-from assembly.sillytavern.request import _mandatory_group
 from assembly.sillytavern.slots import collection
 from assembly.sources import ordered_prompts
 from assembly.tokens import count_tokens
@@ -49,23 +47,13 @@ def test_collection_of_a_changed_preset_is_worked_out_again():
 def test_trusted_messages_are_equal_to_fresh_ones_and_frozen():
     one = trusted_message(id="p", role="system", content="text", kind="prompt", sources=("p",))
     again = trusted_message(id="p", role="system", content="te" + "xt", kind="prompt", sources=("p",))
-    assert again is one
+    assert again == one
     assert one == StMessage(id="p", role="system", content="text", kind="prompt", sources=("p",))
     other = trusted_message(id="p", role="system", content="text", kind="prompt", sources=("p",), depth=1)
-    assert other is not one and other.depth == 1
+    assert other != one and other.depth == 1
     changed = one.model_copy(update={"content": "new"})
     assert trusted_message(id="p", role="system", content="text", kind="prompt", sources=("p",)).content == "text"
     assert changed.content == "new"
-
-
-def test_mandatory_groups_are_kept_beside_their_message():
-    message = StMessage(id="m", role="system", content="a", kind="prompt")
-    group = _mandatory_group(3, message, False)
-    assert group.id == "prompt:3" and group.messages == (message,) and not group.reserve
-    assert _mandatory_group(3, message, False) is group
-    assert _mandatory_group(3, message, True).reserve
-    fresh = StMessage(id="m", role="system", content="b", kind="prompt")
-    assert _mandatory_group(3, fresh, False).messages[0] is fresh
 
 
 def test_the_budget_hands_over_each_counted_content():

@@ -1,10 +1,8 @@
-"""In-chat blocks merged once per set of injections (issue 19): `inject_in_chat` keeps each depth's merged block in
-a bounded memo by the injections themselves. A hit must give what a fresh merge gives, changed injections must
-be merged again, bad ones still refused, and no caller may change what the memo holds."""
+"""`inject_in_chat` (sillytavern.md §4.5): each depth's injections merged into one block per order and role, the
+blocks placed in the chat from its end; equal injections give equal answers, bad ones are refused every time."""
 
 import pytest
 
-from assembly.sillytavern import steps
 from assembly.sillytavern.messages import StInjection, StMessage, StParityError
 from assembly.sillytavern.steps import inject_in_chat
 
@@ -22,12 +20,11 @@ def _injections() -> list[StInjection]:
 
 
 def _fresh(chat, injections):
-    steps._DEPTH_BLOCKS.clear()
-    return inject_in_chat(chat, injections)
+    return inject_in_chat(list(chat), [i.model_copy() for i in injections])
 
 
 @pytest.mark.parametrize("size", [0, 1, 3, 12])
-def test_a_memo_hit_injects_as_a_fresh_merge(size):
+def test_equal_injections_inject_alike_deepest_first(size):
     chat, injections = _chat(size), _injections()
     fresh = _fresh(chat, injections)
     again = inject_in_chat(chat, [i.model_copy() for i in injections])  # equal injections, other objects
@@ -37,7 +34,7 @@ def test_a_memo_hit_injects_as_a_fresh_merge(size):
                                          "injection@2/100/system", "m1", "m2", "injection@0/100/system"]
 
 
-def test_changed_injections_are_merged_again():
+def test_a_changed_injection_changes_its_block():
     chat, injections = _chat(4), _injections()
     inject_in_chat(chat, injections)
     changed = [injections[0].model_copy(update={"content": "A2"}), *injections[1:]]
@@ -54,15 +51,11 @@ def test_bad_injections_are_refused_on_every_call():
             inject_in_chat(_chat(2), twice)
 
 
-def test_the_history_is_the_callers_own_and_the_memo_is_bounded(monkeypatch):
+def test_the_history_is_the_callers_own():
     chat, injections = _chat(3), _injections()
     first = inject_in_chat(chat, injections)
     first.clear()
-    assert inject_in_chat(chat, injections) == _fresh(chat, injections)
-    monkeypatch.setattr(steps, "_DEPTH_BLOCKS_SIZE", 2)
-    for depth in range(5):
-        inject_in_chat(chat, [StInjection(sources=("x",), content="X", depth=depth)])
-        assert len(steps._DEPTH_BLOCKS) <= 2
+    assert len(chat) == 3 and inject_in_chat(chat, injections) == _fresh(chat, injections)
 
 
 @pytest.mark.parametrize("checked", [True, False])

@@ -4,7 +4,7 @@ the answer it would have worked out, and no result shares a mutable part with an
 from assembly import assemble
 from assembly.blocks import Node
 from assembly.host import LOG_KIND, _log_record_id, content_id
-from assembly.layout import clear_layout_memo, layout_blocks
+from assembly.layout import layout_blocks
 from assembly.model_catalogue import FRAMINGS, Framing, framing_total
 from assembly.results import DurableEvent, RequestMessage
 from assembly.tokens import count_tokens
@@ -20,11 +20,10 @@ def dumped(blocks):
     return [b.model_dump(mode="json") for b in blocks]
 
 
-def test_a_remembered_run_builds_the_block_it_would_have_built():
+def test_a_free_a_slot_and_a_depth_node_make_free_slot_and_runtime_blocks():
     nodes = [node("a"), node("b", slot_id="s1"), node("c", depth=2)]
-    clear_layout_memo()
     fresh = dumped(layout_blocks(nodes, "core"))
-    assert dumped(layout_blocks(nodes, "core")) == fresh  # served from the templates
+    assert dumped(layout_blocks(nodes, "core")) == fresh
     assert [b["binding"] for b in fresh] == ["free", "slot", "runtime"]
     assert fresh[2]["limitations"] == ["RUNTIME_POSITION_FIXED"]
 
@@ -41,7 +40,7 @@ def test_blocks_of_two_requests_share_no_list():
     assert layout_blocks(nodes, "core")[1].key == second[1].key
 
 
-def test_a_node_that_changed_since_is_not_served_the_old_block():
+def test_a_blocks_reason_and_binding_follow_its_first_node():
     before = layout_blocks([node("a")], "core")[0]
     moved = layout_blocks([node("a", position_decision="user")], "core")[0]
     locked = layout_blocks([node("a", lock_reason="depth")], "core")[0]
@@ -68,8 +67,7 @@ def test_framing_role_costs_are_the_framings_own():
     expected = (openai.reply + 3 + count_tokens("system", "o200k_base") + 3 + count_tokens("user", "o200k_base")
                 + openai.per_name + count_tokens("Ann", "o200k_base"))
     assert framing_total(messages, "o200k_base", openai) == expected
-    assert framing_total(messages, "o200k_base", openai) == expected  # remembered
-    # another framing of the same name is not served the first one's costs
+    # another framing of the same name costs what its own table says
     other = Framing(name="openai", per_request=0, per_message={"system": 10, "user": 20}, role_tokens=False,
                     per_name=0, name_tokens=False, reply=0)
     assert framing_total(messages, "o200k_base", other) == 30
@@ -119,7 +117,7 @@ def test_a_key_of_two_runs_names_each_run_by_its_first_node():
     ids = [b.id for b in layout_blocks(nodes, "core")]
     assert ids[0].endswith(":run:a") and ids[2].endswith(":run:c") and ids[0] != ids[2]
     assert ":run:" not in ids[1]
-    assert [b.id for b in layout_blocks(nodes, "core")] == ids  # from the templates, the same names
+    assert [b.id for b in layout_blocks(nodes, "core")] == ids
 
 
 def test_a_core_series_starts_when_the_last_logged_revision_differs():

@@ -1,4 +1,5 @@
-"""What the engine shares or drops to keep a long request's objects few (issue 19): never visible in an answer."""
+"""Blocks and nodes (assembly.blocks): a node with no children shares no list a caller could change, and a request
+model keeps its conversation; none of it is visible in an answer."""
 
 from assembly import assemble
 from assembly.blocks import NO_CHILDREN
@@ -41,47 +42,8 @@ def _st_request(**changes):
     return {**assemble_request("builtin-st", history=3, worldbook=3), **changes}
 
 
-def test_the_next_request_with_the_same_resources_answers_as_a_fresh_run():
-    from assembly.resource_memo import _parsed
-    from assembly.source_memo import clear_source_memo
-
-    first = assemble(_st_request()).model_dump(mode="json")
-    again = assemble(_st_request()).model_dump(mode="json")  # the preset, card and persona blocks from memory
-    clear_source_memo()
-    _parsed.clear()
-    assert again == first == assemble(_st_request()).model_dump(mode="json")
-
-
-def test_remembered_blocks_follow_the_settings_they_were_made_under():
-    from assembly.source_memo import clear_source_memo
-
-    normal = assemble(_st_request())
-    impersonate = assemble(_st_request(generation={"type": "impersonate"}))
-    clear_source_memo()
-    assert impersonate.model_dump(mode="json") == assemble(_st_request(generation={"type": "impersonate"})
-                                                           ).model_dump(mode="json")
-    assert normal.model_dump(mode="json") != impersonate.model_dump(mode="json")
-
-
-def test_a_source_diagnostic_is_reported_again_on_a_remembered_answer():
+def test_a_source_diagnostic_is_reported_by_every_request():
     raw = fixture_request(strategy())
     raw["resources"]["preset"]["prompts"].append({"identifier": "madeUpMarker", "marker": True})
     codes = [[d.code for d in assemble(raw).diagnostics if d.code == "UNSUPPORTED_MARKER"] for _ in range(2)]
     assert codes == [["UNSUPPORTED_MARKER"], ["UNSUPPORTED_MARKER"]]
-
-
-def test_the_memo_keeps_no_resources_alive():
-    import gc
-
-    from assembly.sillytavern.resource_set import normalize_resources
-    from assembly.source_memo import _remembered
-
-    raw = fixture_request(strategy())
-    models = normalize_resources(raw["resources"])
-    # as a preview sends them: the engine's models, parsed into a new resource set on every request
-    raw["resources"] = {"preset": models.preset, "character": models.character, "worldbook": models.worldbook}
-    before = set(_remembered)
-    assemble(raw)
-    added = [entry for key, entry in _remembered.items() if key not in before]
-    gc.collect()
-    assert added and all(entry[0]() is None for entry in added)

@@ -1,4 +1,4 @@
-"""SillyTavern's request steps with fewer passes (issue 19): the shortcuts give the answers the full steps give.
+"""SillyTavern's request steps over the collection (sillytavern.md §4.1, §4.5).
 In-chat prompts keep collection order, the chat the request built itself skips only its own checks, and a
 preset's silent prompts are the ones that send an empty message."""
 

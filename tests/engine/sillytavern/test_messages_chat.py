@@ -13,8 +13,6 @@ from assembly.sillytavern.messages import (
     StInjection,
     StMessage,
     StParityError,
-    chat_message,
-    recurring_chat_message,
     trusted_message,
     unique_ids,
 )
@@ -40,22 +38,6 @@ def test_named_content_agrees_with_the_names_step(behavior):
     stepped = apply_names_behavior(chat, behavior, user_name="Alex", char_name="Bo B")
     assert [(m.content, m.name) for m in stepped] == [
         named_content(m.content, m.role, m.speaker, behavior) for m in chat]
-
-
-def test_a_recurring_chat_message_is_shared_while_nothing_in_it_changes():
-    first = recurring_chat_message(id="m1", role="user", content="hello", source="history:m1", speaker="Alex",
-                                   name=None)
-    again = recurring_chat_message(id="m1", role="user", content="hello", source="history:m1", speaker="Alex",
-                                   name=None)
-    assert again is first
-    assert first == chat_message(id="m1", role="user", content="hello", sources=("history:m1",), speaker="Alex")
-    edited = recurring_chat_message(id="m1", role="user", content="hello!", source="history:m1", speaker="Alex",
-                                    name=None)
-    named = recurring_chat_message(id="m1", role="user", content="hello", source="history:m1", speaker="Alex",
-                                   name="Alex")
-    assert (edited.content, edited.name) == ("hello!", None)
-    assert (named.content, named.name) == ("hello", "Alex")
-    assert edited is not first and named is not first
 
 
 def test_a_trusted_message_equals_the_validated_one():

@@ -1,8 +1,8 @@
-"""Shortcuts in building the `st` request (issue 19): the world info at one depth and role is one injection,
-whether its group holds one entry (its own text) or several (joined), as the full join gives it."""
+"""The `st` request's in-chat injections: the world info at one depth and role is one injection, whether its group
+holds one entry (its own text) or several (joined), as SillyTavern's customDepthWI prompts are."""
 
 from assembly.blocks import Node
-from assembly.sillytavern.request import _injections
+from assembly.sillytavern.st_chat import depth_injections as _injections
 
 
 def _world(node_id: str, text: str, depth: int, role: str = "system") -> Node:
@@ -20,4 +20,4 @@ def test_world_info_at_one_depth_and_role_is_one_injection():
     alone = made["customDepthWI_4_0"]
     assert (alone.sources, alone.content, alone.depth, alone.order) == (("worldbook:2",), "two", 4, 100)
     assert made["customDepthWI_4_1"].role == "user"
-    assert _injections(nodes)[0] is _injections(nodes)[0]  # the same values serve the same frozen injection
+    assert _injections(nodes) == _injections(nodes)

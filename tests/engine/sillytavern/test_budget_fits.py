@@ -1,8 +1,5 @@
-"""The all-fits shortcut of the SillyTavern budget gives the phases' own answer (issue 19)."""
+"""SillyTavern's budget (sillytavern.md §6) when every message fits: nothing dropped, every message counted once."""
 
-import pytest
-
-from assembly.sillytavern import budget
 from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.messages import StMessage
 
@@ -20,19 +17,6 @@ def request(**changes):
                 examples=[[msg("h", "system", kind="example_header"), msg("e", "assistant", kind="example")]])
     args.update(changes)
     return args
-
-
-CASES = [{}, {"new_chat": None}, {"examples": []}, {"continue_messages": []}, {"max_context": 160},
-         {"history": [msg("a"), msg("b", "assistant", content="")]}, {"send_if_empty": "go on"},
-         {"history": [msg("a"), msg("b", "assistant")], "send_if_empty": "go on"}, {"has_examples_slot": False},
-         {"has_history_slot": False}, {"max_context": 120}]
-
-
-@pytest.mark.parametrize("changes", CASES)
-def test_the_shortcut_answers_as_the_phases_do(changes, monkeypatch):
-    fast = st_budget(**request(**changes))
-    monkeypatch.setattr(budget, "_all_fit", lambda *a: None)
-    assert fast == st_budget(**request(**changes))
 
 
 def test_when_all_fits_nothing_is_dropped_and_every_message_is_counted():

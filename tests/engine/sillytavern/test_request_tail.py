@@ -1,4 +1,4 @@
-"""The reply-start and control-prompt steps run only when the request uses them (issue 19)."""
+"""The reply-start and control-prompt steps run only when the request uses them (sillytavern.md §4.2)."""
 
 import pytest
 

@@ -1,0 +1,42 @@
+"""assembly.api: `assemble()` as its stages, one pass down; each stage returns a new value and changes nothing an
+earlier stage handed over."""
+
+import copy
+
+import pytest
+
+from assembly import api
+from assembly.blocks import node_values
+from bench.fixtures import assemble_request
+
+
+def _stages(request):
+    run = api._resolve(api._parse(request))
+    logical = api._logical(run)
+    return run, logical
+
+
+@pytest.mark.parametrize("strategy", ["builtin-st", "builtin-native-slots", "builtin-native-roles"])
+def test_order_and_build_leave_the_nodes_they_were_handed_as_they_were(strategy):
+    request = assemble_request(strategy, history=6, worldbook=6)
+    request["host"]["native_available"] = True
+    run, logical = _stages(request)
+    emitted = [copy.copy(node_values(n)) for n in logical.nodes]
+    ordered = api._order(run, logical)
+    assert [node_values(n) for n in logical.nodes] == emitted
+    placed = [node_values(n) for n in ordered.nodes]
+    built = api._build(run, ordered.nodes, [])
+    assert [node_values(n) for n in ordered.nodes] == placed
+    assert built.messages and not set(map(id, built.nodes)) & set(map(id, ordered.nodes))
+
+
+def test_each_stage_reports_its_own_findings_once_in_stage_order():
+    request = assemble_request("builtin-st", history=4, worldbook=2)
+    request["budget"] = {"context_window": 700, "reserve_output": 0, "apply": True}  # the fixed prompts fit
+    result = api.assemble(request)
+    codes = [d.code for d in result.diagnostics]
+    assert codes.count("CONTEXT_BUDGET_EXCEEDED") == 1
+    assert result.budget.applied and result.budget.total_after is not None
+    assert result.tokens.total == result.budget.total_after
+    dropped = {item.id for item in result.budget.eviction_plan}
+    assert dropped and not dropped & {n.id for n in result.nodes}
