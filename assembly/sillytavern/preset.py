@@ -37,38 +37,45 @@ from assembly.sillytavern.vocabulary import (
 
 
 def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
+    """One prompt; only the fields it gives are read (a field it leaves out takes the model's default)."""
     data = read_object(value, path, "a prompt object")
     st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
     fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
     r = Reader(data, path, fallback)
+    given = r.folded if fallback is None else r.folded | fallback.folded
     identifier = read_text(*r.get("identifier"), default=REQUIRED)
     if not identifier:
         raise ImportInvalid(join_path(path, "identifier"), "a non-empty identifier")
-    triggers = read_generation_types(*r.get("injection_trigger"))
-    position = read_named(*r.get("injection_position"), 0, names={"relative": 0, "in_chat": 1, "absolute": 1},
-                      numbers={0: 0, 1: 1}, expected="0 (relative) or 1 (in-chat)")
-    role_value, role_path = r.get("role")
-    if role_value == "":  # SillyTavern reads a falsy role as system
-        role_value = None
-        coerced.append(f"{role_path}: an empty role, read as system")
-    return Prompt(
-        identifier=identifier,
-        name=read_text(*r.get("name")),
-        role=read_role(role_value, role_path),
-        content=read_text(*r.get("content")),
-        enabled=read_flag(*r.get("enabled"), True),
-        marker=read_flag(*r.get("marker"), False),
-        system_prompt=read_flag(*r.get("system_prompt"), False),
-        injection_position=position,
-        # any depth is kept: SillyTavern injects in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never
-        # reads a relative prompt's depth
-        injection_depth=read_integer(*r.get("injection_depth"), 4),
-        injection_order=read_integer(*r.get("injection_order"), 100),
-        injection_trigger=triggers,
-        forbid_overrides=read_flag(*r.get("forbid_overrides"), False),
-        # a field written as null reads as its default and is written back as null (see _export_prompt)
-        other_fields={**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT if k in data and data[k] is None}},
-    )
+    fields: dict[str, Any] = {"identifier": identifier}
+    if "injectiontrigger" in given:
+        fields["injection_trigger"] = read_generation_types(*r.get("injection_trigger"))
+    if "injectionposition" in given:
+        fields["injection_position"] = read_named(
+            *r.get("injection_position"), 0, names={"relative": 0, "in_chat": 1, "absolute": 1}, numbers={0: 0, 1: 1},
+            expected="0 (relative) or 1 (in-chat)")
+    if "role" in given:
+        role_value, role_path = r.get("role")
+        if role_value == "":  # SillyTavern reads a falsy role as system
+            role_value = None
+            coerced.append(f"{role_path}: an empty role, read as system")
+        fields["role"] = read_role(role_value, role_path)
+    for name, fold, read, default in _PROMPT_FIELDS:
+        if fold in given:
+            fields[name] = read(*r.get(name), default)
+    # a field written as null reads as its default and is written back as null (see _export_prompt)
+    fields["other_fields"] = {**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT
+                                                        if k in data and data[k] is None}}
+    return Prompt(**fields)
+
+
+# a prompt's other fields read alike: (name, its key folded as `Reader.folded` folds keys, reader, default); any depth
+# is kept: SillyTavern injects in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never reads a relative
+# prompt's depth
+_PROMPT_FIELDS: tuple[tuple[str, str, Any, Any], ...] = tuple(
+    (name, name.replace("_", "").lower(), read, default) for name, read, default in (
+        ("name", read_text, ""), ("content", read_text, ""), ("enabled", read_flag, True),
+        ("marker", read_flag, False), ("system_prompt", read_flag, False), ("injection_depth", read_integer, 4),
+        ("injection_order", read_integer, 100), ("forbid_overrides", read_flag, False)))
 
 
 def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
@@ -78,13 +85,15 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
     seen: set[str] = set()
     for index, item in enumerate(value):
         where = join_path(path, index)
-        r = Reader(read_object(item, where, "an {identifier, enabled} object"), where)
-        identifier = read_text(*r.get("identifier"), default=REQUIRED)
-        value_enabled, enabled_path = r.get("enabled")
+        fields = read_object(item, where, "an {identifier, enabled} object")  # two fields, each in one spelling
+        identifier = read_text(fields.get("identifier", MISSING), join_path(where, "identifier"), default=REQUIRED)
+        value_enabled, enabled_path = fields.get("enabled", MISSING), join_path(where, "enabled")
         if value_enabled is MISSING or value_enabled is None:
             raise ImportInvalid(enabled_path, "true or false (required)")
         enabled = read_flag(value_enabled, enabled_path, False)
-        r.reject_leftovers(("identifier", "enabled"))
+        for key in fields if len(fields) > 2 else ():
+            if key not in ("identifier", "enabled"):
+                raise ImportInvalid(join_path(where, str(key)), "one of the fields identifier, enabled")
         if identifier in seen:
             raise invalid(join_path(where, "identifier"), "an identifier listed once in this order", identifier)
         seen.add(identifier)

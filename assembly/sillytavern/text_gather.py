@@ -1,19 +1,26 @@
 """What SillyTavern's `Generate()` gathers for a text-completion prompt before its chat loop (text-completion.md):
 card fields, system prompt and post-history instructions, persona, world info, author's note, examples and the story
-string, and the in-chat prompts."""
+string (its anchors: the author's note and other extensions' prompts placed before / in prompt), and the in-chat
+prompts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.sillytavern.messages import chat_message
+from assembly.sillytavern.messages import MainAttachment, StInjection, chat_message
 from assembly.sillytavern.models import AuthorNote, Resources
 from assembly.sillytavern.outlets import outlet_texts
-from assembly.sillytavern.steps import CHARACTER_NOTE_KEY, PERSONA_KEY, author_note_placement, persona_placement
+from assembly.sillytavern.steps import (
+    CHARACTER_NOTE_KEY,
+    PERSONA_KEY,
+    author_note_placement,
+    extension_prompt_placement,
+    persona_placement,
+)
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.text_examples import example_heading, format_instruct_examples, parse_examples
-from assembly.sillytavern.text_inject import ChatItem, InChatPrompt
+from assembly.sillytavern.text_inject import ChatItem, InChatPrompt, joined_prompts
 from assembly.sillytavern.text_macros import substitute_params
 from assembly.sillytavern.text_story import render_story_string, wrap_story_string
 from assembly.sillytavern.text_templates import TextTemplates
@@ -39,6 +46,7 @@ class TextParts:
     bias: str = ""
     force_name2: bool = False
     world_info: Any = None  # the world-info activation (its `world_state` carries the timed effects on)
+    story_source: str = "story_string"  # with the sources of the anchors it holds ("story_string+extension:1_memory")
 
 
 def _card_text(resources: Resources, name: str, user: str, char: str) -> str:
@@ -107,10 +115,10 @@ def _world_positions(activation: Any) -> dict[str, list[Any]]:
 
 
 def _note_and_persona(resources: Resources, chat: list[ChatItem], wi: dict[str, list[Any]], user: str, char: str,
-                      in_chat: list[InChatPrompt]) -> tuple[str, str]:
+                      in_chat: list[InChatPrompt], anchored: dict[str, list[InChatPrompt]]) -> None:
     """`setFloatingPrompt` and `addPersonaDescriptionExtensionPrompt`: the author's note (world info at its top
-    and bottom, the persona when placed there) in the chat or around the story string; the persona at depth.
-    Returns the (before, after) anchors of the story string."""
+    and bottom, the persona when placed there) in the chat (`in_chat`) or around the story string (`anchored`,
+    by its place: start = before, end = after); the persona at depth."""
     persona = resources.persona
     if persona is not None:
         persona = persona.model_copy(update={"description": substitute_params(persona.description, user, char)})
@@ -123,21 +131,32 @@ def _note_and_persona(resources: Resources, chat: list[ChatItem], wi: dict[str, 
     note = resources.author_note
     wraps = persona is not None and persona.position in ("top_an", "bottom_an")
     if note is None and not (top or bottom or wraps):
-        return "", ""
+        return
     note = note or AuthorNote()
     note = note.model_copy(update={"content": substitute_params(note.content, user, char)})
     counted = [chat_message(id=f"c{n}", role="user" if c.is_user else "assistant", content=c.mes, sources=())
                for n, c in enumerate(chat)]
     placed = author_note_placement(note, chat=counted, world_info_top=top, world_info_bottom=bottom,
                                    persona=persona, source_id="author_note", persona_source_id="persona")
-    if placed.injection is not None:
-        i = placed.injection
-        in_chat.append(InChatPrompt("2_floating_prompt", i.content, i.depth, i.role, "+".join(i.sources)))
-        return "", ""
-    if placed.attachment is not None:
-        text = substitute_params(placed.attachment.content.strip(), user, char)
-        return (text, "") if placed.attachment.position == "start" else ("", text)
-    return "", ""
+    _place("2_floating_prompt", placed.injection or placed.attachment, in_chat, anchored)
+
+
+def _place(key: str, placed: StInjection | MainAttachment | None, in_chat: list[InChatPrompt],
+           anchored: dict[str, list[InChatPrompt]]) -> None:
+    """An extension prompt placed as chat completion places it: an injection goes in the chat, an attachment
+    before Main (SillyTavern's "before prompt") or after it ("in prompt") around the story string."""
+    if isinstance(placed, StInjection):
+        in_chat.append(InChatPrompt(key, placed.content, placed.depth, placed.role, "+".join(placed.sources)))
+    elif isinstance(placed, MainAttachment):
+        anchored[placed.position].append(InChatPrompt(key, placed.content, 0, placed.role, "+".join(placed.sources)))
+
+
+def _anchor(prompts: list[InChatPrompt], user: str, char: str) -> tuple[str, list[str]]:
+    """`anchorBefore` / `anchorAfter`: the extension prompts of that place joined in key order, trimmed; with
+    their sources."""
+    text, here = joined_prompts(prompts, user=user, char=char)
+    text = text.strip()
+    return text, [p.source for p in here] if text else []
 
 
 def _examples(templates: TextTemplates, resources: Resources, wi: dict[str, list[Any]], user: str,
@@ -182,7 +201,12 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     activation = _world_info(resources, messages, typed, user, char, budget, generation=generation, seed=seed,
                              turn=turn)
     wi = _world_positions(activation)
-    before, after = _note_and_persona(resources, chat, wi, user, char, in_chat)
+    anchored: dict[str, list[InChatPrompt]] = {"start": [], "end": []}
+    _note_and_persona(resources, chat, wi, user, char, in_chat, anchored)
+    for ext in resources.extension_prompts:  # summaries, vectors, ...: where chat completion puts them
+        _place(ext.key, extension_prompt_placement(ext, source_id=f"extension:{ext.key}"), in_chat, anchored)
+    (before, before_sources), (after, after_sources) = (_anchor(anchored[side], user, char)
+                                                        for side in ("start", "end"))
     examples, example_sources, raw = _examples(templates, resources, wi, user, char)
     at_depth = sorted(wi.get("at_depth", []), key=lambda e: (-e.order, e.activation_index))  # as depth_groups takes
     for depth, role, members in depth_groups(at_depth):
@@ -205,18 +229,21 @@ def gather(templates: TextTemplates, resources: Resources, messages: list[dict[s
     params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
     in_prompt = context["story_string_position"] != 1
     instruct = templates.instruct
+    used: set[str] = set()
     story = render_story_string(context["story_string"], params, user=user, char=char, in_prompt=in_prompt,
                                 instruct_on=templates.instruct_on, wrap=instruct["wrap"],
                                 suffix=instruct["story_string_suffix"], outlets=outlet_texts([
                                     {"outlet_name": e.outlet_name, "content": e.content, "order": e.order,
-                                     "id": f"world_info:{e.uid}"} for e in wi.get("outlet", [])]))
+                                     "id": f"world_info:{e.uid}"} for e in wi.get("outlet", [])]), used=used)
+    story_source = "+".join(["story_string", *(before_sources if "anchorBefore" in used else []),
+                             *(after_sources if "anchorAfter" in used else [])])
     if not in_prompt:
         in_chat.append(InChatPrompt(STORY_STRING_KEY, story, context["story_string_depth"],
-                                    _ROLE_BY_NUMBER.get(context["story_string_role"], "system"), "story_string"))
+                                    _ROLE_BY_NUMBER.get(context["story_string_role"], "system"), story_source))
         story = ""
     elif templates.instruct_on:
         story = wrap_story_string(story, instruct, user=user, char=char)
     force_name2 = bool(context["always_force_name2"]) and not impersonate
-    return TextParts(user=user, char=char, chat=chat, story=story, examples=examples,
+    return TextParts(user=user, char=char, chat=chat, story=story, story_source=story_source, examples=examples,
                      examples_sources=example_sources, in_chat=in_chat, post_history=post_history,
                      bias=bias, force_name2=force_name2, world_info=activation)

@@ -1,5 +1,6 @@
-"""In-chat extension prompts for text completion (SillyTavern's `doChatInject`): the author's note, the character's
-note, the persona, world info at depth and the story string, grouped by depth and role and inserted into the chat."""
+"""Extension prompts for text completion: SillyTavern's `getExtensionPrompt` (the prompts of one place joined in key
+order) and `doChatInject` (the in-chat ones: the author's note, the character's note, the persona, world info at
+depth, the story string and other extensions' prompts, grouped by depth and role and inserted into the chat)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,13 @@ def _js_key(key: str) -> list[int]:
     return [ord(c) for c in key]  # JavaScript's default sort compares UTF-16 code units
 
 
+def joined_prompts(prompts: list[InChatPrompt], *, user: str, char: str) -> tuple[str, list[InChatPrompt]]:
+    """`getExtensionPrompt` without its wrapping: the prompts with text, in key order, each trimmed, joined by a
+    newline, macros substituted. Returns the text and the prompts it holds, in that order."""
+    here = sorted((p for p in prompts if p.text), key=lambda p: _js_key(p.key))
+    return (substitute_params("\n".join(p.text.strip() for p in here), user, char) if here else ""), here
+
+
 def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: str, char: str,
                    continuing: bool) -> tuple[list[ChatItem], list[int]]:
     """`doChatInject`: per depth (0..1000) and role (system, user, assistant), the prompts joined by a newline,
@@ -48,9 +56,9 @@ def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: s
     for depth in sorted({p.depth for p in prompts if 0 <= p.depth <= MAX_INJECTION_DEPTH}):
         group: list[ChatItem] = []
         for role in _ROLE_ORDER:
-            here = sorted((p for p in prompts if p.depth == depth and p.role == role and p.text),
-                          key=lambda p: _js_key(p.key))
-            text = substitute_params("\n".join(p.text.strip() for p in here), user, char).lstrip() if here else ""
+            text, here = joined_prompts([p for p in prompts if p.depth == depth and p.role == role], user=user,
+                                        char=char)
+            text = text.lstrip()
             if text:
                 name = {"system": "", "user": user, "assistant": char}[role]
                 group.append(ChatItem(name=name, mes=text, is_user=role == "user",

@@ -170,7 +170,7 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     else:
         examples = [Span(s, t) for s, t in zip(parts.examples_sources[:fitting], parts.examples[:fitting],
                                                 strict=True)]
-    spans = [Span("story_string", parts.story), *examples,
+    spans = [Span(parts.story_source, parts.story), *examples,
              Span("chat_start", chat_start), *_message_spans(messages, newest),
              Span(loop.cycle_source or "continued", loop.cycle)]
     return _joined([s for s in spans if s.text], collapse=settings["collapse_newlines"])

@@ -82,7 +82,7 @@ def _truthy(value: Any) -> bool:
     return bool(value) and value != []
 
 
-def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, char: str) -> str:
+def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, char: str, used: set[str]) -> str:
     out: list[str] = []
     stack: list[bool] = []  # per open block: whether its current branch renders
 
@@ -109,16 +109,19 @@ def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, ch
                 out.append("{{trim}}")
             elif params.get(name) is not None:
                 out.append(str(params[name]))
+                used.add(name)
             else:  # helperMissing: the name as a macro
                 out.append(substitute_params("{{" + name + "}}", user, char))
     return "".join(out)
 
 
 def render_story_string(template: str, params: dict[str, Any], *, user: str, char: str, in_prompt: bool,
-                        instruct_on: bool, wrap: bool, suffix: str, outlets: dict[str, str] | None = None) -> str:
+                        instruct_on: bool, wrap: bool, suffix: str, outlets: dict[str, str] | None = None,
+                        used: set[str] | None = None) -> str:
     """`renderStoryString`: rendered, world-info outlets filled, one macro pass, leading newlines removed, a closing newline added when the
-    story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix)."""
-    output = _render(_tokens(template), params, user, char)
+    story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix).
+    `used`, if given, gets the names of the parameters the template put in."""
+    output = _render(_tokens(template), params, user, char, used if used is not None else set())
     if "{{" in output:  # `{{outlet::name}}`: the world-info outlet's text, empty without one
         output = _OUTLET_RE.sub(lambda m: (outlets or {}).get(m.group(1).strip(), ""), output)
     output = substitute_params(output, user, char)

@@ -4,6 +4,7 @@ simplified list, read into one `WorldBook`; written back as the native file or a
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from assembly.reading import (
@@ -22,6 +23,7 @@ from assembly.reading import (
     read_role,
     read_text,
     read_texts,
+    spellings,
     whole_number,
 )
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
@@ -99,15 +101,15 @@ _ENTRY_FLAGS = (
 )
 
 
-def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, *, book_form: bool
-                 ) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
+def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, given: set[str | None], *,
+                 book_form: bool) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
     """An entry's uid, whether it is enabled (`enabled` and `disable` must agree), its position (a card book's exact
     number lives in extensions.position), its recursion delay and its character filter."""
-    uid_value, uid_path = r.get("uid", "id")
+    uid_value, uid_path = r.get("uid", "id") if "uid" in given else (MISSING, "")
     uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
 
-    enabled_value, enabled_path = r.get("enabled")
-    disable_value, disable_path = r.get("disable")
+    enabled_value, enabled_path = r.get("enabled") if "enabled" in given else (MISSING, "")
+    disable_value, disable_path = r.get("disable") if "disable" in given else (MISSING, "")
     enabled = read_flag(enabled_value, enabled_path, MISSING)
     disabled = read_flag(disable_value, disable_path, MISSING)
     if enabled is not MISSING and disabled is not MISSING and enabled == disabled:
@@ -115,17 +117,17 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, *, 
     enabled = enabled if enabled is not MISSING else (not disabled if disabled is not MISSING else True)
 
     # The card book's exact number lives in extensions.position; its own position is only before/after_char.
-    position_value, position_path = (fallback.get("position") if fallback else (MISSING, ""))
-    if position_value is MISSING or position_value is None:
+    position_value, position_path = (fallback.get("position") if fallback and "position" in given else (MISSING, ""))
+    if (position_value is MISSING or position_value is None) and "position" in given:
         position_value, position_path = r.get("position")
-    else:
+    elif position_value is not MISSING and position_value is not None:
         r.used.add("position")
     default_position = "after" if book_form else "before"
     position = default_position if position_value is MISSING or position_value is None else world_position(
         position_value, position_path
     )
 
-    delay_value, delay_path = r.get("delay_until_recursion")
+    delay_value, delay_path = r.get("delay_until_recursion") if "delay_until_recursion" in given else (MISSING, "")
     if delay_value is MISSING or delay_value is None:
         delay_until_recursion: bool | int = False
     elif isinstance(delay_value, bool):
@@ -133,7 +135,7 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, *, 
     else:
         delay_until_recursion = read_integer(delay_value, delay_path, 0, minimum=0)
 
-    filter_value, filter_path = r.get("character_filter")
+    filter_value, filter_path = r.get("character_filter") if "character_filter" in given else (MISSING, "")
     character_filter = None
     if filter_value is not MISSING and filter_value is not None:
         character_filter = copy.deepcopy(read_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
@@ -143,7 +145,8 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, *, 
 
 def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> WorldBookEntry:
     """One entry. `book_form`: a list entry (card character_book or the simplified list) whose `extensions`
-    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched."""
+    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched. Only the fields the
+    entry gives are read (one pass over its keys); the others take their defaults."""
     data = read_object(value, path, "a world book entry object")
     ext = data.get("extensions") if book_form else None
     ext_path = join_path(path, "extensions")
@@ -151,52 +154,28 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     r = Reader(data, path, fallback)
     if book_form:
         r.used.add("extensions")
+    given = {_FIELD_OF_FOLD.get(key) for key in r.folded}
+    if fallback is not None:
+        given.update(_FIELD_OF_FOLD.get(key) for key in fallback.folded)
 
-    uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid,
+    uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid, given,
                                                                                     book_form=book_form)
-    flags = {name: read_flag(*r.get(name), default) for name, default in _ENTRY_FLAGS}
-    logic = read_named(*r.get("selective_logic"), "and_any", names={v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()},
-                   numbers=SELECTIVE_LOGIC_BY_NUMBER, expected="a selective logic: and_any, not_all, not_any, "
-                   "and_all (or 0..3)")
-    triggers = read_generation_types(*r.get("triggers"))
+    # the fields the entry gives, read; the model fills in the others' defaults (half the validation of all 43)
+    fields: dict[str, Any] = dict(uid=uid, enabled=enabled, position=position,
+                                  delay_until_recursion=delay_until_recursion, character_filter=character_filter)
+    for name, read in _FIRST_READERS.items():
+        if name in given:
+            fields[name] = read(r)
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
-    order_value, order_path = r.get(*(("insertion_order",) if book_form else ("order",)))
-    if order_value is MISSING or order_value is None:
-        order_value, order_path = r.get(*(("order",) if book_form else ("insertion_order",)))
-
-    fields: dict[str, Any] = dict(
-        uid=uid,
-        comment=read_text(*r.get("comment")),
-        content=read_text(*r.get("content")),
-        keys=read_texts(*r.get("keys", "key")),
-        secondary_keys=read_texts(*r.get("secondary_keys", "keysecondary")),
-        selective_logic=logic,
-        enabled=enabled,
-        position=position,
-        depth=read_integer(*r.get("depth"), None, minimum=0, nullable=True),
-        role=read_role(*r.get("role")),
-        order=read_integer(order_value, order_path, 100),
-        outlet_name=read_text(*r.get("outlet_name")),
-        probability=read_integer(*r.get("probability"), 100, minimum=0, maximum=100),
-        group=read_text(*r.get("group")),
-        group_weight=read_integer(*r.get("group_weight"), 100, minimum=0),
-        use_group_scoring=read_flag(*r.get("use_group_scoring"), None),
-        delay_until_recursion=delay_until_recursion,
-        scan_depth=read_integer(*r.get("scan_depth"), None, minimum=0, maximum=1000, nullable=True),
-        case_sensitive=read_flag(*r.get("case_sensitive"), None),
-        match_whole_words=read_flag(*r.get("match_whole_words"), None),
-        sticky=read_integer(*r.get("sticky"), None, minimum=0, nullable=True),
-        cooldown=read_integer(*r.get("cooldown"), None, minimum=0, nullable=True),
-        delay=read_integer(*r.get("delay"), None, minimum=0, nullable=True),
-        triggers=triggers,
-        character_filter=character_filter,
-        display_index=read_integer(*r.get("display_index"), None, nullable=True),
-        automation_id=read_text(*r.get("automation_id")),
-        lore=read_named(*r.get("lore"), "global", names={n: n for n in ("global", "character", "chat", "persona")},
-                    numbers={}, expected="where the entry comes from: global, character, chat or persona"),
-        **flags,
-    )
+    first, second = ("insertion_order", "order") if book_form else ("order", "insertion_order")
+    order_value, order_path = r.get(first) if first in given else (MISSING, "")
+    if (order_value is MISSING or order_value is None) and second in given:
+        order_value, order_path = r.get(second)
+    fields["order"] = read_integer(order_value, order_path, 100)
+    for name, read in _LATER_READERS.items():
+        if name in given:
+            fields[name] = read(r)
     other = r.leftovers()
     if fallback is not None:
         rest = fallback.leftovers()
@@ -205,6 +184,53 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     elif not book_form and other.get("extensions") == {}:
         del other["extensions"]  # an empty native `extensions` says nothing; book exports always write one
     return WorldBookEntry(**fields, other_fields=other)
+
+
+def _fold(name: str) -> str:
+    return name.replace("_", "").lower()  # as `Reader.folded` folds a key
+
+
+_SELECTIVE_LOGIC_NAMES = {v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()}
+_LORE_NAMES = {n: n for n in ("global", "character", "chat", "persona")}
+# Each field read by name alone, and how: a field the entry does not give keeps the model's default.
+# (in the order they are read: the first refusal is the one reported)
+_FIRST_READERS: dict[str, Callable[[Reader], Any]] = {
+    **{name: (lambda r, name=name, default=default: read_flag(*r.get(name), default)) for name, default in _ENTRY_FLAGS},
+    "selective_logic": lambda r: read_named(
+        *r.get("selective_logic"), "and_any", names=_SELECTIVE_LOGIC_NAMES, numbers=SELECTIVE_LOGIC_BY_NUMBER,
+        expected="a selective logic: and_any, not_all, not_any, and_all (or 0..3)"),
+    "triggers": lambda r: read_generation_types(*r.get("triggers")),
+}
+_LATER_READERS: dict[str, Callable[[Reader], Any]] = {
+    "comment": lambda r: read_text(*r.get("comment")),
+    "content": lambda r: read_text(*r.get("content")),
+    "keys": lambda r: read_texts(*r.get("keys", "key")),
+    "secondary_keys": lambda r: read_texts(*r.get("secondary_keys", "keysecondary")),
+    "depth": lambda r: read_integer(*r.get("depth"), None, minimum=0, nullable=True),
+    "role": lambda r: read_role(*r.get("role")),
+    "outlet_name": lambda r: read_text(*r.get("outlet_name")),
+    "probability": lambda r: read_integer(*r.get("probability"), 100, minimum=0, maximum=100),
+    "group": lambda r: read_text(*r.get("group")),
+    "group_weight": lambda r: read_integer(*r.get("group_weight"), 100, minimum=0),
+    "use_group_scoring": lambda r: read_flag(*r.get("use_group_scoring"), None),
+    "scan_depth": lambda r: read_integer(*r.get("scan_depth"), None, minimum=0, maximum=1000, nullable=True),
+    "case_sensitive": lambda r: read_flag(*r.get("case_sensitive"), None),
+    "match_whole_words": lambda r: read_flag(*r.get("match_whole_words"), None),
+    "sticky": lambda r: read_integer(*r.get("sticky"), None, minimum=0, nullable=True),
+    "cooldown": lambda r: read_integer(*r.get("cooldown"), None, minimum=0, nullable=True),
+    "delay": lambda r: read_integer(*r.get("delay"), None, minimum=0, nullable=True),
+    "display_index": lambda r: read_integer(*r.get("display_index"), None, nullable=True),
+    "automation_id": lambda r: read_text(*r.get("automation_id")),
+    "lore": lambda r: read_named(*r.get("lore"), "global", names=_LORE_NAMES, numbers={},
+                                 expected="where the entry comes from: global, character, chat or persona"),
+}
+# the field each spelling of an entry's keys names, by the key's fold
+_FIELD_OF_FOLD: dict[str, str] = {
+    _fold(spelling): names[0]
+    for names in (("uid", "id"), ("enabled",), ("disable",), ("position",), ("delay_until_recursion",),
+                  ("character_filter",), ("insertion_order",), ("order",), ("keys", "key"),
+                  ("secondary_keys", "keysecondary"), *((name,) for name in (*_FIRST_READERS, *_LATER_READERS)))
+    for spelling in spellings(names[0], names[1:])}
 
 
 def parse_worldbook(value: Any, path: str) -> WorldBook:

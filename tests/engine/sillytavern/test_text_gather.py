@@ -236,3 +236,84 @@ def test_the_characters_note_is_scanned_when_the_authors_note_allows_scanning(al
     assert [e["uid"] for e in world["active"]] == ([1] if allow else [])
     assert prompt == ("The moon is red.\n" if allow else "") + "Bo hums about the moon.\nAnn: Hello"
     assert _active(_chat_request(request)) == ([1] if allow else [])
+
+
+# --- other extensions' prompts in the prompt ---------------------------------------------------------------------------
+# SillyTavern 1.18 text completion (sillytavern-text-completion.md §2, §4): extension prompts "before prompt" / "in
+# prompt" are the story string's anchorBefore / anchorAfter (with the author's note of that place, each trimmed, in
+# key order, joined by a newline, trimmed); in-chat ones go through doChatInject by depth and role, joined in key
+# order with the author's note, the character's note, ... of the same depth and role.
+
+ANCHORS = "{{#if anchorBefore}}{{anchorBefore}}\n{{/if}}Bo is tall.\n{{#if anchorAfter}}{{anchorAfter}}\n{{/if}}"
+
+
+def _with_extensions(extensions: list[dict[str, Any]], messages: list[tuple[str, str]], *,
+                     story: str = ANCHORS, generation: str = "normal", note: dict[str, Any] | None = None
+                     ) -> dict[str, Any]:
+    request = _text(MOON, messages, generation=generation)
+    request["resources"]["worldbook"] = None
+    request["resources"]["context_template"]["story_string"] = story
+    request["resources"]["extension_prompts"] = extensions
+    if note is not None:
+        request["resources"]["author_note"] = note
+    return request
+
+
+def _spans(request: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(s["source"], s["text"]) for s in assemble(request).model_dump(mode="json")["request"]["spans"]]
+
+
+def test_before_and_in_prompt_extensions_are_the_anchors_joined_in_key_order_with_the_authors_note():
+    request = _with_extensions([
+        {"key": "3_vectors", "content": "  Vectors on {{char}}  ", "position": "before_prompt"},
+        {"key": "1_memory", "content": "Memory", "position": "before_prompt"},
+        {"key": "0_summary", "content": "\nSummary\n", "position": "in_prompt"},
+    ], [("user", "Hello")], note={"content": "Note", "position": "before_main"})
+    prompt, _world = _run(request)
+    # 1_memory < 2_floating_prompt (the note) < 3_vectors; each trimmed, macros substituted
+    assert prompt == "Memory\nNote\nVectors on Bo\nBo is tall.\nSummary\nAnn: Hello"
+    # the story string's span names every extension prompt it holds, in key order, before then after
+    assert _spans(request)[0] == (
+        "story_string+extension:1_memory+author_note+extension:3_vectors+extension:0_summary",
+        "Memory\nNote\nVectors on Bo\nBo is tall.\nSummary\n")
+
+
+def test_an_anchor_the_story_string_leaves_out_is_neither_in_the_prompt_nor_in_its_span():
+    request = _with_extensions([{"key": "1_memory", "content": "Memory", "position": "before_prompt"}],
+                               [("user", "Hello")], story="Bo is tall.\n")
+    assert _run(request)[0] == "Bo is tall.\nAnn: Hello"
+    assert _spans(request)[0] == ("story_string", "Bo is tall.\n")
+
+
+def test_in_chat_extensions_are_injected_by_depth_and_role_joined_in_key_order_with_the_authors_note():
+    request = _with_extensions([
+        {"key": "3_vectors", "content": "Vectors", "position": "in_chat", "depth": 1, "role": "system"},
+        {"key": "1_memory", "content": "Memory", "position": "in_chat", "depth": 1, "role": "system"},
+        {"key": "9_user", "content": "Hint for {{user}}", "position": "in_chat", "depth": 0, "role": "user"},
+        {"key": "4_hidden", "content": "Never placed", "position": "none"},
+    ], [("user", "Hello"), ("assistant", "Hi."), ("user", "Well?")], story="",
+        note={"content": "Note", "position": "in_chat", "depth": 1, "role": "system"})
+    prompt, _world = _run(request)
+    # depth 0: the user prompt after the newest message (as the user); depth 1: 0 + 1 inserted = 2 from the newest,
+    # i.e. above "Well?"; the system prompts of depth 1 joined 1_memory, 2_floating_prompt, 3_vectors
+    assert prompt == "Ann: Hello\nBo: Hi.\nMemory\nNote\nVectors\nAnn: Well?\nAnn: Hint for Ann"
+    sources = [source for source, _text in _spans(request)]
+    assert sources == ["message:m1", "message:m2", "extension:1_memory+author_note+extension:3_vectors",
+                       "message:m3", "extension:9_user"]
+
+
+def test_a_continue_counts_an_extensions_depth_zero_as_one():
+    messages = [("user", "Hello"), ("assistant", "Hi there")]
+    extension = [{"key": "1_memory", "content": "Memory", "position": "in_chat", "depth": 0}]
+    # a normal generation puts it after the newest message; a continue above the continued one
+    assert _run(_with_extensions(extension, messages, story=""))[0] == "Ann: Hello\nBo: Hi there\nMemory"
+    assert _run(_with_extensions(extension, messages, story="", generation="continue"))[0] == \
+        "Ann: Hello\nMemory\nBo: Hi there"
+
+
+def test_an_in_chat_story_string_carries_its_anchors_sources():
+    request = _with_extensions([{"key": "1_memory", "content": "Memory", "position": "in_prompt"}],
+                               [("user", "Hello")], story="{{anchorAfter}}")
+    request["resources"]["context_template"].update({"story_string_position": 1, "story_string_depth": 0})
+    assert _run(request)[0] == "Ann: Hello\nMemory"
+    assert _spans(request)[-1] == ("story_string+extension:1_memory", "Memory")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assembly.sillytavern.text_inject import ChatItem, InChatPrompt, inject_in_chat
+from assembly.sillytavern.text_inject import ChatItem, InChatPrompt, inject_in_chat, joined_prompts
 
 
 def _chat(n: int) -> list[ChatItem]:
@@ -32,3 +32,22 @@ def test_a_depth_past_the_chat_lands_at_its_start_and_continue_counts_depth_zero
     chat, _ = inject_in_chat(_chat(2), [InChatPrompt("a", "zero", 0, "system", "x")], user="Ann", char="Bo",
                              continuing=True)
     assert [c.mes for c in chat] == ["m0", "zero", "m1"]
+
+
+def test_extension_prompts_of_one_place_join_trimmed_in_key_order_without_the_empty_ones():
+    # getExtensionPrompt: keys sorted as JavaScript sorts them (code units: "B" < "a"), values trimmed, joined by a
+    # newline, macros substituted; prompts without text are left out, also from the prompts returned
+    prompts = [InChatPrompt("a_ext", " {{user}} ", 0, "system", "extension:a_ext"),
+               InChatPrompt("B_ext", "first\n", 0, "system", "extension:B_ext"),
+               InChatPrompt("0_empty", "", 0, "system", "extension:0_empty")]
+    text, here = joined_prompts(prompts, user="Ann", char="Bo")
+    assert text == "first\nAnn"
+    assert [p.source for p in here] == ["extension:B_ext", "extension:a_ext"]
+    assert joined_prompts([], user="Ann", char="Bo") == ("", [])
+
+
+def test_one_injected_message_names_every_prompt_it_joins():
+    prompts = [InChatPrompt("3_vectors", "v", 1, "system", "extension:3_vectors"),
+               InChatPrompt("2_floating_prompt", "n", 1, "system", "author_note")]
+    chat, _ = inject_in_chat(_chat(2), prompts, user="Ann", char="Bo", continuing=False)
+    assert (chat[1].mes, chat[1].source) == ("n\nv", "author_note+extension:3_vectors")

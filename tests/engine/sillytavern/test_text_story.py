@@ -58,3 +58,14 @@ def test_outlets_take_their_world_info_text_and_are_empty_without_one():
     text = render_story_string("A{{outlet::lore}}B{{outlet::none}}", {}, user="Ann", char="Bo", in_prompt=True,
                                instruct_on=False, wrap=False, suffix="", outlets={"lore": "-x-"})
     assert text == "A-x-B\n"
+
+
+def test_the_render_reports_the_parameters_it_put_in():
+    # the story string's span names the anchors' sources only when the template put the anchor in
+    used: set[str] = set()
+    template = "{{#if anchorBefore}}{{anchorBefore}}\n{{/if}}{{description}}{{#if anchorAfter}}{{anchorAfter}}{{/if}}"
+    out = render_story_string(template, {"anchorBefore": "Memory", "description": "Tall.", "anchorAfter": ""},
+                              user="Ann", char="Bo", in_prompt=True, instruct_on=False, wrap=True, suffix="",
+                              used=used)
+    assert out == "Memory\nTall.\n"
+    assert used == {"anchorBefore", "description"}
