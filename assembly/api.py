@@ -60,6 +60,7 @@ from assembly.results import (
     StrategyRef,
     TokenSummary,
 )
+from assembly.sillytavern.macro_environment import request_environment
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.outlets import fill_every_outlet
 from assembly.sillytavern.regex_changes import RegexChange
@@ -125,6 +126,7 @@ class _Run:
     host_text: str
     native_system_enabled: bool
     step: str
+    macro_env: Any = None  # builtin-st: SillyTavern's macros for this generation, its variables changing as they run
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +205,10 @@ def _resolve(parsed: _Parsed) -> _Run:
         history, inputs, swiped = _swipe(history, inputs)
     controls, contexts = runtime_context_controls(strategy, [{"name": c.name, "text": c.text}
                                                              for c in req.host.contexts])
+    char = req.names.char or (resources.character.name if resources.character else "")
+    macro_env = request_environment(req, resources, char, history + inputs, len(inputs)) if st_rules else None
+    if macro_env is not None:  # the greeting and the messages sent now, as SillyTavern stores them
+        history, inputs = macro_env.sent[:len(history)], macro_env.sent[len(history):]
     return _Run(
         req=req, strategy_id=strategy_id, strategy=strategy, revision=resolved_revision(req.strategy, strategy),
         backend=backend, resources=resources, durable=durable, history=history, inputs=inputs, swiped=swiped,
@@ -211,7 +217,7 @@ def _resolve(parsed: _Parsed) -> _Run:
                "char": req.names.char or (resources.character.name if resources.character else "")},
         host_text=host_text,
         native_system_enabled=any([r["kind"] == "native-system" and r["enabled"] for r in strategy["rules"]]),
-        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}",
+        step=f"{len(durable)}:{','.join([m['id'] for m in inputs])}", macro_env=macro_env,
     )
 
 
@@ -226,6 +232,7 @@ def _logical(run: _Run) -> LogicalResult:
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
+        macro_env=run.macro_env,
     )
     found = []
     if run.swiped is not None:
@@ -274,7 +281,8 @@ def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_
     nodes = _copies(nodes)
     if run.st_rules:
         st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
-                        tokenizer=req.tokenizer, regexed_chat=regexed_chat)
+                        tokenizer=req.tokenizer, regexed_chat=regexed_chat,
+                        macro_env=run.macro_env)
         own: list[dict[str, Any]] = []
         for diagnostic in st.diagnostics:
             if diagnostic not in earlier and diagnostic not in own:
@@ -353,6 +361,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
                           blocks=layout_blocks(nodes, backend)),
         world_info=logical.world_info,
         regex_changes=built.regex_changes,
+        macro_variables=run.macro_env.view(requested=bool(run.req.macro_variables)) if run.macro_env else None,
     )
 
 

@@ -24,6 +24,7 @@ from assembly.errors import AssemblyError
 from assembly.logical_state import HOST_KINDS, Entry, LogicalResult, Slot, State
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
+from assembly.sillytavern.macro_order import evaluate_prompt_macros
 from assembly.sources import SLOT_OWNERS, SOURCES, SourceContext, native_block, world_book_slot_diagnostics
 from assembly.strategy import TEXT_RULE_KINDS, priority_order
 
@@ -46,6 +47,7 @@ def assemble_logical(
     turn: int = 0,
     seed: int | None = None,
     sillytavern: bool = True,
+    macro_env: Any = None,
 ) -> LogicalResult:
     last_user = next((m["content"] for m in reversed(inputs) if m["role"] == "user"), None)
     if last_user is None:
@@ -63,7 +65,7 @@ def assemble_logical(
                       host_system_text=host_system_text, variables=variables or {}, max_context=max_context,
                       tokenizer=tokenizer, generation_type=generation_type, quiet_prompt=quiet_prompt,
                       swiped=swiped, sillytavern=sillytavern, last_user=last_user, last_char=last_char,
-                      turn=turn, seed=seed)
+                      turn=turn, seed=seed, macro_env=macro_env)
 
 
 def _make_plan(
@@ -87,6 +89,7 @@ def _make_plan(
     sillytavern: bool,
     last_user: str,
     last_char: str,
+    macro_env: Any = None,
 ) -> LogicalResult:
     """The state of one logical assembly, then its steps: sources, claims, emission, concatenation.
     `conversation`: the history's and the input's messages (and the host's surface) by source."""
@@ -106,7 +109,7 @@ def _make_plan(
         conversation=conversation,
         macro_ctx=MacroContext(user=names.get("user", "User"), char=names.get("char", ""),
                                last_user_message=last_user, last_char_message=last_char,
-                               drop_unknown=not (placement == "st" and sillytavern)),
+                               drop_unknown=not (placement == "st" and sillytavern), st=macro_env),
     )
     ctx = SourceContext(
         strategy=strategy, resources=resources, history=history, inputs=inputs, host_system_text=host_system_text,
@@ -118,11 +121,14 @@ def _make_plan(
         diagnostics=diagnostics, names={"user": names.get("user", "User"), "char": names.get("char", "")},
         max_context=max_context, tokenizer=tokenizer, generation_type=generation_type,
         quiet_prompt=quiet_prompt, swiped=swiped, turn=turn, seed=seed, sillytavern=placement == "st" and sillytavern,
+        macro_env=macro_env,
     )
     _resolve_sources(state, ctx, native)
     roots = _roots(state)
     _claim(state, roots)
     nodes = _concatenate(state, _emit(state, roots))
+    if macro_env is not None:  # SillyTavern's macros, in the order its Generate() runs them
+        diagnostics.extend(evaluate_prompt_macros([n for n in nodes if n.message is None], macro_env, resources))
     check_native_once(nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,
@@ -133,8 +139,8 @@ def _make_plan(
 
 def _outlet_blocks(state: State) -> list[dict[str, Any]]:
     entry = state.entries.get("worldbook")
-    if entry is None or not entry.rule["enabled"]:
-        return []
+    if entry is None or not entry.rule["enabled"] or state.macro_ctx.st is not None:
+        return []  # under SillyTavern's own macros {{outlet::name}} is filled as a macro
     return [{"id": b.id, "name": b.name, "outlet_name": dict(b.extra).get("outlet_name") or "", "order": b.order,
              "content": expand_text_macros(b.text, state.macro_ctx).text}
             for b in entry.blocks if b.group == "outlet" and state.position_enabled(b)]
@@ -295,7 +301,8 @@ def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
     path = path | {key}
-    for name in block.macro_claims:
+    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
+    for name in block.macro_claims if state.macro_ctx.st is None else ():
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = key
@@ -463,13 +470,18 @@ _TRUST_OF_ROLE = {surface: {role: _message_trust(role, "native-system" if surfac
 def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> Node | None:
     if block.anchor:
         return None
-    text, children = _expand_resource_macros(state, block)
-    expanded = expand_text_macros(text, state.macro_ctx)
-    for name in expanded.unsupported:
-        state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
-                                  "name": block.name, "macro": name})
-    text = expanded.text
-    if not text.strip():
+    if state.macro_ctx.st is not None:
+        # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order); the
+        # card and persona fields a macro reads are still this node's children
+        text, children = block.text, _macro_children(state, block)
+    else:
+        text, children = _expand_resource_macros(state, block)
+        expanded = expand_text_macros(text, state.macro_ctx)
+        for name in expanded.unsupported:
+            state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
+                                      "name": block.name, "macro": name})
+        text = expanded.text
+    if not text.strip() if state.macro_ctx.st is None else not text:  # SillyTavern sends whitespace as it is
         return None
     rule = entry.rule
     target_rule = rule
@@ -530,6 +542,16 @@ def _expand_resource_macros(state: State, block: Block) -> tuple[str, list[dict[
             children.append({"id": f"character:{target.id}", "source": "character", "field": field_name,
                              "locked": True, "lock_reason": "macro:original"})
     return text, children or NO_CHILDREN  # the shared empty list: a plan's reads copy no empty list per node
+
+
+def _macro_children(state: State, block: Block) -> list[dict[str, Any]]:
+    children = []
+    for name in block.macro_claims:
+        target = _macro_target(state, name)
+        if target is not None:
+            children.append({"id": f"{target.source}:{target.id}", "source": target.source, "field": target.field,
+                             "locked": True, "lock_reason": f"macro:{name}"})
+    return children or NO_CHILDREN
 
 
 def _replace_macro(text: str, name: str, replacement: str) -> str:

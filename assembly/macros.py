@@ -4,6 +4,9 @@ Two kinds of `{{...}}` exist in prompt text. Slot macros (`{{chatHistory}}`, `{{
 prompt into pieces and are handled by the sources; resource macros (`{{description}}`, `{{persona}}`, ...) pull another
 block's text in and claim it. This module expands what is left: names, variables, dice, comments and `{{trim}}`.
 
+Under builtin-st (the `st` placement with a preset) every text goes through SillyTavern's own engines instead
+(`MacroContext.st`, assembly.sillytavern.macro_environment); the rules below are the other placements'.
+
 Evaluation is deterministic so a preview is reproducible: `{{random::a::b}}` takes the first choice, `{{roll NdM}}`
 takes the middle face of each die. Anything unknown is reported as `UNSUPPORTED_MACRO`; placement `st` keeps it in
 the text as written, the other placements render it as empty text (as dsh-prompt-assembler does).
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 SLOT_MACROS = ("chatHistory", "history", "input", "worldInfoBefore", "worldInfoAfter", "worldInfo")
 SLOT_MACRO_RE = re.compile(r"\{\{\s*(chatHistory|history|input|worldInfoBefore|worldInfoAfter|worldInfo)\s*\}\}")
@@ -47,6 +51,9 @@ class MacroContext:
     variables: dict[str, str] = field(default_factory=dict)
     drop_unknown: bool = False  # outside placement st an unknown macro renders as empty text (still reported)
     read_chat: bool = False  # a macro read the last messages: text made with it depends on the conversation
+    # SillyTavern's own macro engine for this generation (assembly.sillytavern.macro_environment), under builtin-st:
+    # every text goes through it, with the variables of the whole generation
+    st: Any = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ def _roll(spec: re.Match[str]) -> str:
 
 def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
     """Expand the supported text macros of `text`; unknown ones are kept verbatim and listed."""
+    if ctx.st is not None:
+        return MacroResult(ctx.st.evaluate(text)) if text else MacroResult(text)
     if "{{" not in text:
         return MacroResult(text)
     unsupported: list[str] = []

@@ -20,6 +20,7 @@ from typing_extensions import TypedDict  # pydantic reads TypedDicts from typing
 from assembly.errors import AssemblyError
 from assembly.model_catalogue import model_entry
 from assembly.reading import MAX_JSON_DEPTH, find_unsafe
+from assembly.sillytavern.macro_variables import parse_macro_variables
 from assembly.tokens import ENCODINGS
 
 
@@ -102,6 +103,15 @@ class AssemblyRequest(_Model):
     # The model the request is for (a catalogue name or any name, matched as SillyTavern does): it picks the
     # encoding unless `tokenizer` is given too, the chat framing, and the window when nothing else sets one.
     model: str | None = Field(default=None, min_length=1, max_length=200)
+    # SillyTavern's macro engine (engine.md §10): "legacy" (evaluateMacros) or "v2" (Macros 2.0)
+    macro_engine: Literal["legacy", "v2"] = "legacy"
+    # the chat's macro variables before this generation: {"local": {...}, "global": {...}} (None: none set)
+    macro_variables: dict[str, Any] | None = None
+
+    @field_validator("macro_variables")
+    @classmethod
+    def _known_variables(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if value is None else parse_macro_variables(value)
 
     @field_validator("tokenizer")
     @classmethod

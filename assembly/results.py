@@ -258,6 +258,14 @@ class LayoutView(BaseModel):
     blocks: list[LayoutBlock]
 
 
+class MacroVariablesView(BaseModel):
+    """The chat-local and global variables as a generation found them and as its macros left them."""
+
+    engine: str  # the macro engine that ran: legacy or v2
+    before: dict[str, dict[str, Any]]  # {"local": {...}, "global": {...}}
+    after: dict[str, dict[str, Any]]
+
+
 class AssemblyResult(BaseModel):
     ok: bool = True
     backend: str
@@ -276,5 +284,8 @@ class AssemblyResult(BaseModel):
     world_info: WorldInfoActivation | None = None  # keyword activation: every entry, active or skipped, with why
     # builtin-st: each regex script that changed a chat text; left out of the JSON when none did (older JSON as it was)
     regex_changes: list[RegexChange] = Field(default_factory=list, exclude_if=_none)
+    # builtin-st: SillyTavern's macro variables before and after this generation's macros ran; left out of the JSON
+    # when no macro read or changed one
+    macro_variables: MacroVariablesView | None = Field(default=None, exclude_if=_absent)
 
 

@@ -67,6 +67,7 @@ class SourceContext:
     sillytavern: bool = False  # the strategy itself asked for SillyTavern's placement (not a layout's choice)
     seed: int | None = None  # world info chance (assembly.sillytavern.worldinfo_chance)
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
+    macro_env: Any = None  # SillyTavern's macros for this generation (assembly.sillytavern.macro_environment)
 
     @property
     def placement(self) -> str:
@@ -200,9 +201,14 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     text = prompt.content or ""
     claims: tuple[str, ...] = ()
     override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
+    original: tuple[tuple[str, str], ...] = ()
     if override_field and character is not None and _may_override(ctx, prompt, override_field):
         replacement = _character_field(character, override_field)
-        text = replacement.replace("{{original}}", text)
+        if ctx.macro_env is not None:  # SillyTavern's macros fill {{original}} (macro_order)
+            original = (("original", text),)
+            text = ctx.macro_env.fields.get(override_field, replacement)
+        else:
+            text = replacement.replace("{{original}}", text)
         claims = (override_field,)
     redirect = "phi" if ident == "jailbreak" and ctx.placement == "modules" and "phi" in ctx.enabled_kinds() else None
     if prompt.injection_position == 1:
@@ -210,15 +216,17 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
         order = prompt.injection_order if prompt.injection_order is not None else 100
         if ctx.placement == "st" or not SLOT_MACRO_RE.search(text):
             return [Block(id=ident, source="preset", type="text", text=text, depth=depth, order=order,
-                          macro_claims=_macro_names(text), extra=(("field_claims", claims),),
+                          macro_claims=_macro_names(text), extra=(("field_claims", claims), *original),
                           redirect_source=redirect, **{**common, "position_id": "depth"})]
         # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
         pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
         return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
                 if p.type == "text" else p for p in pieces]
-    pieces = split_slot_text(ident, "preset", text, **common)
+    # under SillyTavern's own macros {{input}} and the like are macros of the text, not slots that split it
+    pieces = split_slot_text(ident, "preset", text, **common) if ctx.macro_env is None else [
+        _text_block(ident, "preset", text, **common)]
     if claims or redirect:
-        pieces = [_with(p, extra=(("field_claims", claims),), redirect_source=redirect) for p in pieces]
+        pieces = [_with(p, extra=(("field_claims", claims), *original), redirect_source=redirect) for p in pieces]
     return pieces
 
 
@@ -271,8 +279,10 @@ def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
 
 def _may_override(ctx: SourceContext, prompt: Any, field_name: str) -> bool:
     character = ctx.resources.character
+    # under SillyTavern's macros the field as Generate() read it: one its macros empty overrides nothing
+    text = _character_field(character, field_name) if ctx.macro_env is None else ctx.macro_env.fields.get(field_name)
     return (
-        bool(_character_field(character, field_name))
+        bool(text)
         and not prompt.forbid_overrides
         and ctx.preset_beats_default
         and f"character#{field_name}" not in ctx.manual_keys
@@ -300,13 +310,23 @@ def character_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # a disabled field position blanks the field (reference A.12)
         if not _st_sends_field(ctx, rule, name):
             continue
-        text = _formatted_field(ctx, name, text)
+        extra: tuple[tuple[str, Any], ...] = ()
+        if ctx.macro_env is not None:  # the field as SillyTavern's Generate() read it (its macros substituted)
+            text = ctx.macro_env.fields.get(name, text)
+            if not text:
+                continue
+            wrapper = _st_format(ctx, name)
+            if wrapper:  # the format goes through the macros where SillyTavern reads it (macro_order)
+                text, extra = wrapper, (("format", True),)
+        else:
+            text = _formatted_field(ctx, name, text)
         blocks.append(Block(id=name, source="character", type="text", text=text, field=name, position_id=name,
                             name=f"{character.name} · {name}", reference_only=name in _reference_only_fields(ctx),
-                            resource_id=character.name))
+                            resource_id=character.name, extra=extra))
     depth_prompt = getattr(character, "depth_prompt", None)
     if depth_prompt is not None and (depth_prompt.prompt or "").strip():
-        blocks.append(Block(id="depth_prompt", source="character", type="text", text=depth_prompt.prompt,
+        text = depth_prompt.prompt if ctx.macro_env is None else ctx.macro_env.fields.get("depth_prompt", "")
+        blocks.append(Block(id="depth_prompt", source="character", type="text", text=text,
                             field="depth_prompt", position_id="depth_prompt", role=depth_prompt.role or "system",
                             depth=depth_prompt.depth if depth_prompt.depth is not None else 4,
                             name=f"{character.name} · character's note", resource_id=character.name))
@@ -324,7 +344,17 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
         identifier = "main" if name == "system" else "jailbreak"
         prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
         return prompt is not None and _may_override(ctx, prompt, name)
-    return st_sends_marker(ctx, FIELD_MARKERS[name]) or _st_claimed_by_macro(ctx, "character", name)
+    return st_sends_marker(ctx, FIELD_MARKERS[name]) or (ctx.macro_env is None
+                                                         and _st_claimed_by_macro(ctx, "character", name))
+
+
+def _st_format(ctx: SourceContext, name: str) -> str:
+    """`scenario_format` / `personality_format`, which preparePromptsForChatCompletion puts through the macros in
+    place of a field that has text (`{{scenario}}` / `{{personality}}` bring the field in)."""
+    preset = ctx.resources.preset
+    if name not in ("scenario", "personality") or preset is None:
+        return ""
+    return getattr(preset, f"{name}_format", "") or ""
 
 
 def _reference_only_fields(ctx: SourceContext) -> tuple[str, ...]:
@@ -349,7 +379,8 @@ def persona_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     persona = ctx.resources.persona
     if persona is None or not (persona.description or "").strip():
         return []
-    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS) or _st_claimed_by_macro(ctx, "persona", "persona")):
+    if not (any(st_sends_marker(ctx, m) for m in PERSONA_MARKERS)
+            or (ctx.macro_env is None and _st_claimed_by_macro(ctx, "persona", "persona"))):
         return []
     return [Block(id="persona", source="persona", type="text", text=persona.description, field="persona",
                   position_id="persona", name=f"{persona.name or 'Persona'} · persona", resource_id=persona.name)]
@@ -423,12 +454,32 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     """The entries that take part, each with why (engine.md §5 world book activation). Activation "all": the host
     already chose them, in its order. "keywords": SillyTavern's scan (assembly.sillytavern.worldinfo), in SillyTavern's order."""
     if book.activation != "keywords":
+        if ctx.macro_env is not None:  # each entry's text through SillyTavern's macros as it activates
+            chosen = [e.model_copy(update={"content": ctx.macro_env.evaluate(e.content)}) for e in book.entries
+                      if e.enabled]
+            ctx.macro_env.outlets = _outlets(chosen)
+            return [(e, "enabled: chosen by the host") for e in chosen]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
     entries = [(_st_regexed_entry(ctx, by_uid[a.uid].model_copy(update={"content": a.content})), a.reason.message)
                for a in activation.active]
+    if ctx.macro_env is not None:  # {{outlet::name}} reads the activated outlet entries from now on
+        ctx.macro_env.outlets = _outlets(e for e, _reason in entries)
+        if any(e.match_persona_description or e.match_character_description or e.match_character_personality
+               or e.match_character_depth_prompt or e.match_scenario or e.match_creator_notes for e in book.entries):
+            ctx.macro_env.read_card_fields()
     return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
+
+
+def _outlets(entries: Any) -> dict[str, str]:
+    by_name: dict[str, list[Any]] = {}
+    for entry in entries:
+        if entry.position == "outlet" and entry.content:
+            by_name.setdefault((entry.outlet_name or "").strip(), []).append(entry)
+    return {name: "\n".join(e.content for e in sorted(group, key=lambda e: (e.order if e.order is not None else 100,
+                                                                            str(e.uid))))
+            for name, group in by_name.items()}
 
 
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:
@@ -453,22 +504,24 @@ def world_info_activation(ctx: SourceContext, book: Any) -> Any:
                                                  user_messages=sum(m["role"] in ("user", "tool")
                                                                    for m in ctx.history + ctx.inputs)),
                                              generation=ctx.generation_type,
-                                             typed_messages=sum(m["role"] in ("user", "assistant", "system")
-                                                                for m in ctx.inputs),
-                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn)
+                                             # SillyTavern's macros substituted the typed text already
+                                             typed_messages=0 if ctx.macro_env is not None else sum(
+                                                 m["role"] in ("user", "assistant", "system") for m in ctx.inputs),
+                                             world_state=resources.world_state, seed=ctx.seed, turn=ctx.turn,
+                                             macros=st_macros(ctx) if ctx.macro_env is not None else None)
         ctx.diagnostics.extend(ctx.world_info.pattern_limits)
     return ctx.world_info
 
 
 def st_macros(ctx: SourceContext) -> MacroContext:
-    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""))
+    return MacroContext(user=ctx.names.get("user", "User"), char=ctx.names.get("char", ""), st=ctx.macro_env)
 
 
 def st_chat_texts(ctx: SourceContext, messages: list[dict[str, Any]]) -> list[str]:
     """The chat's texts after SillyTavern's regex scripts (the typed input first as it is stored, §13.1)."""
     scripts = scripts_in_order(ctx.resources)
     texts = [m.get("content") or "" for m in messages]
-    if texts and "{{" in texts[0]:  # the first message (the greeting) has its macros before the scripts run
+    if texts and "{{" in texts[0] and ctx.macro_env is None:  # the greeting has its macros before the scripts run
         texts[0] = expand_text_macros(texts[0], st_macros(ctx)).text
     if not scripts:
         return texts

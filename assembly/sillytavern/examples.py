@@ -32,6 +32,15 @@ def split_example_blocks(mes_example: str) -> list[str]:
     return ["<START>\n" + js_trim(part) + "\n" for part in _START.split(text)[1:]]
 
 
+def _entry_blocks(content: str) -> list[str]:
+    """parseMesExamples on a world-info entry's text, which nothing trimmed first: any text but a lone <START>
+    gives at least one block (whitespace alone an empty one, sent as its header)."""
+    if not content or content == "<START>":
+        return []
+    text = content if content.startswith("<START>") else "<START>\n" + js_trim(content)
+    return ["<START>\n" + js_trim(part) + "\n" for part in _START.split(text)[1:]]
+
+
 def example_turns(block: str, user_name: str, char_name: str) -> list[tuple[str, str]]:
     """A block's turns as (example_user | example_assistant, text).
 
@@ -78,7 +87,7 @@ def parse_dialogue_examples(mes_example: str, *, user_name: str, char_name: str,
     for entry in world_info:
         if not entry.content:
             continue
-        parsed = [(b, entry.source_id) for b in split_example_blocks(entry.content)]
+        parsed = [(b, entry.source_id) for b in _entry_blocks(entry.content)]
         blocks = parsed + blocks if entry.position == "before" else blocks + parsed
     header_text = new_example_chat_prompt
     out = []

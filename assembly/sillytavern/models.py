@@ -337,4 +337,8 @@ class Resources(_Frozen):
     regex_scripts: tuple[RegexScript, ...] = ()  # SillyTavern's global scripts (its settings); preset / card
     # scripts stay in their files (preset extensions, card extensions)
     world_state: WorldState | None = None  # the chat's timed world-info effects before this generation
+    # the settings' macro engine (power_user.experimental_macro_engine: "v2"); a request's macro_engine wins
+    macro_engine: Literal["legacy", "v2"] | None = None
+    # the settings' global macro variables (extension_settings.variables.global); a request's own win
+    global_variables: dict[str, Any] | None = None
 

@@ -88,22 +88,23 @@ class _Sorted:
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str, regexed_chat: RegexedChat | None = None) -> StRequest:
+               tokenizer: str, regexed_chat: RegexedChat | None = None, macro_env: Any = None) -> StRequest:
     """SillyTavern's steps over the ordered nodes (sillytavern.md §4.2): the chat's greeting macros and regex
     scripts, the extensions and in-chat injections, the prompts in collection order with the chat block and the
     example dialogues, the tail, the preset's budget, the continue collection, squashing. The conversation's message
-    ids are used once each (`api` checks them as it reads the request)."""
+    ids are used once each (`api` checks them as it reads the request). `macro_env`: SillyTavern's macros for this
+    generation (assembly.sillytavern.macro_environment), under which every text goes through them in its order."""
     preset = resources.preset
     kind = normalize_generation_type(generation.type)
     user, char = names.get("user", "User"), names.get("char", "")
     picked = _sorted(nodes)
     collected = collection(preset, kind) if preset is not None and preset.has_prompt_order else None
-    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, resources, user, char, kind, regexed_chat)
+    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, resources, user, char, kind, regexed_chat, macro_env)
     extras = Extras(picked.by_id)
     extras.diagnostics.extend(diagnostics)
-    injections = _in_chat(picked, resources, preset, kind, extras, user, char)
-    plan, tail = _prompt_plan(picked, injections, extras, resources, collected, kind, user, char)
-    plan = _with_tail(plan, tail, generation, preset, kind, user, char, picked.by_id)
+    injections = _in_chat(picked, resources, preset, kind, extras, user, char, macro_env)
+    plan, tail = _prompt_plan(picked, injections, extras, resources, collected, kind, user, char, macro_env)
+    plan = _with_tail(plan, tail, generation, preset, kind, user, char, picked.by_id, macro_env)
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
@@ -145,12 +146,12 @@ def _sorted(nodes: list[Node]) -> _Sorted:
 
 
 def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, kind: str,
-                regexed: RegexedChat | None) -> tuple[list[RegexChange], list[dict[str, Any]]]:
+                regexed: RegexedChat | None, macro_env: Any = None) -> tuple[list[RegexChange], list[dict[str, Any]]]:
     """The chat's texts as SillyTavern sends them: the first message (the greeting) gets its macros before anything
     else (§3; the others as the history is filled), then the regex scripts run (§13.1), once per request: `regexed`,
     the pass the world info scan read, serves when it ran on this very chat. Returns what the scripts changed and
     the findings about them."""
-    if chat_nodes and "{{" in chat_nodes[0].text:
+    if chat_nodes and "{{" in chat_nodes[0].text and macro_env is None:  # (SillyTavern's macros: done already)
         chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     if not scripts:
@@ -158,22 +159,23 @@ def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, ki
     chat = [(n.role, n.text) for n in chat_nodes]
     typed = [kind == "normal" and n.module == "input" for n in chat_nodes]
     if regexed is None or not regexed.answers(tuple((r, t, y) for (r, t), y in zip(chat, typed, strict=True)), kind):
-        regexed = regexed_chat_once(chat, scripts, MacroContext(user=user, char=char), generation_type=kind,
+        regexed = regexed_chat_once(chat, scripts, MacroContext(user=user, char=char, st=macro_env),
+                                    generation_type=kind,
                                     typed=typed)
     changes: list[RegexChange] = []
     for node, (text, steps) in zip(chat_nodes, regexed.results, strict=True):
         node.text = text
         changes.extend(RegexChange.of(node.id, step) for step in steps)
-    return changes, [*invalid_finds(scripts, MacroContext(user=user, char=char)), *regexed.limits]
+    return changes, [*invalid_finds(scripts, MacroContext(user=user, char=char, st=macro_env)), *regexed.limits]
 
 
-def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Extras, user: str, char: str
-             ) -> list[StInjection]:
+def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Extras, user: str, char: str,
+             macro_env: Any = None) -> list[StInjection]:
     """The extensions (persona, author's note, extension prompts) and the in-chat injections in collection order,
     with what attaches to an in-chat Main. A marker set in-chat takes its nodes out of the order (then Main, the
     examples and the conversation are read again)."""
     ordered = extensions(picked.ordered, picked.chat_nodes, picked.around_note,
-                         expanded_injections(resources, user, char), extras)
+                         expanded_injections(resources, user, char, macro_env), extras, macro_env)
     ordered, marker_injections = in_chat_markers(ordered, preset, kind)
     picked.ordered = ordered
     if marker_injections:
@@ -194,7 +196,7 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
 
 
 def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras, resources: Any, collected: Any,
-                 kind: str, user: str, char: str) -> tuple[list[StMessage], list[StMessage]]:
+                 kind: str, user: str, char: str, macro_env: Any = None) -> tuple[list[StMessage], list[StMessage]]:
     """The prompts in order, each run of nodes as SillyTavern sends it: the chat block (with the in-chat
     injections; nothing when the Chat History prompt is off, §11.9), the world info of a slot in one message, the
     example dialogues (with world info at the example positions, §7.5), Main with its attachments; empty prompts
@@ -204,7 +206,8 @@ def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras,
     history_sent = collected is None or collected.sends_history
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
                 and n.position_id in _EM_POSITIONS] if utility else []
-    step = _PlanStep(picked, preset, user, char, by_id, em_nodes, utility, resources.character is not None)
+    step = _PlanStep(picked, preset, user, char, by_id, em_nodes, utility, resources.character is not None,
+                     macro_env=macro_env)
     slots = EmptySlots(preset)
     plan: list[StMessage] = []
     tail: list[StMessage] = []
@@ -224,7 +227,7 @@ def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras,
         if ordered[index].module in _CHAT_MODULES:  # conversation messages, or the empty anchors of an empty chat
             run, index = _chat_run(picked, index)
             block, tail = chat_block(run, injections if not chat_done else [], preset, user, char, utility, by_id,
-                                     kind)
+                                     kind, macro_env)
             if history_sent:
                 plan.extend(block)
             chat_done = True
@@ -233,7 +236,7 @@ def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras,
         plan.extend(messages)
     plan.extend(slots.rest())
     if not chat_done and injections and history_sent:
-        block, tail = chat_block([], injections, preset, user, char, utility, by_id, kind)
+        block, tail = chat_block([], injections, preset, user, char, utility, by_id, kind, macro_env)
         plan.extend(block)
     if not history_sent:  # the continue prefill is taken from the chat before the history slot; the nudge is not
         tail = [m for m in tail if m.kind == "continue_prefill"]
@@ -266,6 +269,7 @@ class _PlanStep:
     utility: bool
     has_character: bool
     examples_done: bool = False
+    macro_env: Any = None
 
     def messages(self, index: int, extras: Extras) -> tuple[list[StMessage], int]:
         ordered, node = self.picked.ordered, self.picked.ordered[index]
@@ -274,7 +278,8 @@ class _PlanStep:
                 index += 1
             if self.picked.card_examples is None and not self.examples_done:  # the entries' dialogues alone
                 self.examples_done = True
-                return example_blocks(None, self.em_nodes, self.preset, self.user, self.char, self.by_id), index
+                return example_blocks(None, self.em_nodes, self.preset, self.user, self.char, self.by_id,
+                                      self.macro_env), index
             return [], index
         if node.module == "worldbook" and node.slot_id is not None:
             run = []
@@ -283,10 +288,13 @@ class _PlanStep:
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], self.preset.wi_format if self.preset else "{0}")
+            if self.macro_env is not None:  # the formatted world info is a prompt: through the macros again
+                text = self.macro_env.evaluate(text)
             return [trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run))], index
         if self.utility and node.module == "character" and node.field == "examples" and self.has_character:
             self.examples_done = True
-            return example_blocks(node, self.em_nodes, self.preset, self.user, self.char, self.by_id), index + 1
+            return example_blocks(node, self.em_nodes, self.preset, self.user, self.char, self.by_id,
+                                  self.macro_env), index + 1
         message = trusted_message(node.id, node.role, node.text, "prompt", (node.id,),
                                   node.message.get("name") if node.message else None)
         if node is self.picked.main and extras.attachments:
@@ -295,20 +303,20 @@ class _PlanStep:
 
 
 def _with_tail(plan: list[StMessage], tail: list[StMessage], generation: Any, preset: Any, kind: str, user: str,
-               char: str, by_id: dict[str, Node]) -> list[StMessage]:
+               char: str, by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
     """The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then
     the control prompts (impersonate, quiet) last; each step sends nothing without its text."""
     if generation.start_reply_with:
-        bias = bias_message(expanded(generation.start_reply_with, user, char), kind)
+        bias = bias_message(expanded(generation.start_reply_with, user, char, macro_env), kind)
         if bias is not None:
             plan.extend(claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     if kind == "impersonate" or generation.quiet_prompt:
         # the impersonation prompt is sent (so expanded) only when impersonating
-        impersonation = (expanded(preset.impersonation_prompt if preset else "", user, char)
+        impersonation = (expanded(preset.impersonation_prompt if preset else "", user, char, macro_env)
                          if kind == "impersonate" else "")
         for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                       quiet_prompt=expanded(generation.quiet_prompt or "", user, char)):
+                                       quiet_prompt=expanded(generation.quiet_prompt or "", user, char, macro_env)):
             plan.extend(claimed([control], by_id, module="generation"))
     return plan
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assembly.reading import MISSING, Reader, guarded, read_object
+from assembly.reading import MISSING, ImportInvalid, Reader, guarded, read_object
 from assembly.sillytavern.card import parse_character
+from assembly.sillytavern.macro_variables import parse_macro_variables
 from assembly.sillytavern.models import (
     AuthorNote,
     Character,
@@ -32,7 +33,22 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
     "extension_prompts": (("extensionPrompts",), tuple, parse_extension_prompts),
     "regex_scripts": (("regexScripts",), tuple, parse_regex_scripts),
     "world_state": (("worldState",), WorldState, parse_world_state),
+    "macro_engine": (("macroEngine",), type(None), lambda value, path: _macro_engine(value, path)),
+    "global_variables": (("globalVariables",), type(None), lambda value, path: parse_global_variables(value, path)),
 }
+
+
+def _macro_engine(value: Any, path: str) -> str:
+    if value not in ("legacy", "v2"):
+        raise ImportInvalid(path, "'legacy' or 'v2'")
+    return value
+
+
+def parse_global_variables(value: Any, path: str) -> dict[str, Any]:
+    try:
+        return parse_macro_variables({"global": value}, path)["global"]
+    except ValueError:
+        raise ImportInvalid(path, "an object of variable values with non-empty names") from None
 
 
 def _resources(value: Any, path: str) -> Resources:

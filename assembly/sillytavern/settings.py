@@ -8,6 +8,7 @@ from assembly.reading import Reader, guarded, read_object
 from assembly.sillytavern.models import Resources, WorldBook
 from assembly.sillytavern.notes import parse_author_note, parse_persona
 from assembly.sillytavern.preset import parse_preset
+from assembly.sillytavern.resource_set import parse_global_variables
 from assembly.sillytavern.worldbook import book_settings
 
 
@@ -27,11 +28,17 @@ def import_settings(data: dict[str, Any]) -> Resources:
         power_user = settings.get("power_user")
         if power_user is not None:
             pu = read_object(power_user, "power_user")
+            if "experimental_macro_engine" in pu:  # Macros 2.0 on: the v2 engine
+                fields["macro_engine"] = "v2" if pu["experimental_macro_engine"] is True else "legacy"
             persona = {k: pu[k] for k in ("persona_description", "persona_description_position",
                                           "persona_description_depth", "persona_description_role") if k in pu}
             if "username" in settings:
                 persona["name"] = settings["username"]
             fields["persona"] = parse_persona(persona, "power_user")
+        variables = (settings.get("extension_settings") or {}).get("variables") \
+            if isinstance(settings.get("extension_settings"), dict) else None
+        if isinstance(variables, dict) and isinstance(variables.get("global"), dict) and variables["global"]:
+            fields["global_variables"] = parse_global_variables(variables["global"], "extension_settings.variables.global")
         note = settings.get("extension_settings", {})
         if isinstance(note, dict) and isinstance(note.get("note"), dict):
             defaults = note["note"]

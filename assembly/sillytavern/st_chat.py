@@ -97,7 +97,7 @@ class Extras:
 
 
 def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[Node], resources: Any,
-                extras: Extras) -> list[Node]:
+                extras: Extras, macro_env: Any = None) -> list[Node]:
     """Persona positions, the author's note (with world info at its top and bottom: `around_note`, in order) and
     other extension prompts (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
@@ -127,7 +127,15 @@ def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[No
                                        world_info_bottom=[(n.id, n.text) for n in bottom],
                                        persona=persona if wraps else None, source_id="author_note",
                                        persona_source_id="persona:persona")
-        extras.place(placed.injection or placed.attachment)
+        done = placed.injection or placed.attachment
+        if macro_env is not None and done is not None:
+            # the note with the world info and persona around it is one extension prompt: getExtensionPrompt puts
+            # it through the macros; beside Main the prompt list reads it that way and preparePrompt once more
+            content = macro_env.evaluate(done.content)
+            if isinstance(done, MainAttachment):
+                content = macro_env.evaluate(content)
+            done = done.model_copy(update={"content": content})
+        extras.place(done)
         if not placed.inserted and placed.not_inserted:
             extras.diagnostics.append({"code": "AUTHOR_NOTE_NOT_INSERTED", "reason": placed.reason,
                                        "left_out": list(placed.not_inserted)})
@@ -145,38 +153,42 @@ def _persona_placement(persona: Any) -> Any:
     return persona_placement(persona, source_id="persona:persona")
 
 
-def expanded_injections(resources: Any, user: str, char: str) -> Any:
+def expanded_injections(resources: Any, user: str, char: str, macro_env: Any = None) -> Any:
     """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
-    injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5)."""
+    injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5). Under SillyTavern's own macros
+    (`macro_env`) the note, and a persona beside it, go through them once placed (`extensions`)."""
     texts = [e.content for e in resources.extension_prompts]
     texts += [r for r in (resources.author_note and resources.author_note.content,
                           resources.persona and resources.persona.description) if r]
-    if not any("{{" in text for text in texts):
+    if macro_env is None and not any("{{" in text for text in texts):
         return resources  # no macro in any of them: the resources serve as they are
-    macros = MacroContext(user=user, char=char)
+    macros = MacroContext(user=user, char=char, st=macro_env)
 
     def expand(text: str) -> str:
-        return expand_text_macros(text, macros).text if "{{" in text else text
+        return expand_text_macros(text, macros).text if "{{" in text or macro_env is not None else text
 
     update: dict[str, Any] = {"extension_prompts": tuple(
         e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
-    if resources.author_note is not None:
+    if resources.author_note is not None and macro_env is None:
         update["author_note"] = resources.author_note.model_copy(
             update={"content": expand(resources.author_note.content)})
-    if resources.persona is not None:
-        update["persona"] = resources.persona.model_copy(update={"description": expand(resources.persona.description)})
+    persona = resources.persona
+    if persona is not None and (macro_env is None or persona.position == "at_depth"):
+        update["persona"] = persona.model_copy(update={"description": expand(persona.description)})
     return resources.model_copy(update=update)
 
 
 def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any, user: str, char: str,
-                    by_id: dict[str, Node]) -> list[StMessage]:
+                    by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
     """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
     blocks, each message with a node of its own (sillytavern.md §7.5)."""
     blocks = parse_dialogue_examples(
         examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
-        new_example_chat_prompt=preset.new_example_chat_prompt, source_id=examples_node.id if examples_node
-        else "mes_example",
-        world_info=[ExampleWorldInfo(source_id=n.id, content=n.text, position=EM_SIDES[n.position_id])
+        new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
+        else preset.new_example_chat_prompt, source_id=examples_node.id if examples_node else "mes_example",
+        # an entry's text goes through baseChatReplace once more before it is parsed
+        world_info=[ExampleWorldInfo(source_id=n.id, content=macro_env.base_chat_replace(n.text) if macro_env
+                                     is not None else n.text, position=EM_SIDES[n.position_id])
                     for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
     out: list[StMessage] = []
     for block in blocks:
@@ -191,7 +203,9 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
     return out
 
 
-def expanded(text: str, user: str, char: str) -> str:
+def expanded(text: str, user: str, char: str, macro_env: Any = None) -> str:
+    if macro_env is not None:
+        return macro_env.evaluate(text)
     return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
 
@@ -209,33 +223,46 @@ def claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "ex
 
 
 def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
-                by_id: dict[str, Node], kind: str) -> tuple[list[StMessage], list[StMessage]]:
+                by_id: dict[str, Node], kind: str, macro_env: Any = None) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
     prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
     # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
     # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
     named, tool_calls = _named_chat(run, preset.names_behavior, user, char, by_id,
-                        expand_upto=len(run) - 1 if prefill_taken else len(run))
+                        expand_upto=len(run) - 1 if prefill_taken else len(run), macro_env=macro_env)
     tail: list[StMessage] = []
     if prefill_taken:
         # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
         claude = preset.other_fields.get("chat_completion_source") == "claude"
-        prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char)).text
+        prefill_text = (expand_text_macros(preset.assistant_prefill, MacroContext(user=user, char=char,
+                                                                                   st=macro_env)).text
                         if claude and preset.assistant_prefill else "")
         named, prefill = take_continue_prefill(named, assistant_prefill=prefill_text)
         if prefill is not None:
             tail.append(prefill)
     # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
     history = inject_in_chat(named, injections, chat_checked=True)
+    nudge = None
+    if macro_env is not None:
+        if kind == "continue" and not preset.continue_prefill:
+            # the nudge is made before the history is filled: {{lastChatMessage}} is the message as it was
+            last_chat = next((m for m in reversed(history) if m.kind == "chat"), None)
+            node = by_id.get(last_chat.sources[0]) if last_chat is not None and last_chat.sources else None
+            last = (node.text if node is not None else last_chat.content if last_chat else "").strip()
+            nudge = macro_env.evaluate(macro_env.evaluate(preset.continue_nudge_prompt,
+                                                          extra={"lastChatMessage": lambda: last}))
+        history = _filled_history(history, macro_env, by_id)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
-        nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
+        if nudge is None:
+            nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
     if utility and preset.new_chat_prompt:
-        separator = new_chat_message(preset.new_chat_prompt)
+        separator = new_chat_message(macro_env.evaluate(preset.new_chat_prompt) if macro_env is not None
+                                     else preset.new_chat_prompt)
         synthetic = synthetic_node("preset:newMainChat", "preset", "New chat separator", separator, None)
         by_id[synthetic.id] = synthetic
         block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
@@ -243,8 +270,36 @@ def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user
     return block, tail
 
 
+def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, Node]) -> list[StMessage]:
+    """populateChatHistory: the history, its in-chat injections among it, newest first, each message through
+    SillyTavern's macros once more (a conversation message's node takes the text when it is its text alone); a
+    chat message its macros emptied is dropped, as getChat() drops an empty message."""
+    out: list[StMessage] = []
+    for message in reversed(history):
+        if message.kind == "chat" and not message.content and message.id in macro_env.emptied:
+            continue  # its macros left nothing when it was sent
+        if message.kind in ("chat", "injection") and message.content:
+            content = macro_env.evaluate(message.content)
+            if not content and message.kind == "chat" and not _has_tool_calls(message, by_id):
+                continue  # emptied now: dropped as well
+            if content != message.content:
+                if message.kind == "chat" and len(message.sources) == 1:
+                    node = by_id.get(message.sources[0])
+                    if node is not None and node.text.replace("\r", "") == message.content:
+                        node.text = content
+                message = message.model_copy(update={"content": content})
+        out.append(message)
+    out.reverse()
+    return out
+
+
+def _has_tool_calls(message: StMessage, by_id: dict[str, Node]) -> bool:
+    node = by_id.get(message.sources[0]) if message.sources else None
+    return bool(node is not None and node.message is not None and node.message.get("tool_calls"))
+
+
 def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
-                expand_upto: int) -> tuple[list[StMessage], bool]:
+                expand_upto: int, macro_env: Any = None) -> tuple[list[StMessage], bool]:
     """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
@@ -265,7 +320,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
                 content = content.replace("\r", "")
         else:
             content, name = named_content(n.text, role, speaker, behavior)
-        if "{{" in content and index < expand_upto:  # each text its own context: no variable crosses messages
+        if macro_env is None and "{{" in content and index < expand_upto:  # (else: _filled_history)
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text

@@ -264,6 +264,7 @@ def activate_world_info(
     seed: int | None = None,
     turn: int = 0,
     pattern_limits: PatternLimits = DEFAULT_LIMITS,
+    macros: MacroContext | None = None,
 ) -> WorldInfoActivation:
     """Which entries of `book` SillyTavern would activate for `chat` (oldest first, the current input last; a
     message's optional `id` comes back as `matched_in.message_id` where a key was found in it).
@@ -286,8 +287,11 @@ def activate_world_info(
     scan_data = _scan_data(global_scan_data)
     last = {role: next((m.get("content") or "" for m in reversed(chat) if m.get("role") == role), "")
             for role in ("user", "assistant")}
+    shared = macros
 
-    def macros() -> MacroContext:
+    def macros() -> MacroContext:  # noqa: F811  the generation's own macros when it gives them
+        if shared is not None:
+            return shared
         return MacroContext(user=user, char=char, last_user_message=last["user"],
                             last_char_message=last["assistant"])
 
@@ -353,7 +357,9 @@ def _candidates(book: WorldBook, macros: Callable[[], MacroContext]) -> list[Can
 
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.
-        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key else key) for key in keys]
+        # under SillyTavern's own macros every key goes through them (<BOT> needs no braces)
+        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key or macros().st is not None else key)
+                    for key in keys]
         return [(key, text.strip()) for key, text in expanded if text]
 
     candidates = []

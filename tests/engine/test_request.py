@@ -36,3 +36,32 @@ def test_a_refused_request_names_every_bad_field():
 def test_message_extras_are_kept():
     req = parse_request({"conversation": {"history": [{"role": "user", "content": "hi", "mood": "calm"}]}})
     assert req.conversation.history[0].__pydantic_extra__ == {"mood": "calm"}
+
+
+@pytest.mark.parametrize("engine", ["legacy", "v2"])
+def test_the_macro_engine_is_a_request_choice(engine):
+    assert parse_request({"macro_engine": engine}).macro_engine == engine
+
+
+def test_the_legacy_macro_engine_is_the_default():
+    assert parse_request({}).macro_engine == "legacy"
+
+
+@pytest.mark.parametrize(("request_", "field"), [
+    ({"macro_engine": "v3"}, "macro_engine"),
+    ({"macro_engine": None}, "macro_engine"),
+    ({"macro_variables": {"local": []}}, "macro_variables.local"),
+    ({"macro_variables": {"chat": {}}}, "macro_variables.chat"),
+    ({"macro_variables": {"global": {"": "x"}}}, "macro_variables.global"),
+    ({"macro_variables": "x=1"}, "macro_variables"),
+])
+def test_a_bad_macro_field_is_refused_naming_it(request_, field):
+    with pytest.raises(AssemblyError) as caught:
+        parse_request(request_)
+    assert caught.value.code == "ASSEMBLY_REQUEST_INVALID"
+    assert field in str(caught.value)
+
+
+def test_macro_variables_keep_both_scopes():
+    req = parse_request({"macro_variables": {"local": {"hp": 10, "mood": "calm"}, "global": {"seen": "1"}}})
+    assert req.macro_variables == {"local": {"hp": 10, "mood": "calm"}, "global": {"seen": "1"}}

@@ -1,0 +1,244 @@
+"""What SillyTavern's macros read during one generation, and the one place a text goes through them.
+
+One `MacroEnvironment` serves a whole generation: the names, the card fields (each through the macros without the
+card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call that still has a
+macro to look up, Macros 2.0 a field when a macro asks for it), the chat as it stands, the outlets, and the variables
+every macro of the generation reads and changes in turn. `evaluate` is SillyTavern's `substituteParams` with the
+engine the request chose (`legacy` or `v2`).
+
+SillyTavern's order, which decides what variable macros see: the typed message (sendMessageAsUser, before it joins
+the chat), the greeting, the card fields (`start_generation`); world info as it activates (keys, then contents; a
+book whose entries scan card fields has them read again); then `macro_order` for the prompts and
+`sillytavern.request` for the note, the history and its injections (newest first) and the utility prompts.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assembly.sillytavern.macro_variables import MacroVariables
+
+_START = re.compile(r"<START>", re.IGNORECASE)
+_LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
+# getCharacterCardFields' order
+_EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
+                "charDepthPrompt", "creatorNotes")
+# Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
+_GENERATE_FIELDS = (("description", "description"), ("personality", "personality"), ("persona", "persona"),
+                    ("scenario", "scenario"), ("examples", "mesExamplesRaw"), ("system", "system"),
+                    ("phi", "jailbreak"), ("depth_prompt", "charDepthPrompt"), ("creator_notes", "creatorNotes"))
+
+
+def parse_mes_examples(text: str) -> list[str]:
+    """`parseMesExamples` for chat completion: each `<START>` block as "<START>\\n" + block.trim() + "\\n"."""
+    if not text or text == "<START>":
+        return []
+    if not text.startswith("<START>"):
+        text = "<START>\n" + text.strip()
+    return [f"<START>\n{block.strip()}\n" for block in _START.split(text)[1:]]
+
+
+class _CardFields:
+    """The card fields of one `substituteParams` call, each substituted on first use (baseChatReplace)."""
+
+    __slots__ = ("env", "done")
+
+    def __init__(self, env: MacroEnvironment):
+        self.env = env
+        self.done: dict[str, str] = {}
+
+    def get(self, name: str) -> str:
+        if name in self.done:
+            return self.done[name]
+        if name == "mesExamples":
+            value = "".join(parse_mes_examples(self.get("mesExamplesRaw")))
+        else:
+            raw = self.env.card.get("mesExamples" if name == "mesExamplesRaw" else name) or ""
+            value = self.env.base_chat_replace(raw.strip()) if name != "version" else raw
+        self.done[name] = value
+        return value
+
+
+@dataclass
+class MacroEnvironment:
+    """The macros' view of one generation. `card`: raw card fields by SillyTavern's names (description,
+    personality, scenario, mesExamples, persona, system, jailbreak, version, charDepthPrompt, creatorNotes)."""
+
+    user: str = "User"
+    char: str = ""
+    engine: str = "legacy"
+    card: Mapping[str, str] = field(default_factory=dict)
+    variables: MacroVariables = field(default_factory=MacroVariables)
+    chat: Sequence[Mapping[str, Any]] = ()  # SillyTavern's `chat` as macros read it: role and content, oldest first
+    # the outlets' texts when known; None: `{{outlet::name}}` stays for the placement step that fills outlets
+    outlets: Mapping[str, str] | None = None
+    send_box: str = ""
+    model: str = ""
+    max_prompt: int = 0
+    registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing  # the chat, the messages sent now substituted
+    # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
+    fields: dict[str, str] = field(default_factory=dict)
+    eager_fields: bool = True
+    unsupported: list[str] = field(default_factory=list)  # macros the engine left as written, as it met them
+    touched: bool = False  # a variable macro ran: text made here depends on the variables' state
+    read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
+
+    @property
+    def group(self) -> str:
+        return self.char  # a one-to-one chat: {{group}} is the character's name
+
+    def start_generation(self) -> None:
+        """What Generate() reads before anything else: the card fields, each through the macros once."""
+        fields = self.read_card_fields()
+        for name, key in _GENERATE_FIELDS:
+            self.fields[name] = fields.get(key)
+
+    def read_card_fields(self) -> _CardFields:
+        """getCharacterCardFields(): every field through the macros, in its order (their variable macros run)."""
+        fields = _CardFields(self)
+        for name in _EAGER_ORDER:
+            fields.get(name)
+        return fields
+
+    def view(self, *, requested: bool) -> Any:
+        """The variables before and after for the result: when the request brought some or a macro used one."""
+        from assembly.results import MacroVariablesView
+
+        if not (self.touched or requested or self.variables_before != {"local": {}, "global": {}}):
+            return None
+        return MacroVariablesView(engine=self.engine, before=self.variables_before, after=self.variables.snapshot())
+
+    def card_fields(self) -> _CardFields:
+        fields = _CardFields(self)
+        if self.engine == "legacy" and self.eager_fields:
+            for name in _EAGER_ORDER:  # the legacy engine's substituteParams reads every field first
+                fields.get(name)
+        return fields
+
+    def base_chat_replace(self, text: str) -> str:
+        """`baseChatReplace`: the macros without the card fields, carriage returns dropped."""
+        if not text:
+            return text
+        return self.evaluate(text, card_fields=False).replace("\r", "")
+
+    def chat_value(self, name: str) -> str:
+        self.read_chat = True
+        chat = self.chat
+        if name == "lastMessageId":
+            return str(len(chat) - 1) if chat else ""
+        if name == "firstIncludedMessageId":
+            return ""
+        roles = {"lastMessage": None, "lastUserMessage": "user", "lastCharMessage": "assistant"}[name]
+        for message in reversed(chat):
+            if roles is None or message.get("role") == roles:
+                return message.get("content") or ""
+        return ""
+
+    def outlet(self, name: str) -> str:
+        if self.outlets is None:  # left for the placement step that fills outlets
+            return "{{outlet::" + name + "}}"
+        return self.outlets.get(name.strip(), "")
+
+    def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,
+                 extra: dict[str, Callable[[], Any]] | None = None) -> str:
+        """`substituteParams(text)`: `original` fills the first `{{original}}`; `card_fields` False is
+        baseChatReplace's call (the card fields stay as written)."""
+        if not text:
+            return ""
+        if self.engine == "v2":
+            from assembly.sillytavern.macros_v2 import evaluate_v2
+
+            return evaluate_v2(text, self, original=original, card_fields=card_fields, extra=extra or {})
+        from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
+
+        out = evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
+        if "{{" in out:  # what the legacy engine leaves in the braces is what it does not know
+            self.unsupported.extend(m.group(1) for m in _LEFT.finditer(out))
+        return out
+
+
+def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, resources: Any, user: str, char: str,
+                           chat: Sequence[Mapping[str, Any]], typed: int = 0,
+                           generation: str = "normal") -> MacroEnvironment:
+    """The macro environment of one builtin-st generation, from the request's resources and chat, with what
+    Generate() substitutes first done: the `typed` last messages of `chat` (sent now: sendMessageAsUser stores
+    them substituted, and the chat dicts are replaced by ones with that text) and the card fields."""
+    character, persona = resources.character, resources.persona
+    card: dict[str, str] = {}
+    if character is not None:
+        card = {"description": character.description, "personality": character.personality,
+                "scenario": character.scenario, "mesExamples": character.mes_example,
+                "system": character.system_prompt, "jailbreak": character.post_history_instructions,
+                "version": character.character_version, "creatorNotes": character.creator_notes,
+                "charDepthPrompt": character.depth_prompt.prompt if character.depth_prompt is not None else "",
+                "greeting": character.first_mes}
+    if persona is not None:
+        card["persona"] = persona.description
+    preset = resources.preset
+    context = preset.openai_max_context if preset is not None else 0
+    response = preset.openai_max_tokens if preset is not None else 0
+    note = resources.author_note.content if resources.author_note is not None else ""
+    # outlets read before this generation's world info is activated find none (a fresh chat's extension prompts)
+    env = MacroEnvironment(user=user, char=char, engine=engine, card=card, outlets={},
+                           variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None),
+                           max_prompt=context - response, model=_model(preset))
+    # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
+    env.registered = {
+        "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
+        "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
+        "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
+    }
+    env.variables_before = env.variables.snapshot()
+    sent = [dict(m) for m in chat]
+    for index in range(len(sent) - typed, len(sent)) if typed else ():
+        # sendMessageAsUser substitutes the text before the message joins the chat
+        env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent[:index]]
+        text = sent[index].get("content") or ""
+        sent[index]["content"] = env.evaluate(text)
+        if text and not sent[index]["content"] and sent[index].get("id") is not None:
+            env.emptied.add(sent[index]["id"])
+    env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
+    if sent:  # then Generate() substitutes the chat's first message (the greeting), the chat all there
+        text = sent[0].get("content") or ""
+        sent[0]["content"] = env.evaluate(text)
+        if text and not sent[0]["content"] and sent[0].get("id") is not None:
+            env.emptied.add(sent[0]["id"])
+    env.sent = sent
+    env.start_generation()
+    return env
+
+
+def _model(preset: Any) -> str:
+    """getGeneratingModel for chat completion: the model field of the preset's source."""
+    if preset is None:
+        return ""
+    fields = preset.other_fields
+    source = fields.get("chat_completion_source") or "openai"
+    key = {"makersuite": "google_model", "vertexai": "vertexai_model"}.get(source, f"{source}_model")
+    value = fields.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
+                        typed: int) -> MacroEnvironment:
+    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
+    messages the input holds): the request's macro engine and variables, else the imported settings'."""
+    from assembly.sillytavern.regex import scripts_in_order
+
+    engine = req.macro_engine
+    if "macro_engine" not in req.model_fields_set and resources.macro_engine is not None:
+        engine = resources.macro_engine
+    variables = req.macro_variables
+    if resources.global_variables and not (variables or {}).get("global"):
+        variables = {"local": dict((variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
+    # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
+    sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
+    return generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
+                                  char=char, chat=chat, typed=sent_now, generation=req.generation.type)

@@ -1,0 +1,279 @@
+"""SillyTavern 1.18's legacy macro engine (`macros.js` `evaluateMacros`, `substituteParams`), one text at a time.
+
+The legacy engine runs a fixed list of patterns over the text, each over the whole text once, in this order:
+the `<USER>`-style tokens, dice, the variable family, `{{newline}}`, `{{trim}}`, `{{noop}}`, `{{input}}`; then one
+pattern per environment value (`{{original}}`, the card fields, `{{user}}`, `{{char}}`, `{{group}}`, ...); then the
+chat, text and time macros, `{{outlet::}}`, `{{random}}` and `{{pick}}`. A pattern sees what the earlier ones left
+(so `{{setvar::x::{{user}}}}` stores `{{user` and leaves `}}`), never its own output; the list stops as soon as no
+`{{` is left. Random choices are the first choice and dice the middle face: a preview never changes between runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from assembly.sillytavern.js_numbers import js_string
+from assembly.sillytavern.relative_time import time_diff
+
+if TYPE_CHECKING:
+    from assembly.sillytavern.macro_environment import MacroEnvironment
+
+_I = re.IGNORECASE
+Replace = Callable[[re.Match[str]], Any]
+Step = Callable[[str], str]
+_LINE_END = re.compile("[\n\r\u2028\u2029]")  # what JavaScript's "." does not match
+
+_TOKENS = (
+    (re.compile(r"<USER>", _I), "user"),
+    (re.compile(r"<BOT>", _I), "char"),
+    (re.compile(r"<CHAR>", _I), "char"),
+    (re.compile(r"<CHARIFNOTGROUP>", _I), "group"),
+    (re.compile(r"<GROUP>", _I), "group"),
+)
+_ROLL = re.compile(r"\{\{roll[ :]([^}]++)\}\}", _I)
+_DICE = re.compile(r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$", _I)
+_SETVAR = re.compile(r"\{\{setvar::([^:]++)::([^}]*+)\}\}", _I)
+_ADDVAR = re.compile(r"\{\{addvar::([^:]++)::([^}]++)\}\}", _I)
+_INCVAR = re.compile(r"\{\{incvar::([^}]++)\}\}", _I)
+_DECVAR = re.compile(r"\{\{decvar::([^}]++)\}\}", _I)
+_GETVAR = re.compile(r"\{\{getvar::([^}]++)\}\}", _I)
+_SETGLOBAL = re.compile(r"\{\{setglobalvar::([^:]++)::([^}]*+)\}\}", _I)
+_ADDGLOBAL = re.compile(r"\{\{addglobalvar::([^:]++)::([^}]++)\}\}", _I)
+_INCGLOBAL = re.compile(r"\{\{incglobalvar::([^}]++)\}\}", _I)
+_DECGLOBAL = re.compile(r"\{\{decglobalvar::([^}]++)\}\}", _I)
+_GETGLOBAL = re.compile(r"\{\{getglobalvar::([^}]++)\}\}", _I)
+_NEWLINE = re.compile(r"\{\{newline\}\}", _I)
+_TRIM = re.compile(r"\{\{trim\}\}", _I)
+_NOOP = re.compile(r"\{\{noop\}\}", _I)
+_INPUT = re.compile(r"\{\{input\}\}", _I)
+
+_MAX_PROMPT = re.compile(r"\{\{maxPrompt\}\}", _I)
+_LAST_MESSAGE = re.compile(r"\{\{lastMessage\}\}", _I)
+_LAST_MESSAGE_ID = re.compile(r"\{\{lastMessageId\}\}", _I)
+_LAST_USER = re.compile(r"\{\{lastUserMessage\}\}", _I)
+_LAST_CHAR = re.compile(r"\{\{lastCharMessage\}\}", _I)
+_FIRST_INCLUDED = re.compile(r"\{\{firstIncludedMessageId\}\}", _I)
+_REVERSE = re.compile(r"\{\{reverse:", _I)
+_COMMENT = re.compile(r"\{\{//")
+_OUTLET = re.compile(r"\{\{outlet::", _I)
+_RANDOM = re.compile(r"\{\{random\s?::?([^}]++)\}\}", _I)
+_PICK = re.compile(r"\{\{pick\s?::?([^}]++)\}\}", _I)
+_BANNED = re.compile(r"\{\{banned \"(.*)\"\}\}", _I)
+_TIME_DIFF = re.compile(r"\{\{timeDiff::(.*?)::(.*?)\}\}", _I)
+
+
+@dataclass
+class LegacyCall:
+    """One `substituteParams` call: the environment, `{{original}}` (filled once) and whether card fields apply."""
+
+    env: MacroEnvironment
+    original: str | None = None
+    card_fields: bool = True
+    extra: dict[str, Callable[[], Any]] = field(default_factory=dict)
+
+
+def _roll(match: re.Match[str]) -> str:
+    return roll(match.group(1))
+
+
+def roll(formula: str) -> str:
+    """A dice formula's total as the preview shows it: every die its middle face ('' for a formula it cannot read)."""
+    formula = formula.strip()
+    if formula.isdigit():
+        formula = f"1d{formula}"
+    dice = _DICE.match(formula)
+    if dice is None:
+        return ""
+    count, faces = int(dice.group(1) or 1), int(dice.group(2))
+    bonus = int((dice.group(3) or "0").replace(" ", ""))
+    return str(count * (faces // 2 + 1) + bonus) if faces > 0 else ""
+
+
+def _choices(raw: str) -> list[str]:
+    return [c.strip() for c in (raw.split("::") if "::" in raw else raw.replace("\\,", "\0").split(","))]
+
+
+def _first_choice(match: re.Match[str]) -> str:
+    choices = _choices(match.group(1))
+    return choices[0].replace("\0", ",") if choices else ""
+
+
+def _pre_env(call: LegacyCall) -> list[Step]:
+    env, variables = call.env, call.env.variables
+
+    def var(fn: Callable[..., Any], is_global: bool, returns: bool) -> Replace:
+        def replace(match: re.Match[str]) -> Any:
+            env.touched = True
+            value = fn(*(g if i else g.strip() for i, g in enumerate(match.groups())), is_global=is_global)
+            return value if returns else ""
+        return replace
+
+    return [_sub(pattern, replace) for pattern, replace in (
+        (_ROLL, _roll),
+        (_SETVAR, var(variables.set, False, False)),
+        (_ADDVAR, var(variables.add, False, False)),
+        (_INCVAR, var(lambda n, is_global: variables.add(n, "1", is_global=is_global), False, True)),
+        (_DECVAR, var(lambda n, is_global: variables.add(n, "-1", is_global=is_global), False, True)),
+        (_GETVAR, var(variables.get, False, True)),
+        (_SETGLOBAL, var(variables.set, True, False)),
+        (_ADDGLOBAL, var(variables.add, True, False)),
+        (_INCGLOBAL, var(lambda n, is_global: variables.add(n, "1", is_global=is_global), True, True)),
+        (_DECGLOBAL, var(lambda n, is_global: variables.add(n, "-1", is_global=is_global), True, True)),
+        (_GETGLOBAL, var(variables.get, True, True)),
+        (_NEWLINE, lambda _m: "\n"),
+    )] + [_trimmed] + [_sub(pattern, replace) for pattern, replace in (
+        (_NOOP, lambda _m: ""),
+        (_INPUT, lambda _m: env.send_box),
+    )]
+
+
+def _environment(call: LegacyCall) -> dict[str, Callable[[], Any]]:
+    """`substituteParams`' environment, in its order: `original`, the card fields, the names, then the extras."""
+    env = call.env
+    values: dict[str, Callable[[], Any]] = {}
+    if call.original is not None:
+        used = [False]
+
+        def original() -> str:
+            if used[0]:
+                return ""
+            used[0] = True
+            return call.original or ""
+        values["original"] = original
+    if call.card_fields:
+        fields = env.card_fields()
+        values.update({
+            "charPrompt": lambda: fields.get("system"),
+            "charJailbreak": lambda: fields.get("jailbreak"),
+            "charInstruction": lambda: fields.get("jailbreak"),
+            "description": lambda: fields.get("description"),
+            "personality": lambda: fields.get("personality"),
+            "scenario": lambda: fields.get("scenario"),
+            "persona": lambda: fields.get("persona"),
+            "mesExamples": lambda: fields.get("mesExamples"),
+            "mesExamplesRaw": lambda: fields.get("mesExamplesRaw"),
+            "charVersion": lambda: fields.get("version"),
+            "char_version": lambda: fields.get("version"),
+            "charDepthPrompt": lambda: fields.get("charDepthPrompt"),
+            "creatorNotes": lambda: fields.get("creatorNotes"),
+        })
+    values.update({
+        "user": lambda: env.user,
+        "char": lambda: env.char,
+        "group": lambda: env.group,
+        "charIfNotGroup": lambda: env.group,
+        "groupNotMuted": lambda: env.group,
+        "model": lambda: env.model,
+    })
+    values.update(call.extra)
+    for name, value in env.registered.items():
+        values.setdefault(name, value)
+    return values
+
+
+def _post_env(call: LegacyCall) -> list[Step]:
+    env = call.env
+    return [_sub(pattern, replace) for pattern, replace in (
+        (_MAX_PROMPT, lambda _m: js_string(env.max_prompt)),
+        (_LAST_MESSAGE, lambda _m: env.chat_value("lastMessage")),
+        (_LAST_MESSAGE_ID, lambda _m: env.chat_value("lastMessageId")),
+        (_LAST_USER, lambda _m: env.chat_value("lastUserMessage")),
+        (_LAST_CHAR, lambda _m: env.chat_value("lastCharMessage")),
+        (_FIRST_INCLUDED, lambda _m: env.chat_value("firstIncludedMessageId")),
+    )] + [
+        lambda text: _lazy_sub(text, _REVERSE, lambda inner: inner[::-1], one_line=True),
+        lambda text: _lazy_sub(text, _COMMENT, lambda _inner: "", one_line=False),
+        _sub(_TIME_DIFF, lambda m: time_diff(m.group(1), m.group(2))),
+        lambda text: _lazy_sub(text, _OUTLET, env.outlet, one_line=True),
+    ] + [_sub(pattern, replace) for pattern, replace in (
+        (_RANDOM, _first_choice),
+        (_PICK, _first_choice),
+        (_BANNED, lambda _m: ""),
+    )]
+
+
+def _sub(pattern: re.Pattern[str], replace: Replace) -> Step:
+    return lambda text: pattern.sub(lambda m: js_string(replace(m)), text)
+
+
+def _lazy_sub(text: str, opener: re.Pattern[str], replace: Callable[[str], Any], *, one_line: bool) -> str:
+    """`text.replace(/<opener>(.+?)}}/g, ...)` (or `([\\s\\S]*?)` when not `one_line`) without a scan to the end of the
+    text from every opening: each opening takes the first "}}" after it, unless a line ends before it."""
+    out: list[str] = []
+    pos = i = 0
+    least = 1 if one_line else 0
+    close = line_end = -1  # the first "}}" / line end found at or after the last search (reused while ahead)
+    while True:
+        match = opener.search(text, i)
+        if match is None:
+            break
+        body = match.end()
+        if close < body + least:
+            close = text.find("}}", body + least)
+            if close < 0:
+                break  # no later opening closes either
+        if one_line:
+            if line_end < body:
+                found = _LINE_END.search(text, body)
+                line_end = found.start() if found else len(text)
+            if line_end < close:
+                i = line_end + 1  # no opening before that line end can close on its line
+                continue
+        out.append(text[pos:match.start()])
+        out.append(js_string(replace(text[match.end():close])))
+        pos = i = close + 2
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _strip_newlines(text: str, *, end: bool) -> str:
+    """The run of newlines (`\n` or `\r\n`) at one end of `text` removed, as `(?:\r?\n)*` takes it."""
+    while True:
+        if end and text.endswith("\n"):
+            text = text[:-2] if text.endswith("\r\n") else text[:-1]
+        elif not end and text.startswith(("\n", "\r\n")):
+            text = text[1:] if text.startswith("\n") else text[2:]
+        else:
+            return text
+
+
+def _trimmed(text: str) -> str:
+    """`/(?:\r?\n)*{{trim}}(?:\r?\n)*/gi` -> '': each {{trim}} with the newlines around it (split, then stripped:
+    no pattern rescans a run of newlines)."""
+    pieces = _TRIM.split(text)
+    if len(pieces) == 1:
+        return text
+    last = len(pieces) - 1
+    return "".join(_strip_newlines(_strip_newlines(p, end=False) if i else p, end=True) if i < last
+                   else _strip_newlines(p, end=False) for i, p in enumerate(pieces))
+
+
+def _sanitized(value: Any) -> str:
+    """MacrosParser.sanitizeMacroValue: text as it is, nothing as '', other values as JavaScript writes them."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else js_string(value)
+
+
+def evaluate_legacy(content: str, call: LegacyCall) -> str:
+    """`content` through `evaluateMacros` with this call's environment."""
+    if not content:
+        return ""
+    for pattern, name in _TOKENS:
+        if "<" not in content:
+            break
+        content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
+    if "{{" not in content:
+        return content
+    steps: list[Step] = _pre_env(call)
+    steps += [_sub(re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I), lambda _m, value=value: _sanitized(value()))
+              for name, value in _environment(call).items()]
+    steps += _post_env(call)
+    for step in steps:
+        if not content or "{{" not in content:
+            break
+        content = step(content)
+    return content

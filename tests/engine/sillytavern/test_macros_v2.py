@@ -1,0 +1,98 @@
+"""SillyTavern 1.18's Macros 2.0 (the `v2` engine): nesting, scoped macros, {{if}}/{{else}}, variable shorthands,
+escapes. Expected values are what the st-macros oracle's v2 runs answer for the same constructs."""
+
+import pytest
+
+from assembly.sillytavern.macro_environment import MacroEnvironment
+from assembly.sillytavern.macro_variables import MacroVariables
+
+
+def env(local=None, global_=None, **card):
+    fields = {"description": "", "personality": "", "scenario": "", "mesExamples": "", "persona": "",
+              "system": "", "jailbreak": "", "version": "", "creatorNotes": "", "charDepthPrompt": "",
+              "greeting": "Hello {{user}}, I am {{char}}."}
+    fields.update(card)
+    return MacroEnvironment(user="Alex", char="Zoe", engine="v2", card=fields,
+                            variables=MacroVariables(local=dict(local or {}), global_=dict(global_ or {})))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{{ user }} and {{char }}", "Alex and Zoe"),  # whitespace inside the braces
+    ("{{reverse::{{user}}}}", "xelA"),  # nested macros first
+    ("{{{user}}}", "{Alex}"),  # the innermost pair is the macro
+    ("\\{\\{user\\}\\}", "{{user}}"),  # escaped braces are text
+    ("{{newline::2}}|{{space::3}}|{{space}}|", "\n\n|   | |"),
+    ("{{space::-1}}|{{space::}}", "{{space::-1}}|{{space::}}"),  # a count it cannot read: as written
+    ("{{noop}}{{comment::gone}}{{// gone too}}|", "|"),
+    ("{{greeting}}", "Hello Alex, I am Zoe."),
+    ("{{Nope}} {{foo::{{user}}}} {{x-y}}", "{{Nope}} {{foo::Alex}} {{x-y}}"),  # unknown: nested ones still run
+    ("{{if}}bare{{/if}}", "{{if}}bare{{/if}}"),
+    ("{{if ::empty condition}}", "{{if ::empty condition}}"),
+    ("text {{else}} more", "text  more"),  # an {{else}} no {{if}} took is empty
+    ("{{trim}}   near  {{/trim}}!", "near!"),
+    ("<USER> <bot>", "Alex Zoe"),
+])
+def test_macros(text, expected):
+    assert env().evaluate(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{{if user}}yes{{else}}no{{/if}}", "yes"),
+    ("{{if description}}D{{else}}no description{{/if}}", "no description"),  # an empty field is false
+    ("{{if !personality}}no personality{{/if}}", "no personality"),
+    ("{{if 0}}zero{{else}}nonzero-branch{{/if}}", "nonzero-branch"),
+    ("{{if false}}never{{else}}always{{/if}}", "always"),
+    ("{{if .flag}}outer{{if $season}} inner{{/if}}{{else}}outer-else{{/if}}", "outer-else"),
+    ("{{if user}}\n    indented {{user}}\n    second line\n{{/if}}", "indented Alex\nsecond line"),
+    ("{{#if user}}  keep spaces  {{/if}}", "  keep spaces  "),  # '#' keeps the scope's whitespace
+])
+def test_if_takes_one_branch(text, expected):
+    assert env().evaluate(text) == expected
+
+
+def test_only_the_branch_taken_runs():
+    environment = env()
+    assert environment.evaluate("{{if user}}{{.a = 1}}{{else}}{{.b = 1}}{{/if}}") == ""
+    assert environment.variables.local == {"a": "1"}
+
+
+@pytest.mark.parametrize(("text", "expected", "stored"), [
+    ("{{.mood = calm}}[{{.mood}}]", "[calm]", {"mood": "calm"}),
+    ("{{.hp = 5}}{{.hp += 2}}{{.hp}}", "7", {"hp": 7}),
+    ("{{.hp = 5}}{{.hp -= 2}}{{.hp}}", "3", {"hp": 3}),
+    ("{{.c++}} {{.c++}} {{.d--}}", "1 2 -1", {"c": 2, "d": -1}),
+    ("{{.x ?? fallback}}", "fallback", {}),
+    ("{{.x ??= first}} {{.x ??= second}}", "first first", {"x": "first"}),
+    ("{{.flag || empty}}", "empty", {}),
+    ("{{.n = 3}}{{.n == 3}} {{.n != 3}} {{.n > 6}} {{.n <= 4}}", "true false false true", {"n": "3"}),
+    ("{{setvar::who::{{user}}}}{{getvar::who}}", "Alex", {"who": "Alex"}),
+    ("{{incvar tone}}", "1", {"tone": 1}),  # an argument after a space
+    ("{{hasvar::who}} {{varexists::who}}", "false false", {}),
+    ("{{setvar::a::1}}{{deletevar::a}}{{hasvar::a}}", "false", {}),
+])
+def test_local_variables(text, expected, stored):
+    environment = env()
+    assert environment.evaluate(text) == expected
+    assert environment.variables.local == stored
+
+
+def test_global_shorthand_and_macros():
+    environment = env(global_={"gflag": 2})
+    assert environment.evaluate("{{$gflag++}} {{getglobalvar::gflag}} {{$unset}}|{{hasglobalvar::gflag}}") == \
+        "3 3 |true"
+
+
+def test_card_fields_inside_card_fields_are_empty():
+    environment = env(description="about {{personality}}", personality="calm")
+    assert environment.evaluate("{{description}}") == "about "
+
+
+def test_a_bare_trim_takes_the_newlines_around_it_and_is_not_reported():
+    environment = env()
+    assert environment.evaluate("a\n{{trim}}\nb") == "ab"
+    assert "trim" not in environment.unsupported
+
+
+@pytest.mark.parametrize(("text", "expected"), [("{{roll 2d6}}", "8"), ("{{roll::d20}}", "11"), ("{{roll::6}}", "4")])
+def test_dice_take_the_middle_face_as_the_legacy_engine_does(text, expected):
+    assert env().evaluate(text) == expected
