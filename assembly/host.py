@@ -21,6 +21,8 @@ import functools
 import hashlib
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
@@ -76,6 +78,27 @@ def request_message(
 ) -> RequestMessage:
     """One request message of `nodes`; `tokens`, when the caller already counted `content` with `tokenizer`, is
     taken as its count."""
+    return RequestMessage.model_validate(request_message_fields(
+        nodes, role, content, delivery, region, status, tokenizer, message_id, name, step, tokens))
+
+
+REQUEST_MESSAGES = TypeAdapter(list[RequestMessage])  # one validation for a whole list of message fields
+
+
+def request_message_fields(
+    nodes: list[Node],
+    role: str,
+    content: str,
+    delivery: str,
+    region: str,
+    status: str,
+    tokenizer: str,
+    message_id: str | None = None,
+    name: str | None = None,
+    step: str = "",
+    tokens: int | None = None,
+) -> dict[str, Any]:
+    """The fields of one request message of `nodes` (validated by `request_message` or `REQUEST_MESSAGES`)."""
     first = nodes[0] if nodes else None
     if message_id is None:
         # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
@@ -86,13 +109,13 @@ def request_message(
         else:
             message_id = content_id(first.id, first.role, first.text, step)
     native = first.message if first is not None else None
-    return RequestMessage.model_validate({
+    return {
         "id": message_id, "role": role, "content": content,
         "tokens": count_tokens(content, tokenizer) if tokens is None else tokens, "delivery": delivery,
         "region": region, "enters_history": status != "request-only", "history_status": status,
         "parts": [n.id for n in nodes], "trust": first.trust if len(nodes) == 1 else _trust(nodes), "name": name,
         "tool_calls": native.get("tool_calls") if native is not None else None,
-        "tool_call_id": native.get("tool_call_id") if native is not None else None})
+        "tool_call_id": native.get("tool_call_id") if native is not None else None}
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}

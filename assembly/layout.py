@@ -14,7 +14,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry
+from assembly.results import LayoutBlock
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -77,15 +77,16 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-    return LayoutBlock(
-        id=f"block:{key_text}" + (f":run:{first.id}" if several else ""), key=list(key), binding=binding,
-        movable=binding == "free", overridable=binding == "slot", region=region,
-        reason="user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
-        slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
-        node_ids=[n.id for n in run],
-        entries=[LayoutEntry(id=n.id, text=n.text, original_role=n.original_role, effective_role=n.role,
-                             position_id=n.position_id, position_decision=n.position_decision, order=n.order)
-                 for n in run])
+    return LayoutBlock.model_validate({
+        "id": f"block:{key_text}" + (f":run:{first.id}" if several else ""), "key": list(key), "binding": binding,
+        "movable": binding == "free", "overridable": binding == "slot", "region": region,
+        "reason": "user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
+        "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
+        "node_ids": [n.id for n in run],
+        # plain fields: the block's one validation builds every entry
+        "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
+                     "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
+                    for n in run]})
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

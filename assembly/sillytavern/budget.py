@@ -89,13 +89,20 @@ def st_message_tokens(m: StMessage, encoding: str = "o200k_base") -> int:
     return _message_tokens(m, checked_encoding(encoding))
 
 
-def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None = None) -> int:
+def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None = None,
+                    roles: dict[str, int] | None = None) -> int:
     """`st_message_tokens` for an encoding already checked (the budget checks it once, not once per message);
-    `contents`, when given, gets the count of the message's content under its id."""
+    `contents`, when given, gets the count of the message's content under its id; `roles`, when given, keeps each
+    role's count for this budget (a handful of roles, counted once each)."""
     content, name = m.content, m.name
     if not content and not name:
         return 0
-    role = count_tokens(m.role, encoding)
+    if roles is None:
+        role = count_tokens(m.role, encoding)
+    else:
+        role = roles.get(m.role)
+        if role is None:
+            role = roles[m.role] = count_tokens(m.role, encoding)
     counted = count_tokens(content, encoding)
     if contents is not None:
         contents[m.id] = counted
@@ -111,7 +118,7 @@ def _message_tokens(m: StMessage, encoding: str, contents: dict[str, int] | None
 class _Ledger:
     """What is left of the budget, the token count per message id, and what was left out."""
 
-    __slots__ = ("remaining", "encoding", "contents", "tokens", "dropped")
+    __slots__ = ("remaining", "encoding", "contents", "tokens", "dropped", "roles")
 
     def __init__(self, available: int, encoding: str, contents: dict[str, int] | None = None):
         self.remaining = available
@@ -119,13 +126,14 @@ class _Ledger:
         self.contents = contents  # message id -> tokens of its content, for a caller that sends the messages
         self.tokens: dict[str, int] = {}
         self.dropped: list[StDropped] = []
+        self.roles: dict[str, int] = {}  # each role's count, for this budget only
 
     def count_all(self, messages: list[StMessage]) -> int:
         """Count every message of the budget at once, before any phase (each phase then reads the counts); their ids
         are unique. Returns the sum."""
         tokens, total = self.tokens, 0
         for m in messages:
-            n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
+            n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents, self.roles)
             total += n
         return total
 
@@ -134,14 +142,14 @@ class _Ledger:
         for m in messages:  # cost_of, inline: this runs for every group and block
             n = tokens.get(m.id)
             if n is None:
-                n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
+                n = tokens[m.id] = _message_tokens(m, self.encoding, self.contents, self.roles)
             total += n
         return total
 
     def cost_of(self, m: StMessage) -> int:
         n = self.tokens.get(m.id)
         if n is None:
-            n = self.tokens[m.id] = _message_tokens(m, self.encoding, self.contents)
+            n = self.tokens[m.id] = _message_tokens(m, self.encoding, self.contents, self.roles)
         return n
 
     def fits(self, cost: int) -> bool:
