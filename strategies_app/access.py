@@ -44,8 +44,10 @@ ACTION_WORDS = {
 
 def require(user, permission: str, action: str) -> None:
     if not user.has_perm(permission):
-        raise forbidden(_("%(user)s may not %(action)s: their role does not allow it (an admin gives roles on the "
-                          "Users page).") % {"user": user.get_username(), "action": ACTION_WORDS.get(action, action)})
+        message = _("%(user)s may not %(action)s: their role does not allow it (an admin gives roles on the "
+                    "Users page).") % {"user": user.get_username(), "action": ACTION_WORDS.get(action, action)}
+        # The words are for people; an API client reads the permission it lacks from the detail.
+        raise ServiceError("FORBIDDEN", message, status=403, detail={"permission": permission})
 
 
 def can_create_strategies(user) -> bool:

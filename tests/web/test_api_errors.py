@@ -41,7 +41,7 @@ def test_401_for_anonymous_callers():
 
 def test_403_for_a_missing_permission(users):
     error = assert_error(post_json(client_for(users["qa"]), "/api/strategies", {}), 403, "FORBIDDEN")
-    assert "edit_strategy" in error["error"]
+    assert "may not import strategies" in error["error"] and "edit_strategy" in error["detail"]["permission"]
 
 
 def test_403_for_a_write_without_the_csrf_token(users):
