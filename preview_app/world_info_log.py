@@ -87,6 +87,15 @@ class _Request:
         return tuple(self.rows.get(node_id, ()))
 
 
+def _outlet_rows(result: AssemblyResult, content: str) -> tuple[int, ...]:
+    """The rows an outlet entry's text fills when SillyTavern's macros filled `{{outlet::}}` before placement (no node
+    of the entry is left to follow): the messages holding its text."""
+    if not content:
+        return ()
+    return tuple(i for i, message in enumerate(result.request.messages)
+                 if isinstance(message.content, str) and content in message.content)
+
+
 def _numbers(rows: tuple[int, ...]) -> str:
     return ", ".join(f"#{row}" for row in rows)
 
@@ -249,6 +258,8 @@ def world_book_log(result: AssemblyResult) -> WorldBookView | None:
         active = []
         for e in info.active:
             rows = request.of(f"worldbook:{e.uid}")
+            if not rows and e.position == "outlet":
+                rows = _outlet_rows(result, e.content)
             reason = _active_reason(e.reason, request, names) + "".join(
                 _("; won inclusion group “%(group)s” by the chat's roll of %(roll)s of a total weight of %(total)s")
                 % pick for pick in won.get(str(e.uid), ()))

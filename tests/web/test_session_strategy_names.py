@@ -44,7 +44,7 @@ def test_built_in_names_in_one_language(users, pages, language, shown, hidden):
     assert f'<strong>{ST[shown]}</strong> @' in session  # the Applied strategy card
     assert f'<optgroup label="{ST[shown]}">' in session  # the apply picker
     assert f">{ST[shown]} @ " in session and ">builtin-st @ " not in session  # its revisions, by name
-    assert f"<strong>{ST[shown]}</strong>" in _get(users, pages["preview"], language)  # the preview's header
+    assert f">{ST[shown]}</strong>" in _get(users, pages["preview"], language)  # the preview's header
     new = _get(users, pages["new"], language)
     copy_label = {"en": "Preset slots first (advanced) (copy): your studio's strategy",
                   "zh": "预设插槽优先（进阶）（副本）"}[shown]
