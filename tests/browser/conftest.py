@@ -1,7 +1,9 @@
 """Playwright on the system Chromium (quality.md): never a downloaded browser, never a silent skip."""
 
+import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -77,3 +79,42 @@ def login_as(live_server, page, role_users):
         return role_users[role]
 
     return login
+
+
+ST_PRESET = Path(__file__).resolve().parents[2] / "../shared/fixtures/sillytavern/st_cc_preset_Default.json"
+
+
+def sillytavern_studio(role_users, *, strategy_name: str) -> dict:
+    """SillyTavern's default preset, the demo card, persona and book imported by the admin, the designer's copy of
+    builtin-st named `strategy_name` and the designer's session "Harbour" whose host runs it (core available)."""
+    from assembly.sillytavern.png import card_png, solid_png
+    from preview_app import demo
+    from preview_app import services as session_services
+    from strategies_app import services
+    from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+
+    admin, designer = role_users["admin"], role_users["designer"]
+    preset = services.preset_import(user=admin, data=json.loads(ST_PRESET.read_text()), name="Default")
+    character = services.character_import(user=admin, data=card_png(demo.CARD, solid_png(4, 4, demo.AVATAR_RGB)))
+    persona = services.persona_import(user=admin, data=demo.PERSONA)
+    book = services.worldbook_import(user=admin, data=demo.WORLDBOOK, name=demo.WORLDBOOK_NAME)
+    strategy = services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"),
+                                      name=strategy_name)
+    session = session_services.session_create(
+        user=designer, name="Harbour", current_input="Is a storm coming?", host={"core_available": True},
+        preset=Preset.objects.get(pk=preset.id), character=Character.objects.get(pk=character.id),
+        persona=Persona.objects.get(pk=persona.id), world_books=[WorldBook.objects.get(pk=book.id)])
+    return {"strategy": strategy, "session": session, "preset": Preset.objects.get(pk=preset.id)}
+
+
+def offer_the_card_again(page, base_url: str, folder: Path) -> None:
+    """Import Seraphina's PNG card for good, then offer the same card as V3 JSON: the page stops at the import's
+    report, where the stored twin is named."""
+    page.goto(f"{base_url}/resources/import/")
+    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.png"))
+    page.locator("input[name=dry_run]").uncheck()
+    page.locator(".import-form button[type=submit]").click()
+    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
+    page.goto(f"{base_url}/resources/import/")
+    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.v3.ccv3.json"))
+    page.locator(".import-form button[type=submit]").click()

@@ -3,41 +3,28 @@ total, an edit's statement (a wide edit shown before it applies, then stated), t
 effect on a session, the session chat and the glossary; no page scrolls sideways. With STUDIO_SHOTS=<folder> each
 page is saved at both widths (tests/browser/screenshots.py) for looking at."""
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from assembly.sillytavern.png import card_png, solid_png
-from preview_app import demo
 from preview_app import services as session_services
-from strategies_app import services
-from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from strategies_app.models import Strategy
+from tests.browser.conftest import sillytavern_studio
 from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-ST_PRESET = Path(__file__).resolve().parents[2] / "../shared/fixtures/sillytavern/st_cc_preset_Default.json"
 
 
 @pytest.fixture
 def harbour(role_users):
-    admin, designer = role_users["admin"], role_users["designer"]
-    preset = services.preset_import(user=admin, data=json.loads(ST_PRESET.read_text()), name="Default")
-    character = services.character_import(user=admin, data=card_png(demo.CARD, solid_png(4, 4, demo.AVATAR_RGB)))
-    persona = services.persona_import(user=admin, data=demo.PERSONA)
-    book = services.worldbook_import(user=admin, data=demo.WORLDBOOK, name=demo.WORLDBOOK_NAME)
-    strategy = services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"), name="Tavern")
-    session = session_services.session_create(
-        user=designer, name="Harbour", current_input="Is a storm coming?", host={"core_available": True},
-        preset=Preset.objects.get(pk=preset.id), character=Character.objects.get(pk=character.id),
-        persona=Persona.objects.get(pk=persona.id), world_books=[WorldBook.objects.get(pk=book.id)])
+    studio = sillytavern_studio(role_users, strategy_name="Tavern")
+    strategy, session, preset = studio["strategy"], studio["session"], studio["preset"]
     session = session_services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-st"))
     session_services.turn_commit(session=session, reply="The barometer has been falling since noon.")
     session.refresh_from_db()
     session = session_services.session_update(session=session, current_input="Should we bring the boats in?")
-    return {"strategy": strategy, "session": session, "preset": Preset.objects.get(pk=preset.id)}
+    return {"strategy": strategy, "session": session, "preset": preset}
 
 
 def _switch(page, code):

@@ -2,38 +2,24 @@
 dragged into place does what the same move by its form does, and the statement is computed from the request before
 and after it (web.md screen 2)."""
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
-from assembly.sillytavern.png import card_png, solid_png
-from preview_app import demo
 from preview_app import services as session_services
-from strategies_app import services
-from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from strategies_app.models import Strategy
+from tests.browser.conftest import sillytavern_studio
 from tests.browser.test_editor import version, wait_for_new_version
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SHOTS = "/tmp/shots-ux"
-ST_PRESET = Path(__file__).resolve().parents[2] / "../shared/fixtures/sillytavern/st_cc_preset_Default.json"
 
 
 @pytest.fixture
 def st_studio(role_users):
     """SillyTavern's default preset, the demo card, persona and book, the designer's copy of builtin-st and a session whose host runs it (core available)."""
-    admin, designer = role_users["admin"], role_users["designer"]
-    preset = services.preset_import(user=admin, data=json.loads(ST_PRESET.read_text()), name="Default")
-    character = services.character_import(user=admin, data=card_png(demo.CARD, solid_png(4, 4, demo.AVATAR_RGB)))
-    persona = services.persona_import(user=admin, data=demo.PERSONA)
-    book = services.worldbook_import(user=admin, data=demo.WORLDBOOK, name=demo.WORLDBOOK_NAME)
-    strategy = services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"), name="Tavern copy")
-    session = session_services.session_create(
-        user=designer, name="Harbour", current_input="Is a storm coming?", host={"core_available": True},
-        preset=Preset.objects.get(pk=preset.id), character=Character.objects.get(pk=character.id),
-        persona=Persona.objects.get(pk=persona.id), world_books=[WorldBook.objects.get(pk=book.id)])
-    return {"strategy": strategy, "session": session}
+    studio = sillytavern_studio(role_users, strategy_name="Tavern copy")
+    return {"strategy": studio["strategy"], "session": studio["session"]}
 
 
 def open_editor(live_server, page, st_studio):

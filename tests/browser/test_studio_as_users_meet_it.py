@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from preview_app import services
 from strategies_app import services as strategy_services
 from strategies_app.models import Preset, Strategy
+from tests.browser.conftest import offer_the_card_again
 from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -41,15 +42,7 @@ def test_the_users_page_says_what_each_write_did(live_server, page, login_as, la
 
 def test_importing_the_same_card_twice_offers_to_reuse_it(live_server, page, login_as, shared_fixtures):
     login_as("admin")
-    folder = shared_fixtures / "sillytavern"
-    page.goto(f"{live_server.url}/resources/import/")
-    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.png"))
-    page.locator("input[name=dry_run]").uncheck()
-    page.locator(".import-form button[type=submit]").click()
-    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
-    page.goto(f"{live_server.url}/resources/import/")
-    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.v3.ccv3.json"))
-    page.locator(".import-form button[type=submit]").click()
+    offer_the_card_again(page, live_server.url, shared_fixtures / "sillytavern")
     expect(page.locator("[data-same-as]")).to_contain_text("Seraphina")
     shoot(page, "import-twin-en")
     page.locator("[data-import-it] button[type=submit]").click()

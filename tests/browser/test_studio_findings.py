@@ -15,7 +15,7 @@ from preview_app import services
 from preview_app.models import Session
 from strategies_app import services as strategy_services
 from strategies_app.models import Preset, Strategy
-from tests.browser.conftest import BROWSER_PASSWORD
+from tests.browser.conftest import BROWSER_PASSWORD, offer_the_card_again
 from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -277,15 +277,7 @@ def test_a_card_kept_twice_is_told_apart_in_its_exports_and_the_new_session_form
     from strategies_app.models import Character
 
     login_as("admin")
-    folder = shared_fixtures / "sillytavern"
-    page.goto(f"{live_server.url}/resources/import/")
-    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.png"))
-    page.locator("input[name=dry_run]").uncheck()
-    page.locator(".import-form button[type=submit]").click()
-    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
-    page.goto(f"{live_server.url}/resources/import/")
-    page.locator("input[type=file]").set_input_files(str(folder / "st_card_Seraphina.v3.ccv3.json"))
-    page.locator(".import-form button[type=submit]").click()
+    offer_the_card_again(page, live_server.url, shared_fixtures / "sillytavern")
     page.locator("[data-same-as] input[value=keep]").check()
     page.locator("[data-import-it] button[type=submit]").click()
     expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_be_visible()
