@@ -6,6 +6,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from studio.cache_settings import caches_setting
 from studio.collector import parse_threshold
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -43,6 +44,12 @@ INSTALLED_APPS = [
 # Every engine run of the web process stops after this many seconds with a coded 503 (studio/engine_runs.py), well
 # inside gunicorn's own timeout (gunicorn.conf.py), so no request holds a worker.
 STUDIO_ENGINE_DEADLINE_SECONDS = float(os.environ.get("STUDIO_ENGINE_DEADLINE_SECONDS", "5"))
+
+# Django's caches: local memory in each process by default; CACHE_URL or REDIS_URL (redis://...) shares them through
+# Redis (studio/cache_settings.py). The `results` alias keeps engine results (studio/result_cache.py), each at most
+# STUDIO_RESULT_CACHE_MAX_BYTES of pickle.
+CACHES = caches_setting(os.environ)
+STUDIO_RESULT_CACHE_MAX_BYTES = int(os.environ.get("STUDIO_RESULT_CACHE_MAX_BYTES", str(8 * 1024 * 1024)))
 
 # The server process's collector thresholds (studio/collector.py); "off" leaves the interpreter's own.
 STUDIO_GC_THRESHOLD = parse_threshold(os.environ.get("STUDIO_GC_THRESHOLD"))

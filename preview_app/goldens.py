@@ -30,7 +30,6 @@ from preview_app.json_diff import PartDiff, documents_equal, full_diff, part_dif
 from preview_app.models import GoldenSnapshot
 from preview_app.previews import session_request, strategy_document
 from strategies_app.models import StrategyRevision
-from strategies_app.session_previews import kept_assemble
 from studio.engine_runs import assemble
 
 
@@ -160,13 +159,12 @@ def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[s
     return full_diff(approved, fresh, labels)
 
 
-def _run(golden: GoldenSnapshot, revision: StrategyRevision, *, keep: bool = False) -> dict[str, Any]:
-    """The fresh result JSON of the golden's session with `revision`; `keep`: the result is kept for the next
-    request that asks the same (the latest-revision fragment after the goldens page)."""
+def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
+    """The fresh result JSON of the golden's session with `revision` (a run asked before, e.g. the latest-revision
+    fragment after the goldens page, is read from the studio's result cache)."""
     document = strategy_document(golden.revision.strategy, revision.document)
-    run = kept_assemble if keep else assemble
     try:
-        return run(session_request(golden.session, document)).model_dump(mode="json")
+        return assemble(session_request(golden.session, document)).model_dump(mode="json")
     except AssemblyError as error:
         return error.to_json()
 
@@ -179,8 +177,7 @@ def golden_status(golden: GoldenSnapshot, latest: StrategyRevision | None = None
     already has it."""
     latest = latest or golden.revision.strategy.revisions.first() or golden.revision
     newer = latest if latest.pk != golden.revision_id else None
-    # kept only when a newer revision's check will compare against it (its fragment, loaded after the page)
-    approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision, keep=newer is not None))
+    approved = RevisionCheck(golden.revision, golden.result, _run(golden, golden.revision))
     status = GoldenStatus(golden, approved, newer)
     if newer is not None and check_latest:
         status.latest = RevisionCheck(newer, approved.fresh, _run(golden, newer),

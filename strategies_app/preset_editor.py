@@ -29,8 +29,9 @@ from strategies_app.edit_effects import EditEffect, edit_effect
 from strategies_app.models import Preset, PromptEntry, Strategy
 from strategies_app.presenters import strategy_name
 from strategies_app.resource_twins import distinct_name
-from strategies_app.session_previews import kept_assemble, session_previews
+from strategies_app.session_previews import session_previews
 from strategies_app.sillytavern import PRESET_REVISION_KEY, preset_model
+from studio.engine_runs import assemble
 from studio.errors import invalid
 from studio.input_boundary import is_row_id
 
@@ -161,8 +162,8 @@ def preset_effect(preset: Preset, before: Preset, session) -> tuple[EditEffect |
     base = session_previews().request(strategy, document, session)
 
     def run(row: Preset):
-        return kept_assemble({**base, "resources": {**base.get("resources", {}),
-                                                    "preset": preset_model(row, row.entries.all())}})
+        return assemble({**base, "resources": {**base.get("resources", {}),
+                                               "preset": preset_model(row, row.entries.all())}})
     try:
         return edit_effect("preset", run(before), run(preset), None), None
     except CodedError as refusal:

@@ -5,11 +5,9 @@ preview, its session picker and the apply panel work without strategies_app impo
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Protocol
 
-from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 
 from assembly import AssemblyError, AssemblyResult
@@ -64,34 +62,12 @@ def session_previews() -> SessionPreviews:
     return _provider
 
 
-# A result is kept for the next request that asks for the same engine request (the editor write after the page
-# that showed it, a golden's latest-revision line after the goldens page): its key is a hash of the whole request, so any change to the draft, the session (its events,
-# settings, resources), the model or the generation is a miss, never a stale answer.
-RESULT_CACHE_SECONDS = 15 * 60
-
-
-def request_key(request: dict[str, Any]) -> str:
-    text = json.dumps(request, ensure_ascii=False, sort_keys=True, default=str)  # jsonb (PostgreSQL) reorders keys
-    return "engine-result:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def kept_assemble(request: dict[str, Any]) -> AssemblyResult:
-    """The engine's result of `request`, kept for the next request that asks the same; a refusal raises and is not
-    kept (the next request asks the engine again)."""
-    key = request_key(request)
-    kept = cache.get(key)
-    if isinstance(kept, AssemblyResult):
-        return kept
-    result = assemble(request)
-    cache.set(key, result, RESULT_CACHE_SECONDS)
-    return result
-
-
 class DraftPreviews:
     """The engine runs of one editor request, one per draft, on `session`'s request (read once). A write checks the
     stored draft (its locks, a block move's blocks) and the page after it shows the new one; a run is shared wherever
-    both look at the same draft (a refused write, the checked block move), and a result is kept in Django's cache
-    for the next request: the draft before a write is the one the page showed, so a write runs the engine once.
+    both look at the same draft (a refused write, the checked block move), and the studio's result cache
+    (studio/result_cache.py) answers a request asked before: the draft before a write is the one the page showed, so
+    a write runs the engine once.
     `model` (a catalogue name) counts the request with its tokenizer and framing against its window, as the preview
     page's model picker does."""
 
@@ -124,7 +100,7 @@ class DraftPreviews:
     @staticmethod
     def _assembled(request: dict[str, Any]) -> AssemblyResult | AssemblyError:
         try:
-            return kept_assemble(request)
+            return assemble(request)
         except AssemblyError as error:
             return error
 

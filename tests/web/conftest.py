@@ -7,7 +7,7 @@ import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.cache import cache
+from django.core.cache import caches
 from django.test import Client
 from django.utils import translation
 
@@ -22,8 +22,9 @@ ROLES = ("qa", "designer", "admin")
 
 @pytest.fixture(autouse=True)
 def no_kept_results():
-    """The editor keeps engine results in Django's cache; a test starts without an earlier test's."""
-    cache.clear()
+    """Engine results are kept in Django's cache (studio/result_cache.py); a test starts without an earlier test's."""
+    for cache in caches.all(initialized_only=True):
+        cache.clear()
 
 
 @pytest.fixture(autouse=True)

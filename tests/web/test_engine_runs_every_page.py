@@ -5,11 +5,11 @@ the page it came from, and the JSON reads run it once. Counted with `runs` (ever
 import re
 
 import pytest
-from django.core.cache import cache
 
 from preview_app.models import GoldenSnapshot
 from strategies_app import services as strategy_services
 from strategies_app.models import Strategy
+from studio.result_cache import results_cache
 from tests.web.conftest import client_for, with_loaded_fragments
 from tests.web.test_editor import HTMX, editor  # noqa: F401
 from tests.web.test_engine_runs_per_page import runs  # noqa: F401
@@ -83,7 +83,7 @@ def test_the_golden_api_runs_once_and_twice_with_a_newer_revision_it_reports(wor
     assert (row["status"], row["latest_revision"], row["latest_changes"]) == ("matches", None, False)
     assert len(runs) == 1
     newer = _new_revision(world, users)
-    cache.clear()  # not the approved run the first answer kept
+    results_cache().clear()  # not the approved run the first answer kept
     runs.clear()
     row = client.get(f"/api/goldens/{golden.pk}").json()
     # the answer says whether the newer revision changes it (`latest_changes`): that is a run of its own
@@ -91,7 +91,7 @@ def test_the_golden_api_runs_once_and_twice_with_a_newer_revision_it_reports(wor
     assert len(runs) == 2
     runs.clear()
     assert client.get(f"/api/goldens/{golden.pk}").json() == row
-    assert len(runs) == 1  # the approved run is kept by its request (the newer one's check needs it), not the newer
+    assert len(runs) == 0  # both runs are kept by their requests (studio/result_cache.py)
 
 
 def test_the_goldens_check_command_runs_the_approved_revision_only(world, users, runs):  # noqa: F811
@@ -105,13 +105,13 @@ def test_the_goldens_check_command_runs_the_approved_revision_only(world, users,
     assert len(runs) == GoldenSnapshot.objects.count() == 1
 
 
-def test_the_json_preview_api_and_the_assemble_api_run_once(world, users, runs):  # noqa: F811
+def test_the_json_preview_api_runs_once_its_variant_reads_the_kept_result_and_the_assemble_api_runs_once(world, users, runs):  # noqa: F811
     client = client_for(users["qa"])
     body = client.get(f"/api/sessions/{world['session'].pk}/preview").json()
     assert body["ok"] is True and len(runs) == 1
     runs.clear()
     assert client.get(f"/api/sessions/{world['session'].pk}/preview?texts=0").json()["ok"] is True
-    assert len(runs) == 1
+    assert len(runs) == 0  # the same engine request: the result kept by the first answer
     runs.clear()
     request = {"strategy": "builtin-st", "host": {"core_available": True},
                "conversation": {"history": [{"role": "user", "content": "Hi"}]}}
@@ -119,14 +119,14 @@ def test_the_json_preview_api_and_the_assemble_api_run_once(world, users, runs):
     assert answer.status_code == 200 and answer.json()["ok"] is True and len(runs) == 1
 
 
-def test_the_preview_page_of_a_revision_and_its_export_run_once_each(world, users, runs):  # noqa: F811
+def test_the_preview_page_of_a_revision_runs_once_and_its_export_reads_the_kept_result(world, users, runs):  # noqa: F811
     client = client_for(users["qa"])
     query = f"?strategy={world['own'].slug}&revision={world['revision'].revision}"
     assert client.get(f"/sessions/{world['session'].pk}/preview/{query}").status_code == 200
     assert len(runs) == 1
     runs.clear()
     assert client.get(f"/sessions/{world['session'].pk}/preview/result.json{query}").status_code == 200
-    assert len(runs) == 1
+    assert len(runs) == 0  # the page's engine request: the result it kept
 
 
 def test_comparing_a_strategy_with_itself_runs_once(world, users, runs):  # noqa: F811

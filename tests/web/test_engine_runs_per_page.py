@@ -11,6 +11,7 @@ import assembly.api
 from preview_app import services as session_services
 from strategies_app import services as strategy_services
 from strategies_app.models import Strategy
+from studio.result_cache import results_cache
 from tests.web.conftest import client_for
 from tests.web.test_editor import HTMX, editor  # noqa: F401
 
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def runs(monkeypatch):
-    """The engine requests assembled since the fixture started (a list of their request dicts)."""
+    """The engine requests assembled since the fixture started (a list of their request dicts), from an empty
+    result cache (the world's set-up ran the engine on some of the same requests)."""
+    results_cache().clear()
     seen: list[dict] = []
     engine = assembly.api.assemble
     get_resolver().url_patterns  # noqa: B018 - imports every view module, so their `assemble` can be counted

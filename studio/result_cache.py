@@ -1,0 +1,123 @@
+"""Engine results kept at the studio's boundary, in Django's cache framework (the `results` alias of CACHES).
+
+An engine run is a pure function of its request and of the engine's code: no clock, no randomness but the request's
+own seed, no state an earlier run left. So a result is kept under a digest of the request's whole content and of the
+engine's version, and a lookup can only find the answer that running the engine again would give:
+
+- every row the request is built from (the strategy's draft or revision, the preset and its prompts, the card, the
+  persona, the world books and their entries, the regex scripts, the text templates, the session's history, input,
+  options, seed and settings) is in the request, so an edit of any of them is another key; nothing depends on an
+  object's identity or on a row's update time (the resource rows have none, and a history written with `bulk_create`
+  or `update()` leaves the session's own untouched);
+- the engine's version (`engine_version`) is a digest of every file of `assembly/` and the versions of the libraries
+  whose behaviour or pickles a result depends on, so a deploy that changes the engine never reads an older result,
+  even from a Redis cache shared across deploys.
+
+Only a result is kept: a refusal, a failure or a run stopped at its deadline raises and is asked again next time. A
+result is kept as its pickle and read back as a new object, so no caller can change another's (the pages shape the
+result they are handed; nothing has to promise not to). A pickle larger than `STUDIO_RESULT_CACHE_MAX_BYTES` is not
+kept (a 5,000-message result is about 3 MB): the local-memory backend holds at most its MAX_ENTRIES of them per
+process. A request that cannot be pickled is run without the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import pickle
+import sys
+import threading
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import caches
+
+from assembly import AssemblyResult
+
+logger = logging.getLogger(__name__)
+
+ALIAS = "results"
+ENGINE = Path(__file__).resolve().parent.parent / "assembly"
+# the libraries an engine result's content or its pickle depends on, beside the engine's own files
+LIBRARIES = ("pydantic", "pydantic-core", "tiktoken", "tokenizers", "sentencepiece", "regex", "pyahocorasick")
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+_version: dict[str, str] = {}
+_version_guard = threading.Lock()
+
+
+def _library_version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def engine_version() -> str:
+    """A digest of the engine's source files (every file under `assembly/`, by path and content), the Python
+    version and the LIBRARIES' versions; computed once per process."""
+    with _version_guard:
+        if "digest" not in _version:
+            digest = hashlib.sha256(f"python {sys.version_info[:3]}".encode())
+            for name in LIBRARIES:
+                digest.update(f"\0{name} {_library_version(name)}".encode())
+            for path in sorted(p for p in ENGINE.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+                digest.update(b"\0" + path.relative_to(ENGINE).as_posix().encode() + b"\0")
+                digest.update(path.read_bytes())
+            _version["digest"] = digest.hexdigest()[:20]
+        return _version["digest"]
+
+
+def request_key(request: Any) -> str | None:
+    """The cache key of an engine request: its content's digest (a pickle: equal bytes are equal content; equal
+    content pickled differently is a miss, never a wrong answer) under the engine's version; None when the request
+    cannot be pickled."""
+    try:
+        content = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an object pickle does not take: run without the cache
+        return None
+    return f"engine-result:{engine_version()}:{hashlib.sha256(content).hexdigest()}"
+
+
+def max_bytes() -> int:
+    return int(getattr(settings, "STUDIO_RESULT_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES))
+
+
+def results_cache():
+    return caches[ALIAS]
+
+
+def kept_result(key: str) -> AssemblyResult | None:
+    """The result kept under `key`, as a new object; None when there is none (or it cannot be read)."""
+    try:
+        kept = results_cache().get(key)
+        result = pickle.loads(kept) if isinstance(kept, bytes) else None
+    except Exception:  # an unreachable Redis, a pickle from another engine: the engine answers instead
+        logger.warning("engine result cache: could not read %s", key, exc_info=True)
+        return None
+    return result if isinstance(result, AssemblyResult) else None
+
+
+def keep_result(key: str, result: AssemblyResult) -> None:
+    try:
+        content = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(content) <= max_bytes():
+            results_cache().set(key, content)
+    except Exception:  # an unreachable Redis: the answer stands, only not kept
+        logger.warning("engine result cache: could not keep %s", key, exc_info=True)
+
+
+def through_cache(request: Any, run: Callable[[], AssemblyResult]) -> AssemblyResult:
+    """The result of `request`: the kept one when the same request was answered by this engine version before,
+    otherwise `run()`'s, kept for the next one (a refusal or a failure raises and is not kept)."""
+    key = request_key(request)
+    if key is None:
+        return run()
+    found = kept_result(key)
+    if found is not None:
+        return found
+    result = run()
+    keep_result(key, result)
+    return result
