@@ -22,3 +22,13 @@ limit_request_fields = 100
 keepalive = 2
 accesslog = "-"
 errorlog = "-"
+
+
+def post_worker_init(worker):
+    """Each worker loads the views, the engine with its default tokenizer and the templates before it takes a request
+    (studio/warm_up.py): the first preview after a start or a recycle does not pay for them. STUDIO_WARM_UP=0 skips
+    it (the first request loads them)."""
+    if os.environ.get("STUDIO_WARM_UP", "1") != "0":
+        from studio.warm_up import warm_up
+
+        warm_up()

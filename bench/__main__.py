@@ -11,7 +11,7 @@ import traceback
 
 # In the order they print. A new section is a module with TITLE and run() -> list[Table], listed here.
 SECTIONS = ("bench.users", "bench.placement", "bench.tokens", "bench.assemble", "bench.peers", "bench.web",
-            "bench.patterns", "bench.stall")
+            "bench.patterns", "bench.stall", "bench.server_start")
 
 
 def main(argv: list[str]) -> int:

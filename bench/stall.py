@@ -67,9 +67,11 @@ def _world() -> dict:
     return {"session": session.pk}
 
 
-def _start(db_path: Path, port: int) -> subprocess.Popen:
+def _start(db_path: Path, port: int, **settings: str) -> subprocess.Popen:
+    """gunicorn with the project's gunicorn.conf.py on `port`, answering; `settings`: more environment variables
+    (GUNICORN_WORKERS, ...)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL", "GUNICORN_"))}
-    env.update(DATABASE_URL=f"sqlite:///{db_path}", DJANGO_DEBUG="0", GUNICORN_BIND=f"127.0.0.1:{port}")
+    env.update(DATABASE_URL=f"sqlite:///{db_path}", DJANGO_DEBUG="0", GUNICORN_BIND=f"127.0.0.1:{port}", **settings)
     server = subprocess.Popen([str(GUNICORN), "-c", "gunicorn.conf.py", "config.wsgi:application"], cwd=REPO,
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
