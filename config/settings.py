@@ -49,7 +49,7 @@ STUDIO_ENGINE_DEADLINE_SECONDS = float(os.environ.get("STUDIO_ENGINE_DEADLINE_SE
 # Redis (studio/cache_settings.py). The `results` alias keeps engine results (studio/result_cache.py), each at most
 # STUDIO_RESULT_CACHE_MAX_BYTES of pickle.
 CACHES = caches_setting(os.environ)
-STUDIO_RESULT_CACHE_MAX_BYTES = int(os.environ.get("STUDIO_RESULT_CACHE_MAX_BYTES", str(8 * 1024 * 1024)))
+STUDIO_RESULT_CACHE_MAX_BYTES = int(os.environ.get("STUDIO_RESULT_CACHE_MAX_BYTES", str(4 * 1024 * 1024)))
 
 # The server process's collector thresholds (studio/collector.py); "off" leaves the interpreter's own.
 STUDIO_GC_THRESHOLD = parse_threshold(os.environ.get("STUDIO_GC_THRESHOLD"))

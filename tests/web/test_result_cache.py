@@ -204,3 +204,11 @@ def test_the_engine_version_follows_the_engine_files(tmp_path, monkeypatch):
     (tmp_path / "api.py").write_text("two")
     monkeypatch.setattr(result_cache, "_version", {})
     assert result_cache.engine_version() != first
+
+
+def test_with_the_dummy_backend_every_request_runs_the_engine(world, engine_runs, settings, monkeypatch):
+    settings.CACHES = {**settings.CACHES, "results": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    monkeypatch.setattr(result_cache, "request_key", lambda request: pytest.fail("a request digested"))
+    request = {"strategy": "builtin-st", "host": {"core_available": True},
+               "conversation": {"input": [{"id": "u", "role": "user", "content": "Hello"}]}}
+    assert assemble(request) == assemble(request) and len(engine_runs) == 2
