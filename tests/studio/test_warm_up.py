@@ -6,11 +6,19 @@ import runpy
 from pathlib import Path
 
 import pytest
+from django.urls import get_resolver
 
 import assembly.api
 from studio import warm_up as warming
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def views_imported():
+    """The views import the engine's `assemble` before a test wraps it (a module that imported the wrapper would keep
+    it after the test)."""
+    get_resolver().url_patterns  # noqa: B018
 
 
 def test_the_warm_up_runs_the_engine_once_and_compiles_every_project_template(monkeypatch, caplog):

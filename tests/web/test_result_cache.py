@@ -6,6 +6,7 @@ so a stale answer would show."""
 import json
 
 import pytest
+from django.urls import get_resolver
 
 import assembly.api
 from assembly import AssemblyError
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def engine_runs(monkeypatch):
     """The requests the engine itself ran, from an empty result cache (the world's set-up ran some of them)."""
+    get_resolver().url_patterns  # noqa: B018 - the views import the engine's `assemble` before it is wrapped here
     result_cache.results_cache().clear()
     seen: list = []
     real = assembly.api.assemble
