@@ -8,7 +8,10 @@ engine's version, and a lookup can only find the answer that running the engine 
   persona, the world books and their entries, the regex scripts, the text templates, the session's history, input,
   options, seed and settings) is in the request, so an edit of any of them is another key; nothing depends on an
   object's identity or on a row's update time (the resource rows have none, and a history written with `bulk_create`
-  or `update()` leaves the session's own untouched);
+  or `update()` leaves the session's own untouched). The content is written as canonical JSON: keys sorted (jsonb
+  hands a row back with its keys in another order), each engine model with its class, its values, the fields it was
+  given and its private values. A tuple and a list, or an int key and its string, write alike: the engine reads both
+  into the same typed values;
 - the engine's version (`engine_version`) is a digest of every file of `assembly/` and the versions of the libraries
   whose behaviour or pickles a result depends on, so a deploy that changes the engine never reads an older result,
   even from a Redis cache shared across deploys.
@@ -17,16 +20,22 @@ Only a result is kept: a refusal, a failure or a run stopped at its deadline rai
 result is kept as its pickle and read back as a new object, so no caller can change another's (the pages shape the
 result they are handed; nothing has to promise not to). A pickle larger than `STUDIO_RESULT_CACHE_MAX_BYTES` is not
 kept (a 5,000-message result is about 3 MB): the local-memory backend holds at most its MAX_ENTRIES of them per
-process. A request that cannot be pickled is run without the cache.
+process. A request holding a value the key cannot name runs without the cache.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
+import enum
 import hashlib
+import json
 import logging
 import pickle
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -35,6 +44,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.dummy import DummyCache
+from pydantic import BaseModel
 
 from assembly import AssemblyResult
 
@@ -71,15 +81,45 @@ def engine_version() -> str:
         return _version["digest"]
 
 
+def _content(value: Any) -> Any:
+    """What the JSON encoder cannot write itself, as JSON that names its type: a pydantic model (its class, fields,
+    which fields were given, extra and private values), a dataclass, a set (sorted), bytes, a date or a number type;
+    anything else cannot be keyed (TypeError)."""
+    if isinstance(value, BaseModel):
+        return {"<model>": _type_name(value), "fields": value.__dict__, "given": sorted(value.model_fields_set),
+                "extra": value.__pydantic_extra__, "private": value.__pydantic_private__}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"<dataclass>": _type_name(value),
+                "fields": {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}}
+    if isinstance(value, (set, frozenset)):
+        return {"<set>": sorted(_canonical(item) for item in value)}
+    if isinstance(value, bytes):
+        return {"<bytes>": value.hex()}
+    if isinstance(value, (datetime.date, datetime.time, decimal.Decimal, uuid.UUID)):
+        return {"<value>": _type_name(value), "text": str(value)}
+    if isinstance(value, enum.Enum):
+        return {"<enum>": _type_name(value), "value": value.value}
+    raise TypeError(f"{_type_name(value)} cannot be keyed")
+
+
+def _type_name(value: Any) -> str:
+    return f"{type(value).__module__}.{type(value).__qualname__}"
+
+
+def _canonical(request: Any) -> str:
+    # keys sorted: a JSON row read back from PostgreSQL (jsonb) has its keys in another order, the same content
+    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_content)
+
+
 def request_key(request: Any) -> str | None:
-    """The cache key of an engine request: its content's digest (a pickle: equal bytes are equal content; equal
-    content pickled differently is a miss, never a wrong answer) under the engine's version; None when the request
-    cannot be pickled."""
+    """The cache key of an engine request: a digest of its content as canonical JSON (keys sorted, models and other
+    values named by their type) under the engine's version; None when a value cannot be keyed (the request runs
+    without the cache)."""
     try:
-        content = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # an object pickle does not take: run without the cache
+        content = _canonical(request)
+    except (TypeError, ValueError, RecursionError):  # an unknown value, keys that do not sort, a cycle
         return None
-    return f"engine-result:{engine_version()}:{hashlib.sha256(content).hexdigest()}"
+    return f"engine-result:{engine_version()}:{hashlib.sha256(content.encode()).hexdigest()}"
 
 
 def max_bytes() -> int:

@@ -214,3 +214,18 @@ def test_with_the_dummy_backend_every_request_runs_the_engine(world, engine_runs
     request = {"strategy": "builtin-st", "host": {"core_available": True},
                "conversation": {"input": [{"id": "u", "role": "user", "content": "Hello"}]}}
     assert assemble(request) == assemble(request) and len(engine_runs) == 2
+
+
+def test_a_session_request_is_keyed_and_its_keys_order_does_not_matter(world):
+    from preview_app.previews import chosen_document, session_request
+
+    session = Session.objects.get(pk=world["session"].pk)
+    request = session_request(session, chosen_document(session, None, None))
+    key = result_cache.request_key(request)
+    assert key is not None  # the resources are engine models: each is written with its type and values
+    reordered = json.loads(json.dumps(request["strategy"]), object_pairs_hook=lambda pairs: dict(reversed(pairs)))
+    assert result_cache.request_key({**request, "strategy": reordered}) == key  # as jsonb hands it back
+    preset = request["resources"]["preset"]
+    edited = preset.model_copy(update={"prompts": preset.prompts[:-1]})
+    assert result_cache.request_key({**request, "resources": {**request["resources"], "preset": edited}}) != key
+    assert result_cache.request_key({**request, "unknown": object()}) is None  # not keyed: runs uncached
