@@ -8,10 +8,10 @@ engine's version, and a lookup can only find the answer that running the engine 
   persona, the world books and their entries, the regex scripts, the text templates, the session's history, input,
   options, seed and settings) is in the request, so an edit of any of them is another key; nothing depends on an
   object's identity or on a row's update time (the resource rows have none, and a history written with `bulk_create`
-  or `update()` leaves the session's own untouched). The content is written as canonical JSON: keys sorted (jsonb
-  hands a row back with its keys in another order), each engine model with its class, its values, the fields it was
-  given and its private values. A tuple and a list, or an int key and its string, write alike: the engine reads both
-  into the same typed values;
+  or `update()` leaves the session's own untouched). The content is written as JSON in its own order (the strategy
+  document's keys sorted, see `_canonical`), each engine model with its class, its values, the fields it was given
+  and its private values. A tuple and a list, or an int key and its string, write alike: the engine reads both into
+  the same typed values;
 - the engine's version (`engine_version`) is a digest of every file of `assembly/` and the versions of the libraries
   whose behaviour or pickles a result depends on, so a deploy that changes the engine never reads an older result,
   even from a Redis cache shared across deploys.
@@ -106,15 +106,25 @@ def _type_name(value: Any) -> str:
     return f"{type(value).__module__}.{type(value).__qualname__}"
 
 
+def _json(value: Any, *, sort_keys: bool = False) -> str:
+    return json.dumps(value, sort_keys=sort_keys, ensure_ascii=False, separators=(",", ":"), default=_content)
+
+
 def _canonical(request: Any) -> str:
-    # keys sorted: a JSON row read back from PostgreSQL (jsonb) has its keys in another order, the same content
-    return json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_content)
+    """The request as JSON, its keys in their order (a world book's entries given as an object are read in that
+    order), but the strategy document's sorted: the engine normalizes a strategy into a new document of a fixed shape
+    (strategy.normalize_strategy), and PostgreSQL's jsonb hands a stored draft back with its keys in another order
+    than the editor wrote them."""
+    if isinstance(request, dict) and isinstance(request.get("strategy"), dict):
+        rest = {key: value for key, value in request.items() if key != "strategy"}
+        return _json(rest) + "\0" + _json(request["strategy"], sort_keys=True)  # JSON writes no raw NUL itself
+    return _json(request)
 
 
 def request_key(request: Any) -> str | None:
-    """The cache key of an engine request: a digest of its content as canonical JSON (keys sorted, models and other
-    values named by their type) under the engine's version; None when a value cannot be keyed (the request runs
-    without the cache)."""
+    """The cache key of an engine request: a digest of its content as JSON (`_canonical`; models and other values
+    named by their type) under the engine's version; None when a value cannot be keyed (the request runs without
+    the cache)."""
     try:
         content = _canonical(request)
     except (TypeError, ValueError, RecursionError):  # an unknown value, keys that do not sort, a cycle

@@ -229,3 +229,18 @@ def test_a_session_request_is_keyed_and_its_keys_order_does_not_matter(world):
     edited = preset.model_copy(update={"prompts": preset.prompts[:-1]})
     assert result_cache.request_key({**request, "resources": {**request["resources"], "preset": edited}}) != key
     assert result_cache.request_key({**request, "unknown": object()}) is None  # not keyed: runs uncached
+
+
+def test_a_world_book_given_in_another_entry_order_is_another_key():
+    """A world book's entries given as an object are read in their order (the tie-break of equal `order`): the
+    key keeps it, while a strategy document's key order (normalized by the engine) does not count."""
+    def request(uids, strategy):
+        return {"strategy": strategy, "resources": {"worldbook": {"entries": {
+            uid: {"uid": int(uid), "key": ["gate"], "content": f"entry {uid}", "order": 100} for uid in uids}}}}
+
+    strategy = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "S", "rules": []}
+    flipped = dict(reversed(strategy.items()))
+    assert result_cache.request_key(request(["1", "2"], strategy)) != result_cache.request_key(
+        request(["2", "1"], strategy))
+    assert result_cache.request_key(request(["1", "2"], strategy)) == result_cache.request_key(
+        request(["1", "2"], flipped))
