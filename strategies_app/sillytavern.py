@@ -33,6 +33,7 @@ from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 from strategies_app.text_templates import template_document
 from studio import input_boundary
 from studio.http import file_content
+from studio.result_cache import kept_import
 
 MAX_NAME_CHARS = 200
 
@@ -158,8 +159,8 @@ def _preset_file(preset_row, entries) -> dict[str, Any]:
 
 
 def preset_model(preset_row, entries) -> Preset:
-    """Preset row and its PromptEntry rows -> the engine's Preset."""
-    return import_preset(_preset_file(preset_row, entries))
+    """Preset row and its PromptEntry rows -> the engine's Preset (read once per content: studio/result_cache.py)."""
+    return kept_import(import_preset, _preset_file(preset_row, entries))
 
 
 def preset_document(preset_row, entries) -> dict[str, Any]:
@@ -196,8 +197,8 @@ def character_model(row) -> Character:
     top = top if isinstance(top, dict) else {}
     data = {**fields, **{column: getattr(row, column) for column in CHARACTER_COLUMNS}}
     spec = "chara_card_v3" if top.get("spec") == "chara_card_v3" else "chara_card_v2"
-    return import_character({**top, "spec": spec, "spec_version": "3.0" if spec.endswith("v3") else "2.0",
-                             "data": data})
+    return kept_import(import_character, {**top, "spec": spec, "spec_version": "3.0" if spec.endswith("v3") else "2.0",
+                                          "data": data})
 
 
 def character_document(row) -> dict[str, Any]:
@@ -270,7 +271,7 @@ def worldbook_model(book_row, entries) -> WorldBook:
         uid = entry.entry_fields.get("uid", index)
         native[str(uid)] = {**entry.entry_fields, "comment": entry.comment, "content": entry.content,
                             "disable": not entry.enabled}
-    return import_worldbook({**book_row.settings, "entries": native})
+    return kept_import(import_worldbook, {**book_row.settings, "entries": native})
 
 
 def worldbook_document(book_row, entries) -> dict[str, Any]:

@@ -39,7 +39,7 @@ import uuid
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import caches
@@ -49,8 +49,10 @@ from pydantic import BaseModel
 from assembly import AssemblyResult
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ALIAS = "results"
+RESOURCES_ALIAS = "resources"
 ENGINE = Path(__file__).resolve().parent.parent / "assembly"
 # the libraries an engine result's content or its pickle depends on, beside the engine's own files
 LIBRARIES = ("pydantic", "pydantic-core", "tiktoken", "tokenizers", "sentencepiece", "regex", "pyahocorasick")
@@ -175,3 +177,31 @@ def through_cache(request: Any, run: Callable[[], AssemblyResult]) -> AssemblyRe
     result = run()
     keep_result(key, result)
     return result
+
+
+def kept_import(read: Callable[[Any], T], document: Any) -> T:
+    """`read(document)`: an engine reader (a pure function of the document, e.g. `import_worldbook`) of a resource
+    document built from rows, kept in the `resources` cache by the document's content (in its own key order) and the
+    engine's version, so a preview reads a stored world book, preset or card once, not at every request. Read back as
+    a new object; a refusal raises and is not kept."""
+    cache = caches[RESOURCES_ALIAS]
+    if isinstance(cache, DummyCache):
+        return read(document)
+    try:
+        content = _json(document)
+    except (TypeError, ValueError, RecursionError):
+        return read(document)
+    key = (f"engine-resource:{engine_version()}:{read.__module__}.{read.__qualname__}:"
+           f"{hashlib.sha256(content.encode()).hexdigest()}")
+    try:
+        kept = cache.get(key)
+        if isinstance(kept, bytes):
+            return pickle.loads(kept)
+    except Exception:  # an unreachable Redis, an unreadable pickle: read the document instead
+        logger.warning("engine resource cache: could not read %s", key, exc_info=True)
+    value = read(document)
+    try:
+        cache.set(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:
+        logger.warning("engine resource cache: could not keep %s", key, exc_info=True)
+    return value

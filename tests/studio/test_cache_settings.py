@@ -17,21 +17,22 @@ LOCAL = "django.core.cache.backends.locmem.LocMemCache"
 REDIS = "django.core.cache.backends.redis.RedisCache"
 
 
-def test_without_a_cache_url_both_caches_are_local_memory_and_the_results_bounded():
+def test_without_a_cache_url_every_cache_is_local_memory_and_the_results_bounded():
     caches = caches_setting({})
-    assert {alias: c["BACKEND"] for alias, c in caches.items()} == {"default": LOCAL, "results": LOCAL}
-    assert caches["default"]["LOCATION"] != caches["results"]["LOCATION"]
+    assert {alias: c["BACKEND"] for alias, c in caches.items()} == {"default": LOCAL, "results": LOCAL,
+                                                                   "resources": LOCAL}
+    assert len({c["LOCATION"] for c in caches.values()}) == 3
     assert caches["results"]["OPTIONS"]["MAX_ENTRIES"] == RESULT_CACHE_ENTRIES
     assert caches_setting({"CACHE_URL": "locmem://"}) == caches
 
 
 @pytest.mark.parametrize("variable", ["CACHE_URL", "REDIS_URL"])
-def test_a_redis_url_selects_djangos_redis_backend_for_both_caches(variable):
+def test_a_redis_url_selects_djangos_redis_backend_for_every_cache(variable):
     url = "redis://cache.internal:6379/2"
     caches = caches_setting({variable: url}, redis_installed=True)
     assert {alias: (c["BACKEND"], c["LOCATION"]) for alias, c in caches.items()} == {
-        "default": (REDIS, url), "results": (REDIS, url)}
-    assert caches["default"]["KEY_PREFIX"] != caches["results"]["KEY_PREFIX"]  # one server, two key spaces
+        "default": (REDIS, url), "results": (REDIS, url), "resources": (REDIS, url)}
+    assert len({c["KEY_PREFIX"] for c in caches.values()}) == 3  # one server, a key space each
 
 
 def test_cache_url_comes_before_redis_url():

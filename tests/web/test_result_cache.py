@@ -244,3 +244,21 @@ def test_a_world_book_given_in_another_entry_order_is_another_key():
         request(["2", "1"], strategy))
     assert result_cache.request_key(request(["1", "2"], strategy)) == result_cache.request_key(
         request(["1", "2"], flipped))
+
+
+def test_a_stored_world_book_is_read_once_per_content(world, monkeypatch):
+    from assembly.sillytavern import worldbook
+    from strategies_app import sillytavern
+    from strategies_app.models import WorldBook
+
+    result_cache.caches[result_cache.RESOURCES_ALIAS].clear()
+    reads = []
+    real = worldbook.parse_worldbook
+    monkeypatch.setattr(worldbook, "parse_worldbook", lambda value, path: reads.append(path) or real(value, path))
+    book = WorldBook.objects.get(name="Tiny book")
+    first = sillytavern.worldbook_model(book, book.entries.all())
+    again = sillytavern.worldbook_model(book, book.entries.all())
+    assert len(reads) == 1 and first == again and first is not again  # a new object each time
+    WorldBookEntry.objects.filter(book=book).update(content="The gate opens at dawn.")
+    edited = sillytavern.worldbook_model(book, book.entries.all())
+    assert len(reads) == 2 and edited.entries[0].content == "The gate opens at dawn."
