@@ -142,40 +142,39 @@ def results_cache():
     return caches[ALIAS]
 
 
-def kept_result(key: str) -> AssemblyResult | None:
-    """The result kept under `key`, as a new object; None when there is none (or it cannot be read)."""
+def _kept(cache, key: str) -> Any:
+    """The value kept under `key` in `cache`, as a new object; None when there is none (or it cannot be read)."""
     try:
-        kept = results_cache().get(key)
-        result = pickle.loads(kept) if isinstance(kept, bytes) else None
+        kept = cache.get(key)
+        return pickle.loads(kept) if isinstance(kept, bytes) else None
     except Exception:  # an unreachable Redis, a pickle from another engine: the engine answers instead
-        logger.warning("engine result cache: could not read %s", key, exc_info=True)
+        logger.warning("engine cache: could not read %s", key, exc_info=True)
         return None
-    return result if isinstance(result, AssemblyResult) else None
 
 
-def keep_result(key: str, result: AssemblyResult) -> None:
+def _keep(cache, key: str, value: Any, limit: int | None = None) -> None:
+    """`value` kept under `key` as its pickle (not when the pickle is over `limit` bytes)."""
     try:
-        content = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        if len(content) <= max_bytes():
-            results_cache().set(key, content)
+        content = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if limit is None or len(content) <= limit:
+            cache.set(key, content)
     except Exception:  # an unreachable Redis: the answer stands, only not kept
-        logger.warning("engine result cache: could not keep %s", key, exc_info=True)
+        logger.warning("engine cache: could not keep %s", key, exc_info=True)
 
 
 def through_cache(request: Any, run: Callable[[], AssemblyResult]) -> AssemblyResult:
     """The result of `request`: the kept one when the same request was answered by this engine version before,
     otherwise `run()`'s, kept for the next one (a refusal or a failure raises and is not kept). With the dummy
     backend (CACHE_URL=dummy://) the request is neither digested nor its result pickled."""
-    if isinstance(results_cache(), DummyCache):
-        return run()
-    key = request_key(request)
+    cache = results_cache()
+    key = None if isinstance(cache, DummyCache) else request_key(request)
     if key is None:
         return run()
-    found = kept_result(key)
-    if found is not None:
+    found = _kept(cache, key)
+    if isinstance(found, AssemblyResult):
         return found
     result = run()
-    keep_result(key, result)
+    _keep(cache, key, result, max_bytes())
     return result
 
 
@@ -185,23 +184,17 @@ def kept_import(read: Callable[[Any], T], document: Any) -> T:
     engine's version, so a preview reads a stored world book, preset or card once, not at every request. Read back as
     a new object; a refusal raises and is not kept."""
     cache = caches[RESOURCES_ALIAS]
-    if isinstance(cache, DummyCache):
-        return read(document)
     try:
-        content = _json(document)
+        content = None if isinstance(cache, DummyCache) else _json(document)
     except (TypeError, ValueError, RecursionError):
+        content = None
+    if content is None:
         return read(document)
     key = (f"engine-resource:{engine_version()}:{read.__module__}.{read.__qualname__}:"
            f"{hashlib.sha256(content.encode()).hexdigest()}")
-    try:
-        kept = cache.get(key)
-        if isinstance(kept, bytes):
-            return pickle.loads(kept)
-    except Exception:  # an unreachable Redis, an unreadable pickle: read the document instead
-        logger.warning("engine resource cache: could not read %s", key, exc_info=True)
+    found = _kept(cache, key)
+    if found is not None:
+        return found
     value = read(document)
-    try:
-        cache.set(key, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception:
-        logger.warning("engine resource cache: could not keep %s", key, exc_info=True)
+    _keep(cache, key, value)
     return value
