@@ -27,14 +27,16 @@ from preview_app.text_preview import TextPreview, shown_stop
 from preview_app.text_views import line_diff, run_text
 from strategies_app import services as template_services
 from strategies_app.access import (
+    EDIT_STRATEGY,
     can_copy_text_templates,
     can_edit_text_template,
     resource_for_read,
+    role_refusal,
     text_template_for_edit,
 )
 from strategies_app.models import TextTemplate
 from strategies_app.text_templates import EDITABLE_FIELDS
-from studio.errors import forbidden, invalid
+from studio.errors import invalid
 
 LONG_FIELDS = ("story_string", "content", "post_history")  # texts of many lines: a taller box
 
@@ -176,7 +178,7 @@ def template_copy(request, pk):
     source = resource_for_read("template", pk)
     try:
         if not can_copy_text_templates(request.user):
-            raise forbidden(f"{request.user.get_username()} may not copy text-completion templates")
+            raise role_refusal(request.user, EDIT_STRATEGY, "copy text-completion templates")
         copy = template_services.text_template_copy(user=request.user, source=source)
     except CodedError as failure:
         return render(request, "preview/error.html", {"error": presenters.error_context(failure)},
