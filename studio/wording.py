@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
@@ -231,6 +231,11 @@ MEANINGS: dict[str, Any] = {**REFUSALS, **DIAGNOSTICS}
 # Fields of a diagnostic that are worth showing next to its meaning, in this order; the rest follow.
 _DETAIL_ORDER = ("name", "id", "from", "to", "placement", "depth", "macro", "sourceId", "ruleId", "positionId",
                  "winner", "outlet", "slotId", "missing", "position", "reason", "limit", "total", "over_by")
+
+
+def label_colon() -> str:
+    """The colon between a label and its value in the page's language: ": " in English, "：" in Chinese."""
+    return pgettext("between a label and its value", ": ")
 
 
 def known_meaning(code: str) -> str:
