@@ -66,7 +66,8 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
         return getattr(node, name, None)
 
     part_id = _e(part.id)
-    item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
+    item = [f"<strong>{_e(part.label)}</strong>" + (f"<br><code class=\"muted part-id\">{part_id}</code>"
+                                                    if part.shown_id else "")]
     if get("activation"):
         item.append(f"<div class=\"activation\" data-activation>{labels['activation']}{labels['colon']}"
                     f"{_e(part.activation_words)}</div>")

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from assembly.sillytavern.regex_changes import RegexChange
@@ -102,6 +102,9 @@ class Words:
 
     def __init__(self, sillytavern: bool = False):
         history = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+        self.sillytavern = sillytavern
+        # SillyTavern names its chat's messages by what they are; the studio's message ids are no word of its
+        self.chat = {"history": gettext("chat message"), "input": gettext("the user's input")} if sillytavern else {}
         self.history = {k: str(v) for k, v in history.items()}
         self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
         self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
@@ -133,9 +136,16 @@ class Part:
         """The item's name; conversation messages are all called "history" / "input", so their id says more."""
         if self.node is None:
             return self.id
+        if self.node.module in self.words.chat:
+            return self.words.chat[self.node.module]
         if self.node.module in ("history", "input"):
             return f"{engine_word('module', self.node.module)} {self.id.split(':', 1)[-1]}"
         return node_name(self.node.name) or self.id
+
+    @property
+    def shown_id(self) -> str:
+        """The part's id as the parts table shows it: none for a SillyTavern chat message (its label says it)."""
+        return "" if self.node is not None and self.node.module in self.words.chat else self.id
 
     @property
     def rule_differs(self) -> bool:
