@@ -88,6 +88,9 @@ EVENT_KIND_WORDS = {  # source.kind of a durable history record (assembly.host)
     "assembly-snapshot": gettext_lazy("a snapshot record"),
     "request-assembly": gettext_lazy("a log record of the strategy revision"),
 }
+# On SillyTavern work the studio's log record is a note SillyTavern would keep hidden (the session page's word)
+SILLYTAVERN_EVENT_KIND_WORDS = {"request-assembly": gettext_lazy("a studio note, hidden like SillyTavern's hidden "
+                                                                 "messages")}
 TRUST_WORDS = {
     "system": gettext_lazy("host"),
     "operator": gettext_lazy("operator (designer's resources)"),
@@ -356,10 +359,11 @@ def display(result: AssemblyResult, host_records: dict[str, str] | None = None) 
                                                     "occurrences": []})
         entry["occurrences"].append(diagnostic_details(found.details))
     events = []
+    kinds = {**EVENT_KIND_WORDS, **(SILLYTAVERN_EVENT_KIND_WORDS if result.placement == "st" else {})}
     for event in result.durable_events:
         kind = event.kind
         events.append({**event.model_dump(mode="json"), "kind": kind,
-                       "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
+                       "kind_words": str(kinds.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
     rows, world_book = Rows(result, host_records), world_book_log(result)
     if world_book is not None:

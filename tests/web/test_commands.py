@@ -194,6 +194,8 @@ def test_the_sillytavern_demo_session_speaks_sillytavern_and_shows_no_ids(client
     preview = client.get(f"/sessions/{session.pk}/preview/").content.decode()
     rows = re.sub(r"<[^>]+>", " ", preview.split('<table class="request">', 1)[1].split("</table>", 1)[0])
     assert not any(f"history {event.message_id}" in rows for event in session.events.all())
+    appended = preview.split('id="events-title"', 1)[1].split("</section>", 1)[0]
+    assert "a studio note, hidden like SillyTavern&#x27;s hidden messages" in appended
 
 
 def test_seed_demo_refuses_production(settings):
