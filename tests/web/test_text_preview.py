@@ -61,6 +61,15 @@ def test_a_small_context_lists_the_messages_left_out(users):
     assert 'data-context-window="200" data-reply-reserve="60"' in html
 
 
+def test_the_window_line_counts_the_prompt_string_not_a_chat_framing(users):
+    session = make_text_session(users["designer"], users["admin"], max_context=4096, amount_gen=512)
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/").content.decode()
+    line = re.search(r"<p class=\"small\" data-token-total>(.*?)</p>", html, re.S).group(1)
+    assert re.search(r"\d+ / 4,096 tokens in the prompt string \(text completion has no chat framing\), 512 reserved "
+                     r"for the reply", line), line
+    assert "billed by the API" not in line
+
+
 def test_the_designer_switches_a_session_to_text_and_picks_templates(world, users):
     session = world["session"]
     client = client_for(users["designer"])
