@@ -14,7 +14,15 @@ from django.utils.translation import gettext, gettext_lazy
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from assembly.sillytavern.regex_changes import RegexChange
 from preview_app.world_info_log import WorldBookView, world_book_log
-from studio.wording import diagnostic_details, engine_word, excerpt, lock_words, meaning, node_name
+from studio.wording import (
+    DECISION_WORDS,
+    diagnostic_details,
+    engine_word,
+    excerpt,
+    lock_words,
+    meaning,
+    node_name,
+)
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
@@ -70,14 +78,6 @@ DELIVERY_WORDS = {
     "pre-step": gettext_lazy("a pre-step message next to the input"),
     "request": gettext_lazy("part of the request only"),
     "snapshot": gettext_lazy("a retained snapshot"),
-}
-DECISION_WORDS = {
-    "source": gettext_lazy("its rule's place in the strategy"),
-    "preset": gettext_lazy("a slot of the preset holds it"),
-    "resource": gettext_lazy("anchored to another resource"),
-    "user": gettext_lazy("a manual position set in the strategy"),
-    "runtime": gettext_lazy("a conversation message: the host fixes its place"),
-    "resource-depth": gettext_lazy("its own depth setting inside the chat"),
 }
 EVENT_KIND_WORDS = {  # source.kind of a durable history record (assembly.host)
     "user": gettext_lazy("the user's message"),

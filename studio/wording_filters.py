@@ -54,3 +54,9 @@ def colon() -> str:
     """The colon after a label, as the page's language writes it: ": " in English, the full-width "：" (no space) in
     Chinese. Templates write `{% translate "Preview" %}{% colon %}{{ name }}`, never an ASCII colon after words."""
     return wording.label_colon()
+
+
+@register.filter
+def listed(items) -> str:
+    """`{{ names|listed }}`: the items joined as the page's language lists them (", " or "、")."""
+    return wording.list_words(items or ())
