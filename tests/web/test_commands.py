@@ -191,7 +191,7 @@ def test_the_sillytavern_demo_session_speaks_sillytavern_and_shows_no_ids(client
     assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", shown) and "strategy revision record" not in shown
     assert "Studio note" in shown and "hidden message in SillyTavern" in shown
     assert "Built with “Preset slots first (advanced)”, revision " in shown
-    assert "the studio&#x27;s hidden note of the strategy revision" in page and "what the host records" not in page
+    assert "the studio's hidden note of the strategy revision" in page and "what the host records" not in page
     preview = client.get(f"/sessions/{session.pk}/preview/").content.decode()
     rows = re.sub(r"<[^>]+>", " ", preview.split('<table class="request">', 1)[1].split("</table>", 1)[0])
     assert not any(f"history {event.message_id}" in rows for event in session.events.all())
