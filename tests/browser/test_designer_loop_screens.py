@@ -85,7 +85,7 @@ def test_the_designers_loop_in_both_languages(live_server, page, login_as, harbo
     statement.scroll_into_view_if_needed()
     freed = statement.inner_text()
 
-    # now free, the card's description moves by its form: below its personality, both with text in this session
+    # now free, the card's description moves one row down by its form, past a row with text in this session
     description = page.locator('#position-list > li[data-row-id="character#description"]')
     description.locator("button[data-move=down]").click()
     expect(statement).not_to_have_text(freed)
