@@ -38,6 +38,7 @@ class WindowView:
     exact: bool
     model: str | None
     content_total: int | None = None  # the messages' own text, without the chat format's framing (None: not known)
+    prompt_string: bool = False  # a text-completion prompt: one string, no chat framing to bill
 
 
 def _percent(part: int, whole: int) -> float:
