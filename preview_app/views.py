@@ -285,9 +285,14 @@ def preview_across(request, pk):
         "session": session,
         "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
     try:
-        context["choice"] = choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
-        request_data = _checked_request(session, choice, options)
-        context["rows"] = across_models(assemble(request_data))
+        if session.completion == "text":  # its prompt string, whatever strategy is applied (the text page's link)
+            request_data = session_request(session, "builtin-st")
+        else:
+            context["choice"] = choice = query_choice(session, request.GET.get("strategy"),
+                                                      request.GET.get("revision"))
+            request_data = _checked_request(session, choice, options)
+        result = assemble(request_data)
+        context["rows"], context["text_prompt"] = across_models(result), result.request.prompt is not None
     except CodedError as error:
         context["error"] = presenters.error_context(error)
     if request.htmx:
