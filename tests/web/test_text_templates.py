@@ -250,3 +250,16 @@ def test_a_template_stored_as_a_plain_object_is_read_as_that_object(users):
     row = TextTemplate.objects.get(pk=report["id"])
     assert row.fields == {"name": "House narrator", "content": "Narrate.", "post_history": ""}
     assert _exported(client, row)["content"] == "Narrate."
+
+
+def test_the_admin_shows_a_template_s_fields_in_the_file_s_order(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("instruct_house_llama.json"), "llama.json")
+    row = TextTemplate.objects.get(builtin=False)
+    page = client.get(f"/admin/strategies_app/texttemplate/{row.pk}/change/")
+    assert page.status_code == 200
+    shown = page.context["adminform"].form.initial["fields"]
+    assert list(shown) == list(json.loads(_raw("instruct_house_llama.json")))
+    chatml = TextTemplate.objects.get(kind="instruct", name="ChatML", builtin=True)
+    read_only = client.get(f"/admin/strategies_app/texttemplate/{chatml.pk}/change/").content.decode()
+    assert "&lt;|im_start|&gt;user" in read_only  # a built-in's fields shown read-only, as JSON
