@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import ngettext, pgettext
 
 from assembly.results import AssemblyResult
 
@@ -47,8 +47,8 @@ class VariableRow:
 
     @property
     def state_word(self) -> str:
-        return {"changed": _("changed"), "set": _("set by this generation"), "removed": _("removed"),
-                "unchanged": _("unchanged")}[self.state]
+        return {"changed": _("changed"), "set": _("set by this generation"),
+                "removed": pgettext("macro variable", "removed"), "unchanged": _("unchanged")}[self.state]
 
 
 @dataclass(frozen=True)
