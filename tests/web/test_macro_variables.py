@@ -267,3 +267,11 @@ def test_the_panel_in_chinese(users, session):
         for words in ("Macro variables", "this chat", "changed", "set by this generation", "not set"):
             assert translation.gettext(words) != words and translation.gettext(words) in panel
     assert "Macro engine:" not in panel and "variables changed" not in panel and "this chat" not in panel
+
+
+def test_variable_names_and_values_are_escaped(users, session):
+    services.session_update(session=session, current_input="{{setvar::<i>x</i>::<script>alert(1)</script>}}Hi",
+                            macro_variables={"local": {"<b>hp</b>": "<img src=x>"}, "global": {}})
+    panel = _panel(client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode())
+    assert "<script>" not in panel and "<img" not in panel and "<b>" not in panel and "<i>" not in panel
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in panel and "&lt;b&gt;hp&lt;/b&gt;" in panel
