@@ -275,3 +275,16 @@ def test_variable_names_and_values_are_escaped(users, session):
     panel = _panel(client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode())
     assert "<script>" not in panel and "<img" not in panel and "<b>" not in panel and "<i>" not in panel
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in panel and "&lt;b&gt;hp&lt;/b&gt;" in panel
+
+
+def test_a_new_session_starts_with_the_engine_and_variables_chosen(users):
+    answer = client_for(users["designer"]).post("/sessions/new/", {
+        "name": "Fresh", "strategy": "builtin-st", "core_available": "on", "system_prompt_update": "head",
+        "world_info_activation": "keywords", "macro_engine": "v2", "local_variables": '{"hp": 10}',
+        "global_variables": '{"day": "1"}'})
+    assert answer.status_code == 302
+    made = Session.objects.get(name="Fresh")
+    assert (made.macro_engine, made.global_variables, made.chat_file) == (
+        "v2", {"day": "1"}, {"metadata": {"variables": {"hp": 10}}})
+    exported = client_for(users["qa"]).get(f"/sessions/{made.pk}/chat.jsonl").content.decode().splitlines()
+    assert json.loads(exported[0])["chat_metadata"] == {"variables": {"hp": 10}}
