@@ -91,10 +91,11 @@ def generations_so_far(session: Session) -> int:
 
 
 def chat_variables(session: Session) -> dict[str, Any]:
-    """The chat's own macro variables as SillyTavern keeps them (`chat_metadata.variables`)."""
+    """The chat's own macro variables as SillyTavern keeps them (`chat_metadata.variables`); one with an empty name
+    (a chat file may hold one; no macro can name it) stays in the file and is left out here."""
     metadata = (session.chat_file or {}).get("metadata") if isinstance(session.chat_file, dict) else None
     variables = metadata.get("variables") if isinstance(metadata, dict) else None
-    return variables if isinstance(variables, dict) else {}
+    return {name: value for name, value in variables.items() if name} if isinstance(variables, dict) else {}
 
 
 def session_variables(session: Session) -> dict[str, dict[str, Any]]:

@@ -156,12 +156,14 @@ def macro_variables_checked(value: Any, field: str = "macro_variables") -> dict[
 
 def _with_chat_variables(chat_file: Any, variables: dict[str, Any]) -> dict[str, Any]:
     """`chat_file` with the chat's variables in its metadata, where SillyTavern keeps them (`chat_metadata.
-    variables`); no variables and none there before leaves the metadata as it was (an export stays as imported)."""
+    variables`); no variables and none there before leaves the metadata as it was (an export stays as imported).
+    A variable the file had with an empty name (no macro can name it, so it is never shown or sent) stays."""
     kept = dict(chat_file) if isinstance(chat_file, dict) else {}
     metadata = dict(kept.get("metadata")) if isinstance(kept.get("metadata"), dict) else {}
     if not variables and "variables" not in metadata:
         return kept
-    kept["metadata"] = {**metadata, "variables": dict(variables)}
+    before = metadata.get("variables") if isinstance(metadata.get("variables"), dict) else {}
+    kept["metadata"] = {**metadata, "variables": {**{k: v for k, v in before.items() if not k}, **variables}}
     return kept
 
 
@@ -389,13 +391,13 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
 
 
 def _chat_file_variables(value: Any) -> None:
-    """A chat file's `chat_metadata.variables`: an object of variable values with non-empty names, as the engine
-    reads them; else the file is refused naming the field (nothing stored)."""
-    path = "line 1.chat_metadata.variables"
-    try:
-        macro_variables_checked({"local": value}, path)
-    except ServiceError as error:
-        raise ImportInvalid(path, error.detail.get("expected") or "an object of variable values") from None
+    """A chat file's `chat_metadata.variables`: an object of variable values (SillyTavern reads them by name), else
+    the file is refused naming the field (nothing stored). A variable with an empty name is kept in the file but
+    never sent (no macro can name it)."""
+    if not isinstance(value, dict):
+        raise ImportInvalid("line 1.chat_metadata.variables", "an object of variable values")
+    if sum(1 for name in value if name) > MAX_MACRO_VARIABLES:
+        raise ImportInvalid("line 1.chat_metadata.variables", f"at most {MAX_MACRO_VARIABLES} variables")
 
 
 @transaction.atomic

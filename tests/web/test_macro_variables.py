@@ -288,3 +288,14 @@ def test_a_new_session_starts_with_the_engine_and_variables_chosen(users):
         "v2", {"day": "1"}, {"metadata": {"variables": {"hp": 10}}})
     exported = client_for(users["qa"]).get(f"/sessions/{made.pk}/chat.jsonl").content.decode().splitlines()
     assert json.loads(exported[0])["chat_metadata"] == {"variables": {"hp": 10}}
+
+
+def test_a_chat_variable_with_an_empty_name_is_kept_in_the_file_but_never_sent(users, session):
+    header = {**HEADER, "chat_metadata": {"variables": {"": "odd", "hp": 3}}}
+    assert _import(users["designer"], session, _chat_file(header)).status_code == 302
+    _messages, result = _sent(users["qa"], session)
+    assert result["macro_variables"]["before"]["local"] == {"hp": 3}
+    exported = client_for(users["qa"]).get(f"/sessions/{session.pk}/chat.jsonl").content.decode().splitlines()
+    assert json.loads(exported[0]) == header
+    services.session_update(session=Session.objects.get(pk=session.pk), macro_variables={"local": {"hp": 5}})
+    assert Session.objects.get(pk=session.pk).chat_file["metadata"]["variables"] == {"": "odd", "hp": 5}
