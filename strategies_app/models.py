@@ -247,8 +247,7 @@ class PendingUpload(models.Model):
 class KeyOrderJSONField(models.JSONField):
     """A JSON object whose key order survives every database: PostgreSQL's jsonb keeps no key order, so the object is
     stored as its `[key, value]` pairs in order and read back as the dict it was (an object stored as an object, as
-    the built-ins' first seeding did, is read as it is). The column is JSONField's own, so migrations see a
-    JSONField (`deconstruct`): a historical model in a migration reads the pairs as they are stored."""
+    the built-ins' first seeding did, is read as it is). The column is JSONField's own (no schema change)."""
 
     def get_prep_value(self, value):
         if isinstance(value, dict):
@@ -261,10 +260,6 @@ class KeyOrderJSONField(models.JSONField):
                                            for pair in value):
             return dict(value)
         return value
-
-    def deconstruct(self):
-        name, _path, args, kwargs = super().deconstruct()
-        return name, "django.db.models.JSONField", args, kwargs
 
 
 TEXT_TEMPLATE_KINDS = [("instruct", "instruct"), ("context", "context"), ("sysprompt", "sysprompt"),
