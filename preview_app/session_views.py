@@ -42,7 +42,7 @@ from preview_app.forms import (
     StrategyApplyForm,
 )
 from preview_app.models import Session
-from preview_app.previews import session_chat_log
+from preview_app.previews import session_chat_log, session_variables
 from preview_app.selectors import HISTORY_WINDOW, history_window, listed_sessions
 from preview_app.strategy_sessions import apply_panel
 from preview_app.views import refusals_as_pages
@@ -150,6 +150,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "composer_form": ComposerForm(initial={"content": session.current_input}) if editable else None,
         "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
+        "macro_variables": session_variables(session),
         # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
         "sillytavern_work": sillytavern,
         # text completion: the templates build the prompt, no strategy does (the strategy card gives way)

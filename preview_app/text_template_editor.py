@@ -129,6 +129,9 @@ def _page(request, template: TextTemplate, *, form=None, status: int = 200, erro
     context: dict[str, Any] = {"template": template, "form": form, "sessions": sessions, "editable": editable,
                                "can_copy": can_copy_text_templates(request.user), "error": error, "saved": saved,
                                "digest": template_services.text_template_digest(template.fields)}
+    if template.kind not in EDITABLE_FIELDS:  # a reasoning template: data the prompt does not read
+        context.update(unused=True, can_copy=False, export=reverse("api-resource-export", args=["template", template.pk]))
+        return render(request, "preview/text_template_editor.html", context, status=status)
     session = None
     try:
         session = _chosen_session(request, sessions)
