@@ -4,6 +4,8 @@ may change, all from one rule."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
+
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.access import require
 from studio.errors import forbidden, not_found
@@ -44,7 +46,8 @@ def session_for_edit(user, pk) -> Session:
     require(user, EDIT_SESSION, "edit sessions")
     session = session_for_read(pk)
     if not _owns_or_edits_any(user, session):
-        raise forbidden(f"session {pk} belongs to another user")
+        raise forbidden(_("session “%(name)s” belongs to another user: you can read it, or copy it to change your "
+                          "own") % {"name": session.name})
     return session
 
 

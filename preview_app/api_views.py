@@ -17,7 +17,7 @@ from preview_app.access import (
 from preview_app.forms import PreviewOptionsForm
 from preview_app.goldens import golden_status
 from preview_app.models import GoldenSnapshot, Session
-from preview_app.previews import generations_so_far, session_preview
+from preview_app.previews import generations_so_far, session_preview, session_variables
 from preview_app.selectors import listed_goldens, sessions_with_applied
 from strategies_app.access import require, resource_for_read, revision_for_read, strategy_for_read
 from strategies_app.presenters import named
@@ -62,6 +62,8 @@ def _session_json(session: Session) -> dict:
         "chat_lore": _resource_id(session.chat_lore),
         "regex_scripts": [r.pk for r in session.regex_scripts.all()],
         "applied": _applied(session), "chance": _chance(session),
+        # SillyTavern's macros: the engine, and the variables before the next generation (the chat's and global)
+        "macro_engine": session.macro_engine, "macro_variables": session_variables(session),
         "completion": session.completion, "instruct_template": session.instruct_template_id,
         "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
         "instruct_enabled": session.instruct_enabled, "text_settings": session.text_settings,
@@ -128,6 +130,8 @@ def sessions(request):
                                               world_info_activation=body.get("world_info_activation", "book"),
                                               card_lore=body.get("card_lore", False),
                                               greeting=body.get("greeting", False),
+                                              macro_engine=body.get("macro_engine", "legacy"),
+                                              macro_variables=body.get("macro_variables"),
                                               **_resources_from(body))
             if text:
                 session = services.session_text_update(session=session, **text)
@@ -143,12 +147,13 @@ def session_detail(request, pk):
         body = json_object(request)
         writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
                     "card_lore", "chat_lore", "preset", "character", "persona", "world_books", "regex_scripts",
-                    *TEXT_FIELDS)
+                    "macro_engine", "macro_variables", *TEXT_FIELDS)
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))
         fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts",
-                                       "world_info_activation", "card_lore") if k in body}
+                                       "world_info_activation", "card_lore", "macro_engine", "macro_variables")
+                  if k in body}
         text = _text_fields(body)
         with transaction.atomic():  # the text settings and the rest are one change: both or neither
             if text:

@@ -1,5 +1,6 @@
 """The demo this project ships (written for it; no outside files): a small chat-completion preset, a lighthouse
-keeper's character card (as a PNG card), a persona, a world book, and the turns of two sessions. `seed_demo` loads it
+keeper's character card (as a PNG card), a persona, a world book, the turns of two chat sessions, and a
+text-completion session (the card in a built-in instruct / context / system prompt template). `seed_demo` loads it
 through the same services as every other write."""
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ PERSONA_NAME = "Traveller"
 WORLDBOOK_NAME = "Demo: Saltmarsh Coast"
 STRATEGY_NAME = "Demo: lore after the character"
 NATIVE_SESSION = "Demo: first night at the lighthouse (standard backend)"
-CORE_SESSION = "Demo: the storm (advanced backend)"
+CORE_SESSION = "Demo: the storm (SillyTavern order)"
+TEXT_SESSION = "Demo: the lamp room (text completion, ChatML)"
 
 
 def _prompt(identifier: str, name: str, content: str = "", *, role: str = "system", marker: bool = False,
@@ -106,3 +108,8 @@ NEXT_INPUT = "Can I help with the lamp?"
 # The storm session's author's note: SillyTavern inserts it two messages from the end.
 AUTHOR_NOTE = {"content": "[Style: {{char}} answers in at most three sentences and mentions the weather.]",
                "position": "in_chat", "depth": 2, "role": "system"}
+
+# The text-completion session: the card's greeting, a turn, and the next line, in built-in templates (text_builtins).
+TEXT_TEMPLATES = {"instruct": "ChatML", "context": "Chat", "sysprompt": "Role-play"}
+TEXT_TURNS = [("May I see the lamp room?", "Mind the stairs, ninety-one of them. Touch nothing brass.")]
+TEXT_INPUT = "How often does the lamp need trimming?"

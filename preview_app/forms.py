@@ -13,7 +13,14 @@ from django.utils.translation import gettext_lazy as _
 from assembly.catalogue import BUILTIN_NAMES
 from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
-from preview_app.services import EVENT_ROLES, author_note_settings, extension_prompt_settings, host_settings
+from preview_app.previews import chat_variables
+from preview_app.services import (
+    EVENT_ROLES,
+    author_note_settings,
+    extension_prompt_settings,
+    host_settings,
+    macro_variables_checked,
+)
 from preview_app.token_window import model_picker_choices
 from strategies_app.forms import generation_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
@@ -29,6 +36,8 @@ SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the t
 
 NOTE_POSITION_CHOICES = [("in_chat", _("In the chat, at a depth")), ("before_main", _("Before the main prompt")),
                          ("after_main", _("After the main prompt"))]
+# SillyTavern's words (User Settings: "Macro engine"), the engine's codes as values
+MACRO_ENGINE_CHOICES = [("legacy", _("legacy")), ("v2", _("Macros 2.0 (experimental)"))]
 NOTE_ROLE_CHOICES = [(role, ENGINE_WORDS["role"][role]) for role in ("system", "user", "assistant")]
 
 
@@ -156,6 +165,18 @@ class SessionForm(forms.Form):
         label=_("Extension prompts"), item=_("extension prompts"),
         help_text=_('Other extensions\' prompts, e.g. [{"key": "1_memory", "content": "Summary: ...", "position": '
                     '"in_chat", "depth": 2}] (position in_chat, before_main or after_main; role; scan).'))
+    macro_engine = forms.ChoiceField(
+        label=_("Macro engine"), choices=MACRO_ENGINE_CHOICES, initial="legacy", required=False,
+        help_text=_("SillyTavern's two macro engines: the legacy one, or Macros 2.0 with nested macros and "
+                    "{{if}} / {{else}}."))
+    local_variables = JSONObjectField(
+        label=_("Chat variables"),
+        help_text=_('This chat\'s variables, kept in its chat file as SillyTavern keeps them, e.g. {"hp": 10}: '
+                    '{{getvar::hp}} reads one, {{setvar::hp::9}} changes it.'))
+    global_variables = JSONObjectField(
+        label=_("Global variables"),
+        help_text=_('Variables every chat shares in SillyTavern, e.g. {"day": 3}: {{getglobalvar::day}} reads '
+                    'one.'))
 
     HOST_FIELDS = ("core_available", "native_available", "system_prompt_update", "official_sections", "contexts",
                    "variables")
@@ -177,6 +198,8 @@ class SessionForm(forms.Form):
             "extension_prompts": session.extension_prompts or [],
             "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
             "chat_lore": session.chat_lore_id, "regex_scripts": [r.pk for r in session.regex_scripts.all()],
+            "macro_engine": session.macro_engine, "local_variables": chat_variables(session),
+            "global_variables": session.global_variables or {},
         }
 
     def clean(self):
@@ -191,12 +214,26 @@ class SessionForm(forms.Form):
             field = path.split(".")[1] if path.count(".") >= 1 else None
             self.add_error(field if field in self.fields else None, error.message)
         self._clean_author_note(data)
+        self._clean_macro_variables(data)
         if "extension_prompts" in data:
             try:
                 data["extension_prompts"] = extension_prompt_settings(data["extension_prompts"])
             except ServiceError as error:
                 self.add_error("extension_prompts", error.message)
         return data
+
+    VARIABLE_FIELDS = {"local": "local_variables", "global": "global_variables"}
+
+    def _clean_macro_variables(self, data: dict[str, Any]) -> None:
+        if not all(field in data for field in self.VARIABLE_FIELDS.values()):
+            return  # a variables field already has its error
+        try:
+            data["macro_variables"] = macro_variables_checked(
+                {scope: data[field] for scope, field in self.VARIABLE_FIELDS.items()})
+        except ServiceError as error:
+            # "macro_variables.local.hp: expected a finite number" -> the chat variables field
+            scope = error.detail.get("path", "").split(".")[1:2]
+            self.add_error(self.VARIABLE_FIELDS.get(scope[0] if scope else "", "local_variables"), error.message)
 
     def _clean_author_note(self, data: dict[str, Any]) -> None:
         if not all(f"note_{name}" in data for name in self.NOTE_FIELDS):
@@ -217,7 +254,8 @@ class SessionForm(forms.Form):
                 "current_input": data["current_input"], "author_note": data["author_note"],
                 "extension_prompts": data["extension_prompts"],
                 "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"],
-                "chat_lore": data["chat_lore"], "regex_scripts": list(data["regex_scripts"])}
+                "chat_lore": data["chat_lore"], "regex_scripts": list(data["regex_scripts"]),
+                "macro_engine": data["macro_engine"] or "legacy", "macro_variables": data["macro_variables"]}
 
 
 # The built-ins a new session can start with, each explained in one line (the default first).

@@ -84,6 +84,15 @@ class Session(models.Model):
         default=dict, blank=True,
         help_text="text completion's other settings (text-completion.md resources.text_settings: max_context, "
                   "amount_gen, token_padding, user_prompt_bias, ...); absent ones take SillyTavern's defaults")
+    macro_engine = models.CharField(
+        max_length=6, default="legacy", choices=[("legacy", "legacy"), ("v2", "Macros 2.0 (experimental)")],
+        help_text="SillyTavern's macro engine for this chat's requests: the legacy one or Macros 2.0 "
+                  "(power_user.experimental_macro_engine)")
+    global_variables = models.JSONField(
+        default=dict, blank=True,
+        help_text="SillyTavern's global macro variables (extension_settings.variables.global) as they stand before "
+                  "the next generation; the chat's own variables live in chat_file's metadata (chat_metadata."
+                  "variables), as SillyTavern keeps them")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

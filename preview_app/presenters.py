@@ -17,7 +17,7 @@ from preview_app.models import Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
 from strategies_app.presenters import strategy_name
 from strategies_app.revision_notes import revision_note
-from studio.wording import excerpt, meaning
+from studio.wording import engine_word, excerpt, meaning
 
 
 def error_context(error: CodedError) -> dict[str, Any]:
@@ -44,8 +44,13 @@ def apply_options(strategies: list[Strategy], revisions: dict[int, list[Strategy
     return groups
 
 
-def host_records() -> dict[str, tuple[str, str]]:
-    """Per host record kind: what it is and what it does to later requests (the chat shows it apart, collapsed)."""
+def host_records(*, sillytavern: bool = False) -> dict[str, tuple[str, str]]:
+    """Per host record kind: what it is and what it does to later requests (the chat shows it apart, collapsed).
+    On SillyTavern work the studio's log record is said as SillyTavern would: a hidden note, never sent."""
+    if sillytavern:
+        return {LOG_KIND: (_("Studio note"), _(
+            "Which strategy revision the studio built this request with. Like a hidden message in SillyTavern, it "
+            "is never sent."))}
     return {
         SYSTEM_KIND: (_("System prompt record"), _(
             "The system prompt this request sent, kept by the host; a later request whose system prompt differs "
@@ -63,6 +68,35 @@ def host_records() -> dict[str, tuple[str, str]]:
     }
 
 
+def logged_strategy_slugs(events: list[SessionEvent]) -> set[str]:
+    """The strategies the history's log records name (their names are read once for `event_rows`)."""
+    return {(event.source or {}).get("strategy_id") for event in events
+            if (event.source or {}).get("kind") == LOG_KIND} - {None}
+
+
+def _record_line(event: SessionEvent, names: dict[str, str]) -> str:
+    """A log record's strategy and revision in words (its own content is empty: the record is its source)."""
+    source = event.source or {}
+    if source.get("kind") != LOG_KIND or not source.get("strategy_id"):
+        return ""
+    slug = source["strategy_id"]
+    return _("Built with “%(strategy)s”, revision %(revision)s.") % {
+        "strategy": strategy_name(names[slug]) if slug in names else slug, "revision": str(source.get("revision"))[:12]}
+
+
+def _shown(event: SessionEvent, records: dict[str, tuple[str, str]], names: dict[str, str], sillytavern: bool,
+           ) -> dict[str, Any]:
+    """What a history row shows of its message beyond the text: the host record it is, a line naming a log
+    record's revision, the chip of its record kind, and its id (none on SillyTavern work: SillyTavern shows none)."""
+    kind = (event.source or {}).get("kind")
+    record = records.get(kind)
+    chip = ""
+    if kind and kind != event.role:
+        chip = record[0].lower() if sillytavern and record else engine_word("record_kind", kind)
+    return {"host_record": record, "record_line": _record_line(event, names), "kind_words": chip,
+            "message_id": "" if sillytavern else event.message_id}
+
+
 def event_form(event: SessionEvent) -> EventForm:
     return EventForm(prefix=f"e{event.seq}", initial={
         "role": event.role, "content": event.content, "name": event.name, "tool_call_id": event.tool_call_id,
@@ -70,17 +104,18 @@ def event_form(event: SessionEvent) -> EventForm:
 
 
 def event_rows(session: Session, events: list[SessionEvent], editable: bool, editing: str,
-               edit_errors: dict[int, EventForm], *, first_seq: int = 0, last_seq: int = 0) -> list[dict[str, Any]]:
+               edit_errors: dict[int, EventForm], *, first_seq: int = 0, last_seq: int = 0, sillytavern: bool = False,
+               strategy_names: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Per history message (of the window shown): its edit form when it is being edited, and the URLs and
     accessible names of its buttons (built here once, not with a url and a translate tag per message in the
-    template); `first_seq`/`last_seq` are the whole history's ends, so "move up" is off only on its first message."""
-    records = host_records()
-
-    def record(event: SessionEvent) -> tuple[str, str] | None:
-        return records.get((event.source or {}).get("kind"))
+    template); `first_seq`/`last_seq` are the whole history's ends, so "move up" is off only on its first message.
+    `sillytavern`: the session is SillyTavern work (its words, no ids); `strategy_names`: slug -> name of the
+    strategies the log records name (`logged_strategy_slugs`)."""
+    records, names = host_records(sillytavern=sillytavern), strategy_names or {}
 
     if not editable:
-        return [{"event": event, "seq": str(event.seq), "host_record": record(event)} for event in events]
+        return [{"event": event, "seq": str(event.seq), **_shown(event, records, names, sillytavern)}
+                for event in events]
     base = reverse("preview:session", args=[session.pk])
     up, down, delete = _("Move message %(seq)s up"), _("Move message %(seq)s down"), _("Delete message %(seq)s")
     edit = _("Edit message %(seq)s")
@@ -92,7 +127,8 @@ def event_rows(session: Session, events: list[SessionEvent], editable: bool, edi
                      "form": (edit_errors.get(event.seq) or event_form(event)) if show_form else None,
                      "move_url": f"{base}events/{event.seq}/move/", "delete_url": f"{base}events/{event.seq}/delete/",
                      "up_label": up % seq, "down_label": down % seq, "delete_label": delete % seq,
-                     "edit_label": edit % seq, "host_record": record(event), "first": event.seq <= first_seq, "last": event.seq >= last_seq})
+                     "edit_label": edit % seq, **_shown(event, records, names, sillytavern),
+                     "first": event.seq <= first_seq, "last": event.seq >= last_seq})
     return rows
 
 

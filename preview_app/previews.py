@@ -90,6 +90,32 @@ def generations_so_far(session: Session) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else 0
 
 
+def chat_variables(session: Session) -> dict[str, Any]:
+    """The chat's own macro variables as SillyTavern keeps them (`chat_metadata.variables`); one with an empty name
+    (a chat file may hold one; no macro can name it) stays in the file and is left out here."""
+    metadata = (session.chat_file or {}).get("metadata") if isinstance(session.chat_file, dict) else None
+    variables = metadata.get("variables") if isinstance(metadata, dict) else None
+    return {name: value for name, value in variables.items() if name} if isinstance(variables, dict) else {}
+
+
+def session_variables(session: Session) -> dict[str, dict[str, Any]]:
+    """The session's macro variables before its next generation: the chat's (local) and the global ones."""
+    global_ = session.global_variables if isinstance(session.global_variables, dict) else {}
+    return {"local": dict(chat_variables(session)), "global": dict(global_)}
+
+
+def session_macro_fields(session: Session) -> dict[str, Any]:
+    """The request's `macro_engine` and `macro_variables` the session decides, each only when it is not the
+    engine's default (legacy; no variables), so a session that uses neither sends the request it always sent."""
+    fields: dict[str, Any] = {}
+    if session.macro_engine == "v2":
+        fields["macro_engine"] = "v2"
+    variables = session_variables(session)
+    if variables["local"] or variables["global"]:
+        fields["macro_variables"] = variables
+    return fields
+
+
 def session_generation(session: Session) -> dict[str, Any]:
     """The request's `generation` fields the session decides: the turn, and the chat's chance seed when it has
     one (world-info probability rolls and inclusion-group picks drawn from seed and turn)."""
@@ -169,7 +195,8 @@ def session_request(session: Session, strategy: str | dict[str, Any], *, chat: b
         return text_request(session, {"history": history, "input": inputs}, user_name)
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,
-            "names": {"user": user_name}, "generation": session_generation(session)}
+            "names": {"user": user_name}, "generation": session_generation(session),
+            **session_macro_fields(session)}
 
 
 TEXT_STRATEGY = "builtin-st"

@@ -19,12 +19,12 @@ from django.utils.translation import ngettext
 from preview_app.result_display import Part, Row
 from studio.glossary import term_link
 from studio.history_window import RANGE_ROWS, CollapsedRun, Segment, run_words
-from studio.wording import engine_word, node_name
+from studio.wording import engine_word, label_colon, node_name
 
 
 def _labels() -> dict[str, str]:
     return {key: escape(value) for key, value in {
-        "no_text": _("(no text)"),
+        "no_text": _("(no text)"), "colon": label_colon(),
         "tool_calls": _("Tool calls"), "answers": _("Answers tool call"), "trust": _("trust"), "host_record": _("host record"),
         "item": _("Item"), "module": _("Module"), "trust_col": _("Trust"), "decision": _("Position decision"),
         "lock": _("Lock"), "original_role": _("Original role"), "tokens": _("Tokens"), "activation": _("activation"),
@@ -66,9 +66,10 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
         return getattr(node, name, None)
 
     part_id = _e(part.id)
-    item = [f"<strong>{_e(part.label)}</strong><br><code class=\"muted part-id\">{part_id}</code>"]
+    item = [f"<strong>{_e(part.label)}</strong>" + (f"<br><code class=\"muted part-id\">{part_id}</code>"
+                                                    if part.shown_id else "")]
     if get("activation"):
-        item.append(f"<div class=\"activation\" data-activation>{labels['activation']}: "
+        item.append(f"<div class=\"activation\" data-activation>{labels['activation']}{labels['colon']}"
                     f"{_e(part.activation_words)}</div>")
     depth = get("depth") if get("depth") is not None else get("requested_depth")
     if depth is not None:
@@ -111,13 +112,13 @@ def _parts(row: Row, labels: dict[str, str], short: _Escaped, sillytavern: bool 
     message = row.message
     kept = f" · {short[row.history_words]}" if row.history_words else ""  # SillyTavern has no word for some
     if row.host_kind:  # a host record (a pre-step copy, ...) is not the user's turn, whatever its role
-        summary = (f"{_parts_label(count, labels)}{kept} · {labels['host_record']}: "
+        summary = (f"{_parts_label(count, labels)}{kept} · {labels['host_record']}{labels['colon']}"
                    f"{_e(row.host_record_words)}")
     elif sillytavern:  # SillyTavern's words on SillyTavern work: trust is dsh's (the parts table still has it)
         summary = f"{_parts_label(count, labels)}{kept}"
     else:
-        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust_term']}: "
-                   f"{short.word('trust', message.trust)}")
+        summary = (f"{_parts_label(count, labels)} · {short[row.history_words]} · {labels['trust_term']}"
+                   f"{labels['colon']}{short.word('trust', message.trust)}")
     if row.parts:
         body = "".join(_part_row(part, labels, short) for part in row.parts)
         inner = f"<table class=\"parts-table\"><thead><tr>{labels['parts_head']}</tr></thead><tbody>{body}</tbody></table>"
@@ -142,7 +143,7 @@ def _content(row: Row, labels: dict[str, str]) -> str:
         html += (f"<details class=\"tool\"><summary>{labels['tool_calls']}</summary>"
                  f"<pre class=\"content\">{_e(row.tool_calls_json)}</pre></details>")
     if message.tool_call_id:
-        html += (f"<p class=\"tool small\"><span class=\"muted\">{labels['answers']}:</span> "
+        html += (f"<p class=\"tool small\"><span class=\"muted\">{labels['answers']}{labels['colon']}</span>"
                  f"<code>{_e(message.tool_call_id)}</code></p>")
     return html
 

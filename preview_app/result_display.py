@@ -9,12 +9,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from assembly.results import AssemblyResult, NodeView, PresetBudget, RequestMessage
 from assembly.sillytavern.regex_changes import RegexChange
 from preview_app.world_info_log import WorldBookView, world_book_log
-from studio.wording import diagnostic_details, engine_word, excerpt, lock_words, meaning, node_name
+from studio.wording import (
+    DECISION_WORDS,
+    diagnostic_details,
+    engine_word,
+    excerpt,
+    lock_words,
+    meaning,
+    node_name,
+)
 
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
@@ -71,14 +79,6 @@ DELIVERY_WORDS = {
     "request": gettext_lazy("part of the request only"),
     "snapshot": gettext_lazy("a retained snapshot"),
 }
-DECISION_WORDS = {
-    "source": gettext_lazy("its rule's place in the strategy"),
-    "preset": gettext_lazy("a slot of the preset holds it"),
-    "resource": gettext_lazy("anchored to another resource"),
-    "user": gettext_lazy("a manual position set in the strategy"),
-    "runtime": gettext_lazy("a conversation message: the host fixes its place"),
-    "resource-depth": gettext_lazy("its own depth setting inside the chat"),
-}
 EVENT_KIND_WORDS = {  # source.kind of a durable history record (assembly.host)
     "user": gettext_lazy("the user's message"),
     "assistant": gettext_lazy("the assistant's reply"),
@@ -88,6 +88,9 @@ EVENT_KIND_WORDS = {  # source.kind of a durable history record (assembly.host)
     "assembly-snapshot": gettext_lazy("a snapshot record"),
     "request-assembly": gettext_lazy("a log record of the strategy revision"),
 }
+# On SillyTavern work the studio's log record is a note SillyTavern would keep hidden (the session page's word)
+SILLYTAVERN_EVENT_KIND_WORDS = {"request-assembly": gettext_lazy("a studio note, hidden like SillyTavern's hidden "
+                                                                 "messages")}
 TRUST_WORDS = {
     "system": gettext_lazy("host"),
     "operator": gettext_lazy("operator (designer's resources)"),
@@ -102,6 +105,9 @@ class Words:
 
     def __init__(self, sillytavern: bool = False):
         history = SILLYTAVERN_HISTORY_WORDS if sillytavern else HISTORY_STATUS_WORDS
+        self.sillytavern = sillytavern
+        # SillyTavern names its chat's messages by what they are; the studio's message ids are no word of its
+        self.chat = {"history": gettext("chat message"), "input": gettext("the user's input")} if sillytavern else {}
         self.history = {k: str(v) for k, v in history.items()}
         self.delivery = {k: str(v) for k, v in DELIVERY_WORDS.items()}
         self.decision = {k: str(v) for k, v in DECISION_WORDS.items()}
@@ -133,9 +139,16 @@ class Part:
         """The item's name; conversation messages are all called "history" / "input", so their id says more."""
         if self.node is None:
             return self.id
+        if self.node.module in self.words.chat:
+            return self.words.chat[self.node.module]
         if self.node.module in ("history", "input"):
             return f"{engine_word('module', self.node.module)} {self.id.split(':', 1)[-1]}"
         return node_name(self.node.name) or self.id
+
+    @property
+    def shown_id(self) -> str:
+        """The part's id as the parts table shows it: none for a SillyTavern chat message (its label says it)."""
+        return "" if self.node is not None and self.node.module in self.words.chat else self.id
 
     @property
     def rule_differs(self) -> bool:
@@ -346,10 +359,11 @@ def display(result: AssemblyResult, host_records: dict[str, str] | None = None) 
                                                     "occurrences": []})
         entry["occurrences"].append(diagnostic_details(found.details))
     events = []
+    kinds = {**EVENT_KIND_WORDS, **(SILLYTAVERN_EVENT_KIND_WORDS if result.placement == "st" else {})}
     for event in result.durable_events:
         kind = event.kind
         events.append({**event.model_dump(mode="json"), "kind": kind,
-                       "kind_words": str(EVENT_KIND_WORDS.get(kind, kind)), "excerpt": excerpt(event.content)})
+                       "kind_words": str(kinds.get(kind, kind)), "excerpt": excerpt(event.content)})
     budget, preset_budget = _budget(result)
     rows, world_book = Rows(result, host_records), world_book_log(result)
     if world_book is not None:

@@ -21,6 +21,7 @@ from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid, guarded
 from assembly.request import HostSettings
 from assembly.sillytavern.chat import import_chat
+from assembly.sillytavern.macro_variables import parse_macro_variables
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.text_templates import read_text_templates
 from assembly.sillytavern.worldinfo_timed import parse_world_state
@@ -128,11 +129,56 @@ def _check_text(value: Any, field: str) -> str:
     return value
 
 
+MACRO_ENGINES = ("legacy", "v2")
+MAX_MACRO_VARIABLES = 1000  # per scope: far beyond what a chat's macros set, and a bound on what a request carries
+
+
+def _check_macro_engine(value: Any) -> str:
+    if value not in MACRO_ENGINES:
+        raise invalid("macro_engine", "legacy or v2 (Macros 2.0)")
+    return value
+
+
+def macro_variables_checked(value: Any, field: str = "macro_variables") -> dict[str, dict[str, Any]]:
+    """The session's macro variables as the engine reads them (`{"local": {...}, "global": {...}}`, each an object
+    of JSON values with non-empty names); a refusal names the field (`macro_variables.local.hp`)."""
+    refuse_unsafe(value, field)
+    try:
+        checked = parse_macro_variables(value, field)
+    except ValueError as error:
+        path, _sep, expected = str(error).partition(": ")
+        raise ServiceError("INPUT_INVALID", str(error), detail={"path": path, "expected": expected}) from None
+    for scope, values in checked.items():
+        if len(values) > MAX_MACRO_VARIABLES:
+            raise invalid(f"{field}.{scope}", f"at most {MAX_MACRO_VARIABLES} variables")
+    return checked
+
+
+def _with_chat_variables(chat_file: Any, variables: dict[str, Any]) -> dict[str, Any]:
+    """`chat_file` with the chat's variables in its metadata, where SillyTavern keeps them (`chat_metadata.
+    variables`); no variables and none there before leaves the metadata as it was (an export stays as imported).
+    A variable the file had with an empty name (no macro can name it, so it is never shown or sent) stays."""
+    kept = dict(chat_file) if isinstance(chat_file, dict) else {}
+    metadata = dict(kept.get("metadata")) if isinstance(kept.get("metadata"), dict) else {}
+    if not variables and "variables" not in metadata:
+        return kept
+    before = metadata.get("variables") if isinstance(metadata.get("variables"), dict) else {}
+    kept["metadata"] = {**metadata, "variables": {**{k: v for k, v in before.items() if not k}, **variables}}
+    return kept
+
+
+def _set_macro_variables(session: Session, value: Any) -> None:
+    checked = macro_variables_checked(value)
+    session.chat_file = _with_chat_variables(session.chat_file, checked["local"])
+    session.global_variables = checked["global"]
+
+
 # How each session field a caller gives is checked (a refusal names the field); resources are rows already read.
 _FIELD_CHECKS: dict[str, Any] = {
     "name": _check_name, "host": host_settings, "current_input": lambda value: _check_text(value, "current_input"),
     "author_note": author_note_settings, "extension_prompts": extension_prompt_settings,
     "world_info_activation": _check_activation, "card_lore": lambda value: _check_flag(value, "card_lore"),
+    "macro_engine": _check_macro_engine,
 }
 
 
@@ -143,7 +189,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    author_note: dict[str, Any] | None = None, extension_prompts: list[dict[str, Any]] | None = None,
                    world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
                    regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False,
-                   strategy: Strategy | None = None) -> Session:
+                   strategy: Strategy | None = None, macro_engine: str = "legacy",
+                   macro_variables: dict[str, Any] | None = None) -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
     its first message; a number: that greeting, 0 the first message and n alternate greeting n). `strategy`: apply
     its latest revision (a host that cannot run it refuses with 409 and nothing is stored)."""
@@ -155,12 +202,14 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         raise invalid("greeting", "true, false or the number of one of the card's greetings")
     if index is not None:
         _check_greeting(card_greetings(character), index)
+    variables = macro_variables_checked(macro_variables)
     session = Session.objects.create(
         name=_check_name(name), owner=user, preset=preset, character=character, persona=persona,
         host=host_settings(host if host is not None else {}), current_input=_check_text(current_input, "input"),
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
         world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"),
-        chat_lore=chat_lore, chance_seed=new_chance_seed())
+        chat_lore=chat_lore, chance_seed=new_chance_seed(), macro_engine=_check_macro_engine(macro_engine),
+        chat_file=_with_chat_variables({}, variables["local"]), global_variables=variables["global"])
     session.world_books.set(list(world_books))
     session.regex_scripts.set(list(regex_scripts))
     if index is not None:
@@ -173,7 +222,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
                   "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file",
                   "chance_seed", "completion", "instruct_template", "context_template", "sysprompt_template",
-                  "instruct_enabled", "text_settings")
+                  "instruct_enabled", "text_settings", "macro_engine", "global_variables")
 
 
 @transaction.atomic
@@ -247,17 +296,21 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    current_input: str = UNSET, author_note: dict[str, Any] | None = UNSET,
                    extension_prompts: list[dict[str, Any]] | None = UNSET, world_info_activation: str = UNSET,
                    card_lore: bool = UNSET, chat_lore: WorldBook | None = UNSET,
-                   regex_scripts: Iterable[RegexScript] = UNSET) -> Session:
-    """Change the given fields only (UNSET leaves a field alone; None clears a resource)."""
+                   regex_scripts: Iterable[RegexScript] = UNSET, macro_engine: str = UNSET,
+                   macro_variables: dict[str, Any] = UNSET) -> Session:
+    """Change the given fields only (UNSET leaves a field alone; None clears a resource). `macro_variables`
+    (`{"local": {...}, "global": {...}}`) replaces both scopes: the chat's in its metadata, the global ones."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     given = {"name": name, "host": host, "current_input": current_input, "author_note": author_note,
              "extension_prompts": extension_prompts, "world_info_activation": world_info_activation,
              "card_lore": card_lore, "chat_lore": chat_lore, "preset": preset, "character": character,
-             "persona": persona}
+             "persona": persona, "macro_engine": macro_engine}
     for field, value in given.items():
         if value is not UNSET:
             check = _FIELD_CHECKS.get(field)
             setattr(locked, field, check(value) if check is not None else value)
+    if macro_variables is not UNSET:
+        _set_macro_variables(locked, macro_variables)
     locked.save()
     if world_books is not UNSET:
         locked.world_books.set(list(world_books))
@@ -309,6 +362,8 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
     if isinstance(log.metadata_fields.get("timedWorldInfo"), dict):  # carried into this session's requests
         guarded(lambda: parse_world_state(log.metadata_fields["timedWorldInfo"],
                                           "line 1.chat_metadata.timedWorldInfo"))
+    if log.metadata_fields.get("variables") is not None:  # the chat's macro variables, read by its requests
+        _chat_file_variables(log.metadata_fields["variables"])
     check_event_count(session.events.count(), len(log.messages))
     if not log.messages:
         raise invalid("file", "a chat with at least one message a prompt can see")
@@ -333,6 +388,16 @@ def chat_import(*, session: Session, data: bytes | str, take_author_note: bool =
         locked.chance_seed = new_chance_seed()
     locked.save(update_fields=["author_note", "chat_lore", "chat_file", "chance_seed", "updated_at"])
     return created, log.hidden
+
+
+def _chat_file_variables(value: Any) -> None:
+    """A chat file's `chat_metadata.variables`: an object of variable values (SillyTavern reads them by name), else
+    the file is refused naming the field (nothing stored). A variable with an empty name is kept in the file but
+    never sent (no macro can name it)."""
+    if not isinstance(value, dict):
+        raise ImportInvalid("line 1.chat_metadata.variables", "an object of variable values")
+    if sum(1 for name in value if name) > MAX_MACRO_VARIABLES:
+        raise ImportInvalid("line 1.chat_metadata.variables", f"at most {MAX_MACRO_VARIABLES} variables")
 
 
 @transaction.atomic
@@ -383,6 +448,7 @@ class TurnPlan:
     events: list[dict[str, Any]]
     request: dict[str, Any] | None
     timed_world_info: dict[str, Any] | None = None
+    macro_variables: dict[str, dict[str, Any]] | None = None  # the variables as the generation's macros left them
 
 
 def _turn_plan(session: Session) -> TurnPlan:
@@ -393,8 +459,9 @@ def _turn_plan(session: Session) -> TurnPlan:
     request = session_request(session, strategy_document(session.applied_strategy, session.applied_document))
     result = assemble(request)
     state = result.world_info.world_state if result.world_info is not None else None
+    variables = result.macro_variables.after if result.macro_variables is not None else None
     return TurnPlan([e.model_dump() for e in result.durable_events], request,
-                    state.model_dump(mode="json") if state is not None else None)
+                    state.model_dump(mode="json") if state is not None else None, variables)
 
 
 def _plan_still_holds(locked: Session, seen: Session, request: dict[str, Any] | None) -> bool:
@@ -449,8 +516,11 @@ def _turn_write(*, seen: Session, plan: TurnPlan, reply: str, expected_seq: int 
     if plan.timed_world_info is not None:  # kept as SillyTavern keeps it, in the chat's metadata
         metadata = kept.get("metadata") if isinstance(kept.get("metadata"), dict) else {}
         kept = {**kept, "metadata": {**metadata, "timedWorldInfo": plan.timed_world_info}}
+    if plan.macro_variables is not None:  # kept as SillyTavern saves them: the chat's in its metadata
+        kept = _with_chat_variables(kept, plan.macro_variables.get("local") or {})
+        locked.global_variables = plan.macro_variables.get("global") or {}
     locked.chat_file = kept
-    locked.save(update_fields=["current_input", "chat_file", "updated_at"])
+    locked.save(update_fields=["current_input", "chat_file", "global_variables", "updated_at"])
     return created
 
 

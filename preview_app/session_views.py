@@ -42,12 +42,17 @@ from preview_app.forms import (
     StrategyApplyForm,
 )
 from preview_app.models import Session
-from preview_app.previews import session_chat_log
+from preview_app.previews import session_chat_log, session_variables
 from preview_app.selectors import HISTORY_WINDOW, history_window, listed_sessions
 from preview_app.strategy_sessions import apply_panel
 from preview_app.views import refusals_as_pages
 from strategies_app.access import require, strategy_for_read
-from strategies_app.selectors import strategy_or_404, visible_revisions_by_strategy, visible_strategies
+from strategies_app.selectors import (
+    strategy_names_by_slug,
+    strategy_or_404,
+    visible_revisions_by_strategy,
+    visible_strategies,
+)
 from studio.errors import FormInvalid, ServiceError, invalid
 from studio.http import too_large, valid_form
 from studio.input_boundary import is_row_id, whole_number
@@ -118,8 +123,11 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
     edit_errors = edit_errors or {}
     editing = request.GET.get("edit", "")
     window = history_window(session, before=_window_before(request, editing, edit_errors))
+    sillytavern = (session.applied_document or {}).get("placement") == "st"
+    logged = presenters.logged_strategy_slugs(window.events)
     rows = presenters.event_rows(session, window.events, editable, editing, edit_errors,
-                                 first_seq=window.first_seq, last_seq=window.last_seq)
+                                 first_seq=window.first_seq, last_seq=window.last_seq, sillytavern=sillytavern,
+                                 strategy_names=strategy_names_by_slug(logged))
     if request.htmx and request.GET.get("before") and request.method == "GET":
         return render(request, "preview/session.html#history-rows", {
             "session": session, "window": window, "event_rows": rows, "editable": editable})
@@ -142,8 +150,9 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "composer_form": ComposerForm(initial={"content": session.current_input}) if editable else None,
         "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
+        "macro_variables": session_variables(session),
         # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
-        "sillytavern_work": (session.applied_document or {}).get("placement") == "st",
+        "sillytavern_work": sillytavern,
         # text completion: the templates build the prompt, no strategy does (the strategy card gives way)
         "text_templates": [(_("Instruct template"), session.instruct_template),
                            (_("Context template"), session.context_template),

@@ -270,7 +270,8 @@ def text_preview(request: dict[str, Any], result: AssemblyResult, *, untrimmed: 
                             label=source_label(span.source, request, messages, entries), tokens=span.tokens,
                             segments=cut, excerpt=excerpt(span.text.strip(), 80),
                             sequences=list(dict.fromkeys(s.name for s in cut if s.mark == "sequence"))))
-    window = dataclasses.replace(tokens_window(result.tokens), source=_("the session's text-completion settings"))
+    window = dataclasses.replace(tokens_window(result.tokens), source=_("the session's text-completion settings"),
+                                 prompt_string=True)
     dropped, examples = _trimmed(request, result, untrimmed, messages)
     return TextPreview(prompt=result.request.prompt or "", rows=rows, stop=list(result.request.stop or ()),
                        window=window, total_tokens=result.tokens.request_total, trimmed_messages=dropped,

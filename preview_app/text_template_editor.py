@@ -27,14 +27,16 @@ from preview_app.text_preview import TextPreview, shown_stop
 from preview_app.text_views import line_diff, run_text
 from strategies_app import services as template_services
 from strategies_app.access import (
+    EDIT_STRATEGY,
     can_copy_text_templates,
     can_edit_text_template,
     resource_for_read,
+    role_refusal,
     text_template_for_edit,
 )
 from strategies_app.models import TextTemplate
 from strategies_app.text_templates import EDITABLE_FIELDS
-from studio.errors import forbidden, invalid
+from studio.errors import invalid
 
 LONG_FIELDS = ("story_string", "content", "post_history")  # texts of many lines: a taller box
 
@@ -127,6 +129,9 @@ def _page(request, template: TextTemplate, *, form=None, status: int = 200, erro
     context: dict[str, Any] = {"template": template, "form": form, "sessions": sessions, "editable": editable,
                                "can_copy": can_copy_text_templates(request.user), "error": error, "saved": saved,
                                "digest": template_services.text_template_digest(template.fields)}
+    if template.kind not in EDITABLE_FIELDS:  # a reasoning template: data the prompt does not read
+        context.update(unused=True, can_copy=False, export=reverse("api-resource-export", args=["template", template.pk]))
+        return render(request, "preview/text_template_editor.html", context, status=status)
     session = None
     try:
         session = _chosen_session(request, sessions)
@@ -176,7 +181,7 @@ def template_copy(request, pk):
     source = resource_for_read("template", pk)
     try:
         if not can_copy_text_templates(request.user):
-            raise forbidden(f"{request.user.get_username()} may not copy text-completion templates")
+            raise role_refusal(request.user, EDIT_STRATEGY, "copy text-completion templates")
         copy = template_services.text_template_copy(user=request.user, source=source)
     except CodedError as failure:
         return render(request, "preview/error.html", {"error": presenters.error_context(failure)},

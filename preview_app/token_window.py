@@ -18,7 +18,7 @@ from assembly.model_catalogue import (
     request_total,
 )
 from assembly.results import AssemblyResult, RequestMessage, TokenSummary
-from assembly.tokens import ENCODINGS
+from assembly.tokens import ENCODINGS, count_tokens
 from preview_app.goldens import GoldenStatus
 
 
@@ -38,6 +38,7 @@ class WindowView:
     exact: bool
     model: str | None
     content_total: int | None = None  # the messages' own text, without the chat format's framing (None: not known)
+    prompt_string: bool = False  # a text-completion prompt: one string, no chat framing to bill
 
 
 def _percent(part: int, whole: int) -> float:
@@ -100,7 +101,11 @@ class AcrossRow:
 
 
 def across_models(result: AssemblyResult) -> list[AcrossRow]:
-    """The request's messages counted by every encoding, framed by its family, against its model's window."""
+    """The request's messages counted by every encoding, framed by its family, against its model's window; a
+    text-completion prompt (one string, no chat framing) by the estimate it was built with and by every encoding,
+    against the session's context size less the response length."""
+    if result.request.prompt is not None:
+        return _text_across(result)
     rows = []
     messages = result.request.messages
     for encoding in ENCODINGS:
@@ -111,6 +116,20 @@ def across_models(result: AssemblyResult) -> list[AcrossRow]:
         rows.append(AcrossRow(encoding=encoding, model=entry.model, request_total=total, context_window=window,
                               reply_reserve=reserve, fits=not over_by, over_by=over_by,
                               current=encoding == result.tokens.tokenizer))
+    return rows
+
+
+def _text_across(result: AssemblyResult) -> list[AcrossRow]:
+    tokens, prompt = result.tokens, result.request.prompt or ""
+    window, reserve = tokens.context_window or 0, tokens.reply_reserve or 0
+    counted = [(tokens.tokenizer, _("SillyTavern's “None / Estimated”"), tokens.request_total)]
+    counted += [(encoding, encoding_entry(encoding).model, count_tokens(prompt, encoding)) for encoding in ENCODINGS]
+    rows = []
+    for encoding, model, total in counted:
+        over_by = max(0, total + reserve - window)
+        rows.append(AcrossRow(encoding=encoding, model=model, request_total=total, context_window=window,
+                              reply_reserve=reserve, fits=not over_by, over_by=over_by,
+                              current=encoding == tokens.tokenizer))
     return rows
 
 

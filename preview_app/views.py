@@ -37,6 +37,7 @@ from preview_app.access import (
 from preview_app.compare import align_messages, alignment_range, alignment_window
 from preview_app.forms import CommitForm, PinForm, PreviewOptionsForm
 from preview_app.goldens import golden_status, golden_statuses
+from preview_app.macro_variables import macro_variables_panel
 from preview_app.models import Session
 from preview_app.previews import host_records, session_request, with_options
 from preview_app.request_rows import render_window
@@ -186,6 +187,7 @@ def _preview_page(request, session: Session, *, template: str = "preview/preview
         result = result if result is not None else assemble(request_data)
         context["view"] = display(result, host_records(request_data))
         context["chance"] = chance_log(result, request_data)
+        context["macro_variables"] = macro_variables_panel(result)
         context["projection"] = _projection_link(request, session, request_data)
         context["across"] = _across_link(request, session, request_data)
         context["rows_html"] = _window_rows(request, session, context["view"])
@@ -285,9 +287,14 @@ def preview_across(request, pk):
         "session": session,
         "preview_url": reverse("preview:preview", args=[session.pk]) + (f"?{query}" if query else "")}
     try:
-        context["choice"] = choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
-        request_data = _checked_request(session, choice, options)
-        context["rows"] = across_models(assemble(request_data))
+        if session.completion == "text":  # its prompt string, whatever strategy is applied (the text page's link)
+            request_data = session_request(session, "builtin-st")
+        else:
+            context["choice"] = choice = query_choice(session, request.GET.get("strategy"),
+                                                      request.GET.get("revision"))
+            request_data = _checked_request(session, choice, options)
+        result = assemble(request_data)
+        context["rows"], context["text_prompt"] = across_models(result), result.request.prompt is not None
     except CodedError as error:
         context["error"] = presenters.error_context(error)
     if request.htmx:

@@ -38,16 +38,34 @@ ACTION_WORDS = {
     "import resources": gettext_lazy("import resources"), "manage regex scripts": gettext_lazy("manage regex scripts"),
     "edit strategies": gettext_lazy("edit strategies"), "create strategies": gettext_lazy("create strategies"),
     "import strategies": gettext_lazy("import strategies"), "copy strategies": gettext_lazy("copy strategies"),
-    "edit presets": gettext_lazy("edit presets"),
+    "edit presets": gettext_lazy("edit presets"), "manage users": gettext_lazy("manage users"),
+    "edit text-completion templates": gettext_lazy("edit text-completion templates"),
+    "copy text-completion templates": gettext_lazy("copy text-completion templates"),
 }
+
+
+def role_refusal(user, permission: str, action: str) -> ServiceError:
+    """The refusal for a role that lacks `permission`: the action in the page's words and the way out."""
+    message = _("%(user)s may not %(action)s: their role does not allow it (an admin gives roles on the "
+                "Users page).") % {"user": user.get_username(), "action": ACTION_WORDS.get(action, action)}
+    # The words are for people; an API client reads the permission it lacks from the detail.
+    return ServiceError("FORBIDDEN", message, status=403, detail={"permission": permission})
 
 
 def require(user, permission: str, action: str) -> None:
     if not user.has_perm(permission):
-        message = _("%(user)s may not %(action)s: their role does not allow it (an admin gives roles on the "
-                    "Users page).") % {"user": user.get_username(), "action": ACTION_WORDS.get(action, action)}
-        # The words are for people; an API client reads the permission it lacks from the detail.
-        raise ServiceError("FORBIDDEN", message, status=403, detail={"permission": permission})
+        raise role_refusal(user, permission, action)
+
+
+def _shown_name(strategy: Strategy) -> str:
+    from strategies_app.presenters import strategy_name  # the presenters read the policy: imported when refusing
+
+    return strategy_name(strategy.name)
+
+
+def builtin_strategy_refusal(strategy: Strategy) -> ServiceError:
+    return ServiceError("STRATEGY_READ_ONLY", _("strategy “%(name)s” is a built-in: copy it to edit") % {
+        "name": _shown_name(strategy)}, status=409, detail={"id": strategy.slug})
 
 
 def can_create_strategies(user) -> bool:
@@ -69,12 +87,12 @@ def strategy_for_read(slug: str) -> Strategy:
 def _strategy_edit_refusal(user, strategy: Strategy) -> ServiceError | None:
     """The strategy policy: why `user` may not edit `strategy`, or None when they may."""
     if not user.has_perm(EDIT_STRATEGY):
-        return forbidden(f"{user.get_username()} may not edit strategies (needs the permission {EDIT_STRATEGY})")
+        return role_refusal(user, EDIT_STRATEGY, "edit strategies")
     if strategy.builtin:
-        return ServiceError("STRATEGY_READ_ONLY", f"strategy {strategy.slug!r} is a built-in: copy it to edit",
-                            status=409, detail={"id": strategy.slug})
+        return builtin_strategy_refusal(strategy)
     if strategy.owner_id != user.pk and not user.has_perm(EDIT_ANY_STRATEGY):
-        return forbidden(f"strategy {strategy.slug!r} belongs to another user; copy it to edit")
+        return forbidden(_("strategy “%(name)s” belongs to another user: you can read it, or copy it to edit your "
+                           "own") % {"name": _shown_name(strategy)})
     return None
 
 
@@ -121,12 +139,13 @@ def _text_template_refusal(user, template: TextTemplate) -> ServiceError | None:
     """The template policy: built-ins are read-only (copy to edit); a designer edits the templates they own (their
     copies), an admin (manage_resources) every other one."""
     if not user.has_perm(EDIT_STRATEGY) and not user.has_perm(MANAGE_RESOURCES):
-        return forbidden(f"{user.get_username()} may not edit text-completion templates")
+        return role_refusal(user, EDIT_STRATEGY, "edit text-completion templates")
     if template.builtin:
-        return ServiceError("TEMPLATE_READ_ONLY", f"template {template.name!r} is a built-in: copy it to edit",
-                            status=409, detail={"id": template.pk})
+        return ServiceError("TEMPLATE_READ_ONLY", _("template “%(name)s” is a built-in: copy it to edit") % {
+            "name": template.name}, status=409, detail={"id": template.pk})
     if template.owner_id != user.pk and not user.has_perm(MANAGE_RESOURCES):
-        return forbidden(f"template {template.name!r} belongs to another user; copy it to edit")
+        return forbidden(_("template “%(name)s” belongs to another user: you can read it, or copy it to edit your "
+                           "own") % {"name": template.name})
     return None
 
 
@@ -140,7 +159,7 @@ def can_copy_text_templates(user) -> bool:
 
 def text_template_for_edit(user, pk) -> TextTemplate:
     if not can_copy_text_templates(user):  # before the lookup: no 404 for who may not edit at all
-        raise forbidden(f"{user.get_username()} may not edit text-completion templates")
+        raise role_refusal(user, EDIT_STRATEGY, "edit text-completion templates")
     template = resource_for_read("template", pk)
     refusal = _text_template_refusal(user, template)
     if refusal is not None:

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from assembly.edits import locked_rows
 from assembly.results import AssemblyResult
 from strategies_app.session_previews import session_previews
-from studio.wording import engine_word
+from studio.wording import DECISION_WORDS, engine_word, list_words
 
 # The writes that answer with an effect, by the list or form they come from.
 EFFECT_KINDS = ("modules", "positions", "blocks", "priority", "rule", "layout", "control", "settings")
@@ -38,7 +38,7 @@ def _count_words(counts: dict[str, int]) -> str:
         "history_status": lambda n: ngettext("%(n)s with a new history status", "%(n)s with a new history status", n),
         "content": lambda n: ngettext("%(n)s with new content", "%(n)s with new content", n),
     }
-    return ", ".join(words[kind](n) % {"n": n} for kind, n in counts.items() if n)
+    return list_words((words[kind](n) % {"n": n} for kind, n in counts.items() if n), clauses=True)
 
 
 def module_reason(result: AssemblyResult, rule_id: str | None) -> str:
@@ -81,14 +81,14 @@ def _position_after(before: AssemblyResult, after: AssemblyResult, key: str | No
     placed = {node.id for node in before.nodes if node.request_index is not None}
     if between and all(not placed & set(r.node_ids) for r in between):
         chinese = (get_language() or "").lower().startswith("zh")
-        names = ", ".join(f"“{r.name_zh if chinese else r.name_en}”" for r in between)
+        names = list_words(f"“{r.name_zh if chinese else r.name_en}”" for r in between)
         return _("The row is placed by hand now, but the rows it passed (%(rows)s) have no output in this session, "
                  "so the messages keep their order.") % {"rows": names}
     decisions = sorted({node.position_decision for node in after.nodes
                         if node.id in set(next(r for r in after.positions if r.key == key).node_ids)})
     if decisions:
-        return _("The engine still places this row's output by %(decision)s, so the request keeps its order.") % {
-            "decision": ", ".join(decisions)}
+        return _("The engine places this row's output as before (%(decision)s), so the request keeps its "
+                 "order.") % {"decision": list_words(DECISION_WORDS.get(code, code) for code in decisions)}
     return ""
 
 
@@ -157,7 +157,7 @@ def _row_names(result: AssemblyResult | None, keys: set[str]) -> str:
     chinese = (get_language() or "").lower().startswith("zh")
     rows = [r for r in (result.positions if result is not None else []) if r.key in keys]
     names = [r.name_zh if chinese else r.name_en for r in rows] or sorted(keys)
-    return ", ".join(f"“{name}”" for name in names)
+    return list_words(f"“{name}”" for name in names)
 
 
 def wide_edit_items(before_draft: dict, before: AssemblyResult | None, before_refusal: dict | None,
@@ -184,7 +184,7 @@ def wide_edit_items(before_draft: dict, before: AssemblyResult | None, before_re
             "code": after_refusal.get("code")})
     effect = edit_effect("layout", before, after, None)
     if effect is not None and effect.changed:
-        items.append(effect.sentence + (" " + _("Removed:") + " " + ", ".join(effect.removed)
+        items.append(effect.sentence + (" " + _("Removed:") + " " + list_words(effect.removed)
                                         if effect.removed else ""))
     elif effect is not None:
         items.append(_("The request of this session stays as it is."))

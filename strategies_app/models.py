@@ -244,6 +244,24 @@ class PendingUpload(models.Model):
         return self.filename or self.token
 
 
+class KeyOrderJSONField(models.JSONField):
+    """A JSON object whose key order survives every database: PostgreSQL's jsonb keeps no key order, so the object is
+    stored as its `[key, value]` pairs in order and read back as the dict it was (an object stored as an object, as
+    the built-ins' first seeding did, is read as it is). The column is JSONField's own (no schema change)."""
+
+    def get_prep_value(self, value):
+        if isinstance(value, dict):
+            value = [[key, item] for key, item in value.items()]
+        return super().get_prep_value(value)
+
+    def from_db_value(self, value, expression, connection):
+        value = super().from_db_value(value, expression, connection)
+        if isinstance(value, list) and all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                                           for pair in value):
+            return dict(value)
+        return value
+
+
 TEXT_TEMPLATE_KINDS = [("instruct", "instruct"), ("context", "context"), ("sysprompt", "sysprompt"),
                        ("reasoning", "reasoning")]
 
@@ -252,13 +270,14 @@ class TextTemplate(models.Model):
     """One of SillyTavern's Advanced Formatting templates for text completion: an instruct template, a context
     template, a system prompt, or a reasoning template (kept as data: the prompt does not use it). `fields` is the
     file as SillyTavern wrote it, every key kept (the name too), so an export gives it back; `builtin` rows are the
-    studio's own (read-only, seeded by `reference_data.ensure_text_templates`)."""
+    studio's own (read-only, seeded by `reference_data.ensure_text_templates`). The file's key order is kept too
+    (`KeyOrderJSONField`), so the export is the file as it was written, on PostgreSQL as on SQLite."""
 
     kind = models.CharField(max_length=12, choices=TEXT_TEMPLATE_KINDS)
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
-    fields = models.JSONField(default=dict, blank=True)
+    fields = KeyOrderJSONField(default=dict, blank=True)
     builtin = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -20,6 +20,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from assembly.catalogue import get_builtin_strategy
@@ -42,6 +43,20 @@ ASSEMBLY_SETTINGS = ("names_behavior", "squash_system_messages", "openai_max_con
                      "wi_format", "scenario_format", "personality_format", "continue_prefill", "continue_postfix",
                      "assistant_prefill", "impersonation_prompt", "new_chat_prompt", "send_if_empty",
                      "use_sysprompt")
+# Each setting as SillyTavern's chat-completion panel labels it (its key is shown beside, as the file spells it).
+SETTING_LABELS = {
+    "names_behavior": gettext_lazy("Character Names Behavior"),
+    "squash_system_messages": gettext_lazy("Squash system messages"),
+    "openai_max_context": gettext_lazy("Context Size (tokens)"),
+    "openai_max_tokens": gettext_lazy("Max Response Length (tokens)"),
+    "wi_format": gettext_lazy("World Info format template"),
+    "scenario_format": gettext_lazy("Scenario format template"),
+    "personality_format": gettext_lazy("Personality format template"),
+    "continue_prefill": gettext_lazy("Continue prefill"), "continue_postfix": gettext_lazy("Continue postfix"),
+    "assistant_prefill": gettext_lazy("Assistant Prefill"),
+    "impersonation_prompt": gettext_lazy("Impersonation prompt"), "new_chat_prompt": gettext_lazy("New Chat"),
+    "send_if_empty": gettext_lazy("Replace empty message"), "use_sysprompt": gettext_lazy("Use system prompt"),
+}
 _MACRO = re.compile(r"\{\{[^{}]{0,200}\}\}")
 MAX_NOTE_CHARS = 500
 REVISIONS_LISTED = 50
@@ -203,8 +218,9 @@ def preset_editor(request, pk):
             session = request.POST.get("session", "")
             return HttpResponseRedirect(f"{target}?session={session}" if is_row_id(session) else target, status=303)
     # JSON's own spelling (false, null), as SillyTavern's file has it
-    settings = [(key, json.dumps(preset.options[key], ensure_ascii=False) if not isinstance(preset.options[key], str)
-                 else preset.options[key]) for key in ASSEMBLY_SETTINGS if key in preset.options]
+    settings = [(SETTING_LABELS[key], key, json.dumps(preset.options[key], ensure_ascii=False)
+                 if not isinstance(preset.options[key], str) else preset.options[key])
+                for key in ASSEMBLY_SETTINGS if key in preset.options]
     lineage = preset_lineage(preset)
     return render(request, "resources/preset_editor.html", {
         "preset": preset, "rows": _rows(preset), "settings": settings, "error": error, "lineage": lineage,

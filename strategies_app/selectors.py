@@ -110,3 +110,8 @@ def text_templates_by_kind() -> dict[str, list[TextTemplate]]:
 def regex_scripts() -> QuerySet[RegexScript]:
     """The global regex scripts in the order sessions run them (sort order, then name)."""
     return RegexScript.objects.select_related("owner")
+
+
+def strategy_names_by_slug(slugs) -> dict[str, str]:
+    """slug -> stored name of the strategies named by `slugs` (those that still exist)."""
+    return dict(Strategy.objects.filter(slug__in=list(slugs)).values_list("slug", "name")) if slugs else {}

@@ -25,6 +25,7 @@ from assembly.catalogue import DEFAULT_BUILTIN_ID, get_builtin_strategy
 from assembly.sillytavern.preset_secrets import strip_preset_secrets
 from assembly.strategy import normalize_strategy, strategy_revision
 from strategies_app import resource_twins, sillytavern, text_templates
+from strategies_app.access import builtin_strategy_refusal
 from strategies_app.models import (
     Character,
     PendingUpload,
@@ -145,8 +146,7 @@ def draft_update(*, strategy: Strategy, user, document: Any, expected_version: i
     the fresh state, and nothing is written."""
     locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
     if locked.builtin:
-        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {locked.slug!r} is a built-in: copy it to edit",
-                           status=409, detail={"id": locked.slug})
+        raise builtin_strategy_refusal(locked)
     if not isinstance(expected_version, int) or isinstance(expected_version, bool):
         raise ServiceError("INPUT_INVALID", "version: expected the integer version the edit started from",
                            detail={"path": "version"})
@@ -178,8 +178,7 @@ def revision_save(*, strategy: Strategy, user, note: str = "") -> tuple[Strategy
     """Save the current draft as an immutable revision; saving an unchanged draft again returns the existing one."""
     locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
     if locked.builtin:
-        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {locked.slug!r} is a built-in: copy it to edit",
-                           status=409, detail={"id": locked.slug})
+        raise builtin_strategy_refusal(locked)
     return _save_revision(locked, user=user, note=note)
 
 
@@ -454,8 +453,7 @@ DraftRun = Callable[[dict[str, Any]], AssemblyResult]
 def _draft_for_edit(strategy: Strategy, expected_version: Any) -> Strategy:
     locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
     if locked.builtin:
-        raise ServiceError("STRATEGY_READ_ONLY", f"strategy {locked.slug!r} is a built-in: copy it to edit",
-                           status=409, detail={"id": locked.slug})
+        raise builtin_strategy_refusal(locked)
     if not isinstance(expected_version, int) or isinstance(expected_version, bool):
         raise ServiceError("INPUT_INVALID", "version: expected the integer version the edit started from",
                            detail={"path": "version"})

@@ -49,14 +49,19 @@ INSTRUCT: tuple[dict[str, Any], ...] = (
     _instruct("Alpaca", input_sequence="### Instruction:", output_sequence="### Response:",
               system_sequence="### Input:", input_suffix="\n\n", output_suffix="\n\n", system_suffix="\n\n",
               wrap=True, story_string_suffix="\n\n"),
-    # Vicuna 1.1: {system}\n\nUSER: {user}\nASSISTANT: {assistant}</s>
-    _instruct("Vicuna", input_sequence="USER: ", output_sequence="ASSISTANT: ", input_suffix="\n",
-              output_suffix="</s>\n", story_string_suffix="\n", stop_sequence="</s>", system_same_as_user=True),
+    # Vicuna 1.1 (FastChat's vicuna_v1.1: separators " " and "</s>"): {system} USER: {user} ASSISTANT: {assistant}</s>
+    # and the reply asked for with "ASSISTANT:" (no trailing space; so a continued reply follows "ASSISTANT:" without
+    # one); no system role: system text goes in as the user's
+    _instruct("Vicuna", input_sequence="USER: ", output_sequence="ASSISTANT: ", last_output_sequence="ASSISTANT:",
+              input_suffix=" ", output_suffix="</s>", story_string_suffix=" ", stop_sequence="</s>",
+              system_same_as_user=True),
     # Metharme (Pygmalion): <|system|>{system}<|user|>{user}<|model|>{assistant}
     _instruct("Metharme", input_sequence="<|user|>", output_sequence="<|model|>", system_sequence="<|system|>",
               story_string_prefix="<|system|>", stop_sequence="</s>"),
-    # Plain story: no sequences at all, one "Name: text" line a message
-    _instruct("Plain story", wrap=True, names_behavior="always", sequences_as_stop_strings=False),
+    # Plain story: no model format, the transcript SillyTavern sends without instruct mode: one "Name: text" line a
+    # message, and the reply asked for with "Char:" (names always, no sequences, no wrap)
+    _instruct("Plain story", input_suffix="\n", output_suffix="\n", system_suffix="\n", story_string_suffix="\n",
+              names_behavior="always", sequences_as_stop_strings=False),
 )
 
 CONTEXT: tuple[dict[str, Any], ...] = (

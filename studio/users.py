@@ -11,13 +11,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from assembly.errors import CodedError
 from studio import user_services
-from studio.errors import forbidden, not_found
+from studio.errors import ServiceError, not_found
 from studio.wording import meaning
 
 
 def _require_admin(user) -> None:
     if not user_services.is_studio_admin(user):
-        raise forbidden(f"{user.get_username()} may not manage users (admins only)")
+        raise ServiceError("FORBIDDEN", _("%(user)s may not manage users: only admins do (an admin gives roles on "
+                                          "this page).") % {"user": user.get_username()}, status=403,
+                           detail={"role": "admin"})
 
 
 def _page(request, *, error=None, status=200, form=None):

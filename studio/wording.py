@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
@@ -231,6 +231,31 @@ MEANINGS: dict[str, Any] = {**REFUSALS, **DIAGNOSTICS}
 # Fields of a diagnostic that are worth showing next to its meaning, in this order; the rest follow.
 _DETAIL_ORDER = ("name", "id", "from", "to", "placement", "depth", "macro", "sourceId", "ruleId", "positionId",
                  "winner", "outlet", "slotId", "missing", "position", "reason", "limit", "total", "over_by")
+
+
+# Why the engine put a piece where it is (`NodeView.position_decision`), as the preview's parts table and the
+# editor's statements say it.
+DECISION_WORDS = {
+    "source": _("its rule's place in the strategy"),
+    "preset": _("a slot of the preset holds it"),
+    "resource": _("anchored to another resource"),
+    "user": _("a manual position set in the strategy"),
+    "runtime": _("a conversation message: the host fixes its place"),
+    "resource-depth": _("its own depth setting inside the chat"),
+}
+
+
+def list_words(items, *, clauses: bool = False) -> str:
+    """Items joined as the page's language lists them: ", " in English; Chinese "、" between items, "，" between
+    clauses (`clauses`: each item is a phrase with its own number or verb)."""
+    if clauses:
+        return pgettext("between the clauses of a list", ", ").join(str(item) for item in items)
+    return pgettext("between the items of a list", ", ").join(str(item) for item in items)
+
+
+def label_colon() -> str:
+    """The colon between a label and its value in the page's language: ": " in English, "：" in Chinese."""
+    return pgettext("between a label and its value", ": ")
 
 
 def known_meaning(code: str) -> str:

@@ -47,3 +47,16 @@ def term(shown, slug: str) -> str:
 def code_meaning(code) -> str:
     """An error or diagnostic code's plain-language meaning, in the page's language."""
     return wording.meaning(str(code))
+
+
+@register.simple_tag
+def colon() -> str:
+    """The colon after a label, as the page's language writes it: ": " in English, the full-width "：" (no space) in
+    Chinese. Templates write `{% translate "Preview" %}{% colon %}{{ name }}`, never an ASCII colon after words."""
+    return wording.label_colon()
+
+
+@register.filter
+def listed(items) -> str:
+    """`{{ names|listed }}`: the items joined as the page's language lists them (", " or "、")."""
+    return wording.list_words(items or ())

@@ -131,7 +131,9 @@ def untranslated(html: str, vocabulary: set[str], data: list[str]) -> list[tuple
 def demo_pages() -> list[str]:
     urls = ["/", "/sessions/", "/sessions/new/", "/strategies/", "/goldens/", "/resources/",
             "/resources/import/", "/users/"]
-    for session in Session.objects.all():
+    for session in Session.objects.filter(completion="text"):  # a text session's pages are its text pages
+        urls += [f"/sessions/{session.pk}/{page}" for page in ("", "text/", "text/compare/", "text/parity/")]
+    for session in Session.objects.filter(completion="chat"):
         urls += [f"/sessions/{session.pk}/{page}" for page in (
             "", "preview/", "compare/", "parity/", "preview/?context_window=200&reserve_output=50",  # budget over
             "preview/?generation=continue", "preview/?turns=3", "compare/?a=applied&b=builtin-native-roles")]

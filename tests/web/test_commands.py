@@ -145,9 +145,13 @@ def test_seed_demo_builds_the_demo_and_is_idempotent():
     # The preset defines 11 prompts; SillyTavern re-adds the built-in definitions it lacks (nsfw,
     # enhanceDefinitions), as the engine's importer does: 13 entries.
     assert snapshot[:5] == (1, 13, 1, 1, 1)
-    sessions = Session.objects.all()
-    assert len(sessions) == 2 and all(s.events.count() >= 4 for s in sessions)
-    assert all(s.applied_document is not None for s in sessions)
+    chats, texts = Session.objects.filter(completion="chat"), Session.objects.filter(completion="text")
+    assert len(chats) == 2 and all(s.events.count() >= 4 for s in chats)
+    assert all(s.applied_document is not None for s in chats)
+    text = texts.get()  # a new user sees text completion too: the card in built-in templates
+    assert (text.instruct_template.name, text.context_template.name, text.sysprompt_template.name) == (
+        "ChatML", "Chat", "Role-play") and text.instruct_template.builtin and text.instruct_enabled
+    assert text.character.name == "Mira Vell" and text.events.count() == 3
     assert Character.objects.get().avatar  # the card came as a PNG
     assert GoldenSnapshot.objects.count() == 1
 
@@ -163,8 +167,36 @@ def test_seed_demo_goldens_match_and_a_newcomer_sees_the_demo(client):
     client.force_login(get_user_model().objects.get(username="designer"))
     home = client.get("/")
     assert b"Demo: first night at the lighthouse" in home.content and b"Mira Vell" in home.content
-    for session in Session.objects.all():
+    for session in Session.objects.filter(completion="chat"):
         assert client.get(f"/api/sessions/{session.pk}/preview").status_code == 200
+    text = Session.objects.get(completion="text")
+    assert b"Demo: the lamp room (text completion" in home.content
+    prompt = client.get(f"/sessions/{text.pk}/text/").content.decode()
+    assert "&lt;|im_start|&gt;system" in prompt and "Mind the stairs" in prompt
+
+
+def test_the_sillytavern_demo_session_speaks_sillytavern_and_shows_no_ids(client):
+    import re
+
+    run("seed_demo")
+    client.force_login(get_user_model().objects.get(username="designer"))
+    session = Session.objects.get(applied_strategy__slug="builtin-st")
+    assert "advanced backend" not in session.name  # dsh's word, on SillyTavern work
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    history = page.split('data-list="history"', 1)[1].split("</ol>", 1)[0]
+    shown = re.sub(r"<[^>]+>", " ", history)  # data-* hooks keep the ids; the words never show them
+    assert session.events.filter(source__kind="request-assembly").exists()
+    for event in session.events.all():
+        assert event.message_id not in shown
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", shown) and "strategy revision record" not in shown
+    assert "Studio note" in shown and "hidden message in SillyTavern" in shown
+    assert "Built with “Preset slots first (advanced)”, revision " in shown
+    assert "the studio's hidden note of the strategy revision" in page and "what the host records" not in page
+    preview = client.get(f"/sessions/{session.pk}/preview/").content.decode()
+    rows = re.sub(r"<[^>]+>", " ", preview.split('<table class="request">', 1)[1].split("</table>", 1)[0])
+    assert not any(f"history {event.message_id}" in rows for event in session.events.all())
+    appended = preview.split('id="events-title"', 1)[1].split("</section>", 1)[0]
+    assert "a studio note, hidden like SillyTavern&#x27;s hidden messages" in appended
 
 
 def test_seed_demo_refuses_production(settings):

@@ -641,3 +641,20 @@ def test_host_rules_offer_no_role_lifetime_or_depth(users, editor):
         assert f'id="rule-{host}-name"' in html
     assert 'id="rule-preset-role"' in html and 'id="rule-preset-depth"' in html
     assert "The host's own messages keep their roles" in html
+
+
+def test_a_request_only_message_says_so_once_in_the_live_preview(users, world):
+    """The advanced backend's request-only messages: their delivery says "request only"; the history line then says
+    only how it is sent, never "request only" a second time."""
+    own = world["own"]
+    own.refresh_from_db()
+    services.draft_update(strategy=own, user=users["designer"], document={
+        **own.draft, "backend": "core", "placement": "modules", "layout": {**own.draft["layout"], "source": "manual"}},
+        expected_version=own.version)
+    page = client_for(users["designer"]).get(f"/strategies/{own.slug}/edit/?session={world['session'].pk}")
+    heads = re.findall(r'<li class="message[^"]*"[^>]*data-delivery="request"[^>]*>\s*<div class="message-head">(.*?)'
+                       r"</div>", page.content.decode(), re.S)
+    assert heads
+    for head in heads:
+        words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", head))
+        assert words.count("request only") == 1, words

@@ -43,7 +43,7 @@ def test_the_page_shows_the_prompt_manager(users, lamp):
     assert 'data-prompt="chatHistory" data-marker="true"' in html and "data-marker-badge" in html
     assert '<mark class="macro">{{char}}</mark>' in html
     assert "Stay &lt;b&gt;brief&lt;/b&gt;." in html  # content is text, never markup
-    assert "<code>names_behavior</code>" in html
+    assert "Character Names Behavior <code class=\"muted small\">names_behavior</code>" in html  # SillyTavern's label
     assert "Save a new revision" not in html  # QA reads only
 
 

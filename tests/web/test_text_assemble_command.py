@@ -38,3 +38,15 @@ def test_table_output_has_a_row_per_span(tmp_path):
     assert [line.split()[1] for line in lines[1:-2]] == ["story_string", "message:i", "last_line"]
     assert lines[-2].startswith('stop strings: "\\nSam:"')
     assert lines[-1].endswith("(st-estimate)")
+
+
+def test_a_text_request_with_a_bad_template_field_exits_1_naming_it(tmp_path):
+    from tests.web.test_assemble_command import run_failing
+
+    bad = {**REQUEST, "resources": {**REQUEST["resources"],
+                                    "instruct_template": {**INSTRUCT[0], "input_suffix": ["x"]}}}
+    path = tmp_path / "request.json"
+    path.write_text(json.dumps(bad))
+    error = run_failing("--input", str(path))
+    assert 400 <= error["status"] < 500
+    assert "instruct_template.input_suffix" in error["error"]

@@ -91,3 +91,15 @@ def test_api_assemble_takes_a_text_request(users):
     body = client_for(users["qa"]).post("/api/assemble", request, content_type="application/json").json()
     assert body["request"]["prompt"].endswith("<|im_start|>user\nHi.<|im_end|>\n<|im_start|>assistant\n")
     assert body["request"]["stop"][0] == "\nSam:"
+
+
+def test_api_assemble_refuses_a_text_request_naming_the_bad_template_field(users):
+    request = {"api": "text", "strategy": "builtin-st", "tokenizer": "st-estimate",
+               "resources": {"character": {"name": "Ada"},
+                             "instruct_template": {**builtin("instruct", "ChatML").fields, "input_suffix": ["x"]},
+                             "text_settings": {"instruct_enabled": True}},
+               "conversation": {"history": [], "input": [{"id": "i", "role": "user", "content": "Hi."}]},
+               "names": {"user": "Sam"}}
+    answer = client_for(users["qa"]).post("/api/assemble", request, content_type="application/json")
+    assert 400 <= answer.status_code < 500
+    assert "instruct_template.input_suffix" in json.dumps(answer.json())

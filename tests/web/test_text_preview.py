@@ -186,3 +186,29 @@ def test_a_text_sessions_page_shows_its_templates_not_the_strategy_card(text_ses
 def test_a_chat_sessions_page_keeps_the_strategy_card(world, users):
     html = client_for(users["designer"]).get(f"/sessions/{world['session'].pk}/").content.decode()
     assert 'id="apply"' in html and "data-text-templates" not in html
+
+
+def test_the_window_line_counts_a_prompt_string_not_a_chat_framing(text_session, users):
+    session_services.session_text_update(session=text_session, text_settings={"max_context": 2048, "amount_gen": 300})
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    total = re.search(r'data-request-total="(\d+)"', html).group(1)
+    assert f"{total} / 2,048 tokens in the prompt string, 300 reserved for the reply" in html
+    assert "chat framing" not in html
+
+
+def test_every_tokenizer_counts_the_prompt_string_beside_the_estimate(text_session, users):
+    from assembly.tokens import ENCODINGS, count_tokens
+    from preview_app.previews import session_preview
+
+    session_services.session_text_update(session=text_session, text_settings={"max_context": 2048, "amount_gen": 300})
+    client = client_for(users["qa"])
+    page = client.get(f"/sessions/{text_session.pk}/text/").content.decode()
+    url = f"/sessions/{text_session.pk}/preview/across-models/"
+    assert f'href="{url}" hx-get="{url}"' in page  # counted when asked, a page of its own without JavaScript
+    result = session_preview(text_session)
+    html = client.get(url).content.decode()
+    rows = dict(re.findall(r'<tr data-encoding="([\w-]+)" data-request-total="(\d+)" data-context-window="2048"',
+                           html))
+    assert rows == {"st-estimate": str(result.tokens.request_total),
+                    **{encoding: str(count_tokens(result.request.prompt, encoding)) for encoding in ENCODINGS}}
+    assert "no chat framing" in html and 'class="current"' in html

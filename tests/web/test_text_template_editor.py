@@ -122,3 +122,20 @@ def test_each_field_is_labelled_as_sillytavern_names_it_with_its_key_beside(user
     html = client.get(f"/text-templates/{template.pk}/edit/").content.decode()
     label = re.search(rf'<label for="id_{key}">(.*?)</label>', html, re.S).group(1)
     assert label.startswith(f"{words} ") and f"<code class=\"muted small\" data-field-key>{key}</code>" in label
+
+
+def test_a_reasoning_template_has_no_editor_only_its_export(users):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.web.test_text_templates import DATA
+
+    admin = client_for(users["admin"])
+    admin.post("/api/resources/template/import", {"file": SimpleUploadedFile(
+        "r.json", (DATA / "reasoning_house_think.json").read_bytes())})
+    reasoning = TextTemplate.objects.get(kind="reasoning", builtin=False)
+    html = client_for(users["designer"]).get(f"/text-templates/{reasoning.pk}/edit/").content.decode()
+    assert "A reasoning template is kept as data" in html
+    assert f"/api/resources/template/{reasoning.pk}/export" in html
+    assert "data-template-effect" not in html and "data-copy-template" not in html and "<textarea" not in html
+    listing = admin.get("/resources/").content.decode()
+    assert f"/text-templates/{reasoning.pk}/edit/" not in listing

@@ -9,6 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from assembly.sillytavern.detect import detect_kind
+from assembly.sillytavern.text_presets import detect_text_preset
 from strategies_app.models import TextTemplate
 from strategies_app.text_builtins import BUILTIN_TEMPLATES
 from strategies_app.text_templates import instruct_resource
@@ -53,13 +54,59 @@ def test_a_master_export_is_detected_and_stored_as_one_row_per_template(users):
                       ("reasoning", "DeepSeek")}
 
 
-def test_each_template_of_a_master_export_exports_back_field_for_field(users):
+def _as_written(document):
+    """A document as text, keys in their order: two documents are the same file only when this is equal."""
+    return json.dumps(document, ensure_ascii=False)
+
+
+def _exported(client, row):
+    answer = client.get(f"/api/resources/template/{row.pk}/export")
+    return json.loads(answer.content.decode())  # json keeps the order the export wrote the keys in
+
+
+# every file of the test data: (file, the templates it holds by kind, as written)
+TEST_DATA_FILES = sorted(path.name for path in DATA.glob("*.json"))
+
+
+def _templates_in(data):
+    if any(isinstance(data.get(kind), dict) for kind in ("instruct", "context", "sysprompt", "reasoning")):
+        return {kind: data[kind] for kind in ("instruct", "context", "sysprompt", "reasoning") if kind in data}
+    return {detect_text_preset(data): data}
+
+
+@pytest.mark.parametrize("filename", TEST_DATA_FILES)
+def test_every_template_file_of_the_test_data_exports_back_field_for_field_in_its_key_order(users, filename):
     client = client_for(users["admin"])
-    _upload(client, _raw("master_export.json"), "master.json")
-    master = json.loads(_raw("master_export.json"))
-    for row in TextTemplate.objects.filter(builtin=False):
-        exported = client.get(f"/api/resources/template/{row.pk}/export").json()
-        assert exported == master[row.kind]  # every field, unknown ones too (key order is PostgreSQL's to keep)
+    written = _templates_in(json.loads(_raw(filename)))
+    report = _upload(client, _raw(filename), filename)
+    assert report.status_code == 201, report.content
+    rows = {row.kind: row for row in TextTemplate.objects.filter(builtin=False, kind__in=written)}
+    assert set(rows) == set(written)
+    for kind, template in written.items():
+        exported = _exported(client, rows[kind])
+        assert exported == template  # every field, those SillyTavern does not read too
+        assert _as_written(exported) == _as_written(template)  # and in the file's key order
+
+
+def test_the_test_data_holds_every_kind_of_template_file():
+    kinds = {filename: set(_templates_in(json.loads(_raw(filename)))) for filename in TEST_DATA_FILES}
+    assert set().union(*kinds.values()) == {"instruct", "context", "sysprompt", "reasoning"}
+    assert any(len(found) > 1 for found in kinds.values())  # a master export
+    assert {"legacy_instruct.json", "legacy_context.json", "legacy_sysprompt.json"} <= set(kinds)
+
+
+def test_a_template_keeps_its_key_order_through_an_edit(users):
+    from strategies_app import services as template_services
+
+    client = client_for(users["admin"])
+    _upload(client, _raw("instruct_house_llama.json"), "llama.json")
+    row = TextTemplate.objects.get(builtin=False)
+    template_services.text_template_update(template=row, changes={"input_suffix": "<|eot_id|>\n"},
+                                           expected=template_services.text_template_digest(row.fields))
+    written = json.loads(_raw("instruct_house_llama.json"))
+    exported = _exported(client, row)
+    assert list(exported) == list(written)
+    assert exported == {**written, "input_suffix": "<|eot_id|>\n"}
 
 
 @pytest.mark.parametrize("template", _shipped_templates(), ids=lambda t: str(t.get("name")))
@@ -68,9 +115,9 @@ def test_every_shipped_template_imports_and_exports_back(users, template):
     raw = json.dumps(template).encode()
     assert detect_kind(template) == "template"
     report = _upload(client, raw, "t.json").json()
-    exported = client.get(f"/api/resources/template/{report['id']}/export").json()
-    # a name a built-in already has ("ChatML") is stored as "ChatML (2)"; every other field is given back
-    assert exported == {**template, "name": report["name"]}
+    exported = _exported(client, TextTemplate.objects.get(pk=report["id"]))
+    # a name a built-in already has ("ChatML") is stored as "ChatML (2)"; every other field is given back, in order
+    assert _as_written(exported) == _as_written({**template, "name": report["name"]})
     assert report["name"] in (template["name"], f"{template['name']} (2)")
 
 
@@ -117,8 +164,7 @@ def test_a_legacy_instruct_template_is_read_as_sillytavern_migrates_it(users):
     read = instruct_resource(instruct.fields)
     assert read["output_suffix"] == "</s>\n" and read["names_behavior"] == "force"
     assert "system_prompt" not in read and "separator_sequence" not in read
-    exported = client.get(f"/api/resources/template/{instruct.pk}/export").json()
-    assert exported == json.loads(_raw("legacy_instruct.json"))  # stored as written
+    assert _as_written(_exported(client, instruct)) == _as_written(json.loads(_raw("legacy_instruct.json")))
 
 
 def test_a_template_with_a_field_of_the_wrong_type_is_refused_naming_it(users):
@@ -164,7 +210,7 @@ def test_a_session_exports_its_templates_as_the_master_export_they_came_from(use
                                          context_template=rows["context"], sysprompt_template=rows["sysprompt"])
     exported = client_for(users["qa"]).get(f"/sessions/{session.pk}/text/templates.json").json()
     master = json.loads(_raw("master_export.json"))
-    assert exported == {kind: master[kind] for kind in ("instruct", "context", "sysprompt")}
+    assert _as_written(exported) == _as_written({kind: master[kind] for kind in ("instruct", "context", "sysprompt")})
     assert detect_kind(exported) == "template"
 
 
@@ -190,3 +236,30 @@ def test_a_master_export_imported_again_reuses_every_stored_template(users):
     again = _upload(client, _raw("master_export.json"), "master.json", "?duplicate=reuse").json()
     assert again["creates"] == {"instruct": 0, "context": 0, "sysprompt": 0, "reasoning": 0}
     assert TextTemplate.objects.filter(builtin=False).count() == 4
+
+
+def test_a_template_stored_as_a_plain_object_is_read_as_that_object(users):
+    """Rows written before the key order was kept (an object, not its pairs) read as they were stored."""
+    from django.db import connection
+
+    client = client_for(users["admin"])
+    report = _upload(client, _raw("sysprompt_house_narrator.json"), "s.json").json()
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {TextTemplate._meta.db_table} SET fields = %s WHERE id = %s",
+                       ['{"name": "House narrator", "content": "Narrate.", "post_history": ""}', report["id"]])
+    row = TextTemplate.objects.get(pk=report["id"])
+    assert row.fields == {"name": "House narrator", "content": "Narrate.", "post_history": ""}
+    assert _exported(client, row)["content"] == "Narrate."
+
+
+def test_the_admin_shows_a_template_s_fields_in_the_file_s_order(users):
+    client = client_for(users["admin"])
+    _upload(client, _raw("instruct_house_llama.json"), "llama.json")
+    row = TextTemplate.objects.get(builtin=False)
+    page = client.get(f"/admin/strategies_app/texttemplate/{row.pk}/change/")
+    assert page.status_code == 200
+    shown = page.context["adminform"].form.initial["fields"]
+    assert list(shown) == list(json.loads(_raw("instruct_house_llama.json")))
+    chatml = TextTemplate.objects.get(kind="instruct", name="ChatML", builtin=True)
+    read_only = client.get(f"/admin/strategies_app/texttemplate/{chatml.pk}/change/").content.decode()
+    assert "&lt;|im_start|&gt;user" in read_only  # a built-in's fields shown read-only, as JSON

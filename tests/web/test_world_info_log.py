@@ -160,9 +160,9 @@ def test_the_parts_tables_say_why_an_entry_is_in_as_the_panel_does(glade, world,
     client.cookies["django_language"] = language
     html = client.get(f"/sessions/{glade.pk}/preview/").content.decode()
     panel = {uid: reason for uid, _state, reason, *_ in _log(html)}
-    parts = dict(re.findall(r'data-part-id="worldbook:(\d+)".*?data-activation>[^<:]*: ([^<]*)</div>', html, re.S))
+    parts = dict(re.findall(r'data-part-id="worldbook:(\d+)".*?data-activation>[^<:：]*(?:: |：)([^<]*)</div>', html, re.S))
     assert parts and all(parts[uid] == panel[uid] for uid in parts), (parts, panel)
     if glade_:
         assert parts["0"] == glade_
     html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
-    assert re.search(rf'data-part-id="worldbook:1".*?data-activation>[^<:]*: {host}</div>', html, re.S)
+    assert re.search(rf'data-part-id="worldbook:1".*?data-activation>[^<:：]*(?:: |：){host}</div>', html, re.S)

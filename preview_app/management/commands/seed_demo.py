@@ -11,15 +11,15 @@ from assembly.sillytavern.png import card_png, solid_png
 from preview_app import demo, services
 from preview_app.models import GoldenSnapshot, Session
 from strategies_app import services as strategy_services
-from strategies_app.models import Character, Persona, Preset, Strategy, WorldBook
+from strategies_app.models import Character, Persona, Preset, Strategy, TextTemplate, WorldBook
 from strategies_app.reference_data import ADMIN, DESIGNER, QA, ensure_reference_data
 
 DEMO_USERS = ((ADMIN, ADMIN), (DESIGNER, DESIGNER), (QA, QA))  # (username, role)
 
 
 class Command(BaseCommand):
-    help = ("Load the demo (a preset, a character, a persona, a world book, a designer's strategy, two sessions with "
-            "a few turns, a golden snapshot) and the demo users admin / designer / qa, printing each new user's "
+    help = ("Load the demo (a preset, a character, a persona, a world book, a designer's strategy, two chat sessions "
+            "with a few turns, a text-completion session, a golden snapshot) and the demo users admin / designer / qa, printing each new user's "
             "password once. Running it again changes nothing (--reset-passwords prints new passwords).")
 
     def add_arguments(self, parser):
@@ -34,6 +34,7 @@ class Command(BaseCommand):
             self._resources(users[ADMIN])
             strategy = self._strategy(users[DESIGNER])
             self._sessions(users[DESIGNER], users[QA], strategy)
+            self._text_session(users[DESIGNER])
         self.stdout.write("Demo data is in place. Log in at http://127.0.0.1:8000/accounts/login/")
 
     def _user(self, username, role, reset):
@@ -96,3 +97,21 @@ class Command(BaseCommand):
             if applied == strategy and not GoldenSnapshot.objects.filter(session=session).exists():
                 session.refresh_from_db()
                 services.golden_approve(session=session, revision=session.applied_revision, user=qa)
+
+    def _text_session(self, designer):
+        """The card in a text-completion prompt: built-in instruct, context and system prompt templates."""
+        if Session.objects.filter(name=demo.TEXT_SESSION).exists():
+            return
+        templates = {kind: TextTemplate.objects.get(kind=kind, name=name, builtin=True)
+                     for kind, name in demo.TEXT_TEMPLATES.items()}
+        session = services.session_create(
+            user=designer, name=demo.TEXT_SESSION, character=Character.objects.get(name=demo.CHARACTER_NAME),
+            persona=Persona.objects.get(name=demo.PERSONA_NAME),
+            world_books=[WorldBook.objects.get(name=demo.WORLDBOOK_NAME)], current_input=demo.TEXT_INPUT)
+        services.session_greet(session=session, index=0)
+        for text, reply in demo.TEXT_TURNS:
+            services.event_append(session=session, role="user", content=text, name=demo.PERSONA_NAME)
+            services.event_append(session=session, role="assistant", content=reply, name=demo.CHARACTER_NAME)
+        services.session_text_update(session=session, completion="text", instruct_template=templates["instruct"],
+                                     context_template=templates["context"], sysprompt_template=templates["sysprompt"],
+                                     instruct_enabled=True)
