@@ -262,3 +262,13 @@ def test_a_stored_world_book_is_read_once_per_content(world, monkeypatch):
     WorldBookEntry.objects.filter(book=book).update(content="The gate opens at dawn.")
     edited = sillytavern.worldbook_model(book, book.entries.all())
     assert len(reads) == 2 and edited.entries[0].content == "The gate opens at dawn."
+
+
+def test_the_sessions_macro_variables_edited_give_a_fresh_preview(world, users, engine_runs):
+    client, session = client_for(users["designer"]), world["session"]
+    PromptEntry.objects.filter(preset_id=world["preset"], identifier="jailbreak").update(
+        content="The mood is {{getglobalvar::mood}}.")
+    Session.objects.filter(pk=session.pk).update(global_variables={"mood": "calm"})
+    before, after = _twice_then_edited(client, session, engine_runs, lambda: (
+        Session.objects.filter(pk=session.pk).update(global_variables={"mood": "stormy"})))
+    assert "The mood is calm." in before and "The mood is stormy." in after
