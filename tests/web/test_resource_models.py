@@ -97,7 +97,11 @@ def _same_resources(session):
 def _same_answer(session, strategy):
     """The whole engine answer is the same on both requests (and so byte for byte the same JSON)."""
     request = session_request(session, strategy_document(strategy, strategy.draft))
-    old = assemble({**request, "resources": _round_trip_resources(session)}).model_dump(mode="json")
+    rows = _round_trip_resources(session)
+    if request.get("api") == "text":  # no chat-completion preset; the templates and text settings are not exported rows
+        rows = {**{k: v for k, v in rows.items() if k != "preset"},
+                **{k: v for k, v in request["resources"].items() if k not in rows}}
+    old = assemble({**request, "resources": rows}).model_dump(mode="json")
     assert json.dumps(assemble(request).model_dump(mode="json")) == json.dumps(old)
 
 
