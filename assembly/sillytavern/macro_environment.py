@@ -205,13 +205,13 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         if text and not sent[index]["content"] and sent[index].get("id") is not None:
             env.emptied.add(sent[index]["id"])
     env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
-    if sent:  # then Generate() substitutes the chat's first message (the greeting), the chat all there
+    env.start_generation()  # getCharacterCardFields, then (after the character's note) the greeting
+    if sent:  # Generate() substitutes the chat's first message (the greeting), the chat all there
         text = sent[0].get("content") or ""
         sent[0]["content"] = env.evaluate(text)
         if text and not sent[0]["content"] and sent[0].get("id") is not None:
             env.emptied.add(sent[0]["id"])
     env.sent = sent
-    env.start_generation()
     return env
 
 

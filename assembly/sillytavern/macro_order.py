@@ -1,13 +1,15 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
-0. the author's note when it sits beside Main (Generate()'s prompt anchors), then the preset's scenario and
-   personality formats (in place of a field that has text);
-1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
+0. the author's note when it sits beside Main (Generate()'s prompt anchors); the story string, which Generate()
+   renders for chat completion too (renderStoryString: only counted, never sent), and the chat-start line;
+1. preparePromptsForChatCompletion: the preset's scenario, then personality format (in place of a field that has
+   text), the group nudge and the impersonation prompt;
+2. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
-2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
+3. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
    in the prompt, each through the macros once more;
-3. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
+4. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
 The chat, the in-chat injections and the utility prompts come after these (assembly.sillytavern.request).
 """
 
@@ -16,9 +18,40 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assembly.sillytavern.text_story import render_story_string
+
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)")
 _MARKER_FIELDS = ("description", "personality", "scenario")
+# power_user.context's defaults in SillyTavern 1.18 (the "Default" context template): chat completion's Generate()
+# renders this story string and the chat-start line too, though it sends neither
+DEFAULT_STORY_STRING = (
+    "{{#if anchorBefore}}{{anchorBefore}}\n{{/if}}{{#if system}}{{system}}\n{{/if}}{{#if wiBefore}}{{wiBefore}}\n{{/if}}"
+    "{{#if description}}{{description}}\n{{/if}}{{#if personality}}{{personality}}\n{{/if}}"
+    "{{#if scenario}}{{scenario}}\n{{/if}}{{#if wiAfter}}{{wiAfter}}\n{{/if}}{{#if persona}}{{persona}}\n{{/if}}"
+    "{{#if anchorAfter}}{{anchorAfter}}\n{{/if}}{{trim}}")
+DEFAULT_CHAT_START = "***"
 _OVERRIDES = ("main", "jailbreak")
+
+
+def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str, str]) -> None:
+    """renderStoryString, which Generate() runs for chat completion too (the text is only counted): SillyTavern's
+    default story string over the card fields as Generate() read them, the world info and the prompt anchors,
+    through the macros; then the chat-start line's own pass (addChatsSeparator). Their variable macros run."""
+    fields = env.fields
+    persona = resources.persona if resources is not None else None
+
+    def world(side: str) -> str:
+        return "\n".join(n.text for n in nodes if n.module == "worldbook" and n.position_id == side and n.text)
+
+    params = {"system": fields.get("system") or "", "description": fields.get("description") or "",
+              "personality": fields.get("personality") or "", "scenario": fields.get("scenario") or "",
+              "persona": (fields.get("persona") or "") if persona is not None and persona.position == "in_prompt"
+              else "", "char": env.char, "user": env.user, "wiBefore": world("before"), "wiAfter": world("after"),
+              "anchorBefore": anchors["before_main"].strip(), "anchorAfter": anchors["after_main"]}
+    params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
+    render_story_string(DEFAULT_STORY_STRING, params, user=env.user, char=env.char, in_prompt=True,
+                        instruct_on=False, wrap=False, suffix="", outlets=env.outlets, substitute=env.evaluate)
+    env.evaluate(DEFAULT_CHAT_START + "\n")
 
 
 def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
@@ -26,14 +59,20 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
     note = resources.author_note if resources is not None else None
+    anchors = {"before_main": "", "after_main": ""}
     if note is not None and note.position != "in_chat" and note.content:
-        env.evaluate(note.content)  # Generate()'s prompt anchors read a note beside Main first
+        anchors[note.position] = env.evaluate(note.content)  # Generate()'s prompt anchors read a note beside Main
+    _story_string(nodes, env, resources, anchors)
     overrides: dict[str, tuple[Any, str]] = {}
-    for name in _MARKER_FIELDS:  # the preset's scenario / personality formats, read before the prompt list
+    for name in ("scenario", "personality"):  # the preset's scenario, then personality format (a field with text)
         for node in nodes:
             if node.module == "character" and node.field == name and node.block is not None and \
                     dict(node.block.extra).get("format"):
                 node.text = env.evaluate(node.text)
+    preset = resources.preset if resources is not None else None
+    if preset is not None:  # then the group nudge and the impersonation prompt, whatever the chat or generation
+        env.evaluate(preset.group_nudge_prompt)
+        env.evaluate(preset.impersonation_prompt)
     for node in nodes:
         if node.module != "preset":
             continue

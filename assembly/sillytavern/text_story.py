@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from assembly.sillytavern.text_macros import substitute_params
@@ -117,14 +118,15 @@ def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, ch
 
 def render_story_string(template: str, params: dict[str, Any], *, user: str, char: str, in_prompt: bool,
                         instruct_on: bool, wrap: bool, suffix: str, outlets: dict[str, str] | None = None,
-                        used: set[str] | None = None) -> str:
+                        used: set[str] | None = None, substitute: Callable[[str], str] | None = None) -> str:
     """`renderStoryString`: rendered, world-info outlets filled, one macro pass, leading newlines removed, a closing newline added when the
     story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix).
-    `used`, if given, gets the names of the parameters the template put in."""
+    `used`, if given, gets the names of the parameters the template put in; `substitute`, if given, is the
+    generation's `substituteParams` for the macro pass."""
     output = _render(_tokens(template), params, user, char, used if used is not None else set())
     if "{{" in output:  # `{{outlet::name}}`: the world-info outlet's text, empty without one
         output = _OUTLET_RE.sub(lambda m: (outlets or {}).get(m.group(1).strip(), ""), output)
-    output = substitute_params(output, user, char)
+    output = substitute(output) if substitute is not None else substitute_params(output, user, char)
     output = output.lstrip("\n")
     if output and not output.endswith("\n") and in_prompt and not (instruct_on and (not wrap or suffix)):
         output += "\n"

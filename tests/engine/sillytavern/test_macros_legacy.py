@@ -69,12 +69,13 @@ def test_original_fills_only_the_first_use():
     assert env().evaluate("[{{original}}|{{original}}]", original="base") == "[base|]"
 
 
-def test_card_fields_are_read_by_every_call_with_macros_so_their_macros_run_each_time():
+def test_card_fields_are_read_by_every_call_so_their_macros_run_each_time():
     environment = env(card={"persona": "{{incvar::seen}}"})
     environment.evaluate("{{user}}")
-    environment.evaluate("plain text")  # no macro left to evaluate: no field is read
+    environment.evaluate("plain text")  # substituteParams builds its environment before looking for a macro
+    environment.evaluate("")  # nothing to substitute: no environment
     environment.evaluate("{{char}}")
-    assert environment.variables.local == {"seen": 2}
+    assert environment.variables.local == {"seen": 3}
 
 
 def test_a_card_field_inside_a_card_field_stays_as_written():

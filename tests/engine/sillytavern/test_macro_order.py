@@ -1,0 +1,43 @@
+"""Generate()'s order of SillyTavern's macros over the prompts (assembly.sillytavern.macro_order): what runs before
+the prompt list, and in which order, decides what variable macros see."""
+
+from assembly import assemble
+
+HISTORY = {"identifier": "chatHistory", "marker": True}
+
+
+def request(prompts, *, character, engine="v2", preset=None, history=()):
+    order = [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": engine,
+            "resources": {"preset": {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}],
+                                     **(preset or {})},
+                          "character": {"name": "Zoe", **character}},
+            "names": {"user": "Alex"},
+            "conversation": {"history": list(history), "input": []}}
+    return [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+
+
+def test_the_story_string_runs_the_macros_a_card_field_still_holds():
+    # an escaped macro is text after the field's own pass; renderStoryString's pass runs it, then the marker's
+    sent = request([{"identifier": "charDescription", "marker": True}],
+                   character={"description": "\\{\\{incvar::n\\}\\}"})
+    assert sent == ["2"]
+
+
+def test_the_group_nudge_and_impersonation_prompt_run_before_the_prompt_list():
+    sent = request([{"identifier": "main", "role": "system", "content": "n={{getvar::n}}"}], character={},
+                   preset={"group_nudge_prompt": "{{incvar::n}}", "impersonation_prompt": "{{incvar::n}}"})
+    assert sent == ["n=2"]
+
+
+def test_the_scenario_format_is_read_before_the_personality_format():
+    markers = [{"identifier": "charPersonality", "marker": True}, {"identifier": "scenario", "marker": True}]
+    sent = request(markers, character={"personality": "p{{incvar::n}}", "scenario": "s{{getvar::n}}"})
+    # Generate()'s own read makes n 1; the scenario format reads it before the personality format makes it 2
+    assert sent == ["p2", "s1"]
+
+
+def test_the_greeting_is_substituted_after_generate_reads_the_card_fields():
+    sent = request([HISTORY], character={"description": "{{incvar::n}}"},
+                   history=[{"role": "assistant", "content": "n={{getvar::n}}"}, {"role": "user", "content": "hi"}])
+    assert sent == ["n=1", "hi"]
