@@ -87,12 +87,26 @@ class MacroEnvironment:
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
     unsupported: list[str] = field(default_factory=list)  # macros the engine left as written, as it met them
+    # the generation's quiet prompt and "Start Reply With", which preparePromptsForChatCompletion puts through the
+    # macros among its own prompts
+    quiet_prompt: str = ""
+    reply_start: str = ""
+    # texts preparePromptsForChatCompletion already put through the macros, by (what, text as it came): the later
+    # steps that send them take these instead of running the macros again
+    prepared: dict[tuple[str, str], str] = field(default_factory=dict)
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
 
     @property
     def group(self) -> str:
         return self.char  # a one-to-one chat: {{group}} is the character's name
+
+    def prepared_as(self, what: str, text: str | None = None) -> str | None:
+        """What preparePromptsForChatCompletion made of `what` (of that `text`, when given), or None."""
+        for (kind, raw), value in self.prepared.items():
+            if kind == what and (text is None or raw == text):
+                return value
+        return None
 
     def start_generation(self) -> None:
         """What Generate() reads before anything else: the card fields, each through the macros once."""
@@ -240,5 +254,8 @@ def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapp
         variables = {"local": dict((variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
     # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
     sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
-    return generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
-                                  char=char, chat=chat, typed=sent_now, generation=req.generation.type)
+    env = generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
+                                 char=char, chat=chat, typed=sent_now, generation=req.generation.type)
+    env.quiet_prompt = req.generation.quiet_prompt or ""
+    env.reply_start = req.generation.start_reply_with or ""
+    return env

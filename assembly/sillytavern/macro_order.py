@@ -18,7 +18,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assembly.sillytavern.messages import chat_message
+from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.steps import author_note_placement
 from assembly.sillytavern.text_story import render_story_string
+from assembly.sillytavern.worldinfo_emission import format_world_info
 
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)")
 _MARKER_FIELDS = ("description", "personality", "scenario")
@@ -31,6 +35,7 @@ DEFAULT_STORY_STRING = (
     "{{#if anchorAfter}}{{anchorAfter}}\n{{/if}}{{trim}}")
 DEFAULT_CHAT_START = "***"
 _OVERRIDES = ("main", "jailbreak")
+_AN_PERSONA = ("top_an", "bottom_an")
 
 
 def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str, str]) -> None:
@@ -54,14 +59,55 @@ def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str,
     env.evaluate(DEFAULT_CHAT_START + "\n")
 
 
+def _system_prompts(nodes: list[Any], env: Any, preset: Any, impersonation: str, nudge: str, note_text: str) -> None:
+    """preparePromptsForChatCompletion's `systemPrompts`, each through the macros once more in its order: the world
+    info before and after (as `wi_format` wraps them), the description, personality and scenario, the impersonation
+    prompt, the quiet prompt, the group nudge, "Start Reply With", the author's note, the persona in the prompt.
+    What a later step sends is kept in `env.prepared`."""
+    wi_format = preset.wi_format if preset is not None else "{0}"
+    for side in ("before", "after"):
+        text = format_world_info([n.text for n in nodes if n.module == "worldbook" and n.position_id == side],
+                                 wi_format)
+        if text:
+            env.prepared[("world_info", text)] = env.evaluate(text)
+    for name in _MARKER_FIELDS:
+        for node in nodes:
+            if node.module == "character" and node.field == name:
+                node.text = env.evaluate(node.text)
+    for what, text in (("impersonate", impersonation), ("quiet", env.quiet_prompt), ("group_nudge", nudge),
+                       ("bias", env.reply_start), ("author_note", note_text)):
+        if text:
+            env.prepared[(what, text)] = env.evaluate(text)
+    for node in nodes:
+        if node.module == "persona":
+            node.text = env.evaluate(node.text)
+
+
+def author_note_text(nodes: list[Any], env: Any, resources: Any) -> str:
+    """The author's note as SillyTavern's extension prompt holds it this turn (the world info at its top and
+    bottom and a persona placed there around it), or "" when it is not inserted."""
+    note = resources.author_note if resources is not None else None
+    top = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "before_author_note"]
+    bottom = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "after_author_note"]
+    persona = resources.persona if resources is not None else None
+    if note is None and not top and not bottom and not (persona is not None and persona.position in _AN_PERSONA):
+        return ""
+    chat = [chat_message(id=str(i), role="user" if m.get("role") == "user" else "assistant",
+                         content=m.get("content") or "", sources=()) for i, m in enumerate(env.chat)]
+    placed = author_note_placement(note if note is not None else AuthorNote(), chat=chat, world_info_top=top,
+                                   world_info_bottom=bottom, persona=persona)
+    return placed.text if placed.inserted else ""
+
+
 def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
     note = resources.author_note if resources is not None else None
+    note_text = author_note_text(nodes, env, resources)
     anchors = {"before_main": "", "after_main": ""}
-    if note is not None and note.position != "in_chat" and note.content:
-        anchors[note.position] = env.evaluate(note.content)  # Generate()'s prompt anchors read a note beside Main
+    if note_text and note is not None and note.position != "in_chat":
+        anchors[note.position] = env.evaluate(note_text)  # Generate()'s prompt anchors read a note beside Main
     _story_string(nodes, env, resources, anchors)
     overrides: dict[str, tuple[Any, str]] = {}
     for name in ("scenario", "personality"):  # the preset's scenario, then personality format (a field with text)
@@ -70,9 +116,9 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
                     dict(node.block.extra).get("format"):
                 node.text = env.evaluate(node.text)
     preset = resources.preset if resources is not None else None
-    if preset is not None:  # then the group nudge and the impersonation prompt, whatever the chat or generation
-        env.evaluate(preset.group_nudge_prompt)
-        env.evaluate(preset.impersonation_prompt)
+    # then the group nudge and the impersonation prompt, whatever the chat or generation
+    nudge = env.evaluate(preset.group_nudge_prompt) if preset is not None else ""
+    impersonation = env.evaluate(preset.impersonation_prompt) if preset is not None else ""
     for node in nodes:
         if node.module != "preset":
             continue
@@ -81,13 +127,8 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
             overrides[node.field] = (node, env.evaluate(extra["original"]))
         else:
             node.text = env.evaluate(node.text)
-    for name in _MARKER_FIELDS:
-        for node in nodes:
-            if node.module == "character" and node.field == name:
-                node.text = env.evaluate(node.text)
-    for node in nodes:
-        if node.module == "persona":
-            node.text = env.evaluate(node.text)
+    beside_main = note is not None and note.position != "in_chat"
+    _system_prompts(nodes, env, preset, impersonation, nudge, note_text if beside_main else "")
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]

@@ -131,9 +131,13 @@ def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[No
         if macro_env is not None and done is not None:
             # the note with the world info and persona around it is one extension prompt: getExtensionPrompt puts
             # it through the macros; beside Main the prompt list reads it that way and preparePrompt once more
-            content = macro_env.evaluate(done.content)
-            if isinstance(done, MainAttachment):
-                content = macro_env.evaluate(content)
+            prepared = macro_env.prepared_as("author_note", done.content)
+            if isinstance(done, MainAttachment) and prepared is not None:
+                content = prepared  # beside Main the prompt list's own pass is what is sent
+            else:  # in the chat, getExtensionPrompt's pass at its depth
+                content = macro_env.evaluate(done.content)
+                if isinstance(done, MainAttachment):
+                    content = macro_env.evaluate(content)
             done = done.model_copy(update={"content": content})
         extras.place(done)
         if not placed.inserted and placed.not_inserted:

@@ -41,3 +41,33 @@ def test_the_greeting_is_substituted_after_generate_reads_the_card_fields():
     sent = request([HISTORY], character={"description": "{{incvar::n}}"},
                    history=[{"role": "assistant", "content": "n={{getvar::n}}"}, {"role": "user", "content": "hi"}])
     assert sent == ["n=1", "hi"]
+
+
+def test_the_world_info_prompt_goes_through_the_macros_before_the_persona_in_the_prompt():
+    # the entry's escaped macro is text after activation; the story string's pass runs it (n=1), then systemPrompts
+    # prepare the world info before the character (n=2) and, last, the persona
+    order = [{"identifier": "worldInfoBefore", "enabled": True}, {"identifier": "personaDescription", "enabled": True}]
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
+            "resources": {"preset": {"prompts": [{"identifier": "worldInfoBefore", "marker": True},
+                                                 {"identifier": "personaDescription", "marker": True}],
+                                     "prompt_order": [{"character_id": 100001, "order": order}]},
+                          "character": {"name": "Zoe"},
+                          "persona": {"description": "n={{getvar::n}}", "position": "in_prompt"},
+                          "worldbook": {"activation": "all", "entries": [
+                              {"uid": 1, "content": "\\{\\{incvar::n\\}\\}", "position": "before"}]}},
+            "names": {"user": "Alex"}, "conversation": {"history": [], "input": []}}
+    sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert sent == ["2", "n=2"]
+
+
+def test_a_note_beside_main_is_sent_as_the_prompt_list_prepared_it():
+    # the prompt anchors read it once (n=1), preparePromptsForChatCompletion once more (n=2): that text is sent
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
+            "resources": {"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Main"}],
+                                     "prompt_order": [{"character_id": 100001, "order": [
+                                         {"identifier": "main", "enabled": True}]}]},
+                          "character": {"name": "Zoe"},
+                          "author_note": {"content": "note {{incvar::n}}", "position": "after_main"}},
+            "names": {"user": "Alex"}, "conversation": {"history": [], "input": [{"role": "user", "content": "hi"}]}}
+    sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert sent == ["Main", "note 2"]
