@@ -7,7 +7,7 @@ every macro of the generation reads and changes in turn. `evaluate` is SillyTave
 engine the request chose (`legacy` or `v2`).
 
 SillyTavern's order, which decides what variable macros see: the typed message (sendMessageAsUser, before it joins
-the chat), the greeting, the card fields (`start_generation`); world info as it activates (keys, then contents; a
+the chat), the card fields (`start_generation`), the greeting, the examples' parse (`parse_examples`); world info as it activates (keys, then contents; a
 book whose entries scan card fields has them read again); then `macro_order` for the prompts and
 `sillytavern.request` for the note, the history and its injections (newest first) and the utility prompts.
 """
@@ -23,6 +23,7 @@ from typing import Any
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
+DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # getCharacterCardFields' order
 _EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
@@ -107,6 +108,12 @@ class MacroEnvironment:
             if kind == what and (text is None or raw == text):
                 return value
         return None
+
+    def parse_examples(self, text: str) -> None:
+        """parseMesExamples: a text with example blocks puts the context template's example separator (their
+        heading) through the macros, once a call."""
+        if text and text != "<START>":
+            self.evaluate(DEFAULT_EXAMPLE_SEPARATOR)
 
     def start_generation(self) -> None:
         """What Generate() reads before anything else: the card fields, each through the macros once."""
@@ -226,6 +233,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         if text and not sent[0]["content"] and sent[0].get("id") is not None:
             env.emptied.add(sent[0]["id"])
     env.sent = sent
+    env.parse_examples(env.fields.get("examples") or "")  # then parseMesExamples on the card's examples
     return env
 
 

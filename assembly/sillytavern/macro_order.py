@@ -1,16 +1,18 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
-0. the author's note when it sits beside Main (Generate()'s prompt anchors); the story string, which Generate()
+0. the world info at the example positions (baseChatReplace and parseMesExamples); the author's note when it
+   sits beside Main (Generate()'s prompt anchors); the story string, which Generate()
    renders for chat completion too (renderStoryString: only counted, never sent), and the chat-start line;
 1. preparePromptsForChatCompletion: the preset's scenario, then personality format (in place of a field that has
    text), the group nudge and the impersonation prompt;
 2. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
-3. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
-   in the prompt, each through the macros once more;
+3. the prompts SillyTavern fills (`systemPrompts`), each through the macros once more: the world info, the
+   description, personality and scenario, the control prompts, a note beside Main, the persona in the prompt;
 4. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
-The chat, the in-chat injections and the utility prompts come after these (assembly.sillytavern.request).
+The in-chat extension prompts (getExtensionPrompt, depth by depth), the chat and the utility prompts come after
+these (assembly.sillytavern.request).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ DEFAULT_STORY_STRING = (
 DEFAULT_CHAT_START = "***"
 _OVERRIDES = ("main", "jailbreak")
 _AN_PERSONA = ("top_an", "bottom_an")
+_EM_POSITIONS = ("before_example_messages", "after_example_messages")
 
 
 def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str, str]) -> None:
@@ -59,11 +62,13 @@ def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str,
     env.evaluate(DEFAULT_CHAT_START + "\n")
 
 
-def _system_prompts(nodes: list[Any], env: Any, preset: Any, impersonation: str, nudge: str, note_text: str) -> None:
+def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: str, nudge: str,
+                    note_text: str) -> None:
     """preparePromptsForChatCompletion's `systemPrompts`, each through the macros once more in its order: the world
     info before and after (as `wi_format` wraps them), the description, personality and scenario, the impersonation
     prompt, the quiet prompt, the group nudge, "Start Reply With", the author's note, the persona in the prompt.
     What a later step sends is kept in `env.prepared`."""
+    preset = resources.preset if resources is not None else None
     wi_format = preset.wi_format if preset is not None else "{0}"
     for side in ("before", "after"):
         text = format_world_info([n.text for n in nodes if n.module == "worldbook" and n.position_id == side],
@@ -78,8 +83,9 @@ def _system_prompts(nodes: list[Any], env: Any, preset: Any, impersonation: str,
                        ("bias", env.reply_start), ("author_note", note_text)):
         if text:
             env.prepared[(what, text)] = env.evaluate(text)
-    for node in nodes:
-        if node.module == "persona":
+    persona = resources.persona if resources is not None else None
+    for node in nodes:  # the persona description, when it is in the prompt
+        if node.module == "persona" and (persona is None or persona.position == "in_prompt"):
             node.text = env.evaluate(node.text)
 
 
@@ -103,6 +109,12 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
+    for node in sorted((n for n in nodes if n.module == "worldbook" and n.position_id in _EM_POSITIONS and n.text),
+                       key=lambda n: n.order if n.order is not None else 100):
+        # Generate() parses world info at the example positions: baseChatReplace, then parseMesExamples
+        text = env.base_chat_replace(node.text)
+        env.prepared[("example_entry", node.text)] = text
+        env.parse_examples(text)
     note = resources.author_note if resources is not None else None
     note_text = author_note_text(nodes, env, resources)
     anchors = {"before_main": "", "after_main": ""}
@@ -128,15 +140,11 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
         else:
             node.text = env.evaluate(node.text)
     beside_main = note is not None and note.position != "in_chat"
-    _system_prompts(nodes, env, preset, impersonation, nudge, note_text if beside_main else "")
+    _system_prompts(nodes, env, resources, impersonation, nudge, note_text if beside_main else "")
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]
             node.text = env.evaluate(node.text, original=original)
-    for node in nodes:  # the character's note and world info at a depth, as getExtensionPrompt reads them
-        if (node.module == "character" and node.field == "depth_prompt") or (
-                node.module == "worldbook" and node.depth is not None):
-            node.text = env.evaluate(node.text)
     diagnostics = []
     for node in nodes:
         if "{{" in node.text:

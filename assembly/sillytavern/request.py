@@ -184,6 +184,8 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
         picked.conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     injections = in_collection_order(depth_injections(picked.depth_nodes) + marker_injections, preset, kind,
                                      picked.by_id) + extras.injections
+    if macro_env is not None:
+        injections = in_chat_macros(injections, macro_env)
     if extras.attachments and picked.main is None and picked.in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=picked.in_chat_main.id)
     elif extras.attachments and picked.main is None and empty_in_chat_main(preset) is not None:
@@ -193,6 +195,21 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
                                                          main_source_id="preset:main:empty") if i is not anchor]
         extras.attachments = []
     return injections
+
+
+_ROLE_ORDER = {"system": 0, "user": 1, "assistant": 2}
+
+
+def in_chat_macros(injections: list[StInjection], macro_env: Any) -> list[StInjection]:
+    """populationInjectionPrompts: getExtensionPrompt puts the extension prompts in the chat (author's note,
+    character's note, persona, world info at a depth) through the macros bucket by bucket, depth 0 first, then
+    system, user, assistant, keys in sort order. Preset prompts in the chat were prepared with the prompt list."""
+    out = list(injections)
+    order = sorted((i for i, inj in enumerate(out) if inj.key is not None and inj.depth is not None),
+                   key=lambda i: (out[i].depth, _ROLE_ORDER.get(out[i].role, 0), out[i].key))
+    for i in order:
+        out[i] = out[i].model_copy(update={"content": macro_env.evaluate(out[i].content)})
+    return out
 
 
 def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras, resources: Any, collected: Any,

@@ -71,3 +71,30 @@ def test_a_note_beside_main_is_sent_as_the_prompt_list_prepared_it():
             "names": {"user": "Alex"}, "conversation": {"history": [], "input": [{"role": "user", "content": "hi"}]}}
     sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
     assert sent == ["Main", "note 2"]
+
+
+def test_the_examples_parse_puts_the_example_separator_through_the_macros():
+    # legacy substituteParams reads every card field: parseMesExamples' separator pass is one more read of them
+    def main_with(examples):
+        return request([{"identifier": "main", "role": "system", "content": "n={{getvar::n}}"}], engine="legacy",
+                       character={"description": "{{incvar::n}}", "mes_example": examples})[0]
+
+    without, with_examples = main_with(""), main_with("<START>\n{{user}}: hi")
+    assert int(with_examples.removeprefix("n=")) == int(without.removeprefix("n=")) + 1
+
+
+def test_in_chat_extension_prompts_go_through_the_macros_depth_by_depth():
+    # Generate() reads the persona first (n=1); populationInjectionPrompts then reads depth 0 (the note, n=2)
+    # before depth 2 (the persona there, n=3)
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
+            "resources": {"preset": {"prompts": [HISTORY], "prompt_order": [{"character_id": 100001, "order": [
+                {"identifier": "chatHistory", "enabled": True}]}]},
+                          "character": {"name": "Zoe"},
+                          "persona": {"description": "persona {{incvar::n}}", "position": "at_depth", "depth": 2},
+                          "author_note": {"content": "note {{incvar::n}}", "position": "in_chat", "depth": 0}},
+            "names": {"user": "Alex"},
+            "conversation": {"history": [{"role": "assistant", "content": "Hello."}, {"role": "user", "content": "a"},
+                                         {"role": "assistant", "content": "b"}],
+                             "input": [{"role": "user", "content": "c"}]}}
+    sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert "note 2" in sent and "persona 3" in sent
