@@ -248,18 +248,36 @@ def _model(preset: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
-                        typed: int) -> MacroEnvironment:
-    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
-    messages the input holds): the request's macro engine and variables, else the imported settings'."""
-    from assembly.sillytavern.regex import scripts_in_order
-
+def macro_settings(req: Any, resources: Any) -> tuple[str, dict[str, Any] | None]:
+    """The one rule for a builtin-st request's macros, chat or text completion: the request's macro engine when it
+    names one, else the imported settings' (else legacy); the request's variables, the imported global ones when the
+    request brings none."""
     engine = req.macro_engine
     if "macro_engine" not in req.model_fields_set and resources.macro_engine is not None:
         engine = resources.macro_engine
     variables = req.macro_variables
     if resources.global_variables and not (variables or {}).get("global"):
         variables = {"local": dict((variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
+    return engine, variables
+
+
+def text_environment(req: Any, resources: Any, *, user: str, char: str) -> MacroEnvironment:
+    """The macros of a text-completion generation: chat completion's engine and variables (`macro_settings`), one
+    state for every text of the generation. Text completion reads the card fields and the chat itself."""
+    engine, variables = macro_settings(req, resources)
+    env = MacroEnvironment(user=user, char=char, engine=engine,
+                           variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None))
+    env.variables_before = env.variables.snapshot()
+    return env
+
+
+def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
+                        typed: int) -> MacroEnvironment:
+    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
+    messages the input holds): the request's macro engine and variables, else the imported settings'."""
+    from assembly.sillytavern.regex import scripts_in_order
+
+    engine, variables = macro_settings(req, resources)
     # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
     sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
     env = generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
