@@ -59,7 +59,7 @@ class _CardFields:
             value = "".join(parse_mes_examples(self.get("mesExamplesRaw")))
         else:
             raw = self.env.card.get("mesExamples" if name == "mesExamplesRaw" else name) or ""
-            value = self.env.base_chat_replace(raw.strip()) if name != "version" else raw
+            value = self.env.steady_field(name, raw) if name != "version" else raw
         self.done[name] = value
         return value
 
@@ -97,6 +97,8 @@ class MacroEnvironment:
     prepared: dict[tuple[str, str], str] = field(default_factory=dict)
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
+    read_outlet: bool = False  # an outlet macro ran: text made here depends on the world info activated
+    steady: dict[str, str] = field(default_factory=dict)  # card fields that read the same every time (steady_field)
 
     @property
     def group(self) -> str:
@@ -149,6 +151,24 @@ class MacroEnvironment:
             return text
         return self.evaluate(text, card_fields=False).replace("\r", "")
 
+    def steady_field(self, name: str, raw: str) -> str:
+        """A card field through baseChatReplace. A field whose macros neither touch the variables nor read the
+        chat or the outlets reads the same every time: it is worked out once (reads of the others run again)."""
+        if name in self.steady:
+            return self.steady[name]
+        touched, read_chat, read_outlet = self.touched, self.read_chat, self.read_outlet
+        self.touched = self.read_chat = self.read_outlet = False
+        value = self.base_chat_replace(raw.strip())
+        if not (self.touched or self.read_chat or self.read_outlet):
+            self.steady[name] = value
+        self.touched, self.read_chat = self.touched or touched, self.read_chat or read_chat
+        self.read_outlet = self.read_outlet or read_outlet
+        return value
+
+    def chat_range(self) -> str:
+        self.read_chat = True
+        return f"0-{len(self.chat) - 1}" if self.chat else ""
+
     def chat_value(self, name: str) -> str:
         self.read_chat = True
         chat = self.chat
@@ -163,6 +183,7 @@ class MacroEnvironment:
         return ""
 
     def outlet(self, name: str) -> str:
+        self.read_outlet = True
         if self.outlets is None:  # left for the placement step that fills outlets
             return "{{outlet::" + name + "}}"
         return self.outlets.get(name.strip(), "")
@@ -213,7 +234,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
     env.registered = {
         "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
-        "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
+        "lastGenerationType": lambda: generation, "allChatRange": lambda: env.chat_range(),
         "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
     }
     env.variables_before = env.variables.snapshot()

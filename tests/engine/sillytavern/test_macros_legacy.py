@@ -88,3 +88,11 @@ def test_outlets_stay_for_the_placement_step_until_they_are_known():
     assert environment.evaluate("[{{outlet::lore}}]") == "[{{outlet::lore}}]"
     environment.outlets = {"lore": "a fact"}
     assert environment.evaluate("[{{outlet::lore}}][{{outlet::none}}]") == "[a fact][]"
+
+
+def test_a_card_field_that_reads_the_outlets_or_the_chat_is_read_again_when_they_change():
+    environment = env(card={"description": "[{{outlet::lore}}]", "personality": "{{lastMessage}}"}, outlets={})
+    assert environment.evaluate("{{description}} {{personality}}") == "[] "
+    environment.outlets = {"lore": "old towers"}
+    environment.chat = [{"role": "user", "content": "hello"}]
+    assert environment.evaluate("{{description}} {{personality}}") == "[old towers] hello"
