@@ -9,7 +9,8 @@ prompt nodes of logical assembly. Variable macros change what later ones read, s
 2. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
 3. the prompts SillyTavern fills (`systemPrompts`), each through the macros once more: the world info, the
-   description, personality and scenario, the control prompts, a note beside Main, the persona in the prompt;
+   description, personality and scenario, the control prompts, the author's note (wherever it goes), the persona
+   in the prompt;
 4. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
 The in-chat extension prompts (getExtensionPrompt, depth by depth), the chat and the utility prompts come after
 these (assembly.sillytavern.request).
@@ -66,7 +67,8 @@ def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: s
                     note_text: str) -> None:
     """preparePromptsForChatCompletion's `systemPrompts`, each through the macros once more in its order: the world
     info before and after (as `wi_format` wraps them), the description, personality and scenario, the impersonation
-    prompt, the quiet prompt, the group nudge, "Start Reply With", the author's note, the persona in the prompt.
+    prompt, the quiet prompt, the group nudge, "Start Reply With", the author's note (in the chat too: its text
+    there is getExtensionPrompt's own pass), the persona in the prompt.
     What a later step sends is kept in `env.prepared`."""
     preset = resources.preset if resources is not None else None
     wi_format = preset.wi_format if preset is not None else "{0}"
@@ -139,8 +141,7 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
             overrides[node.field] = (node, env.evaluate(extra["original"]))
         else:
             node.text = env.evaluate(node.text)
-    beside_main = note is not None and note.position != "in_chat"
-    _system_prompts(nodes, env, resources, impersonation, nudge, note_text if beside_main else "")
+    _system_prompts(nodes, env, resources, impersonation, nudge, note_text)
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]

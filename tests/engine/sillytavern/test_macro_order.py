@@ -84,8 +84,8 @@ def test_the_examples_parse_puts_the_example_separator_through_the_macros():
 
 
 def test_in_chat_extension_prompts_go_through_the_macros_depth_by_depth():
-    # Generate() reads the persona first (n=1); populationInjectionPrompts then reads depth 0 (the note, n=2)
-    # before depth 2 (the persona there, n=3)
+    # Generate() reads the persona first (n=1), the prompt list prepares the note (n=2); populationInjectionPrompts
+    # then reads depth 0 (the note, n=3) before depth 2 (the persona there, n=4)
     body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
             "resources": {"preset": {"prompts": [HISTORY], "prompt_order": [{"character_id": 100001, "order": [
                 {"identifier": "chatHistory", "enabled": True}]}]},
@@ -97,4 +97,4 @@ def test_in_chat_extension_prompts_go_through_the_macros_depth_by_depth():
                                          {"role": "assistant", "content": "b"}],
                              "input": [{"role": "user", "content": "c"}]}}
     sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
-    assert "note 2" in sent and "persona 3" in sent
+    assert "note 3" in sent and "persona 4" in sent
