@@ -1,15 +1,17 @@
 """What SillyTavern's macros read during one generation, and the one place a text goes through them.
 
 One `MacroEnvironment` serves a whole generation: the names, the card fields (each through the macros without the
-card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call that still has a
-macro to look up, Macros 2.0 a field when a macro asks for it), the chat as it stands, the outlets, and the variables
+card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call, Macros 2.0 a
+field when a macro asks for it), the chat as it stands, the outlets, and the variables
 every macro of the generation reads and changes in turn. `evaluate` is SillyTavern's `substituteParams` with the
 engine the request chose (`legacy` or `v2`).
 
 SillyTavern's order, which decides what variable macros see: the typed message (sendMessageAsUser, before it joins
-the chat), the card fields (`start_generation`), the greeting, the examples' parse (`parse_examples`); world info as it activates (keys, then contents; a
-book whose entries scan card fields has them read again); then `macro_order` for the prompts and
-`sillytavern.request` for the note, the history and its injections (newest first) and the utility prompts.
+the chat), the card fields (`start_generation`), the greeting, the examples' parse (`parse_examples`); world info
+as it activates (keys as the scan tries them, then contents; a book whose entries match card fields reads the
+persona as the scan first builds such an entry's text and the character fields after the scan, as SillyTavern's own
+runs show: `read_persona_scan_data`, `read_scan_data`); then `macro_order` for the prompts and
+`sillytavern.request` for the in-chat extension prompts, the history (newest first) and the utility prompts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
+# the character fields world-info entries can match (matchCharacterDescription, ...), as macros
+_SCAN_FIELDS = "{{description}}{{personality}}{{charDepthPrompt}}{{scenario}}{{creatorNotes}}"
 DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # getCharacterCardFields' order
@@ -99,6 +103,7 @@ class MacroEnvironment:
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
     read_outlet: bool = False  # an outlet macro ran: text made here depends on the world info activated
     steady: dict[str, str] = field(default_factory=dict)  # card fields that read the same every time (steady_field)
+    persona_scanned: bool = False  # world info read the persona for an entry that matches card fields
 
     @property
     def group(self) -> str:
@@ -129,6 +134,17 @@ class MacroEnvironment:
         for name in _EAGER_ORDER:
             fields.get(name)
         return fields
+
+    def read_scan_data(self) -> None:
+        """What SillyTavern runs once a world book whose entries match card fields has been scanned: the character
+        fields entries can match, through the macros (observed in its own runs: st-macros)."""
+        self.evaluate(_SCAN_FIELDS)
+
+    def read_persona_scan_data(self) -> None:
+        """The persona description as an entry that matches card fields first reads it (once a generation)."""
+        if not self.persona_scanned:
+            self.persona_scanned = True
+            _CardFields(self).get("persona")
 
     def view(self, *, requested: bool) -> Any:
         """The variables before and after for the result: when the request brought some or a macro used one."""

@@ -75,6 +75,12 @@ def _delay_level(entry: WorldBookEntry) -> int:
     return int(value) if value else 0
 
 
+def _matches_card_fields(entry: WorldBookEntry) -> bool:
+    return bool(entry.match_persona_description or entry.match_character_description
+                or entry.match_character_personality or entry.match_character_depth_prompt or entry.match_scenario
+                or entry.match_creator_notes)
+
+
 def _macro_syntax(key: str) -> bool:
     """Whether a key may read differently through SillyTavern's macros (braces, or a legacy `<USER>`-style token)."""
     return "{{" in key or "<" in key
@@ -423,6 +429,8 @@ class KeywordScan:
         generation's macros are substituted one by one up to the one found (`substitute` False: read as written)."""
         buffer = self.buffers.buffer(candidate.entry, state)
         lazy = candidate.lazy_keys and substitute
+        if lazy and buffer is not None and _matches_card_fields(candidate.entry):
+            self.macros.st.read_persona_scan_data()  # the entry's buffer takes in the fields it matches
         if buffer is None or not self.may_match(candidate, buffer):
             for written, _needle in candidate.keys if lazy else ():
                 self.substituted(written)  # SillyTavern substitutes every key it tries, found or not

@@ -98,3 +98,34 @@ def test_in_chat_extension_prompts_go_through_the_macros_depth_by_depth():
                              "input": [{"role": "user", "content": "c"}]}}
     sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
     assert "note 3" in sent and "persona 4" in sent
+
+
+def _with_book(entries, *, persona=None, character=None):
+    prompts = [{"identifier": "charPersonality", "marker": True}, {"identifier": "personaDescription", "marker": True}]
+    order = [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    resources = {"preset": {"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]},
+                 "character": {"name": "Zoe", **(character or {})},
+                 "worldbook": {"activation": "keywords", "entries": entries}}
+    if persona is not None:
+        resources["persona"] = {"description": persona, "position": "in_prompt"}
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
+            "resources": resources, "names": {"user": "Alex"},
+            "conversation": {"history": [], "input": [{"role": "user", "content": "a dragon"}]}}
+    return [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+
+
+MATCHING = {"uid": 1, "keys": ["dragon"], "content": "lore", "match_character_description": True}
+
+
+def test_a_book_whose_entries_match_card_fields_reads_the_character_fields_once_more():
+    # Generate()'s read (n=1), the scan's (n=2), the personality format's (n=3)
+    assert _with_book([MATCHING], character={"personality": "p{{incvar::n}}"})[0] == "p3"
+    assert _with_book([{**MATCHING, "match_character_description": False}],
+                      character={"personality": "p{{incvar::n}}"})[0] == "p2"
+
+
+def test_the_persona_is_read_when_the_scan_first_builds_the_text_of_an_entry_matching_card_fields():
+    # Generate()'s read (n=1), the scan's for the matching entry (n=2), the persona prompt's (n=3); a constant entry
+    # activates without its text being built: no read
+    assert _with_book([MATCHING], persona="{{incvar::n}}") == ["3"]
+    assert _with_book([{**MATCHING, "constant": True}], persona="{{incvar::n}}") == ["2"]
