@@ -468,7 +468,7 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
         ctx.macro_env.outlets = _outlets(e for e, _reason in entries)
         if any(e.match_persona_description or e.match_character_description or e.match_character_personality
                or e.match_character_depth_prompt or e.match_scenario or e.match_creator_notes for e in book.entries):
-            ctx.macro_env.read_card_fields()
+            ctx.macro_env.read_scan_data()
     return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
 
 

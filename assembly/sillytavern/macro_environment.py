@@ -1,15 +1,17 @@
 """What SillyTavern's macros read during one generation, and the one place a text goes through them.
 
 One `MacroEnvironment` serves a whole generation: the names, the card fields (each through the macros without the
-card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call that still has a
-macro to look up, Macros 2.0 a field when a macro asks for it), the chat as it stands, the outlets, and the variables
+card fields, `baseChatReplace`: the legacy engine reads every field in each `substituteParams` call, Macros 2.0 a
+field when a macro asks for it), the chat as it stands, the outlets, and the variables
 every macro of the generation reads and changes in turn. `evaluate` is SillyTavern's `substituteParams` with the
 engine the request chose (`legacy` or `v2`).
 
 SillyTavern's order, which decides what variable macros see: the typed message (sendMessageAsUser, before it joins
-the chat), the greeting, the card fields (`start_generation`); world info as it activates (keys, then contents; a
-book whose entries scan card fields has them read again); then `macro_order` for the prompts and
-`sillytavern.request` for the note, the history and its injections (newest first) and the utility prompts.
+the chat), the card fields (`start_generation`), the greeting, the examples' parse (`parse_examples`); world info
+as it activates (keys as the scan tries them, then contents; a book whose entries match card fields reads the
+persona as the scan first builds such an entry's text and the character fields after the scan, as SillyTavern's own
+runs show: `read_persona_scan_data`, `read_scan_data`); then `macro_order` for the prompts and
+`sillytavern.request` for the in-chat extension prompts, the history (newest first) and the utility prompts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from typing import Any
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
+# the character fields world-info entries can match (matchCharacterDescription, ...), as macros
+_SCAN_FIELDS = "{{description}}{{personality}}{{charDepthPrompt}}{{scenario}}{{creatorNotes}}"
+DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # getCharacterCardFields' order
 _EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
@@ -58,7 +63,7 @@ class _CardFields:
             value = "".join(parse_mes_examples(self.get("mesExamplesRaw")))
         else:
             raw = self.env.card.get("mesExamples" if name == "mesExamplesRaw" else name) or ""
-            value = self.env.base_chat_replace(raw.strip()) if name != "version" else raw
+            value = self.env.steady_field(name, raw) if name != "version" else raw
         self.done[name] = value
         return value
 
@@ -87,12 +92,35 @@ class MacroEnvironment:
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
     unsupported: list[str] = field(default_factory=list)  # macros the engine left as written, as it met them
+    # the generation's quiet prompt and "Start Reply With", which preparePromptsForChatCompletion puts through the
+    # macros among its own prompts
+    quiet_prompt: str = ""
+    reply_start: str = ""
+    # texts preparePromptsForChatCompletion already put through the macros, by (what, text as it came): the later
+    # steps that send them take these instead of running the macros again
+    prepared: dict[tuple[str, str], str] = field(default_factory=dict)
     touched: bool = False  # a variable macro ran: text made here depends on the variables' state
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
+    read_outlet: bool = False  # an outlet macro ran: text made here depends on the world info activated
+    steady: dict[str, str] = field(default_factory=dict)  # card fields that read the same every time (steady_field)
+    persona_scanned: bool = False  # world info read the persona for an entry that matches card fields
 
     @property
     def group(self) -> str:
         return self.char  # a one-to-one chat: {{group}} is the character's name
+
+    def prepared_as(self, what: str, text: str | None = None) -> str | None:
+        """What preparePromptsForChatCompletion made of `what` (of that `text`, when given), or None."""
+        for (kind, raw), value in self.prepared.items():
+            if kind == what and (text is None or raw == text):
+                return value
+        return None
+
+    def parse_examples(self, text: str) -> None:
+        """parseMesExamples: a text with example blocks puts the context template's example separator (their
+        heading) through the macros, once a call."""
+        if text and text != "<START>":
+            self.evaluate(DEFAULT_EXAMPLE_SEPARATOR)
 
     def start_generation(self) -> None:
         """What Generate() reads before anything else: the card fields, each through the macros once."""
@@ -106,6 +134,17 @@ class MacroEnvironment:
         for name in _EAGER_ORDER:
             fields.get(name)
         return fields
+
+    def read_scan_data(self) -> None:
+        """What SillyTavern runs once a world book whose entries match card fields has been scanned: the character
+        fields entries can match, through the macros (observed in its own runs: st-macros)."""
+        self.evaluate(_SCAN_FIELDS)
+
+    def read_persona_scan_data(self) -> None:
+        """The persona description as an entry that matches card fields first reads it (once a generation)."""
+        if not self.persona_scanned:
+            self.persona_scanned = True
+            _CardFields(self).get("persona")
 
     def view(self, *, requested: bool) -> Any:
         """The variables before and after for the result: when the request brought some or a macro used one."""
@@ -128,6 +167,24 @@ class MacroEnvironment:
             return text
         return self.evaluate(text, card_fields=False).replace("\r", "")
 
+    def steady_field(self, name: str, raw: str) -> str:
+        """A card field through baseChatReplace. A field whose macros neither touch the variables nor read the
+        chat or the outlets reads the same every time: it is worked out once (reads of the others run again)."""
+        if name in self.steady:
+            return self.steady[name]
+        touched, read_chat, read_outlet = self.touched, self.read_chat, self.read_outlet
+        self.touched = self.read_chat = self.read_outlet = False
+        value = self.base_chat_replace(raw.strip())
+        if not (self.touched or self.read_chat or self.read_outlet):
+            self.steady[name] = value
+        self.touched, self.read_chat = self.touched or touched, self.read_chat or read_chat
+        self.read_outlet = self.read_outlet or read_outlet
+        return value
+
+    def chat_range(self) -> str:
+        self.read_chat = True
+        return f"0-{len(self.chat) - 1}" if self.chat else ""
+
     def chat_value(self, name: str) -> str:
         self.read_chat = True
         chat = self.chat
@@ -142,6 +199,7 @@ class MacroEnvironment:
         return ""
 
     def outlet(self, name: str) -> str:
+        self.read_outlet = True
         if self.outlets is None:  # left for the placement step that fills outlets
             return "{{outlet::" + name + "}}"
         return self.outlets.get(name.strip(), "")
@@ -192,7 +250,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
     env.registered = {
         "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
-        "lastGenerationType": lambda: generation, "allChatRange": lambda: f"0-{len(env.chat) - 1}" if env.chat else "",
+        "lastGenerationType": lambda: generation, "allChatRange": lambda: env.chat_range(),
         "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
     }
     env.variables_before = env.variables.snapshot()
@@ -205,13 +263,14 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         if text and not sent[index]["content"] and sent[index].get("id") is not None:
             env.emptied.add(sent[index]["id"])
     env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
-    if sent:  # then Generate() substitutes the chat's first message (the greeting), the chat all there
+    env.start_generation()  # getCharacterCardFields, then (after the character's note) the greeting
+    if sent:  # Generate() substitutes the chat's first message (the greeting), the chat all there
         text = sent[0].get("content") or ""
         sent[0]["content"] = env.evaluate(text)
         if text and not sent[0]["content"] and sent[0].get("id") is not None:
             env.emptied.add(sent[0]["id"])
     env.sent = sent
-    env.start_generation()
+    env.parse_examples(env.fields.get("examples") or "")  # then parseMesExamples on the card's examples
     return env
 
 
@@ -226,19 +285,40 @@ def _model(preset: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
-                        typed: int) -> MacroEnvironment:
-    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
-    messages the input holds): the request's macro engine and variables, else the imported settings'."""
-    from assembly.sillytavern.regex import scripts_in_order
-
+def macro_settings(req: Any, resources: Any) -> tuple[str, dict[str, Any] | None]:
+    """The one rule for a builtin-st request's macros, chat or text completion: the request's macro engine when it
+    names one, else the imported settings' (else legacy); the request's variables, the imported global ones when the
+    request brings none."""
     engine = req.macro_engine
     if "macro_engine" not in req.model_fields_set and resources.macro_engine is not None:
         engine = resources.macro_engine
     variables = req.macro_variables
     if resources.global_variables and not (variables or {}).get("global"):
         variables = {"local": dict((variables or {}).get("local") or {}), "global": dict(resources.global_variables)}
+    return engine, variables
+
+
+def text_environment(req: Any, resources: Any, *, user: str, char: str) -> MacroEnvironment:
+    """The macros of a text-completion generation: chat completion's engine and variables (`macro_settings`), one
+    state for every text of the generation. Text completion reads the card fields and the chat itself."""
+    engine, variables = macro_settings(req, resources)
+    env = MacroEnvironment(user=user, char=char, engine=engine,
+                           variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None))
+    env.variables_before = env.variables.snapshot()
+    return env
+
+
+def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapping[str, Any]],
+                        typed: int) -> MacroEnvironment:
+    """The environment of a builtin-st request (`chat`: the history and the input; `typed`: how many of its last
+    messages the input holds): the request's macro engine and variables, else the imported settings'."""
+    from assembly.sillytavern.regex import scripts_in_order
+
+    engine, variables = macro_settings(req, resources)
     # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
     sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
-    return generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
-                                  char=char, chat=chat, typed=sent_now, generation=req.generation.type)
+    env = generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
+                                 char=char, chat=chat, typed=sent_now, generation=req.generation.type)
+    env.quiet_prompt = req.generation.quiet_prompt or ""
+    env.reply_start = req.generation.start_reply_with or ""
+    return env

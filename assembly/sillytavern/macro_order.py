@@ -1,14 +1,19 @@
 """The order in which SillyTavern's Generate() puts the prompts through the macros (sillytavern.md §4.1), for the
 prompt nodes of logical assembly. Variable macros change what later ones read, so the order is the behaviour.
 
-0. the author's note when it sits beside Main (Generate()'s prompt anchors), then the preset's scenario and
-   personality formats (in place of a field that has text);
-1. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
+0. the world info at the example positions (baseChatReplace and parseMesExamples); the author's note when it
+   sits beside Main (Generate()'s prompt anchors); the story string, which Generate()
+   renders for chat completion too (renderStoryString: only counted, never sent), and the chat-start line;
+1. preparePromptsForChatCompletion: the preset's scenario, then personality format (in place of a field that has
+   text), the group nudge and the impersonation prompt;
+2. getPromptCollection: every enabled prompt of the preset that is not a marker, in prompt order (the card's
    override of Main or Post-History Instructions keeps the preset text it replaced, as its `{{original}}`);
-2. the markers SillyTavern fills (`systemPrompts`): the description, personality and scenario, then the persona
-   in the prompt, each through the macros once more;
-3. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
-The chat, the in-chat injections and the utility prompts come after these (assembly.sillytavern.request).
+3. the prompts SillyTavern fills (`systemPrompts`), each through the macros once more: the world info, the
+   description, personality and scenario, the control prompts, the author's note (wherever it goes), the persona
+   in the prompt;
+4. the card's overrides of Main, then of Post-History Instructions, with `{{original}}` filled.
+The in-chat extension prompts (getExtensionPrompt, depth by depth), the chat and the utility prompts come after
+these (assembly.sillytavern.request).
 """
 
 from __future__ import annotations
@@ -16,24 +21,118 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from assembly.sillytavern.messages import chat_message
+from assembly.sillytavern.models import AuthorNote
+from assembly.sillytavern.steps import author_note_placement
+from assembly.sillytavern.text_story import render_story_string
+from assembly.sillytavern.worldinfo_emission import format_world_info
+
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)")
 _MARKER_FIELDS = ("description", "personality", "scenario")
+# power_user.context's defaults in SillyTavern 1.18 (the "Default" context template): chat completion's Generate()
+# renders this story string and the chat-start line too, though it sends neither
+DEFAULT_STORY_STRING = (
+    "{{#if anchorBefore}}{{anchorBefore}}\n{{/if}}{{#if system}}{{system}}\n{{/if}}{{#if wiBefore}}{{wiBefore}}\n{{/if}}"
+    "{{#if description}}{{description}}\n{{/if}}{{#if personality}}{{personality}}\n{{/if}}"
+    "{{#if scenario}}{{scenario}}\n{{/if}}{{#if wiAfter}}{{wiAfter}}\n{{/if}}{{#if persona}}{{persona}}\n{{/if}}"
+    "{{#if anchorAfter}}{{anchorAfter}}\n{{/if}}{{trim}}")
+DEFAULT_CHAT_START = "***"
 _OVERRIDES = ("main", "jailbreak")
+_AN_PERSONA = ("top_an", "bottom_an")
+_EM_POSITIONS = ("before_example_messages", "after_example_messages")
+
+
+def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str, str]) -> None:
+    """renderStoryString, which Generate() runs for chat completion too (the text is only counted): SillyTavern's
+    default story string over the card fields as Generate() read them, the world info and the prompt anchors,
+    through the macros; then the chat-start line's own pass (addChatsSeparator). Their variable macros run."""
+    fields = env.fields
+    persona = resources.persona if resources is not None else None
+
+    def world(side: str) -> str:
+        return "\n".join(n.text for n in nodes if n.module == "worldbook" and n.position_id == side and n.text)
+
+    params = {"system": fields.get("system") or "", "description": fields.get("description") or "",
+              "personality": fields.get("personality") or "", "scenario": fields.get("scenario") or "",
+              "persona": (fields.get("persona") or "") if persona is not None and persona.position == "in_prompt"
+              else "", "char": env.char, "user": env.user, "wiBefore": world("before"), "wiAfter": world("after"),
+              "anchorBefore": anchors["before_main"].strip(), "anchorAfter": anchors["after_main"]}
+    params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
+    render_story_string(DEFAULT_STORY_STRING, params, user=env.user, char=env.char, in_prompt=True,
+                        instruct_on=False, wrap=False, suffix="", outlets=env.outlets, substitute=env.evaluate)
+    env.evaluate(DEFAULT_CHAT_START + "\n")
+
+
+def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: str, nudge: str,
+                    note_text: str) -> None:
+    """preparePromptsForChatCompletion's `systemPrompts`, each through the macros once more in its order: the world
+    info before and after (as `wi_format` wraps them), the description, personality and scenario, the impersonation
+    prompt, the quiet prompt, the group nudge, "Start Reply With", the author's note (in the chat too: its text
+    there is getExtensionPrompt's own pass), the persona in the prompt.
+    What a later step sends is kept in `env.prepared`."""
+    preset = resources.preset if resources is not None else None
+    wi_format = preset.wi_format if preset is not None else "{0}"
+    for side in ("before", "after"):
+        text = format_world_info([n.text for n in nodes if n.module == "worldbook" and n.position_id == side],
+                                 wi_format)
+        if text:
+            env.prepared[("world_info", text)] = env.evaluate(text)
+    for name in _MARKER_FIELDS:
+        for node in nodes:
+            if node.module == "character" and node.field == name:
+                node.text = env.evaluate(node.text)
+    for what, text in (("impersonate", impersonation), ("quiet", env.quiet_prompt), ("group_nudge", nudge),
+                       ("bias", env.reply_start), ("author_note", note_text)):
+        if text:
+            env.prepared[(what, text)] = env.evaluate(text)
+    persona = resources.persona if resources is not None else None
+    for node in nodes:  # the persona description, when it is in the prompt
+        if node.module == "persona" and (persona is None or persona.position == "in_prompt"):
+            node.text = env.evaluate(node.text)
+
+
+def author_note_text(nodes: list[Any], env: Any, resources: Any) -> str:
+    """The author's note as SillyTavern's extension prompt holds it this turn (the world info at its top and
+    bottom and a persona placed there around it), or "" when it is not inserted."""
+    note = resources.author_note if resources is not None else None
+    top = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "before_author_note"]
+    bottom = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "after_author_note"]
+    persona = resources.persona if resources is not None else None
+    if note is None and not top and not bottom and not (persona is not None and persona.position in _AN_PERSONA):
+        return ""
+    chat = [chat_message(id=str(i), role="user" if m.get("role") == "user" else "assistant",
+                         content=m.get("content") or "", sources=()) for i, m in enumerate(env.chat)]
+    placed = author_note_placement(note if note is not None else AuthorNote(), chat=chat, world_info_top=top,
+                                   world_info_bottom=bottom, persona=persona)
+    return placed.text if placed.inserted else ""
 
 
 def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
+    for node in sorted((n for n in nodes if n.module == "worldbook" and n.position_id in _EM_POSITIONS and n.text),
+                       key=lambda n: n.order if n.order is not None else 100):
+        # Generate() parses world info at the example positions: baseChatReplace, then parseMesExamples
+        text = env.base_chat_replace(node.text)
+        env.prepared[("example_entry", node.text)] = text
+        env.parse_examples(text)
     note = resources.author_note if resources is not None else None
-    if note is not None and note.position != "in_chat" and note.content:
-        env.evaluate(note.content)  # Generate()'s prompt anchors read a note beside Main first
+    note_text = author_note_text(nodes, env, resources)
+    anchors = {"before_main": "", "after_main": ""}
+    if note_text and note is not None and note.position != "in_chat":
+        anchors[note.position] = env.evaluate(note_text)  # Generate()'s prompt anchors read a note beside Main
+    _story_string(nodes, env, resources, anchors)
     overrides: dict[str, tuple[Any, str]] = {}
-    for name in _MARKER_FIELDS:  # the preset's scenario / personality formats, read before the prompt list
+    for name in ("scenario", "personality"):  # the preset's scenario, then personality format (a field with text)
         for node in nodes:
             if node.module == "character" and node.field == name and node.block is not None and \
                     dict(node.block.extra).get("format"):
                 node.text = env.evaluate(node.text)
+    preset = resources.preset if resources is not None else None
+    # then the group nudge and the impersonation prompt, whatever the chat or generation
+    nudge = env.evaluate(preset.group_nudge_prompt) if preset is not None else ""
+    impersonation = env.evaluate(preset.impersonation_prompt) if preset is not None else ""
     for node in nodes:
         if node.module != "preset":
             continue
@@ -42,21 +141,11 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
             overrides[node.field] = (node, env.evaluate(extra["original"]))
         else:
             node.text = env.evaluate(node.text)
-    for name in _MARKER_FIELDS:
-        for node in nodes:
-            if node.module == "character" and node.field == name:
-                node.text = env.evaluate(node.text)
-    for node in nodes:
-        if node.module == "persona":
-            node.text = env.evaluate(node.text)
+    _system_prompts(nodes, env, resources, impersonation, nudge, note_text)
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]
             node.text = env.evaluate(node.text, original=original)
-    for node in nodes:  # the character's note and world info at a depth, as getExtensionPrompt reads them
-        if (node.module == "character" and node.field == "depth_prompt") or (
-                node.module == "worldbook" and node.depth is not None):
-            node.text = env.evaluate(node.text)
     diagnostics = []
     for node in nodes:
         if "{{" in node.text:

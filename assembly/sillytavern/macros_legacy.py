@@ -267,6 +267,8 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
             break
         content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
     if "{{" not in content:
+        if call.card_fields:
+            call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
     steps: list[Step] = _pre_env(call)
     steps += [_sub(re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I), lambda _m, value=value: _sanitized(value()))

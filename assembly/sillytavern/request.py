@@ -184,6 +184,8 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
         picked.conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     injections = in_collection_order(depth_injections(picked.depth_nodes) + marker_injections, preset, kind,
                                      picked.by_id) + extras.injections
+    if macro_env is not None:
+        injections = in_chat_macros(injections, macro_env)
     if extras.attachments and picked.main is None and picked.in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=picked.in_chat_main.id)
     elif extras.attachments and picked.main is None and empty_in_chat_main(preset) is not None:
@@ -193,6 +195,21 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
                                                          main_source_id="preset:main:empty") if i is not anchor]
         extras.attachments = []
     return injections
+
+
+_ROLE_ORDER = {"system": 0, "user": 1, "assistant": 2}
+
+
+def in_chat_macros(injections: list[StInjection], macro_env: Any) -> list[StInjection]:
+    """populationInjectionPrompts: getExtensionPrompt puts the extension prompts in the chat (author's note,
+    character's note, persona, world info at a depth) through the macros bucket by bucket, depth 0 first, then
+    system, user, assistant, keys in sort order. Preset prompts in the chat were prepared with the prompt list."""
+    out = list(injections)
+    order = sorted((i for i, inj in enumerate(out) if inj.key is not None and inj.depth is not None),
+                   key=lambda i: (out[i].depth, _ROLE_ORDER.get(out[i].role, 0), out[i].key))
+    for i in order:
+        out[i] = out[i].model_copy(update={"content": macro_env.evaluate(out[i].content)})
+    return out
 
 
 def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras, resources: Any, collected: Any,
@@ -289,7 +306,8 @@ class _PlanStep:
                 index += 1
             text = format_world_info([n.text for n in run], self.preset.wi_format if self.preset else "{0}")
             if self.macro_env is not None:  # the formatted world info is a prompt: through the macros again
-                text = self.macro_env.evaluate(text)
+                prepared = self.macro_env.prepared_as("world_info", text)
+                text = prepared if prepared is not None else self.macro_env.evaluate(text)
             return [trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run))], index
         if self.utility and node.module == "character" and node.field == "examples" and self.has_character:
             self.examples_done = True
@@ -307,20 +325,29 @@ def _with_tail(plan: list[StMessage], tail: list[StMessage], generation: Any, pr
     """The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then
     the control prompts (impersonate, quiet) last; each step sends nothing without its text."""
     if generation.start_reply_with:
-        bias = bias_message(expanded(generation.start_reply_with, user, char, macro_env), kind)
+        prepared = macro_env.prepared_as("bias", generation.start_reply_with) if macro_env is not None else None
+        bias = bias_message(prepared if prepared is not None else expanded(generation.start_reply_with, user, char,
+                                                                           macro_env), kind)
         if bias is not None:
             plan.extend(claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     if kind == "impersonate" or generation.quiet_prompt:
         # the impersonation prompt is sent (so expanded) only when impersonating
-        impersonation = (expanded(preset.impersonation_prompt if preset else "", user, char, macro_env)
-                         if kind == "impersonate" else "")
-        for control in control_prompts(kind, impersonation_prompt=impersonation,
-                                       quiet_prompt=expanded(generation.quiet_prompt or "", user, char, macro_env)):
+        impersonation = (_prepared(macro_env, "impersonate", preset.impersonation_prompt if preset else "", user,
+                                   char) if kind == "impersonate" else "")
+        quiet = _prepared(macro_env, "quiet", generation.quiet_prompt or "", user, char)
+        for control in control_prompts(kind, impersonation_prompt=impersonation, quiet_prompt=quiet):
             plan.extend(claimed([control], by_id, module="generation"))
     return plan
 
 
+
+
+def _prepared(macro_env: Any, what: str, text: str, user: str, char: str) -> str:
+    """A control prompt's text as preparePromptsForChatCompletion left it (SillyTavern's macros ran there), else
+    `text` with its macros expanded now."""
+    prepared = macro_env.prepared_as(what) if macro_env is not None and text else None
+    return prepared if prepared is not None else expanded(text, user, char, macro_env)
 
 
 _CHAT_MODULES = ("history", "input")

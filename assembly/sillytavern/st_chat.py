@@ -128,12 +128,12 @@ def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[No
                                        persona=persona if wraps else None, source_id="author_note",
                                        persona_source_id="persona:persona")
         done = placed.injection or placed.attachment
-        if macro_env is not None and done is not None:
-            # the note with the world info and persona around it is one extension prompt: getExtensionPrompt puts
-            # it through the macros; beside Main the prompt list reads it that way and preparePrompt once more
-            content = macro_env.evaluate(done.content)
-            if isinstance(done, MainAttachment):
-                content = macro_env.evaluate(content)
+        if macro_env is not None and isinstance(done, MainAttachment):
+            # the note with the world info and persona around it is one extension prompt: beside Main the prompt
+            # list's own pass is what is sent (in the chat, getExtensionPrompt's pass at its depth:
+            # request.in_chat_macros)
+            prepared = macro_env.prepared_as("author_note", done.content)
+            content = prepared if prepared is not None else macro_env.evaluate(macro_env.evaluate(done.content))
             done = done.model_copy(update={"content": content})
         extras.place(done)
         if not placed.inserted and placed.not_inserted:
@@ -173,7 +173,7 @@ def expanded_injections(resources: Any, user: str, char: str, macro_env: Any = N
         update["author_note"] = resources.author_note.model_copy(
             update={"content": expand(resources.author_note.content)})
     persona = resources.persona
-    if persona is not None and (macro_env is None or persona.position == "at_depth"):
+    if persona is not None and macro_env is None:  # (SillyTavern's macros: at its depth, request.in_chat_macros)
         update["persona"] = persona.model_copy(update={"description": expand(persona.description)})
     return resources.model_copy(update=update)
 
@@ -187,8 +187,8 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
         new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
         else preset.new_example_chat_prompt, source_id=examples_node.id if examples_node else "mes_example",
         # an entry's text goes through baseChatReplace once more before it is parsed
-        world_info=[ExampleWorldInfo(source_id=n.id, content=macro_env.base_chat_replace(n.text) if macro_env
-                                     is not None else n.text, position=EM_SIDES[n.position_id])
+        world_info=[ExampleWorldInfo(source_id=n.id, content=_example_entry(n.text, macro_env),
+                                     position=EM_SIDES[n.position_id])
                     for n in sorted(em_nodes, key=lambda n: n.order if n.order is not None else 100)])
     out: list[StMessage] = []
     for block in blocks:
@@ -201,6 +201,14 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
             by_id[synthetic.id] = synthetic
             out.append(message.model_copy(update={"sources": (synthetic.id,)}))
     return out
+
+
+def _example_entry(text: str, macro_env: Any) -> str:
+    """An entry at an example position as Generate() parsed it (baseChatReplace once more, macro_order)."""
+    if macro_env is None:
+        return text
+    prepared = macro_env.prepared_as("example_entry", text)
+    return prepared if prepared is not None else macro_env.base_chat_replace(text)
 
 
 def expanded(text: str, user: str, char: str, macro_env: Any = None) -> str:

@@ -14,9 +14,9 @@ from assembly.sillytavern.text_macros import substitute_params
 _START_LINE = re.compile(r"<START>\n", re.IGNORECASE)
 
 
-def example_heading(separator: str, user: str, char: str) -> str:
+def example_heading(separator: str, user: str, char: str, macros: Any = None) -> str:
     """The context template's example separator (macros) and a newline; nothing when it is empty."""
-    return substitute_params(separator, user, char) + "\n" if separator else ""
+    return substitute_params(separator, user, char, macros=macros) + "\n" if separator else ""
 
 
 def parse_examples(text: str, *, instruct_on: bool, heading: str) -> list[str]:
@@ -29,7 +29,7 @@ def parse_examples(text: str, *, instruct_on: bool, heading: str) -> list[str]:
 
 
 def format_instruct_examples(blocks: list[str], instruct: dict[str, Any], *, heading: str, user: str,
-                             char: str) -> list[str]:
+                             char: str, macros: Any = None) -> list[str]:
     """`formatInstructModeExamples`: per block its heading, then each message [prefix, text + suffix]."""
     if instruct["skip_examples"]:
         return [_START_LINE.sub(lambda _m: heading, b, count=1) for b in blocks]
@@ -38,8 +38,8 @@ def format_instruct_examples(blocks: list[str], instruct: dict[str, Any], *, hea
     for who, kind, name in (("example_user", "input", user), ("example_assistant", "output", char)):
         prefix, suffix = instruct[f"{kind}_sequence"], instruct[f"{kind}_suffix"]
         if instruct["macro"]:
-            prefix = with_name(substitute_params(prefix, user, char), name)
-            suffix = with_name(substitute_params(suffix, user, char), name)
+            prefix = with_name(substitute_params(prefix, user, char, macros=macros), name)
+            suffix = with_name(substitute_params(suffix, user, char, macros=macros), name)
             if not suffix and instruct["wrap"]:
                 suffix = "\n"
         affixes[who] = (prefix, suffix, name)

@@ -5,6 +5,7 @@ depth, the story string and other extensions' prompts, grouped by depth and role
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from assembly.sillytavern.text_macros import substitute_params
 
@@ -37,15 +38,17 @@ def _js_key(key: str) -> list[int]:
     return [ord(c) for c in key]  # JavaScript's default sort compares UTF-16 code units
 
 
-def joined_prompts(prompts: list[InChatPrompt], *, user: str, char: str) -> tuple[str, list[InChatPrompt]]:
+def joined_prompts(prompts: list[InChatPrompt], *, user: str, char: str,
+                   macros: Any = None) -> tuple[str, list[InChatPrompt]]:
     """`getExtensionPrompt` without its wrapping: the prompts with text, in key order, each trimmed, joined by a
     newline, macros substituted. Returns the text and the prompts it holds, in that order."""
     here = sorted((p for p in prompts if p.text), key=lambda p: _js_key(p.key))
-    return (substitute_params("\n".join(p.text.strip() for p in here), user, char) if here else ""), here
+    return (substitute_params("\n".join(p.text.strip() for p in here), user, char, macros=macros)
+            if here else ""), here
 
 
 def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: str, char: str,
-                   continuing: bool) -> tuple[list[ChatItem], list[int]]:
+                   continuing: bool, macros: Any = None) -> tuple[list[ChatItem], list[int]]:
     """`doChatInject`: per depth (0..1000) and role (system, user, assistant), the prompts joined by a newline,
     macros substituted, leading whitespace trimmed; each non-empty one inserted `depth` messages from the end
     (plus those inserted before; a continue counts depth 0 as 1). Returns the chat oldest first and where the
@@ -57,7 +60,7 @@ def inject_in_chat(chat: list[ChatItem], prompts: list[InChatPrompt], *, user: s
         group: list[ChatItem] = []
         for role in _ROLE_ORDER:
             text, here = joined_prompts([p for p in prompts if p.depth == depth and p.role == role], user=user,
-                                        char=char)
+                                        char=char, macros=macros)
             text = text.lstrip()
             if text:
                 name = {"system": "", "user": user, "assistant": char}[role]

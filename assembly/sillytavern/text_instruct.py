@@ -32,13 +32,13 @@ def _suffix(instruct: dict[str, Any], is_user: bool, is_narrator: bool) -> str:
 
 
 def message_parts(instruct: dict[str, Any], name: str, text: str, *, is_user: bool, is_narrator: bool,
-                  force: Force, user: str, char: str) -> tuple[str, str, str]:
+                  force: Force, user: str, char: str, macros: Any = None) -> tuple[str, str, str]:
     """`formatInstructModeChat` cut in three: (prefix with its separator, body, suffix)."""
     prefix = _prefix(instruct, is_user, is_narrator, force)
     suffix = _suffix(instruct, is_user, is_narrator)
     if instruct["macro"]:
-        prefix = with_name(substitute_params(prefix, user, char), name or "System")
-        suffix = with_name(substitute_params(suffix, user, char), name or "System")
+        prefix = with_name(substitute_params(prefix, user, char, macros=macros), name or "System")
+        suffix = with_name(substitute_params(suffix, user, char, macros=macros), name or "System")
     if not suffix and instruct["wrap"]:
         suffix = "\n"
     include_names = not is_narrator and instruct["names_behavior"] == "always"
@@ -49,13 +49,14 @@ def message_parts(instruct: dict[str, Any], name: str, text: str, *, is_user: bo
 
 
 def format_chat_message(instruct: dict[str, Any], name: str, text: str, *, is_user: bool, is_narrator: bool,
-                        force: Force, user: str, char: str) -> str:
+                        force: Force, user: str, char: str, macros: Any = None) -> str:
     head, body, suffix = message_parts(instruct, name, text, is_user=is_user, is_narrator=is_narrator, force=force,
-                                       user=user, char=char)
+                                       user=user, char=char, macros=macros)
     return head + body + suffix
 
 
-def last_line(instruct: dict[str, Any], *, name: str, impersonate: bool, bias: str, user: str, char: str) -> str:
+def last_line(instruct: dict[str, Any], *, name: str, impersonate: bool, bias: str, user: str, char: str,
+              macros: Any = None) -> str:
     """`formatInstructModePrompt`: the sequence that opens the reply (and Start Reply With)."""
     include_names = bool(name) and instruct["names_behavior"] == "always"
     if impersonate:
@@ -63,7 +64,7 @@ def last_line(instruct: dict[str, Any], *, name: str, impersonate: bool, bias: s
     else:
         sequence = instruct["last_output_sequence"] or instruct["output_sequence"]
     if instruct["macro"]:
-        sequence = with_name(substitute_params(sequence, user, char), name or "System")
+        sequence = with_name(substitute_params(sequence, user, char, macros=macros), name or "System")
     separator = "\n" if instruct["wrap"] else ""
     text = separator + sequence + separator + f"{name}:" if include_names else separator + sequence
     if not impersonate and bias:
@@ -71,7 +72,7 @@ def last_line(instruct: dict[str, Any], *, name: str, impersonate: bool, bias: s
     return (text.rstrip() if instruct["wrap"] else text) + ("" if include_names else separator)
 
 
-def instruct_stop_strings(instruct: dict[str, Any], *, user: str, char: str) -> list[str]:
+def instruct_stop_strings(instruct: dict[str, Any], *, user: str, char: str, macros: Any = None) -> list[str]:
     """`getInstructStoppingSequences`: the stop sequence and (if asked) the message sequences, line by line."""
     sequences = [instruct["stop_sequence"]]
     if instruct["sequences_as_stop_strings"]:
@@ -86,5 +87,5 @@ def instruct_stop_strings(instruct: dict[str, Any], *, user: str, char: str) -> 
         if not line or not line.strip():
             continue
         stop = "\n" + line if instruct["wrap"] else line
-        out.append(substitute_params(stop, user, char) if instruct["macro"] else stop)
+        out.append(substitute_params(stop, user, char, macros=macros) if instruct["macro"] else stop)
     return out

@@ -41,7 +41,7 @@ def _format(item: ChatItem, templates: TextTemplates, parts: TextParts, force: F
     if not templates.instruct_on:
         return f"{name}: {item.mes}\n" if item.name and not item.narrator else f"{item.mes}\n"
     return format_chat_message(templates.instruct, name, item.mes, is_user=item.is_user, is_narrator=item.narrator,
-                               force=force, user=parts.user, char=parts.char)
+                               force=force, user=parts.user, char=parts.char, macros=parts.macros)
 
 
 def _continued(item: ChatItem, templates: TextTemplates, parts: TextParts) -> str:
@@ -50,7 +50,8 @@ def _continued(item: ChatItem, templates: TextTemplates, parts: TextParts) -> st
     if not templates.instruct_on:
         return f"{name}: {item.mes}" if item.name and not item.narrator else item.mes
     head, body, _suffix = message_parts(templates.instruct, name, item.mes, is_user=item.is_user,
-                                        is_narrator=item.narrator, force="last", user=parts.user, char=parts.char)
+                                        is_narrator=item.narrator, force="last", user=parts.user, char=parts.char,
+                                        macros=parts.macros)
     return head + body
 
 
@@ -80,7 +81,7 @@ def _prepared(parts: TextParts, templates: TextTemplates, generation: str) -> _L
     """The chat with its injections and post-history instructions, formatted newest first; for a continue the
     newest message taken out as the text to continue."""
     continuing = generation == "continue"
-    chat, injected = inject_in_chat(parts.chat, parts.in_chat, user=parts.user, char=parts.char,
+    chat, injected = inject_in_chat(parts.chat, parts.in_chat, user=parts.user, char=parts.char, macros=parts.macros,
                                     continuing=continuing)
     if parts.post_history:
         note = ChatItem(name="", mes=parts.post_history, is_user=True, source="post_history")
@@ -112,7 +113,8 @@ class _LastLine:
         continuing, impersonate = self.generation == "continue", self.generation == "impersonate"
         if instruct_on and not continuing:
             text += last_line(self.templates.instruct, name=parts.user if impersonate else parts.char,
-                              impersonate=impersonate, bias=parts.bias, user=parts.user, char=parts.char)
+                              impersonate=impersonate, bias=parts.bias, user=parts.user, char=parts.char,
+                              macros=parts.macros)
         if not instruct_on and impersonate and not continuing:
             text += ("" if text.endswith("\n") else "\n") + parts.user + ":"
         if not instruct_on and parts.force_name2 and not (self.chat_length == 1 and continuing):
@@ -126,9 +128,9 @@ def _alignment(parts: TextParts, templates: TextTemplates) -> str:
     instruct = templates.instruct
     if not (templates.instruct_on and instruct["user_alignment_message"]):
         return ""
-    text = substitute_params(instruct["user_alignment_message"], parts.user, parts.char)
+    text = substitute_params(instruct["user_alignment_message"], parts.user, parts.char, macros=parts.macros)
     return format_chat_message(instruct, parts.user, text, is_user=True, is_narrator=False, force="first",
-                               user=parts.user, char=parts.char)
+                               user=parts.user, char=parts.char, macros=parts.macros)
 
 
 def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str, raw_chat: list[dict[str, Any]]
@@ -137,8 +139,8 @@ def build_prompt(parts: TextParts, templates: TextTemplates, *, generation: str,
     settings, context = templates.settings, templates.context
     budget, padding = settings["max_context"] - settings["amount_gen"], settings["token_padding"]
     loop = _prepared(parts, templates, generation)
-    chat_start = substitute_params(context["chat_start"] + "\n", parts.user, parts.char) if context["chat_start"] \
-        else ""
+    chat_start = substitute_params(context["chat_start"] + "\n", parts.user, parts.char, macros=parts.macros) \
+        if context["chat_start"] else ""
     alignment = _alignment(parts, templates)
     modify_last = _LastLine(parts, templates, generation, len(raw_chat),
                             bool(raw_chat) and raw_chat[-1]["role"] == "user")

@@ -11,6 +11,7 @@ from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid
 from assembly.request import parse_request
 from assembly.results import AssemblyResult, Diagnostic, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
+from assembly.sillytavern.macro_environment import text_environment
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
 from assembly.sillytavern.text_gather import gather
@@ -55,19 +56,21 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
     user = req.names.user
     char = req.names.char or (resources.character.name if resources.character else "")
     generation = req.generation.type
+    macros = text_environment(req, resources, user=user, char=char)
     parts = gather(templates, resources, messages, typed=len(inputs), user=user, char=char, generation=generation,
-                   seed=req.generation.seed, turn=req.generation.turn or 0)
+                   seed=req.generation.seed, turn=req.generation.turn or 0, macros=macros)
     prompt, spans = build_prompt(parts, templates, generation=generation, raw_chat=messages)
     continue_on_user = generation == "continue" and bool(messages) and messages[-1]["role"] == "user"
     stop = stop_strings(templates, user=user, char=char, impersonate=generation == "impersonate",
-                        continue_on_user=continue_on_user)
+                        continue_on_user=continue_on_user, macros=macros)
     view = RequestView(messages=[], prompt=prompt, stop=stop,
                        spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
     return AssemblyResult(
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
         request=view, nodes=[], diagnostics=_world_info_diagnostics(parts.world_info), runtime_context_controls=[],
         placement_controls=[], positions=[], durable_events=[], tokens=_token_summary(view, templates.settings),
-        layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info)
+        layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info,
+        macro_variables=macros.view(requested=bool(req.macro_variables)))
 
 
 def _world_info_diagnostics(activation: Any) -> list[Diagnostic]:

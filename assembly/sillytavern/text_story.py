@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from assembly.sillytavern.text_macros import substitute_params
@@ -82,7 +83,8 @@ def _truthy(value: Any) -> bool:
     return bool(value) and value != []
 
 
-def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, char: str, used: set[str]) -> str:
+def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, char: str, used: set[str],
+            macros: Any = None) -> str:
     out: list[str] = []
     stack: list[bool] = []  # per open block: whether its current branch renders
 
@@ -111,32 +113,34 @@ def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, ch
                 out.append(str(params[name]))
                 used.add(name)
             else:  # helperMissing: the name as a macro
-                out.append(substitute_params("{{" + name + "}}", user, char))
+                out.append(substitute_params("{{" + name + "}}", user, char, macros=macros))
     return "".join(out)
 
 
 def render_story_string(template: str, params: dict[str, Any], *, user: str, char: str, in_prompt: bool,
                         instruct_on: bool, wrap: bool, suffix: str, outlets: dict[str, str] | None = None,
-                        used: set[str] | None = None) -> str:
+                        used: set[str] | None = None, substitute: Callable[[str], str] | None = None,
+                        macros: Any = None) -> str:
     """`renderStoryString`: rendered, world-info outlets filled, one macro pass, leading newlines removed, a closing newline added when the
     story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix).
-    `used`, if given, gets the names of the parameters the template put in."""
-    output = _render(_tokens(template), params, user, char, used if used is not None else set())
+    `used`, if given, gets the names of the parameters the template put in; `substitute`, if given, is the
+    generation's `substituteParams` for the macro pass."""
+    output = _render(_tokens(template), params, user, char, used if used is not None else set(), macros)
     if "{{" in output:  # `{{outlet::name}}`: the world-info outlet's text, empty without one
         output = _OUTLET_RE.sub(lambda m: (outlets or {}).get(m.group(1).strip(), ""), output)
-    output = substitute_params(output, user, char)
+    output = substitute(output) if substitute is not None else substitute_params(output, user, char, macros=macros)
     output = output.lstrip("\n")
     if output and not output.endswith("\n") and in_prompt and not (instruct_on and (not wrap or suffix)):
         output += "\n"
     return output
 
 
-def wrap_story_string(story: str, instruct: dict[str, Any], *, user: str, char: str) -> str:
+def wrap_story_string(story: str, instruct: dict[str, Any], *, user: str, char: str, macros: Any = None) -> str:
     """`formatInstructModeStoryString`: the story-string prefix (its `{{name}}` is System) and suffix around it."""
     if not story:
         return story
-    prefix = substitute_params(instruct["story_string_prefix"], user, char)
+    prefix = substitute_params(instruct["story_string_prefix"], user, char, macros=macros)
     prefix = re.sub(r"\{\{name\}\}", "System", prefix, flags=re.IGNORECASE)
-    suffix = substitute_params(instruct["story_string_suffix"], user, char)
+    suffix = substitute_params(instruct["story_string_suffix"], user, char, macros=macros)
     separator = "\n" if instruct["wrap"] and prefix else ""
     return prefix + separator + story + suffix

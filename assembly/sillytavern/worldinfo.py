@@ -355,11 +355,13 @@ def _candidates(book: WorldBook, macros: Callable[[], MacroContext]) -> list[Can
         "global_first": {"global": 2, "character": 3}}[book.character_strategy]}
     ordered = sorted(javascript_key_order(book.entries), key=lambda e: (lore_rank[e.lore], -e.order))
 
+    lazy = macros().st is not None  # SillyTavern's own macros: each key through them as the scan reaches it
+
     def expand(keys: tuple[str, ...]) -> list[tuple[str, str]]:
         # (as written, macro-expanded and trimmed); a key that expands to "" is skipped, as in SillyTavern.
-        # under SillyTavern's own macros every key goes through them (<BOT> needs no braces)
-        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key or macros().st is not None else key)
-                    for key in keys]
+        if lazy:
+            return [(key, key) for key in keys]
+        expanded = [(key, expand_text_macros(key, macros()).text if "{{" in key else key) for key in keys]
         return [(key, text.strip()) for key, text in expanded if text]
 
     candidates = []
@@ -367,7 +369,7 @@ def _candidates(book: WorldBook, macros: Callable[[], MacroContext]) -> list[Can
         decorators, raw = split_decorators(entry.content)
         groups = tuple(g for g in re.split(r",\s*", entry.group) if g) if entry.group else ()
         candidates.append(Candidate(entry, decorators, raw, expand(entry.keys), expand(entry.secondary_keys),
-                                    groups))
+                                    groups, lazy))
     return candidates
 
 

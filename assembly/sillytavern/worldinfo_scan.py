@@ -75,6 +75,17 @@ def _delay_level(entry: WorldBookEntry) -> int:
     return int(value) if value else 0
 
 
+def _matches_card_fields(entry: WorldBookEntry) -> bool:
+    return bool(entry.match_persona_description or entry.match_character_description
+                or entry.match_character_personality or entry.match_character_depth_prompt or entry.match_scenario
+                or entry.match_creator_notes)
+
+
+def _macro_syntax(key: str) -> bool:
+    """Whether a key may read differently through SillyTavern's macros (braces, or a legacy `<USER>`-style token)."""
+    return "{{" in key or "<" in key
+
+
 def _round_half_up(value: float) -> int:
     # JavaScript's Math.round (halves go up), unlike Python's round (halves go to even).
     return math.floor(value + 0.5)
@@ -107,6 +118,9 @@ class Candidate:
     keys: list[tuple[str, str]]  # (as written, expanded and trimmed); empty expansions dropped
     secondary: list[tuple[str, str]]
     groups: tuple[str, ...]
+    # keys as written, each put through the generation's own macros (SillyTavern's substituteParams) when the scan
+    # reaches it: the primary keys until one is found, the secondary ones as the entry's logic reads them
+    lazy_keys: bool = False
 
 
 @dataclass
@@ -166,7 +180,8 @@ class KeywordScan:
         current_level = levels.pop(0) if levels else 0
         state = ScanState.INITIAL
         all_activated_text = ""
-        self._index = KeyIndex([[needle for _w, needle in c.keys] for c in self.candidates])
+        self._index = KeyIndex([None if c.lazy_keys and any(_macro_syntax(w) for w, _n in c.keys)
+                                else [needle for _w, needle in c.keys] for c in self.candidates])
         self._positions = {id(c): i for i, c in enumerate(self.candidates)}
         while state:
             if book.max_recursion_steps and book.max_recursion_steps <= self.passes:
@@ -319,7 +334,7 @@ class KeywordScan:
                                                 f"{current_level}")
                 continue
             if state == ScanState.RECURSION and self.book.recursive and entry.exclude_recursion and not sticky:
-                found = self.primary(candidate, state)
+                found = self.primary(candidate, state, substitute=False)
                 if found is not None and found[1] is not None and found[1].kind == "recursion":
                     skip("recursion_excluded", f"key '{found[0]}' is in the recursion buffer, which this entry "
                                                f"does not scan", key=found[0], matched_in=found[1])
@@ -344,7 +359,8 @@ class KeywordScan:
                 depth = entry.scan_depth if entry.scan_depth is not None else self.buffers.depth()
                 where = "the scan depth is 0" if depth <= 0 else f"the last {depth} message(s)"
                 skip("no_match", f"no primary key found ({where})")
-                if state == ScanState.RECURSION and self._index is not None and index in self._index.indexed:
+                if state == ScanState.RECURSION and self._index is not None and index in self._index.indexed \
+                        and not candidate.lazy_keys:  # a macro key is substituted again on every pass
                     self._settled.add(index)
                 continue
             key, source = found
@@ -364,11 +380,14 @@ class KeywordScan:
         entry = candidate.entry
         logic = entry.selective_logic
         buffer = self.buffers.buffer(entry, state)
-        found_secondary = tuple(written for written, needle in candidate.secondary
-                                if buffer is not None and self.find(buffer, entry, needle) is not None)
-        every = len(found_secondary) == len(entry.secondary_keys)
-        passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
-                  "and_all": every}[logic]
+        if candidate.lazy_keys:
+            found_secondary, passed = self.lazy_secondary(candidate, buffer)
+        else:
+            found_secondary = tuple(written for written, needle in candidate.secondary
+                                    if buffer is not None and self.find(buffer, entry, needle) is not None)
+            every = len(found_secondary) == len(entry.secondary_keys)
+            passed = {"and_any": bool(found_secondary), "not_all": not every, "not_any": not found_secondary,
+                      "and_all": every}[logic]
         if not passed:
             shown = ", ".join(repr(k) for k in found_secondary) or "none"
             self.skipper(entry.uid)("secondary_failed", f"primary key '{key}' matched but the secondary keys fail "
@@ -377,18 +396,51 @@ class KeywordScan:
         return Match(candidate, "recursion" if kind == "recursion" else "secondary", key, source, logic,
                      found_secondary)
 
+    def lazy_secondary(self, candidate: Candidate, buffer: ScanBuffer | None) -> tuple[tuple[str, ...], bool]:
+        """SillyTavern's secondary keys, each substituted as its loop reaches it: and_any stops at the first found,
+        not_all at the first missing. Returns the keys found and whether the logic passed."""
+        entry, logic = candidate.entry, candidate.entry.selective_logic
+        found: list[str] = []
+        every = True
+        for written, _needle in candidate.secondary:
+            needle = self.substituted(written)
+            hit = needle is not None and buffer is not None and self.find(buffer, entry, needle) is not None
+            if hit:
+                found.append(written)
+            every = every and hit
+            if (logic == "and_any" and hit) or (logic == "not_all" and not hit):
+                return tuple(found), True
+        return tuple(found), (logic == "not_any" and not found) or (logic == "and_all" and every)
+
+    def substituted(self, written: str) -> str | None:
+        """A key through the generation's macros, trimmed; None when they leave nothing (the key is skipped)."""
+        text = self.macros.st.evaluate(written) if written else ""
+        return text.strip() if text else None
+
     def case_sensitive(self, entry: WorldBookEntry) -> bool:
         return entry.case_sensitive if entry.case_sensitive is not None else self.book.case_sensitive
 
     def whole_words(self, entry: WorldBookEntry) -> bool:
         return entry.match_whole_words if entry.match_whole_words is not None else self.book.match_whole_words
 
-    def primary(self, candidate: Candidate, state: str) -> tuple[str, MatchSource | None] | None:
-        """The first primary key (in the entry's order) found in its buffer, and where it was found."""
+    def primary(self, candidate: Candidate, state: str,
+                substitute: bool = True) -> tuple[str, MatchSource | None] | None:
+        """The first primary key (in the entry's order) found in its buffer, and where it was found. Keys of the
+        generation's macros are substituted one by one up to the one found (`substitute` False: read as written)."""
         buffer = self.buffers.buffer(candidate.entry, state)
+        lazy = candidate.lazy_keys and substitute
+        if lazy and buffer is not None and _matches_card_fields(candidate.entry):
+            self.macros.st.read_persona_scan_data()  # the entry's buffer takes in the fields it matches
         if buffer is None or not self.may_match(candidate, buffer):
+            for written, _needle in candidate.keys if lazy else ():
+                self.substituted(written)  # SillyTavern substitutes every key it tries, found or not
             return None
         for written, needle in candidate.keys:
+            if lazy:
+                substituted = self.substituted(written)
+                if substituted is None:
+                    continue
+                needle = substituted
             offset = self.find(buffer, candidate.entry, needle)
             if offset is not None:
                 return written, buffer.source_at(offset, self.raw_text(candidate.entry, needle))

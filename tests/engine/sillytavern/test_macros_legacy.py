@@ -69,12 +69,13 @@ def test_original_fills_only_the_first_use():
     assert env().evaluate("[{{original}}|{{original}}]", original="base") == "[base|]"
 
 
-def test_card_fields_are_read_by_every_call_with_macros_so_their_macros_run_each_time():
+def test_card_fields_are_read_by_every_call_so_their_macros_run_each_time():
     environment = env(card={"persona": "{{incvar::seen}}"})
     environment.evaluate("{{user}}")
-    environment.evaluate("plain text")  # no macro left to evaluate: no field is read
+    environment.evaluate("plain text")  # substituteParams builds its environment before looking for a macro
+    environment.evaluate("")  # nothing to substitute: no environment
     environment.evaluate("{{char}}")
-    assert environment.variables.local == {"seen": 2}
+    assert environment.variables.local == {"seen": 3}
 
 
 def test_a_card_field_inside_a_card_field_stays_as_written():
@@ -87,3 +88,11 @@ def test_outlets_stay_for_the_placement_step_until_they_are_known():
     assert environment.evaluate("[{{outlet::lore}}]") == "[{{outlet::lore}}]"
     environment.outlets = {"lore": "a fact"}
     assert environment.evaluate("[{{outlet::lore}}][{{outlet::none}}]") == "[a fact][]"
+
+
+def test_a_card_field_that_reads_the_outlets_or_the_chat_is_read_again_when_they_change():
+    environment = env(card={"description": "[{{outlet::lore}}]", "personality": "{{lastMessage}}"}, outlets={})
+    assert environment.evaluate("{{description}} {{personality}}") == "[] "
+    environment.outlets = {"lore": "old towers"}
+    environment.chat = [{"role": "user", "content": "hello"}]
+    assert environment.evaluate("{{description}} {{personality}}") == "[old towers] hello"

@@ -110,3 +110,30 @@ def test_tokens_report_the_padded_estimate_against_the_budget():
     # "A Bo card.\nBo: Hello.\nAnn: Hi Bo." is 33 bytes: 10 tokens, 30 with the padding, against 100 - 40
     assert (tokens["total"], tokens["context_window"], tokens["reply_reserve"], tokens["fits"]) == (30, 100, 40, True)
     assert tokens["by_module"] == {"story_string": 4, "message": 8}
+
+
+@pytest.mark.parametrize(("engine", "typed"), [
+    ("legacy", "Hi {{if char}}there{{/if}} 1."),  # the legacy engine knows no {{if}}
+    ("v2", "Hi there 1."),
+])
+def test_text_completion_uses_the_requests_macro_engine_and_one_variable_state(engine, typed):
+    # the typed message sets a variable the post-history instructions read: one state for the whole generation
+    request = _request(macro_engine=engine, resources={
+        "character": {"name": "Bo", "post_history_instructions": "n={{getvar::n}}"},
+        "context_template": {"story_string": ""},
+        "text_settings": {"sysprompt_enabled": True, "prefer_character_jailbreak": True}},
+        conversation={"history": [], "input": [{"id": "m2", "role": "user", "name": "Ann",
+                                                "content": "{{setvar::n::1}}Hi {{if char}}there{{/if}} {{getvar::n}}."}]})
+    result = assemble(request).model_dump(mode="json")
+    assert result["request"]["prompt"] == f"Ann: {typed}\nn=1"
+    assert result["macro_variables"]["engine"] == engine
+    assert result["macro_variables"]["after"] == {"local": {"n": "1"}, "global": {}}
+
+
+def test_text_completion_takes_the_imported_settings_engine_unless_the_request_names_one():
+    request = _request(resources={"character": {"name": "Bo"}, "context_template": {"story_string": ""},
+                                  "macro_engine": "v2"},  # as imported settings with Macros 2.0 on give it
+                       conversation={"history": [], "input": [{"id": "m2", "role": "user", "name": "Ann",
+                                                               "content": "{{if char}}yes{{/if}}"}]})
+    assert _prompt(request) == "Ann: yes"
+    assert _prompt({**request, "macro_engine": "legacy"}) == "Ann: {{if char}}yes{{/if}}"

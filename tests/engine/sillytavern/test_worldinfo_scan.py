@@ -63,3 +63,37 @@ def test_case_and_whole_word_rules_hold_for_keys_met_in_recursion():
     assert "cased" not in active and "word" not in active
     assert "umlaut" in active  # a non-ASCII key is matched lower-cased, as before
     assert skip_of(result, "cased").kind == "no_match"
+
+
+# ------------------------------------------------------------------------------------ keys under a generation's macros
+
+
+def _counting_macros():
+    from assembly.macros import MacroContext
+    from assembly.sillytavern.macro_environment import MacroEnvironment
+
+    return MacroContext(user="Aria", char="Zoe", st=MacroEnvironment(user="Aria", char="Zoe", engine="v2"))
+
+
+def test_keys_go_through_the_generations_macros_only_as_the_scan_reaches_them():
+    # SillyTavern substitutes each primary key as `find` tries it, stopping at the first found; a constant entry's
+    # keys are never tried; and_any stops at its first secondary key found
+    macros = _counting_macros()
+    entries = (WorldBookEntry(uid=1, keys=("dragon", "{{incvar::tried}}"), content="found first"),
+               WorldBookEntry(uid=2, keys=("{{incvar::tried}}",), constant=True, content="always"),
+               WorldBookEntry(uid=3, keys=("{{incvar::tried}}x", "castle"), content="second key"),
+               WorldBookEntry(uid=4, keys=("castle",), secondary_keys=("dragon", "{{incvar::tried}}"),
+                              content="and any"))
+    book = WorldBook(entries=entries, activation="keywords")
+    result = activate_world_info(book, chat=[{"role": "user", "content": "a dragon at the castle"}],
+                                 names={"user": "Aria", "char": "Zoe"}, max_context=BIG, macros=macros)
+    assert sorted(a.uid for a in result.active) == [1, 2, 3, 4]
+    assert macros.st.variables.local == {"tried": 1}  # only entry 3's first key was substituted
+
+
+def test_a_key_the_macros_leave_blank_but_not_empty_is_still_tried():
+    macros = _counting_macros()
+    book = WorldBook(entries=(WorldBookEntry(uid=1, keys=("{{noop}}  ",), content="blank key"),), activation="keywords")
+    result = activate_world_info(book, chat=[{"role": "user", "content": "anything"}], names={"user": "Aria"},
+                                 max_context=BIG, macros=macros)
+    assert [a.uid for a in result.active] == [1]
