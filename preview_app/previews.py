@@ -215,7 +215,8 @@ def text_request(session: Session, conversation: dict[str, Any], user_name: str,
                  swap: dict[str, Any] | None = None) -> dict[str, Any]:
     """The session as a text-completion request (text-completion.md): its card, persona, world info, author's note
     and regex scripts as for chat completion (no chat-completion preset), its instruct / context / system-prompt
-    templates (`swap`: others in place of some), instruct on or off and its text settings."""
+    templates (`swap`: others in place of some), instruct on or off, its text settings and its macro engine and
+    variables (as for chat completion)."""
     resources = {k: v for k, v in session_resources(session).items() if k != "preset"}
     templates = session_text_templates(session, swap)
     for kind, key in (("instruct", "instruct_template"), ("context", "context_template"),
@@ -228,7 +229,7 @@ def text_request(session: Session, conversation: dict[str, Any], user_name: str,
                                   "sysprompt_enabled": templates.get("sysprompt") is not None}
     return {"api": "text", "strategy": TEXT_STRATEGY, "tokenizer": "st-estimate", "resources": resources,
             "conversation": conversation, "host": session.host, "names": {"user": user_name},
-            "generation": session_generation(session)}
+            "generation": session_generation(session), **session_macro_fields(session)}
 
 
 HOST_RECORD_KINDS = frozenset({LOG_KIND, SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, SNAPSHOT_KIND})
