@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
 from assembly.results import LayoutBlock
@@ -66,10 +68,14 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     counts: dict[tuple, int] = {}
     for key, _run in runs:
         counts[key] = counts.get(key, 0) + 1
-    return [_layout_block(key, run, several=counts[key] > 1) for key, run in runs]
+    return _LAYOUT_BLOCKS.validate_python([_layout_block(key, run, several=counts[key] > 1) for key, run in runs])
 
 
-def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
+_LAYOUT_BLOCKS = TypeAdapter(list[LayoutBlock])  # one validation for every block and its entries
+
+
+def _layout_block(key: tuple, run: list[Node], *, several: bool) -> dict[str, Any]:
+    """A block's values, as `LayoutBlock` validates them."""
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
@@ -77,7 +83,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-    return LayoutBlock.model_validate({
+    return {
         "id": f"block:{key_text}" + (f":run:{first.id}" if several else ""), "key": list(key), "binding": binding,
         "movable": binding == "free", "overridable": binding == "slot", "region": region,
         "reason": "user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
@@ -86,7 +92,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
         # plain fields: the block's one validation builds every entry
         "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
                      "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
-                    for n in run]})
+                    for n in run]}
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
@@ -253,8 +255,12 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values.update(_placed_row(row_nodes, split=len(spans) > 2))  # adjacent runs of a row are one span
         else:  # the plan says empty, not split, not locked
             values.update(node_ids=[], lock_reasons=[], held_by=[], decisions=[])
-        rows.append(PositionRow(**values))
-    return rows
+        rows.append(values)
+    return _POSITION_ROWS.validate_python(rows)
+
+
+_POSITION_ROWS = TypeAdapter(list[PositionRow])  # one validation for every row
+_PLACEMENT_CONTROLS = TypeAdapter(list[PlacementControl])
 
 
 def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
@@ -421,7 +427,7 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append(PlacementControl(rule_id=rule_id, control=control, owned=owned.get(rule_id, 0),
-                                         independent=independent.get(rule_id, 0) if rule["enabled"] else 0))
-    return controls
+        controls.append({"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+                         "independent": independent.get(rule_id, 0) if rule["enabled"] else 0})
+    return _PLACEMENT_CONTROLS.validate_python(controls)
 

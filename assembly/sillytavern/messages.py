@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, TypeAdapter
 
 from assembly.errors import AssemblyError
 from assembly.reading import Role
@@ -96,6 +96,14 @@ def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...],
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
     return StMessage.model_validate({"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
                                      "kind": "chat", "sources": sources})
+
+
+def chat_messages_of(values: list[dict[str, Any]]) -> list[StMessage]:
+    """Chat messages of a whole chat in one validation, each dict holding `chat_message`'s fields."""
+    return _CHAT_MESSAGES.validate_python(values)
+
+
+_CHAT_MESSAGES = TypeAdapter(list[StMessage])
 
 
 def trusted_message(id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],

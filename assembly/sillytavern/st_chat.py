@@ -15,6 +15,7 @@ from assembly.sillytavern.messages import (
     StInjection,
     StMessage,
     chat_message,
+    chat_messages_of,
 )
 from assembly.sillytavern.models import AuthorNote
 from assembly.sillytavern.steps import (
@@ -304,7 +305,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
-    chat = []
+    chat: list[dict[str, Any]] = []
     tool_calls = False
     plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
     for index, n in enumerate(run):
@@ -324,9 +325,9 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(chat_message(id=native["id"], role=role, content=content, sources=(n.id,), speaker=speaker,
-                                 name=name))
-    return chat, tool_calls
+        chat.append({"id": native["id"], "role": role, "content": content, "name": name, "speaker": speaker,
+                     "kind": "chat", "sources": (n.id,)})
+    return chat_messages_of(chat), tool_calls
 
 
 def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id: dict[str, Node]) -> list[StMessage]:
