@@ -10,6 +10,7 @@ the preset slot that holds it unless the move detaches it; a `runtime` block (co
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -127,18 +128,21 @@ def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend:
 
 
 def _move(nodes: list[Node], target: LayoutBlock, anchor: LayoutBlock, side: str, detach: bool) -> list[Node]:
+    """The nodes with the target block moved beside the anchor block: the moved ones are new nodes saying why."""
     moving_ids = set(target.node_ids)
-    moving = [n for n in nodes if n.id in moving_ids]
+    moving = [_moved(n, detach) for n in nodes if n.id in moving_ids]
     rest = [n for n in nodes if n.id not in moving_ids]
     anchor_ids = set(anchor.node_ids)
     positions = [i for i, n in enumerate(rest) if n.id in anchor_ids]
     index = positions[0] if side == "before" else positions[-1] + 1
-    for node in moving:
-        node.position_decision = "user"
-        if detach and node.slot_id is not None:
-            node.original_slot_id, node.slot_id = node.slot_id, None
-            node.locked, node.lock_reason = False, None
     return rest[:index] + moving + rest[index:]
+
+
+def _moved(node: Node, detach: bool) -> Node:
+    if detach and node.slot_id is not None:
+        return replace(node, position_decision="user", original_slot_id=node.slot_id, slot_id=None, locked=False,
+                       lock_reason=None)
+    return replace(node, position_decision="user")
 
 
 def _check_native_phases(nodes: list[Node], override: dict[str, Any]) -> None:
