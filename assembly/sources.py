@@ -7,7 +7,7 @@ which other blocks it refers to (slots), and what depth or group a piece asks fo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.blocks import Block
@@ -231,7 +231,7 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
 
 
 def _with(block: Block, **changes: Any) -> Block:
-    return replace(block, **changes)
+    return block._replace(**changes)
 
 
 def _macro_names(text: str) -> tuple[str, ...]:
