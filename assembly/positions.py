@@ -241,10 +241,7 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
-    for key, planned, anchor in _row_plan(strategy):
-        values = dict(planned)
-        if anchor is not None:
-            values["anchor"] = dict(anchor)
+    for key, values in _row_plan(strategy):  # the plan's values are this call's own
         if key in disabled:
             values["enabled"] = False
         spans = placed.get(key) or []
@@ -274,13 +271,13 @@ def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
     }
 
 
-_PlannedRow = tuple[str, dict[str, Any], dict[str, Any] | None]
+_PlannedRow = tuple[str, dict[str, Any]]
 
 
 def _row_plan(strategy: dict[str, Any]) -> tuple[_PlannedRow, ...]:
-    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key, its values
-    (the row's template with its rule and setting applied: enabled, module available, placement, anchor) and its
-    anchor when that is a dict (a copy: the strategy's own is the result's layout policy's)."""
+    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key and its values
+    (a new dict: the row's template with its rule and setting applied: enabled, module available, placement, and an
+    anchor, copied when it is a dict: the strategy's own is the result's layout policy's)."""
     first_rule: dict[str, dict[str, Any]] = {}
     for rule in strategy["rules"]:
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
@@ -315,12 +312,9 @@ def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[
     if setting:
         values["placement"] = setting.get("placement", "source")
         values["anchor"] = setting.get("anchor")
-    anchor = values["anchor"]
-    if isinstance(anchor, dict):
-        values["anchor"] = anchor = dict(anchor)
-    else:
-        anchor = None
-    return key, values, anchor
+    if isinstance(values["anchor"], dict):
+        values["anchor"] = dict(values["anchor"])
+    return key, values
 
 
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
