@@ -592,15 +592,7 @@ def _fill_variables(text: str, variables: dict[str, str], rule: dict[str, Any]) 
     return _VAR_RE.sub(replace, text)
 
 
-SOURCES = {
-    "preset": preset_blocks,
-    "character": character_blocks,
-    "persona": persona_blocks,
-    "worldbook": worldbook_blocks,
-    "phi": phi_blocks,
-    "native-system": native_system_blocks,
-    "custom": custom_blocks,
-    "dsh.text": custom_blocks,
-}
+SOURCES = {"preset": preset_blocks, "character": character_blocks, "persona": persona_blocks,
+           "worldbook": worldbook_blocks, "phi": phi_blocks, "native-system": native_system_blocks,
+           "custom": custom_blocks, "dsh.text": custom_blocks}
 SLOT_OWNERS = frozenset({"preset"})
-MACRO_SOURCES = {name: target for name, target in RESOURCE_MACROS.items()}
