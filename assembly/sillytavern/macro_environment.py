@@ -32,6 +32,7 @@ _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # getCharacterCardFields' order
 _EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
                 "charDepthPrompt", "creatorNotes")
+_EAGER_NAMES = frozenset(_EAGER_ORDER)
 # Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
 _GENERATE_FIELDS = (("description", "description"), ("personality", "personality"), ("persona", "persona"),
                     ("scenario", "scenario"), ("examples", "mesExamplesRaw"), ("system", "system"),
@@ -157,6 +158,9 @@ class MacroEnvironment:
     def card_fields(self) -> _CardFields:
         fields = _CardFields(self)
         if self.engine == "legacy" and self.eager_fields:
+            if self.steady.keys() >= _EAGER_NAMES:  # every field reads as it did: nothing runs again
+                fields.done.update(self.steady)
+                return fields
             for name in _EAGER_ORDER:  # the legacy engine's substituteParams reads every field first
                 fields.get(name)
         return fields
@@ -210,6 +214,12 @@ class MacroEnvironment:
         baseChatReplace's call (the card fields stay as written)."""
         if not text:
             return ""
+        if "{{" not in text and "<" not in text and (self.engine != "v2" or "\\" not in text):
+            # no macro, token or escape: the text stays as it came (the legacy engine's call still reads the card
+            # fields first, which runs their macros again unless every one reads the same every time)
+            if card_fields and self.engine != "v2" and not self.steady.keys() >= _EAGER_NAMES:
+                self.card_fields()
+            return text
         if self.engine == "v2":
             from assembly.sillytavern.macros_v2 import evaluate_v2
 

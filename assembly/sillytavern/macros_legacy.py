@@ -63,6 +63,13 @@ _RANDOM = re.compile(r"\{\{random\s?::?([^}]++)\}\}", _I)
 _PICK = re.compile(r"\{\{pick\s?::?([^}]++)\}\}", _I)
 _BANNED = re.compile(r"\{\{banned \"(.*)\"\}\}", _I)
 _TIME_DIFF = re.compile(r"\{\{timeDiff::(.*?)::(.*?)\}\}", _I)
+# `{{name}}` of every environment value `_environment` and SillyTavern's modules give, compiled once
+_NAMED = {name: re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I) for name in (
+    "original", "charPrompt", "charJailbreak", "charInstruction", "description", "personality", "scenario", "persona",
+    "mesExamples", "mesExamplesRaw", "charVersion", "char_version", "charDepthPrompt", "creatorNotes", "user", "char",
+    "group", "charIfNotGroup", "groupNotMuted", "model", "maxContext", "maxResponse", "maxPromptTokens",
+    "lastGenerationType", "allChatRange", "notChar", "authorsNote", "charAuthorsNote", "defaultAuthorsNote",
+    "lastChatMessage")}
 
 
 @dataclass
@@ -258,6 +265,12 @@ def _sanitized(value: Any) -> str:
     return value if isinstance(value, str) else js_string(value)
 
 
+def _named(name: str) -> re.Pattern[str]:
+    """The pattern of `{{name}}`, any case."""
+    pattern = _NAMED.get(name)
+    return pattern if pattern is not None else re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I)
+
+
 def evaluate_legacy(content: str, call: LegacyCall) -> str:
     """`content` through `evaluateMacros` with this call's environment."""
     if not content:
@@ -271,8 +284,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
     steps: list[Step] = _pre_env(call)
-    steps += [_sub(re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I), lambda _m, value=value: _sanitized(value()))
-              for name, value in _environment(call).items()]
+    steps += [_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in _environment(call).items()]
     steps += _post_env(call)
     for step in steps:
         if not content or "{{" not in content:
