@@ -12,7 +12,6 @@ from assembly.sillytavern.worldinfo import WorldInfoActivation
 
 
 class RequestMessage(BaseModel):
-    model_config = ConfigDict(extra="allow")
     id: str
     role: str
     content: str
@@ -46,7 +45,6 @@ class RequestView(BaseModel):
 
 
 class NodeView(BaseModel):
-    model_config = ConfigDict(extra="allow")
     id: str
     rule_id: str
     module: str
