@@ -271,6 +271,17 @@ def _named(name: str) -> re.Pattern[str]:
     return pattern if pattern is not None else re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I)
 
 
+# Each group of steps as one search for the openers its patterns start with (any case, as theirs): a text without
+# one is left as it is by every step of the group, so the group is skipped. A group with another number of steps
+# than these cover (a macro added) runs step by step.
+_PRE_OPENER = re.compile(r"\{\{(?:roll[ :]|(?:set|add|inc|dec|get)(?:global)?var::|(?:newline|trim|noop|input)\}\})", _I)
+_PRE_STEPS = 15
+_POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}|lastCharMessage\}\}|"
+                          r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \")", _I)
+_POST_STEPS = 13
+_NAMED_OPENER = re.compile(r"\{\{(?:" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
+
+
 def evaluate_legacy(content: str, call: LegacyCall) -> str:
     """`content` through `evaluateMacros` with this call's environment."""
     if not content:
@@ -283,11 +294,18 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if call.card_fields:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
-    steps: list[Step] = _pre_env(call)
-    steps += [_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in _environment(call).items()]
-    steps += _post_env(call)
-    for step in steps:
-        if not content or "{{" not in content:
-            break
-        content = step(content)
+    # built before any runs: the environment reads the card fields (their variable macros run first)
+    pre, named, post = _pre_env(call), _environment(call), _post_env(call)
+    groups = (
+        (pre, _PRE_OPENER if len(pre) == _PRE_STEPS else None),
+        ((_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in named.items()),
+         _NAMED_OPENER if named.keys() <= _NAMED.keys() else None),
+        (post, _POST_OPENER if len(post) == _POST_STEPS else None))
+    for steps, opener in groups:
+        if opener is not None and opener.search(content) is None:
+            continue  # no step of this group can match: each would leave the text as it is
+        for step in steps:
+            if not content or "{{" not in content:
+                return content
+            content = step(content)
     return content
