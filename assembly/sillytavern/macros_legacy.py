@@ -272,13 +272,14 @@ def _named(name: str) -> re.Pattern[str]:
 
 
 # Each group of steps as one search for the openers its patterns start with (any case, as theirs): a text without
-# one is left as it is by every step of the group, so the group is skipped. A group with another number of steps
-# than these cover (a macro added) runs step by step.
+# one is left as it is by every step of the group, so the group is neither built nor run. A group with another
+# number of steps than these cover (a macro added) runs step by step (`_PRE_COVERED`, `_POST_COVERED`).
 _PRE_OPENER = re.compile(r"\{\{(?:roll[ :]|(?:set|add|inc|dec|get)(?:global)?var::|(?:newline|trim|noop|input)\}\})", _I)
 _PRE_STEPS = 15
 _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}|lastCharMessage\}\}|"
                           r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \")", _I)
 _POST_STEPS = 13
+_PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
 _NAMED_OPENER = re.compile(r"\{\{(?:" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
 
 
@@ -294,18 +295,28 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if call.card_fields:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
-    # built before any runs: the environment reads the card fields (their variable macros run first)
-    pre, named, post = _pre_env(call), _environment(call), _post_env(call)
+    named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
     groups = (
-        (pre, _PRE_OPENER if len(pre) == _PRE_STEPS else None),
-        ((_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in named.items()),
-         _NAMED_OPENER if named.keys() <= _NAMED.keys() else None),
-        (post, _POST_OPENER if len(post) == _POST_STEPS else None))
-    for steps, opener in groups:
+        (_pre_env, _PRE_OPENER if _PRE_COVERED else None),
+        (lambda _call: (_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in
+                        named.items()), _NAMED_OPENER if named.keys() <= _NAMED.keys() else None),
+        (_post_env, _POST_OPENER if _POST_COVERED else None))
+    for steps_of, opener in groups:
         if opener is not None and opener.search(content) is None:
             continue  # no step of this group can match: each would leave the text as it is
-        for step in steps:
+        for step in steps_of(call):
             if not content or "{{" not in content:
                 return content
             content = step(content)
     return content
+
+
+def _covered() -> tuple[bool, bool]:
+    """Whether the openers cover every step of the groups before and after the environment (counted once)."""
+    from assembly.sillytavern.macro_environment import MacroEnvironment
+
+    probe = LegacyCall(MacroEnvironment())
+    return len(_pre_env(probe)) == _PRE_STEPS, len(_post_env(probe)) == _POST_STEPS
+
+
+_PRE_COVERED, _POST_COVERED = _covered()

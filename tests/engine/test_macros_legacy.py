@@ -6,8 +6,10 @@ import pytest
 
 from assembly.sillytavern.macro_environment import MacroEnvironment
 from assembly.sillytavern.macros_legacy import (
+    _POST_COVERED,
     _POST_OPENER,
     _POST_STEPS,
+    _PRE_COVERED,
     _PRE_OPENER,
     _PRE_STEPS,
     LegacyCall,
@@ -28,6 +30,7 @@ def test_every_step_of_a_group_is_covered_by_its_openers():
     call = LegacyCall(MacroEnvironment())
     assert len(_pre_env(call)) == _PRE_STEPS
     assert len(_post_env(call)) == _POST_STEPS
+    assert _PRE_COVERED and _POST_COVERED
 
 
 @pytest.mark.parametrize("text", PRE_MACROS)
