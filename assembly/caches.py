@@ -7,6 +7,7 @@ least recently used entry leaves first), all emptied by `clear_caches()`.
 | `TOKEN_COUNTS` | (encoding, text, or a digest of a long text) | the text's token count |
 | `TOKENIZERS` | encoding name | the loaded tokenizer (its files read and checked once) |
 | `PATTERNS` | (JavaScript source, flags, translation limit) | the translated, compiled pattern or why it cannot run |
+| `TEMPLATES` | a story-string template's text (one of at most 8,192 characters) | its parsed pieces (a tuple) |
 
 A new cache is one more `Cache(...)` line here, and the engine keeps at most five.
 """
@@ -57,7 +58,8 @@ class Cache:
 TOKEN_COUNTS = Cache("token counts", 100_000)
 TOKENIZERS = Cache("tokenizers", 16)
 PATTERNS = Cache("patterns", 4096)
-CACHES: tuple[Cache, ...] = (TOKEN_COUNTS, TOKENIZERS, PATTERNS)
+TEMPLATES = Cache("story-string templates", 256)
+CACHES: tuple[Cache, ...] = (TOKEN_COUNTS, TOKENIZERS, PATTERNS, TEMPLATES)
 
 
 def clear_caches() -> None:

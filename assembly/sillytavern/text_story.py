@@ -4,14 +4,25 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from assembly.caches import TEMPLATES
 from assembly.sillytavern.text_macros import substitute_params
 
 _TAG_RE = re.compile(r"\{\{\{?([^{}]*)\}\}\}?")  # one path per "{{" (a body has no braces): linear
 _MAX_TEMPLATE = 200_000
 _OUTLET_RE = re.compile(r"\{\{outlet::(.+?)\}\}", re.IGNORECASE)
+
+
+_KEPT_TEMPLATE = 8_192  # a template up to this length is parsed once per process (assembly.caches.TEMPLATES)
+
+
+def _parsed(template: str) -> tuple[tuple[str, str], ...]:
+    """`_tokens(template)`, as an immutable tuple: Generate() renders the same default story string every time."""
+    if len(template) > _KEPT_TEMPLATE:
+        return tuple(_tokens(template))
+    return TEMPLATES.computed(template, lambda: tuple(_tokens(template)))
 
 
 def _tokens(template: str) -> list[tuple[str, str]]:
@@ -83,7 +94,7 @@ def _truthy(value: Any) -> bool:
     return bool(value) and value != []
 
 
-def _render(pieces: list[tuple[str, str]], params: dict[str, Any], user: str, char: str, used: set[str],
+def _render(pieces: Sequence[tuple[str, str]], params: dict[str, Any], user: str, char: str, used: set[str],
             macros: Any = None) -> str:
     out: list[str] = []
     stack: list[bool] = []  # per open block: whether its current branch renders
@@ -125,7 +136,7 @@ def render_story_string(template: str, params: dict[str, Any], *, user: str, cha
     story string stays at the top (unless instruct mode wraps it itself: wrap off or a story-string suffix).
     `used`, if given, gets the names of the parameters the template put in; `substitute`, if given, is the
     generation's `substituteParams` for the macro pass."""
-    output = _render(_tokens(template), params, user, char, used if used is not None else set(), macros)
+    output = _render(_parsed(template), params, user, char, used if used is not None else set(), macros)
     if "{{" in output:  # `{{outlet::name}}`: the world-info outlet's text, empty without one
         output = _OUTLET_RE.sub(lambda m: (outlets or {}).get(m.group(1).strip(), ""), output)
     output = substitute(output) if substitute is not None else substitute_params(output, user, char, macros=macros)

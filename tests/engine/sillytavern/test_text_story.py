@@ -69,3 +69,22 @@ def test_the_render_reports_the_parameters_it_put_in():
                               used=used)
     assert out == "Memory\nTall.\n"
     assert used == {"anchorBefore", "description"}
+
+
+def test_a_template_is_parsed_once_and_renders_alike_with_other_values():
+    from assembly.caches import TEMPLATES, clear_caches
+
+    clear_caches()
+    template = "{{#if a}}A: {{a}}\n{{/if}}{{#if b}}B: {{b}}\n{{/if}}"
+    assert _render(template, {"a": "one", "b": ""}) == "A: one\n"
+    assert len(TEMPLATES) == 1
+    assert _render(template, {"a": "", "b": "two"}) == "B: two\n"
+    assert len(TEMPLATES) == 1
+
+
+def test_a_long_template_is_not_kept():
+    from assembly.caches import TEMPLATES, clear_caches
+
+    clear_caches()
+    assert _render("{{a}}" + " " * 9_000, {"a": "x"}) == "x" + " " * 9_000 + "\n"
+    assert len(TEMPLATES) == 0
