@@ -29,8 +29,9 @@ _START = re.compile(r"<START>", re.IGNORECASE)
 _SCAN_FIELDS = "{{description}}{{personality}}{{charDepthPrompt}}{{scenario}}{{creatorNotes}}"
 DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
-# getCharacterCardFields' order
-_EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
+# the order Generate() reads the card fields in (the card's system prompt right after the persona: st-macros shows
+# Macros 2.0 reading it before the description)
+_EAGER_ORDER = ("persona", "system", "description", "personality", "scenario", "mesExamplesRaw", "jailbreak",
                 "charDepthPrompt", "creatorNotes")
 # Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
 _GENERATE_FIELDS = (("description", "description"), ("personality", "personality"), ("persona", "persona"),
