@@ -525,6 +525,24 @@ _MACROS: dict[str, Callable[[_Call, list[str]], Any]] = {
 _TRIM_MARK = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.I)
 
 
+def _unclosed_tail(text: str) -> str:
+    """What follows the first `{{name` that no `}}` closes, when macros follow it; "" otherwise. Macros 2.0 reads
+    such an opening as a macro running to the end of the text, the macros after it as its arguments, then, finding
+    no closing braces, the same text again as plain text with its macros: the macros in it run twice."""
+    if text.count("{{") < 2:
+        return ""
+    pairs = _pairs(text)
+    at = text.find("{{")
+    while at != -1:
+        if at not in pairs and text[at + 2:at + 3] != "{":
+            if _NAME.match(text, at + 2) is None:
+                return ""
+            tail = text[at + 2:]
+            return tail if "{{" in tail else ""
+        at = text.find("{{", at + 1)
+    return ""
+
+
 def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
                 extra: dict[str, Callable[[], Any]]) -> str:
     """`text` through Macros 2.0 with the generation's environment."""
@@ -538,5 +556,8 @@ def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
     text = text.replace("\\{\\{", _OPEN * 2).replace("\\}\\}", _CLOSE * 2)
     call = _Call(env, original, card_fields, extra)
     out = _render(_scopes(_split_tags(text)), call)
+    tail = _unclosed_tail(text)
+    if tail:  # SillyTavern's parser reads the macros after a `{{name` that never closes once more (st-macros)
+        _render(_scopes(_split_tags(tail)), call)  # their effects stay; the text keeps the first reading
     out = _TRIM_MARK.sub("", out)
     return out.replace(_OPEN, "{").replace(_CLOSE, "}")
