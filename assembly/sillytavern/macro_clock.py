@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from assembly.sillytavern.relative_time import humanize
@@ -96,7 +96,7 @@ def _offset(moment: datetime, separator: str) -> str:
 
 
 def _epoch_ms(moment: datetime) -> int:
-    delta = moment - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
     return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
 
 
@@ -170,7 +170,7 @@ def time_in_utc(clock: MacroClock, offset: str) -> str:
     """`moment().utc().utcOffset(N).format('LT')` for `offset` "+N" / "-N" (|N| < 16: hours, else minutes)."""
     number = int(offset)
     minutes = number * 60 if abs(number) < 16 else number
-    utc = clock.now.astimezone(timezone.utc)
+    utc = clock.now.astimezone(UTC)
     of_day = (utc.hour * 60 + utc.minute + minutes) % 1440  # 'LT' reads only the hour and minute
     return format_moment(utc.replace(hour=of_day // 60, minute=of_day % 60), "LT") or ""
 
@@ -195,7 +195,7 @@ def read_send_date(value: Any, zone: Any) -> datetime | None:
     "June 19, 2023 2:20pm" (the last two, and an ISO date without offset, in `zone`); None when unreadable."""
     try:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=value)
+            return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=value)
         if not isinstance(value, str) or not value.strip() or len(value) > 100:
             return None
         text = value.strip()
