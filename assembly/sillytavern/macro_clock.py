@@ -170,9 +170,10 @@ def time_in_utc(clock: MacroClock, offset: str) -> str:
     """`moment().utc().utcOffset(N).format('LT')` for `offset` "+N" / "-N" (|N| < 16: hours, else minutes)."""
     number = int(offset)
     minutes = number * 60 if abs(number) < 16 else number
-    utc = clock.now.astimezone(UTC)
-    of_day = (utc.hour * 60 + utc.minute + minutes) % 1440  # 'LT' reads only the hour and minute
-    return format_moment(utc.replace(hour=of_day // 60, minute=of_day % 60), "LT") or ""
+    now = clock.now
+    local = int((now.utcoffset() or timedelta()).total_seconds() // 60)
+    of_day = (now.hour * 60 + now.minute - local + minutes) % 1440  # 'LT' reads only the hour and minute
+    return format_moment(now.replace(hour=of_day // 60, minute=of_day % 60), "LT") or ""
 
 
 # idle duration ------------------------------------------------------------------------------------------------
