@@ -72,6 +72,14 @@ def request_clock(now: datetime | None, chat: Sequence[Mapping[str, Any]]) -> Ma
     return MacroClock(now=now, idle=idle_duration(now, chat))
 
 
+def conversation_clock(req: Any) -> MacroClock | None:
+    """The clock of a request model whose chat is in `req.conversation` (text completion's)."""
+    if req.generation.now is None:
+        return None
+    conversation = req.conversation
+    return request_clock(req.generation.now, [m.model_dump() for m in (*conversation.history, *conversation.input)])
+
+
 # formatting ---------------------------------------------------------------------------------------------------
 
 

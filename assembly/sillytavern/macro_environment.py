@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.sillytavern.macro_clock import request_clock
+from assembly.sillytavern.macro_clock import conversation_clock, request_clock
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
@@ -304,8 +304,7 @@ def text_environment(req: Any, resources: Any, *, user: str, char: str) -> Macro
     """The macros of a text-completion generation: chat completion's engine and variables (`macro_settings`), one
     state for every text of the generation. Text completion reads the card fields and the chat itself."""
     engine, variables = macro_settings(req, resources)
-    chat = [m.model_dump() for m in (*req.conversation.history, *req.conversation.input)]
-    env = MacroEnvironment(user=user, char=char, engine=engine, clock=request_clock(req.generation.now, chat),
+    env = MacroEnvironment(user=user, char=char, engine=engine, clock=conversation_clock(req),
                            variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None))
     env.variables_before = env.variables.snapshot()
     return env
