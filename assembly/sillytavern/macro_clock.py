@@ -12,7 +12,9 @@ browser's local time: here the moment `generation.now` names, in its own UTC off
   anything else as minutes); Macros 2.0 also reads `{{time::UTC+N}}` and rewrites the legacy spelling to it;
 - `{{idle_duration}}` (Macros 2.0: `{{idleDuration}}` too) `getTimeSinceLastMessage()`: newest first, skipping
   system messages, the first user message after the newest message; moment's `duration(now - its send_date)
-  .humanize()` ("2 hours") when it has a send date, else "just now".
+  .humanize()` ("2 hours") when it has a send date, else "just now"; an unreadable send date "Invalid date". It is
+  worked out once from the request's chat (history and input), the chat as Generate() sees it: the typed message's
+  own macros, which SillyTavern runs before that message joins the chat, read the same value.
 
 Where these come from: the reference material (../shared/reference/) is silent on these macros (the st-macros
 oracle leaves them out as host-dependent), so the rules here are written from moment.js's documented behaviour
