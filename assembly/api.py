@@ -19,7 +19,7 @@ from assembly.blocks import Node, node_values
 from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_order
-from assembly.core import core_order
+from assembly.core import core_order, retain_snapshots
 from assembly.errors import AssemblyError
 from assembly.host import (
     conversation_history,
@@ -244,14 +244,15 @@ def _logical(run: _Run) -> LogicalResult:
 
 def _order(run: _Run, logical: LogicalResult) -> _Ordered:
     """The backend's order (native regions, or core's with depths), positions and overrides, outlets filled; then
-    the order must keep tool transactions whole and stay within the size bound."""
+    the order must keep tool transactions whole and stay within the size bound. Logical's nodes stay as it made
+    them: a step that changes a node places a new one."""
     strategy = run.strategy
     diagnostics = list(logical.diagnostics)  # the overrides read what logical found; this stage's own follow
-    emitted = _copies(logical.nodes)  # this stage places its own copies: logical's nodes stay as it made them
     if run.backend == "native":
         # the library sorts by resource after the projection and the overrides (inside the projection only with
         # identity `position`), and maps to the host last: their refusals come in that order (reference A.9 "after
-        # emission" steps 1-4, A.8 step 7)
+        # emission" steps 1-4, A.8 step 7). The projection sets every node's region and delivery: on its own copies.
+        emitted = _copies(logical.nodes)
         later = [] if (strategy.get("layout") or {}).get("identity") != "position" else None
         last: list[AssemblyError] = []
         nodes = apply_resource_anchors(emitted, strategy, diagnostics, refusals=later)
@@ -261,14 +262,15 @@ def _order(run: _Run, logical: LogicalResult) -> _Ordered:
         if later or last:
             raise (later or last)[0]
     else:
-        nodes = apply_layout_overrides(core_order(emitted, run.durable, logical.rules,
-                                                  insert_depths=not run.st_rules),
-                                       strategy, run.backend, diagnostics)
+        # core sets every node's delivery (on its own copies); SillyTavern's build sets each sent node's itself
+        nodes = (retain_snapshots(logical.nodes, run.durable, logical.rules) if run.st_rules else
+                 core_order(_copies(logical.nodes), run.durable, logical.rules))
+        nodes = apply_layout_overrides(nodes, strategy, run.backend, diagnostics)
         nodes = apply_resource_anchors(nodes, strategy, diagnostics)
         nodes = apply_manual_positions(nodes, strategy, diagnostics)
-    marked = fill_outlets(nodes, logical.outlet_blocks, diagnostics)
+    nodes = fill_outlets(nodes, logical.outlet_blocks, diagnostics)
     if run.st_rules:
-        fill_every_outlet(marked, logical.outlet_blocks, diagnostics)
+        nodes = fill_every_outlet(nodes, logical.outlet_blocks, diagnostics)
     check_order(nodes)  # the system boundary, whole tool transactions, the size bound
     return _Ordered(nodes, diagnostics[len(logical.diagnostics):])
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, fields
 from dataclasses import field as dataclass_field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 BlockType = Literal["text", "native", "reference"]
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(NamedTuple):
+    """What a source offers (immutable: a typed tuple, made without a setattr per field; `_replace` makes another)."""
+
     id: str
     source: str  # source id = the rule kind that resolves it (preset, character, worldbook, history, ...)
     type: BlockType

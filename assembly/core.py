@@ -57,12 +57,11 @@ def retain_snapshots(nodes: list[Node], history: list[dict[str, Any]], rules: li
 
 
 def core_order(nodes: list[Node], history: list[dict[str, Any]] | None = None,
-               rules: list[dict[str, Any]] | None = None, *, insert_depths: bool = True) -> list[Node]:
-    """Snapshot retention, depth insertion (unless SillyTavern's own in-chat rules do it later), then delivery and
-    region for every node."""
-    ordered = retain_snapshots(nodes, history or [], rules or [])
-    if insert_depths:
-        ordered = insert_depth_nodes(ordered)
+               rules: list[dict[str, Any]] | None = None) -> list[Node]:
+    """Snapshot retention, depth insertion, then delivery and region for every node (set on the nodes given: the
+    caller's own copies). Placement `st` retains snapshots alone: SillyTavern's in-chat rules place depths, and its
+    build sets each sent node's delivery."""
+    ordered = insert_depth_nodes(retain_snapshots(nodes, history or [], rules or []))
     for node in ordered:
         node.region = "request"
         node.delivery = _DELIVERY_OF_MODULE.get(node.module) or (

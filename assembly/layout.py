@@ -10,7 +10,10 @@ the preset slot that holds it unless the move detaches it; a `runtime` block (co
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
@@ -66,10 +69,14 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     counts: dict[tuple, int] = {}
     for key, _run in runs:
         counts[key] = counts.get(key, 0) + 1
-    return [_layout_block(key, run, several=counts[key] > 1) for key, run in runs]
+    return _LAYOUT_BLOCKS.validate_python([_layout_block(key, run, several=counts[key] > 1) for key, run in runs])
 
 
-def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
+_LAYOUT_BLOCKS = TypeAdapter(list[LayoutBlock])  # one validation for every block and its entries
+
+
+def _layout_block(key: tuple, run: list[Node], *, several: bool) -> dict[str, Any]:
+    """A block's values, as `LayoutBlock` validates them."""
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
@@ -77,7 +84,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-    return LayoutBlock.model_validate({
+    return {
         "id": f"block:{key_text}" + (f":run:{first.id}" if several else ""), "key": list(key), "binding": binding,
         "movable": binding == "free", "overridable": binding == "slot", "region": region,
         "reason": "user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
@@ -86,7 +93,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
         # plain fields: the block's one validation builds every entry
         "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
                      "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
-                    for n in run]})
+                    for n in run]}
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,
@@ -121,18 +128,21 @@ def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend:
 
 
 def _move(nodes: list[Node], target: LayoutBlock, anchor: LayoutBlock, side: str, detach: bool) -> list[Node]:
+    """The nodes with the target block moved beside the anchor block: the moved ones are new nodes saying why."""
     moving_ids = set(target.node_ids)
-    moving = [n for n in nodes if n.id in moving_ids]
+    moving = [_moved(n, detach) for n in nodes if n.id in moving_ids]
     rest = [n for n in nodes if n.id not in moving_ids]
     anchor_ids = set(anchor.node_ids)
     positions = [i for i, n in enumerate(rest) if n.id in anchor_ids]
     index = positions[0] if side == "before" else positions[-1] + 1
-    for node in moving:
-        node.position_decision = "user"
-        if detach and node.slot_id is not None:
-            node.original_slot_id, node.slot_id = node.slot_id, None
-            node.locked, node.lock_reason = False, None
     return rest[:index] + moving + rest[index:]
+
+
+def _moved(node: Node, detach: bool) -> Node:
+    if detach and node.slot_id is not None:
+        return replace(node, position_decision="user", original_slot_id=node.slot_id, slot_id=None, locked=False,
+                       lock_reason=None)
+    return replace(node, position_decision="user")
 
 
 def _check_native_phases(nodes: list[Node], override: dict[str, Any]) -> None:

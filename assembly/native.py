@@ -56,7 +56,14 @@ def native_regions(nodes: list[Node], strategy: dict[str, Any], diagnostics: lis
         history_slot=history_slot, adaptive=placement in ("native-roles", "native-slots"), module_order=module_order,
         history_rule=next((i for i, r in enumerate(strategy["rules"]) if r["kind"] == "history"), -1),
         diagnostics=diagnostics, refusals=refusals)
-    order, authored = _spine(nodes, strategy, history, current, emitted, projection, input_slot, requested_slots)
+    anchors = history, current
+    order, authored, history, current = _spine(nodes, strategy, history, current, emitted, projection, input_slot,
+                                               requested_slots)
+    # an anchor a manual row moved is a new node with its id: the group holds that one
+    if history is not anchors[0]:
+        history_nodes = [history if n.id == history.id else n for n in history_nodes]
+    if current is not anchors[1]:
+        input_nodes = [current if n.id == current.id else n for n in input_nodes]
     history_index, input_index = order.index(history), order.index(current)
     groups: list[list[Node]] = [[] for _ in REGIONS]
     for index, node in enumerate(order):
@@ -100,11 +107,14 @@ class _Projection:
 
 
 def _spine(nodes: list[Node], strategy: dict[str, Any], history: Node, current: Node, emitted: list[Node] | None,
-           p: _Projection, input_slot: bool, requested_slots: bool) -> tuple[list[Node], list[str]]:
-    """The order the regions are read from (the slots' spine, the depth boundary, manual rows) and the authored
-    order the placement changes are counted against."""
+           p: _Projection, input_slot: bool, requested_slots: bool) -> tuple[list[Node], list[str], Node, Node]:
+    """The order the regions are read from (the slots' spine, the depth boundary, manual rows), the authored
+    order the placement changes are counted against, and the history and input anchors as the order holds them (a
+    manual row that moves one places a new node)."""
     if not p.sorting:
-        nodes = apply_manual_positions(nodes, strategy, p.diagnostics)
+        placed = apply_manual_positions(nodes, strategy, p.diagnostics)
+        if placed is not nodes:  # a row moved something
+            nodes, history, current = placed, _held(placed, history), _held(placed, current)
     order = _anchored(nodes, history, current, p.rules)
     # Placement changes are counted against the emitted order; with identity `position` the resource and manual
     # stages belong to this projection (reference A.8.1 steps 3 and 7), so they count as changes too.
@@ -125,8 +135,15 @@ def _spine(nodes: list[Node], strategy: dict[str, Any], history: Node, current: 
     if requested_slots:
         order = _depth_boundary(order, history, p.diagnostics)
     if p.sorting:  # identity `position`: manual rows sort inside the projection, after the spine (A.8.1 step 7)
-        order = apply_manual_positions(order, strategy, p.diagnostics)
-    return order, authored
+        placed = apply_manual_positions(order, strategy, p.diagnostics)
+        if placed is not order:
+            order, history, current = placed, _held(placed, history), _held(placed, current)
+    return order, authored, history, current
+
+
+def _held(nodes: list[Node], anchor: Node) -> Node:
+    """`anchor` as `nodes` hold it: the node with its id (a new one where a manual row moved it)."""
+    return next((n for n in nodes if n.id == anchor.id), anchor)
 
 
 def _region(node: Node, index: int, history_index: int, input_index: int, p: _Projection) -> int:

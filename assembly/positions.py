@@ -9,7 +9,10 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
+
+from pydantic import TypeAdapter
 
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
@@ -76,13 +79,16 @@ def apply_manual_positions(nodes: list[Node], strategy: dict[str, Any], diagnost
         index = _target_index(rest, setting, stored, layout, diagnostics, regions)
         if index is None:  # native: nothing later to go before, so the rows stay where they are
             index = sum(1 for n in nodes[:nodes.index(movable[0])] if id(n) not in moving)
-        nodes = rest[:index] + movable + rest[index:]
-        for node in movable:
-            node.position_decision = "user"
-            if node.slot_id is not None:
-                node.original_slot_id, node.slot_id = node.slot_id, None
-            node.locked, node.lock_reason = False, None
+        nodes = rest[:index] + [_user_placed(node) for node in movable] + rest[index:]
     return nodes
+
+
+def _user_placed(node: Node) -> Node:
+    """A new node where a `list` row put it: the user's decision, out of its slot, unlocked."""
+    if node.slot_id is not None:
+        return replace(node, position_decision="user", original_slot_id=node.slot_id, slot_id=None, locked=False,
+                       lock_reason=None)
+    return replace(node, position_decision="user", locked=False, lock_reason=None)
 
 
 def _target_index(rest: list[Node], setting: dict[str, Any], stored: list[str], layout: dict[str, Any],
@@ -162,9 +168,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
                 refusals.append(refusal)
             continue
         index = compatible[0] if anchor["side"] == "before" else compatible[-1] + 1
-        nodes = rest[:index] + group + rest[index:]
-        for node in group:
-            node.position_decision = "resource"
+        nodes = rest[:index] + [replace(node, position_decision="resource") for node in group] + rest[index:]
     return nodes
 
 
@@ -173,16 +177,11 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
 
 def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnostics: list[dict[str, Any]]
                  ) -> list[Node]:
-    """World book entries with position `outlet` fill `{{outlet::name}}` markers through the placement primitive.
-    Returns the text nodes with a macro (`{{`) before the fill: only they can hold a marker afterwards (a filled host
-    is one of them), so placement `st` fills its other markers in these alone."""
+    """World book entries with position `outlet` fill `{{outlet::name}}` markers through the placement primitive:
+    the nodes, each filled host a new node with the entries' text and the blocks it took in."""
     hosts: dict[str, int] = {}
-    marked = []
     for index, node in enumerate(nodes):
-        if node.message is not None or "{{" not in node.text:
-            continue
-        marked.append(node)
-        if "{{outlet::" not in node.text:
+        if node.message is not None or "{{outlet::" not in node.text:
             continue
         for name in _outlet_names(node.text):
             if name in hosts:
@@ -190,7 +189,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
                 continue
             hosts[name] = index
     if not hosts and not outlet_blocks:
-        return marked
+        return nodes
     placeable = []
     for block in outlet_blocks:
         if block["outlet_name"] in hosts:
@@ -199,7 +198,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
             diagnostics.append({"code": "WORLD_BOOK_OUTLET_MISSING", "id": block["id"], "name": block["name"],
                                 "outlet": block["outlet_name"]})
     if not hosts:
-        return marked
+        return nodes
     indices = sorted(set(hosts.values()))
     local = {i: n for n, i in enumerate(indices)}
     messages = [{"role": nodes[i].role if nodes[i].role in ("system", "user", "assistant") else "system",
@@ -212,13 +211,14 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
         )
     except PlacementError as exc:
         raise _outlet_refusal(exc, hosts) from None
+    filled = list(nodes)
     for n, i in enumerate(indices):
-        nodes[i].text = placed.messages[n]["content"]
-        # a new list: a node's children may be the shared blocks.NO_CHILDREN
-        nodes[i].children = [*nodes[i].children, *({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
-                                                  "lock_reason": f"macro:outlet::{b['outlet_name']}"}
-                                                 for b in placeable if hosts[b["outlet_name"]] == i)]
-    return marked
+        host = nodes[i]
+        filled[i] = replace(host, text=placed.messages[n]["content"], children=[
+            *host.children, *({"id": f"worldbook:{b['id']}", "source": "worldbook", "locked": True,
+                               "lock_reason": f"macro:outlet::{b['outlet_name']}"}
+                              for b in placeable if hosts[b["outlet_name"]] == i)])
+    return filled
 
 
 def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:
@@ -241,10 +241,7 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
-    for key, planned, anchor in _row_plan(strategy):
-        values = dict(planned)
-        if anchor is not None:
-            values["anchor"] = dict(anchor)
+    for key, values in _row_plan(strategy):  # the plan's values are this call's own
         if key in disabled:
             values["enabled"] = False
         spans = placed.get(key) or []
@@ -253,8 +250,12 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
             values.update(_placed_row(row_nodes, split=len(spans) > 2))  # adjacent runs of a row are one span
         else:  # the plan says empty, not split, not locked
             values.update(node_ids=[], lock_reasons=[], held_by=[], decisions=[])
-        rows.append(PositionRow(**values))
-    return rows
+        rows.append(values)
+    return _POSITION_ROWS.validate_python(rows)
+
+
+_POSITION_ROWS = TypeAdapter(list[PositionRow])  # one validation for every row
+_PLACEMENT_CONTROLS = TypeAdapter(list[PlacementControl])
 
 
 def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
@@ -270,13 +271,13 @@ def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
     }
 
 
-_PlannedRow = tuple[str, dict[str, Any], dict[str, Any] | None]
+_PlannedRow = tuple[str, dict[str, Any]]
 
 
 def _row_plan(strategy: dict[str, Any]) -> tuple[_PlannedRow, ...]:
-    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key, its values
-    (the row's template with its rule and setting applied: enabled, module available, placement, anchor) and its
-    anchor when that is a dict (a copy: the strategy's own is the result's layout policy's)."""
+    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key and its values
+    (a new dict: the row's template with its rule and setting applied: enabled, module available, placement, and an
+    anchor, copied when it is a dict: the strategy's own is the result's layout policy's)."""
     first_rule: dict[str, dict[str, Any]] = {}
     for rule in strategy["rules"]:
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
@@ -311,12 +312,9 @@ def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[
     if setting:
         values["placement"] = setting.get("placement", "source")
         values["anchor"] = setting.get("anchor")
-    anchor = values["anchor"]
-    if isinstance(anchor, dict):
-        values["anchor"] = anchor = dict(anchor)
-    else:
-        anchor = None
-    return key, values, anchor
+    if isinstance(values["anchor"], dict):
+        values["anchor"] = dict(values["anchor"])
+    return key, values
 
 
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
@@ -421,7 +419,7 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append(PlacementControl(rule_id=rule_id, control=control, owned=owned.get(rule_id, 0),
-                                         independent=independent.get(rule_id, 0) if rule["enabled"] else 0))
-    return controls
+        controls.append({"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
+                         "independent": independent.get(rule_id, 0) if rule["enabled"] else 0})
+    return _PLACEMENT_CONTROLS.validate_python(controls)
 

@@ -239,8 +239,15 @@ class Reader:
         """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
         when one is given as null). A second spelling given with another value than the first is refused."""
         data, path = self.data, self.path
-        if name.replace("_", "").lower() in self.folded:
-            keys: tuple[str, ...] = spellings(name, aliases)
+        if not aliases and "_" not in name:  # one spelling: the name itself (most fields)
+            if name in data:
+                keys: tuple[str, ...] = (name,)
+            elif self.fallback is None:
+                return MISSING, f"{path}.{name}" if path else name
+            else:
+                keys = ()
+        elif name.replace("_", "").lower() in self.folded:
+            keys = spellings(name, aliases)
         elif aliases:
             keys = aliases
         elif self.fallback is None:

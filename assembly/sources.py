@@ -7,7 +7,7 @@ which other blocks it refers to (slots), and what depth or group a piece asks fo
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.blocks import Block
@@ -231,7 +231,7 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
 
 
 def _with(block: Block, **changes: Any) -> Block:
-    return replace(block, **changes)
+    return block._replace(**changes)
 
 
 def _macro_names(text: str) -> tuple[str, ...]:
@@ -592,15 +592,7 @@ def _fill_variables(text: str, variables: dict[str, str], rule: dict[str, Any]) 
     return _VAR_RE.sub(replace, text)
 
 
-SOURCES = {
-    "preset": preset_blocks,
-    "character": character_blocks,
-    "persona": persona_blocks,
-    "worldbook": worldbook_blocks,
-    "phi": phi_blocks,
-    "native-system": native_system_blocks,
-    "custom": custom_blocks,
-    "dsh.text": custom_blocks,
-}
+SOURCES = {"preset": preset_blocks, "character": character_blocks, "persona": persona_blocks,
+           "worldbook": worldbook_blocks, "phi": phi_blocks, "native-system": native_system_blocks,
+           "custom": custom_blocks, "dsh.text": custom_blocks}
 SLOT_OWNERS = frozenset({"preset"})
-MACRO_SOURCES = {name: target for name, target in RESOURCE_MACROS.items()}

@@ -117,11 +117,13 @@ def session_macro_fields(session: Session) -> dict[str, Any]:
 
 
 def session_generation(session: Session) -> dict[str, Any]:
-    """The request's `generation` fields the session decides: the turn, and the chat's chance seed when it has
-    one (world-info probability rolls and inclusion-group picks drawn from seed and turn)."""
+    """The request's `generation` fields the session decides: the turn, the chat's chance seed when it has one
+    (world-info probability rolls and inclusion-group picks drawn from seed and turn), and its clock when set."""
     fields: dict[str, Any] = {"turn": generations_so_far(session)}
     if session.chance_seed is not None:
         fields["seed"] = session.chance_seed
+    if session.clock:  # the moment the time and date macros read; none set: they stay as written
+        fields["now"] = session.clock
     return fields
 
 
@@ -215,7 +217,8 @@ def text_request(session: Session, conversation: dict[str, Any], user_name: str,
                  swap: dict[str, Any] | None = None) -> dict[str, Any]:
     """The session as a text-completion request (text-completion.md): its card, persona, world info, author's note
     and regex scripts as for chat completion (no chat-completion preset), its instruct / context / system-prompt
-    templates (`swap`: others in place of some), instruct on or off and its text settings."""
+    templates (`swap`: others in place of some), instruct on or off, its text settings and its macro engine and
+    variables (as for chat completion)."""
     resources = {k: v for k, v in session_resources(session).items() if k != "preset"}
     templates = session_text_templates(session, swap)
     for kind, key in (("instruct", "instruct_template"), ("context", "context_template"),
@@ -228,7 +231,7 @@ def text_request(session: Session, conversation: dict[str, Any], user_name: str,
                                   "sysprompt_enabled": templates.get("sysprompt") is not None}
     return {"api": "text", "strategy": TEXT_STRATEGY, "tokenizer": "st-estimate", "resources": resources,
             "conversation": conversation, "host": session.host, "names": {"user": user_name},
-            "generation": session_generation(session)}
+            "generation": session_generation(session), **session_macro_fields(session)}
 
 
 HOST_RECORD_KINDS = frozenset({LOG_KIND, SYSTEM_KIND, CONTEXT_KIND, PRE_STEP_KIND, SNAPSHOT_KIND})

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from pydantic import SkipValidation
+
 from assembly.sillytavern.messages import StMessage, _Frozen, checked_encoding, step_invalid, unique_ids
 from assembly.tokens import count_tokens
 
@@ -33,7 +35,7 @@ MANDATORY_OVERFLOW_MESSAGE = "Mandatory prompts exceed the context size."
 
 class StBudgetGroup(_Frozen):
     id: str
-    messages: tuple[StMessage, ...] = ()
+    messages: SkipValidation[tuple[StMessage, ...]] = ()  # typed tuples the steps made, taken as they are
     reserve: bool = False
 
 
@@ -73,9 +75,9 @@ class StBudgetResult(_Frozen):
     remaining: int
     groups: tuple[StBudgetGroup, ...]
     group_ids: tuple[str, ...]
-    history: tuple[StMessage, ...]
-    examples: tuple[StMessage, ...]
-    tail: tuple[StMessage, ...]
+    history: SkipValidation[tuple[StMessage, ...]]
+    examples: SkipValidation[tuple[StMessage, ...]]
+    tail: SkipValidation[tuple[StMessage, ...]]
     dropped: tuple[StDropped, ...]
     tokens: dict[str, int]
     failure: StBudgetFailure | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.sillytavern.js_numbers import js_number, js_string
+from assembly.sillytavern.macro_clock import v2_legacy_spelling, v2_macro
 from assembly.sillytavern.macros_legacy import roll
 from assembly.sillytavern.relative_time import time_diff
 
@@ -293,7 +294,7 @@ def _evaluate(tag: _Tag, call: _Call) -> str:
         args.append(_scope_text(tag, flags, call))
     if low == "trim" and not args:
         return "{{trim}}"  # the legacy {{trim}}: it takes the newlines around it once the text is done
-    handler = _MACROS.get(low)
+    handler = _MACROS.get(low) or v2_macro(call.env.clock, low)  # the time macros, given a clock
     if handler is not None:
         value = handler(call, args)
         if value is not None:
@@ -553,6 +554,7 @@ def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
             text = pattern.sub(lambda _m, name=name: getattr(env, name), text)
     if "{{" not in text and "\\" not in text:
         return text
+    text = v2_legacy_spelling(text) if env.clock is not None else text  # {{time_UTC+2}}: {{time::UTC+2}}
     text = text.replace("\\{\\{", _OPEN * 2).replace("\\}\\}", _CLOSE * 2)
     call = _Call(env, original, card_fields, extra)
     out = _render(_scopes(_split_tags(text)), call)

@@ -1,6 +1,6 @@
-"""The data of SillyTavern's prompt pipeline: frozen models the steps take and return, and their checks.
+"""The data of SillyTavern's prompt pipeline: immutable values the steps take and return, and their checks.
 
-StMessage: one message of the assembled request.
+StMessage: one message of the assembled request (a typed tuple: a long chat makes one per message).
     id        unique in one assembly: a chat message keeps its own id; the others use SillyTavern's identifiers:
               "newMainChat", "newChat <block>" (example header), "dialogueExamples <block>-<n>",
               "injection@<depth>/<order>/<role>", "continueNudge", "continuePrefill", "emptyUserMessageReplacement",
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -74,7 +74,10 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class StMessage(_Frozen):
+class StMessage(NamedTuple):
+    """One message of the request SillyTavern's steps build: a typed tuple (the steps make one per chat message and
+    change none: `_replace` makes another)."""
+
     id: str
     role: Role
     content: str
@@ -88,14 +91,13 @@ class StMessage(_Frozen):
 
 def _with(m: StMessage, **changes: Any) -> StMessage:
     """`m` with some fields replaced."""
-    return m.model_copy(update=changes)
+    return m._replace(**changes)
 
 
 def chat_message(*, id: str, role: Role, content: str, sources: tuple[str, ...], speaker: str | None = None,
                  name: str | None = None) -> StMessage:
     """A chat message built from conversation data the engine already validated (the request's own messages)."""
-    return StMessage.model_validate({"id": id, "role": role, "content": content, "name": name, "speaker": speaker,
-                                     "kind": "chat", "sources": sources})
+    return StMessage(id, role, content, name, speaker, "chat", sources)
 
 
 def trusted_message(id: str, role: Role, content: str, kind: MessageKind, sources: tuple[str, ...],
@@ -137,7 +139,7 @@ def chat_messages(chat: Sequence[StMessage], path: str) -> list[StMessage]:
     if all(map(_SOURCES, chat)):
         return list(chat)
     # A chat message holds itself: the explanation of the request names it by its id.
-    return [m if m.sources else m.model_copy(update={"sources": (m.id,)}) for m in chat]
+    return [m if m.sources else m._replace(sources=(m.id,)) for m in chat]
 
 
 _KIND, _SOURCES, _ID = attrgetter("kind"), attrgetter("sources"), attrgetter("id")

@@ -8,6 +8,7 @@ then fills every marker left, with the same text.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from assembly.blocks import Node
@@ -25,13 +26,18 @@ def outlet_texts(outlet_blocks: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def fill_every_outlet(nodes: list[Node], outlet_blocks: list[dict[str, Any]],
-                      diagnostics: list[dict[str, Any]]) -> None:
-    """Fill the outlet markers the first pass left (repeated uses, outlets without entries); their
-    OUTLET_MARKER_REPEATED diagnostics no longer apply. `nodes`: all of them, or those `fill_outlets` returned."""
-    marked = [node for node in nodes if node.message is None and "{{" in node.text]
-    if marked:
+                      diagnostics: list[dict[str, Any]]) -> list[Node]:
+    """The nodes with the outlet markers the first pass left filled (repeated uses, outlets without entries), each
+    filled node a new one; their OUTLET_MARKER_REPEATED diagnostics no longer apply."""
+    found = [index for index, node in enumerate(nodes) if node.message is None and "{{" in node.text]
+    filled = list(nodes) if found else nodes
+    if found:
         texts = outlet_texts(outlet_blocks)
-        for node in marked:
-            node.text = _OUTLET_MACRO.sub(lambda m: texts.get(m.group(1).strip(), ""), node.text)
+        for index in found:
+            node = nodes[index]
+            text = _OUTLET_MACRO.sub(lambda m: texts.get(m.group(1).strip(), ""), node.text)
+            if text != node.text:
+                filled[index] = replace(node, text=text)
     if diagnostics:
         diagnostics[:] = [d for d in diagnostics if d.get("code") != "OUTLET_MARKER_REPEATED"]
+    return filled

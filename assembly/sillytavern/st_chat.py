@@ -199,7 +199,7 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
             synthetic = synthetic_node(f"{(owner.id if owner else 'examples')}:{message.id}", module,
                                    message.name or "example", message, owner)
             by_id[synthetic.id] = synthetic
-            out.append(message.model_copy(update={"sources": (synthetic.id,)}))
+            out.append(message._replace(sources=(synthetic.id,)))
     return out
 
 
@@ -225,7 +225,7 @@ def claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "ex
         if not known:
             node = text_node(f"{module}:{message.id}", module, message.id, message.content, message.role)
             by_id[node.id] = node
-            message = message.model_copy(update={"sources": (node.id,)})
+            message = message._replace(sources=(node.id,))
         out.append(message)
     return out
 
@@ -273,7 +273,7 @@ def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user
                                      else preset.new_chat_prompt)
         synthetic = synthetic_node("preset:newMainChat", "preset", "New chat separator", separator, None)
         by_id[synthetic.id] = synthetic
-        block.append(separator.model_copy(update={"sources": (synthetic.id,)}))
+        block.append(separator._replace(sources=(synthetic.id,)))
     block.extend(history)
     return block, tail
 
@@ -295,7 +295,7 @@ def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, N
                     node = by_id.get(message.sources[0])
                     if node is not None and node.text.replace("\r", "") == message.content:
                         node.text = content
-                message = message.model_copy(update={"content": content})
+                message = message._replace(content=content)
         out.append(message)
     out.reverse()
     return out
@@ -312,7 +312,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
     `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
     the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
-    chat = []
+    chat: list[StMessage] = []
     tool_calls = False
     plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
     for index, n in enumerate(run):
@@ -332,8 +332,7 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
             if "{{" in n.text:
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
-        chat.append(chat_message(id=native["id"], role=role, content=content, sources=(n.id,), speaker=speaker,
-                                 name=name))
+        chat.append(StMessage(native["id"], role, content, name, speaker, "chat", (n.id,)))
     return chat, tool_calls
 
 

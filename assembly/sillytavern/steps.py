@@ -419,11 +419,11 @@ def squash_system_messages(messages: Sequence[StMessage]) -> list[StMessage]:
             continue
         if _squashable(m) and out and _squashable(out[-1]):
             head = out[-1]
-            out[-1] = head.model_copy(update={
-                "content": head.content + "\n" + m.content, "sources": (*head.sources, *m.sources),
-                "depth": head.depth if head.depth == m.depth else None,
-                "order": head.order if head.order == m.order else None,
-            })
+            out[-1] = head._replace(
+                content=head.content + "\n" + m.content, sources=(*head.sources, *m.sources),
+                depth=head.depth if head.depth == m.depth else None,
+                order=head.order if head.order == m.order else None,
+            )
         else:
             out.append(m)
     return out
@@ -502,7 +502,7 @@ def take_continue_nudge(history: Sequence[StMessage], *, continue_nudge_prompt: 
     nudge_text = _LAST_CHAT_MESSAGE.sub(lambda _: js_trim(continued.content),
                                         continue_nudge_prompt)
     collection = [
-        continued.model_copy(update={"kind": "continue_message", "name": None}),
+        continued._replace(kind="continue_message", name=None),
         StMessage(id="continueNudge", role="system", content=nudge_text, kind="continue_nudge",
                   sources=("continue_nudge_prompt",)),
     ]

@@ -40,3 +40,23 @@ def test_each_stage_reports_its_own_findings_once_in_stage_order():
     assert result.tokens.total == result.budget.total_after
     dropped = {item.id for item in result.budget.eviction_plan}
     assert dropped and not dropped & {n.id for n in result.nodes}
+
+
+def test_a_node_the_order_stage_moves_is_a_new_node_and_logical_keeps_its_own():
+    from assembly.catalogue import get_builtin_strategy
+
+    request = assemble_request("builtin-st", history=2, worldbook=2)
+    strategy = copy.deepcopy(get_builtin_strategy("builtin-st"))
+    strategy["layout"]["positions"] = [{"sourceId": "character", "positionId": "description", "enabled": True,
+                                        "placement": "list", "anchor": "end"}]
+    request["strategy"] = strategy
+    run, logical = _stages(request)
+    emitted = [copy.copy(node_values(n)) for n in logical.nodes]
+    ordered = api._order(run, logical)
+    assert [node_values(n) for n in logical.nodes] == emitted
+    moved = [n for n in ordered.nodes if n.position_decision == "user"]
+    assert [n.id for n in moved] == ["character:description"] and ordered.nodes[-1] is moved[0]
+    before = next(n for n in logical.nodes if n.id == "character:description")
+    assert before is not moved[0] and before.position_decision != "user"
+    untouched = [n for n in ordered.nodes if n.position_decision != "user"]
+    assert all(any(n is m for m in logical.nodes) for n in untouched)  # under st the others pass through

@@ -264,3 +264,19 @@ def test_each_result_gets_its_own_rows_of_a_strategy():
     assert [r.model_dump(mode="json") for r in second.positions] == expected
     again = next(r for r in second.positions if r.key == "worldbook#before")
     assert again.anchor == anchor and again.anchor is not row.anchor
+
+
+@pytest.mark.parametrize("source", ["history", "input"])
+def test_a_list_row_sorted_inside_a_native_projection_moves_an_empty_conversation_anchor(source):
+    """Identity `position` sorts manual rows inside the projection (A.8.1 step 7): a row may take the empty history's
+    or input's anchor, which stays that region's place, placed by the user and unlocked."""
+    from assembly.catalogue import get_builtin_strategy
+
+    doc = {k: v for k, v in get_builtin_strategy("builtin-native-slots").items() if k != "id"}
+    doc["layout"] = {**doc["layout"], "identity": "position",
+                     "positions": [pos(source, "content", "list", anchor="end")]}
+    result = assemble({"strategy": doc, "host": {"native_available": True},
+                       "conversation": {"history": [], "input": [] if source == "input" else
+                                        [{"role": "user", "content": "now"}]}})
+    anchor = next(n for n in result.nodes if n.id == f"{source}:anchor")
+    assert (anchor.position_decision, anchor.locked, anchor.region) == ("user", False, source)

@@ -212,3 +212,16 @@ def test_every_tokenizer_counts_the_prompt_string_beside_the_estimate(text_sessi
     assert rows == {"st-estimate": str(result.tokens.request_total),
                     **{encoding: str(count_tokens(result.request.prompt, encoding)) for encoding in ENCODINGS}}
     assert "no chat framing" in html and 'class="current"' in html
+
+
+def test_a_text_session_runs_its_macro_engine_and_variables(text_session, users):
+    """Macros 2.0 knows `{{if}}` and reads the chat's variables by `.name`; the legacy engine leaves `{{if}}` as
+    written (engine.md §10), in a text prompt as in a chat one."""
+    typed = "{{if .mood}}Mood: {{.mood}}.{{else}}No mood.{{/if}} Show me the cards."
+    Session.objects.filter(pk=text_session.pk).update(current_input=typed, macro_engine="v2",
+                                                      chat_file={"metadata": {"variables": {"mood": "calm"}}})
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    assert "Mood: calm. Show me the cards." in html and "{{if" not in html
+    Session.objects.filter(pk=text_session.pk).update(macro_engine="legacy")
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    assert "{{if .mood}}" in html and "Mood: calm." not in html

@@ -56,6 +56,6 @@ def test_a_message_id_used_twice_is_still_refused_and_named():
     with pytest.raises(StParityError) as error:
         st_budget(max_context=1000, max_tokens=0, history=chat, new_chat=twice)
     assert error.value.code == "ST_DUPLICATE_ID" and "messages[2].id" in str(error.value)
-    same_content = [chat[0], chat[0].model_copy()]
+    same_content = [chat[0], chat[0]._replace()]
     with pytest.raises(StParityError, match=r"messages\[1\]\.id"):
         st_budget(max_context=1000, max_tokens=0, history=same_content)

@@ -51,7 +51,7 @@ def test_trusted_messages_are_equal_to_fresh_ones_and_frozen():
     assert one == StMessage(id="p", role="system", content="text", kind="prompt", sources=("p",))
     other = trusted_message(id="p", role="system", content="text", kind="prompt", sources=("p",), depth=1)
     assert other != one and other.depth == 1
-    changed = one.model_copy(update={"content": "new"})
+    changed = one._replace(content="new")
     assert trusted_message(id="p", role="system", content="text", kind="prompt", sources=("p",)).content == "text"
     assert changed.content == "new"
 

@@ -781,11 +781,11 @@ def test_inject_rejects_bad_input(chat, injections, code, path):
 def test_inputs_are_not_mutated():
     chat = make_chat("ua")
     injections = [pm("D0", "system", 0)]
-    before = [m.model_dump() for m in (*chat, *injections)]
+    before = [*[m._asdict() for m in chat], *[i.model_dump() for i in injections]]
     inject_in_chat(chat, injections)
     apply_names_behavior(chat, 2, user_name=USER, char_name=CHAR)
     take_continue_nudge(chat, continue_nudge_prompt=NUDGE)
-    assert [m.model_dump() for m in (*chat, *injections)] == before
+    assert [*[m._asdict() for m in chat], *[i.model_dump() for i in injections]] == before
 
 
 # ------------------------------------------------------------------------------------------ properties
