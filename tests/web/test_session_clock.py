@@ -10,9 +10,8 @@ import pytest
 
 from preview_app import services
 from preview_app.models import Session
-from strategies_app import services as strategy_services
-from strategies_app.models import Preset, Strategy
 from tests.web.conftest import client_for
+from tests.web.main_prompt_sessions import main_prompt_session
 from tests.web.test_macro_variables import _edit_data
 
 MAIN = "It is {{weekday}}, {{date}}, {{time}} (UTC+2: {{time_UTC+2}})."
@@ -20,12 +19,7 @@ MAIN = "It is {{weekday}}, {{date}}, {{time}} (UTC+2: {{time_UTC+2}})."
 
 @pytest.fixture
 def session(users):
-    prompts = [{"identifier": "main", "role": "system", "content": MAIN},
-               {"identifier": "chatHistory", "marker": True}]
-    preset = strategy_services.preset_import(user=users["admin"], data={"prompts": prompts}, name="Clock")
-    return services.session_create(user=users["designer"], name="Clock", host={"core_available": True},
-                                   preset=Preset.objects.get(pk=preset.id),
-                                   strategy=Strategy.objects.get(slug="builtin-st"))
+    return main_prompt_session(users, content=MAIN, name="Clock")
 
 
 def _preview(user, session):
