@@ -1,6 +1,6 @@
 """The engine's only process-wide state: a few caches of pure functions, each keyed by the content it was computed
 from (never by an object's identity, a request or its settings), each bounded, all with one eviction policy (the
-least recently used entry leaves first), all emptied by `clear_caches()`.
+oldest entry leaves first), all emptied by `clear_caches()`.
 
 | cache | key | value |
 | --- | --- | --- |

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, NotRequired
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -76,6 +78,16 @@ class Generation(_Model):
     turn: int | None = Field(default=None, ge=0)  # the generation's index in its chat session (0 = the first)
     # world info chance: rolls drawn from this seed and the turn; None: the preview's fixed, most likely rolls
     seed: int | None = Field(default=None, ge=0, le=2**53 - 1)
+    # the moment of the generation, ISO 8601 with its UTC offset ("2026-12-06T15:05:00+08:00"): SillyTavern's time
+    # and date macros read it (sillytavern/macro_clock.py); None: they stay as written (UNSUPPORTED_MACRO)
+    now: AwareDatetime | None = None
+
+    @field_validator("now", mode="before")
+    @classmethod
+    def _written_now(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, datetime) and not (isinstance(value, str) and len(value) <= 64):
+            raise ValueError("expected an ISO 8601 date and time with its UTC offset")
+        return value
 
 
 class Names(_Model):

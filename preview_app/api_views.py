@@ -64,6 +64,7 @@ def _session_json(session: Session) -> dict:
         "applied": _applied(session), "chance": _chance(session),
         # SillyTavern's macros: the engine, and the variables before the next generation (the chat's and global)
         "macro_engine": session.macro_engine, "macro_variables": session_variables(session),
+        "clock": session.clock or None,  # the moment the time macros read (generation.now); null: not set
         "completion": session.completion, "instruct_template": session.instruct_template_id,
         "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
         "instruct_enabled": session.instruct_enabled, "text_settings": session.text_settings,
@@ -132,6 +133,7 @@ def sessions(request):
                                               greeting=body.get("greeting", False),
                                               macro_engine=body.get("macro_engine", "legacy"),
                                               macro_variables=body.get("macro_variables"),
+                                              clock=body.get("clock"),
                                               **_resources_from(body))
             if text:
                 session = services.session_text_update(session=session, **text)
@@ -147,12 +149,13 @@ def session_detail(request, pk):
         body = json_object(request)
         writable = ("name", "host", "current_input", "author_note", "extension_prompts", "world_info_activation",
                     "card_lore", "chat_lore", "preset", "character", "persona", "world_books", "regex_scripts",
-                    "macro_engine", "macro_variables", *TEXT_FIELDS)
+                    "macro_engine", "macro_variables", "clock", *TEXT_FIELDS)
         unknown = set(body) - set(writable)
         if unknown:
             raise invalid(sorted(unknown)[0], "one of " + ", ".join(writable))
         fields = {k: body[k] for k in ("name", "host", "current_input", "author_note", "extension_prompts",
-                                       "world_info_activation", "card_lore", "macro_engine", "macro_variables")
+                                       "world_info_activation", "card_lore", "macro_engine", "macro_variables",
+                                       "clock")
                   if k in body}
         text = _text_fields(body)
         with transaction.atomic():  # the text settings and the rest are one change: both or neither

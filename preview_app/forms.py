@@ -17,6 +17,7 @@ from preview_app.previews import chat_variables
 from preview_app.services import (
     EVENT_ROLES,
     author_note_settings,
+    clock_checked,
     extension_prompt_settings,
     host_settings,
     macro_variables_checked,
@@ -178,6 +179,13 @@ class SessionForm(forms.Form):
         help_text=_('Variables every chat shares in SillyTavern, e.g. {"day": 3}: {{getglobalvar::day}} reads '
                     'one.'))
 
+    clock = forms.CharField(
+        label=_("Time macros read"), required=False, max_length=40,
+        widget=forms.TextInput(attrs={"placeholder": "2026-12-06T15:05+08:00", "spellcheck": "false"}),
+        help_text=_("The date and time {{time}}, {{date}}, {{weekday}}, {{datetimeformat ...}} and {{idle_duration}} "
+                    "read, e.g. 2026-12-06T15:05 (an offset such as +08:00 may follow; none: UTC). Leave blank: not "
+                    "set (left as written)."))
+
     HOST_FIELDS = ("core_available", "native_available", "system_prompt_update", "official_sections", "contexts",
                    "variables")
     NOTE_FIELDS = ("content", "position", "depth", "role", "interval", "allow_wi_scan")
@@ -199,7 +207,7 @@ class SessionForm(forms.Form):
             "world_info_activation": session.world_info_activation, "card_lore": session.card_lore,
             "chat_lore": session.chat_lore_id, "regex_scripts": [r.pk for r in session.regex_scripts.all()],
             "macro_engine": session.macro_engine, "local_variables": chat_variables(session),
-            "global_variables": session.global_variables or {},
+            "global_variables": session.global_variables or {}, "clock": session.clock,
         }
 
     def clean(self):
@@ -215,6 +223,11 @@ class SessionForm(forms.Form):
             self.add_error(field if field in self.fields else None, error.message)
         self._clean_author_note(data)
         self._clean_macro_variables(data)
+        if "clock" in data:
+            try:
+                data["clock"] = clock_checked(data["clock"])
+            except ServiceError as error:
+                self.add_error("clock", error.message)
         if "extension_prompts" in data:
             try:
                 data["extension_prompts"] = extension_prompt_settings(data["extension_prompts"])
@@ -255,7 +268,8 @@ class SessionForm(forms.Form):
                 "extension_prompts": data["extension_prompts"],
                 "world_info_activation": data["world_info_activation"] or "book", "card_lore": data["card_lore"],
                 "chat_lore": data["chat_lore"], "regex_scripts": list(data["regex_scripts"]),
-                "macro_engine": data["macro_engine"] or "legacy", "macro_variables": data["macro_variables"]}
+                "macro_engine": data["macro_engine"] or "legacy", "macro_variables": data["macro_variables"],
+                "clock": data["clock"]}
 
 
 # The built-ins a new session can start with, each explained in one line (the default first).

@@ -93,6 +93,10 @@ class Session(models.Model):
         help_text="SillyTavern's global macro variables (extension_settings.variables.global) as they stand before "
                   "the next generation; the chat's own variables live in chat_file's metadata (chat_metadata."
                   "variables), as SillyTavern keeps them")
+    clock = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="the moment SillyTavern's time and date macros read ({{time}}, {{date}}, ...), sent as the "
+                  "request's generation.now (ISO 8601 with its UTC offset); blank = not set: they stay as written")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -117,11 +117,13 @@ def session_macro_fields(session: Session) -> dict[str, Any]:
 
 
 def session_generation(session: Session) -> dict[str, Any]:
-    """The request's `generation` fields the session decides: the turn, and the chat's chance seed when it has
-    one (world-info probability rolls and inclusion-group picks drawn from seed and turn)."""
+    """The request's `generation` fields the session decides: the turn, the chat's chance seed when it has one
+    (world-info probability rolls and inclusion-group picks drawn from seed and turn), and its clock when set."""
     fields: dict[str, Any] = {"turn": generations_so_far(session)}
     if session.chance_seed is not None:
         fields["seed"] = session.chance_seed
+    if session.clock:  # the moment the time and date macros read; none set: they stay as written
+        fields["now"] = session.clock
     return fields
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -173,12 +174,34 @@ def _set_macro_variables(session: Session, value: Any) -> None:
     session.global_variables = checked["global"]
 
 
+CLOCK_EXPECTED = "a date and time such as 2026-12-06T15:05 (an offset such as +08:00 may follow; none: UTC)"
+
+
+def clock_checked(value: Any, field: str = "clock") -> str:
+    """The moment a session's time macros read, as stored and sent (`generation.now`): ISO 8601 with its offset
+    (none given: UTC); blank or None is not set (the macros stay as written)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return ""
+    if not isinstance(value, str) or len(value) > 40:
+        raise invalid(field, CLOCK_EXPECTED)
+    text = value.strip()
+    try:
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
+    except ValueError:
+        raise invalid(field, CLOCK_EXPECTED) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if (moment.utcoffset() or timedelta()).total_seconds() % 60:
+        raise invalid(field, CLOCK_EXPECTED)  # an offset in seconds: no request reads one
+    return moment.isoformat()
+
+
 # How each session field a caller gives is checked (a refusal names the field); resources are rows already read.
 _FIELD_CHECKS: dict[str, Any] = {
     "name": _check_name, "host": host_settings, "current_input": lambda value: _check_text(value, "current_input"),
     "author_note": author_note_settings, "extension_prompts": extension_prompt_settings,
     "world_info_activation": _check_activation, "card_lore": lambda value: _check_flag(value, "card_lore"),
-    "macro_engine": _check_macro_engine,
+    "macro_engine": _check_macro_engine, "clock": clock_checked,
 }
 
 
@@ -190,7 +213,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
                    world_info_activation: str = "book", card_lore: bool = False, chat_lore: WorldBook | None = None,
                    regex_scripts: Iterable[RegexScript] = (), greeting: bool | int = False,
                    strategy: Strategy | None = None, macro_engine: str = "legacy",
-                   macro_variables: dict[str, Any] | None = None) -> Session:
+                   macro_variables: dict[str, Any] | None = None, clock: str = "") -> Session:
     """`greeting`: start the history with one of the character's greetings, as SillyTavern starts a new chat (true:
     its first message; a number: that greeting, 0 the first message and n alternate greeting n). `strategy`: apply
     its latest revision (a host that cannot run it refuses with 409 and nothing is stored)."""
@@ -209,7 +232,8 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
         author_note=author_note_settings(author_note), extension_prompts=extension_prompt_settings(extension_prompts),
         world_info_activation=_check_activation(world_info_activation), card_lore=_check_flag(card_lore, "card_lore"),
         chat_lore=chat_lore, chance_seed=new_chance_seed(), macro_engine=_check_macro_engine(macro_engine),
-        chat_file=_with_chat_variables({}, variables["local"]), global_variables=variables["global"])
+        chat_file=_with_chat_variables({}, variables["local"]), global_variables=variables["global"],
+        clock=clock_checked(clock))
     session.world_books.set(list(world_books))
     session.regex_scripts.set(list(regex_scripts))
     if index is not None:
@@ -222,7 +246,7 @@ def session_create(*, user, name: str, preset: Preset | None = None, character: 
 _COPIED_FIELDS = ("preset", "character", "persona", "host", "current_input", "author_note", "extension_prompts",
                   "world_info_activation", "card_lore", "chat_lore", "applied_strategy", "applied_revision", "applied_document", "chat_file",
                   "chance_seed", "completion", "instruct_template", "context_template", "sysprompt_template",
-                  "instruct_enabled", "text_settings", "macro_engine", "global_variables")
+                  "instruct_enabled", "text_settings", "macro_engine", "global_variables", "clock")
 
 
 @transaction.atomic
@@ -297,14 +321,14 @@ def session_update(*, session: Session, name: str = UNSET, preset: Preset | None
                    extension_prompts: list[dict[str, Any]] | None = UNSET, world_info_activation: str = UNSET,
                    card_lore: bool = UNSET, chat_lore: WorldBook | None = UNSET,
                    regex_scripts: Iterable[RegexScript] = UNSET, macro_engine: str = UNSET,
-                   macro_variables: dict[str, Any] = UNSET) -> Session:
+                   macro_variables: dict[str, Any] = UNSET, clock: str | None = UNSET) -> Session:
     """Change the given fields only (UNSET leaves a field alone; None clears a resource). `macro_variables`
     (`{"local": {...}, "global": {...}}`) replaces both scopes: the chat's in its metadata, the global ones."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     given = {"name": name, "host": host, "current_input": current_input, "author_note": author_note,
              "extension_prompts": extension_prompts, "world_info_activation": world_info_activation,
              "card_lore": card_lore, "chat_lore": chat_lore, "preset": preset, "character": character,
-             "persona": persona, "macro_engine": macro_engine}
+             "persona": persona, "macro_engine": macro_engine, "clock": clock}
     for field, value in given.items():
         if value is not UNSET:
             check = _FIELD_CHECKS.get(field)

@@ -20,9 +20,11 @@ def _templates(kind: str, label, empty) -> TemplateChoice:
 
 
 class TextSettingsForm(forms.Form):
-    completion = forms.ChoiceField(label=_("Completion"), choices=[
-        ("chat", _("Chat completion (a list of messages, built by the applied strategy)")),
-        ("text", _("Text completion (one prompt string, as SillyTavern sends to a local model)"))])
+    completion = forms.ChoiceField(label=_("Completion"), help_text=_(
+        "Chat completion sends the list of messages the applied strategy builds; text completion sends the one prompt "
+        "string SillyTavern builds for a local model with the templates below."), choices=[
+        ("chat", _("Chat completion (a list of messages)")),
+        ("text", _("Text completion (one prompt string)"))])
     instruct_template = _templates("instruct", _("Instruct template"), _("— SillyTavern's defaults —"))
     instruct_enabled = forms.BooleanField(label=_("Instruct mode on"), required=False)
     context_template = _templates("context", _("Context template"), _("— SillyTavern's defaults —"))

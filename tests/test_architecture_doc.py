@@ -226,3 +226,7 @@ def test_a_renamed_function_is_caught():
     assert resolve("AssemblyResult.regex_changes") is None
     assert resolve("config/urls.py") is None
     assert resolve("assembly/resources.py") is not None
+
+
+def test_the_map_stays_a_map_under_400_lines():
+    assert len(DOC.read_text(encoding="utf-8").splitlines()) < 400

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assembly.sillytavern.macro_clock import conversation_clock, request_clock
 from assembly.sillytavern.macro_variables import MacroVariables
 
 _START = re.compile(r"<START>", re.IGNORECASE)
@@ -29,8 +30,9 @@ _START = re.compile(r"<START>", re.IGNORECASE)
 _SCAN_FIELDS = "{{description}}{{personality}}{{charDepthPrompt}}{{scenario}}{{creatorNotes}}"
 DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
-# getCharacterCardFields' order
-_EAGER_ORDER = ("persona", "description", "personality", "scenario", "mesExamplesRaw", "system", "jailbreak",
+# the order Generate() reads the card fields in (the card's system prompt right after the persona: st-macros shows
+# Macros 2.0 reading it before the description)
+_EAGER_ORDER = ("persona", "system", "description", "personality", "scenario", "mesExamplesRaw", "jailbreak",
                 "charDepthPrompt", "creatorNotes")
 _EAGER_NAMES = frozenset(_EAGER_ORDER)
 # Generate()'s card fields in the order it reads them: (the engine's field name, SillyTavern's)
@@ -105,6 +107,7 @@ class MacroEnvironment:
     read_outlet: bool = False  # an outlet macro ran: text made here depends on the world info activated
     steady: dict[str, str] = field(default_factory=dict)  # card fields that read the same every time (steady_field)
     persona_scanned: bool = False  # world info read the persona for an entry that matches card fields
+    clock: Any = None  # the time macros' clock (macro_clock.MacroClock); None: they stay as written
 
     @property
     def group(self) -> str:
@@ -234,7 +237,7 @@ class MacroEnvironment:
 
 def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, resources: Any, user: str, char: str,
                            chat: Sequence[Mapping[str, Any]], typed: int = 0,
-                           generation: str = "normal") -> MacroEnvironment:
+                           generation: str = "normal", clock: Any = None) -> MacroEnvironment:
     """The macro environment of one builtin-st generation, from the request's resources and chat, with what
     Generate() substitutes first done: the `typed` last messages of `chat` (sent now: sendMessageAsUser stores
     them substituted, and the chat dicts are replaced by ones with that text) and the card fields."""
@@ -256,7 +259,7 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     # outlets read before this generation's world info is activated find none (a fresh chat's extension prompts)
     env = MacroEnvironment(user=user, char=char, engine=engine, card=card, outlets={},
                            variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None),
-                           max_prompt=context - response, model=_model(preset))
+                           max_prompt=context - response, model=_model(preset), clock=clock)
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
     env.registered = {
         "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
@@ -312,7 +315,7 @@ def text_environment(req: Any, resources: Any, *, user: str, char: str) -> Macro
     """The macros of a text-completion generation: chat completion's engine and variables (`macro_settings`), one
     state for every text of the generation. Text completion reads the card fields and the chat itself."""
     engine, variables = macro_settings(req, resources)
-    env = MacroEnvironment(user=user, char=char, engine=engine,
+    env = MacroEnvironment(user=user, char=char, engine=engine, clock=conversation_clock(req),
                            variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None))
     env.variables_before = env.variables.snapshot()
     return env
@@ -328,7 +331,8 @@ def request_environment(req: Any, resources: Any, char: str, chat: Sequence[Mapp
     # typed text meets the user-input regex scripts before its macros: with scripts the chat steps do both
     sent_now = typed if req.generation.type == "normal" and not scripts_in_order(resources) else 0
     env = generation_environment(engine=engine, variables=variables, resources=resources, user=req.names.user,
-                                 char=char, chat=chat, typed=sent_now, generation=req.generation.type)
+                                 char=char, chat=chat, typed=sent_now, generation=req.generation.type,
+                                 clock=request_clock(req.generation.now, chat))
     env.quiet_prompt = req.generation.quiet_prompt or ""
     env.reply_start = req.generation.start_reply_with or ""
     return env

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from assembly.sillytavern.js_numbers import js_string
+from assembly.sillytavern.macro_clock import legacy_patterns
 from assembly.sillytavern.relative_time import time_diff
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ def _post_env(call: LegacyCall) -> list[Step]:
     )] + [
         lambda text: _lazy_sub(text, _REVERSE, lambda inner: inner[::-1], one_line=True),
         lambda text: _lazy_sub(text, _COMMENT, lambda _inner: "", one_line=False),
+        *[_sub(pattern, replace) for pattern, replace in legacy_patterns(env.clock)],  # time macros (a clock)
         _sub(_TIME_DIFF, lambda m: time_diff(m.group(1), m.group(2))),
         lambda text: _lazy_sub(text, _OUTLET, env.outlet, one_line=True),
     ] + [_sub(pattern, replace) for pattern, replace in (

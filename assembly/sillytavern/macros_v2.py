@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.sillytavern.js_numbers import js_number, js_string
+from assembly.sillytavern.macro_clock import v2_legacy_spelling, v2_macro
 from assembly.sillytavern.macros_legacy import roll
 from assembly.sillytavern.relative_time import time_diff
 
@@ -293,7 +294,7 @@ def _evaluate(tag: _Tag, call: _Call) -> str:
         args.append(_scope_text(tag, flags, call))
     if low == "trim" and not args:
         return "{{trim}}"  # the legacy {{trim}}: it takes the newlines around it once the text is done
-    handler = _MACROS.get(low)
+    handler = _MACROS.get(low) or v2_macro(call.env.clock, low)  # the time macros, given a clock
     if handler is not None:
         value = handler(call, args)
         if value is not None:
@@ -525,6 +526,24 @@ _MACROS: dict[str, Callable[[_Call, list[str]], Any]] = {
 _TRIM_MARK = re.compile(r"(?:\r?\n)*\{\{trim\}\}(?:\r?\n)*", re.I)
 
 
+def _unclosed_tail(text: str) -> str:
+    """What follows the first `{{name` that no `}}` closes, when macros follow it; "" otherwise. Macros 2.0 reads
+    such an opening as a macro running to the end of the text, the macros after it as its arguments, then, finding
+    no closing braces, the same text again as plain text with its macros: the macros in it run twice."""
+    if text.count("{{") < 2:
+        return ""
+    pairs = _pairs(text)
+    at = text.find("{{")
+    while at != -1:
+        if at not in pairs and text[at + 2:at + 3] != "{":
+            if _NAME.match(text, at + 2) is None:
+                return ""
+            tail = text[at + 2:]
+            return tail if "{{" in tail else ""
+        at = text.find("{{", at + 1)
+    return ""
+
+
 def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
                 extra: dict[str, Callable[[], Any]]) -> str:
     """`text` through Macros 2.0 with the generation's environment."""
@@ -535,8 +554,12 @@ def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
             text = pattern.sub(lambda _m, name=name: getattr(env, name), text)
     if "{{" not in text and "\\" not in text:
         return text
+    text = v2_legacy_spelling(text) if env.clock is not None else text  # {{time_UTC+2}}: {{time::UTC+2}}
     text = text.replace("\\{\\{", _OPEN * 2).replace("\\}\\}", _CLOSE * 2)
     call = _Call(env, original, card_fields, extra)
     out = _render(_scopes(_split_tags(text)), call)
+    tail = _unclosed_tail(text)
+    if tail:  # SillyTavern's parser reads the macros after a `{{name` that never closes once more (st-macros)
+        _render(_scopes(_split_tags(tail)), call)  # their effects stay; the text keeps the first reading
     out = _TRIM_MARK.sub("", out)
     return out.replace(_OPEN, "{").replace(_CLOSE, "}")

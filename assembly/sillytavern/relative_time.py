@@ -41,6 +41,11 @@ def _words(seconds: float) -> str:
     return f"{years} years"
 
 
+def humanize(seconds: float) -> str:
+    """moment's `duration(seconds).humanize()` without a suffix ("a few seconds", "2 hours", "3 days")."""
+    return _words(seconds)
+
+
 def time_diff(first: str, second: str) -> str:
     """How `first` stands to `second` ("in 2 hours", "3 days ago"); "Invalid date" when either is not a date."""
     a, b = _moment(first), _moment(second)

@@ -165,6 +165,8 @@ class KeywordScan:
     _positions: dict[int, int] = field(default_factory=dict)  # id(candidate) -> its index
     _woken: set[int] = field(default_factory=set)  # settled candidates whose keys occur in this pass's new text
     _closed_groups: set[str] = field(default_factory=set)  # the inclusion groups of the activated entries
+    # (candidate index, primary or secondary, key as written) -> the key as the generation's macros first read it
+    _keys_read: dict[tuple[int, str, str], str | None] = field(default_factory=dict)
 
     def skip(self, uid: Any, reason: SkipReason) -> None:
         # Keep the first decisive reason (it names the winner or the token count): a later pass only repeats it.
@@ -360,7 +362,7 @@ class KeywordScan:
                 where = "the scan depth is 0" if depth <= 0 else f"the last {depth} message(s)"
                 skip("no_match", f"no primary key found ({where})")
                 if state == ScanState.RECURSION and self._index is not None and index in self._index.indexed \
-                        and not candidate.lazy_keys:  # a macro key is substituted again on every pass
+                        and not candidate.lazy_keys:  # a macro key is read when the scan first tries it
                     self._settled.add(index)
                 continue
             key, source = found
@@ -403,7 +405,7 @@ class KeywordScan:
         found: list[str] = []
         every = True
         for written, _needle in candidate.secondary:
-            needle = self.substituted(written)
+            needle = self.substituted(candidate, "secondary", written)
             hit = needle is not None and buffer is not None and self.find(buffer, entry, needle) is not None
             if hit:
                 found.append(written)
@@ -412,10 +414,17 @@ class KeywordScan:
                 return tuple(found), True
         return tuple(found), (logic == "not_any" and not found) or (logic == "and_all" and every)
 
-    def substituted(self, written: str) -> str | None:
-        """A key through the generation's macros, trimmed; None when they leave nothing (the key is skipped)."""
+    def substituted(self, candidate: Candidate, kind: str, written: str) -> str | None:
+        """A key through the generation's macros, trimmed; None when they leave nothing (the key is skipped).
+        SillyTavern substitutes an entry's key the first time the scan tries it; a later pass (recursion, minimum
+        activations) reads it as it came out then, its macros not run again (st-macros: a counter in the persona
+        that every legacy substituteParams call runs)."""
+        slot = (self._positions.get(id(candidate), id(candidate)), kind, written)
+        if slot in self._keys_read:
+            return self._keys_read[slot]
         text = self.macros.st.evaluate(written) if written else ""
-        return text.strip() if text else None
+        value = self._keys_read[slot] = text.strip() if text else None
+        return value
 
     def case_sensitive(self, entry: WorldBookEntry) -> bool:
         return entry.case_sensitive if entry.case_sensitive is not None else self.book.case_sensitive
@@ -433,11 +442,11 @@ class KeywordScan:
             self.macros.st.read_persona_scan_data()  # the entry's buffer takes in the fields it matches
         if buffer is None or not self.may_match(candidate, buffer):
             for written, _needle in candidate.keys if lazy else ():
-                self.substituted(written)  # SillyTavern substitutes every key it tries, found or not
+                self.substituted(candidate, "primary", written)  # every key it tries is substituted, found or not
             return None
         for written, needle in candidate.keys:
             if lazy:
-                substituted = self.substituted(written)
+                substituted = self.substituted(candidate, "primary", written)
                 if substituted is None:
                     continue
                 needle = substituted

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from preview_app import services
 from strategies_app import services as strategy_services
 from strategies_app.models import Preset, Strategy
+from tests.browser.screenshots import shoot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -37,3 +38,5 @@ def test_the_settings_form_sets_the_engine_and_variables_and_the_preview_shows_t
     expect(panel.locator('tr[data-variable="door"] [data-variable-after]')).to_contain_text('"open"')
     expect(panel.locator('tr[data-variable="door"] [data-variable-changed]')).to_have_text("set by this generation")
     expect(page.get_by_text("mood is calm").first).to_be_visible()
+    panel.scroll_into_view_if_needed()
+    shoot(page, "macro-variables")

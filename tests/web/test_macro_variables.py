@@ -18,8 +18,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from preview_app import services
 from preview_app.models import Session
 from strategies_app import services as strategy_services
-from strategies_app.models import Preset, Strategy
+from strategies_app.models import Preset
 from tests.web.conftest import client_for
+from tests.web.main_prompt_sessions import main_prompt_session
 
 MAIN = ("HP {{getvar::hp}}, day {{getglobalvar::day}}. "
         "{{if .mood}}mood is {{.mood}}{{else}}no mood{{/if}}")
@@ -38,12 +39,7 @@ def _chat_file(header=None):
 
 @pytest.fixture
 def session(users):
-    prompts = [{"identifier": "main", "role": "system", "content": MAIN},
-               {"identifier": "chatHistory", "marker": True}]
-    preset = strategy_services.preset_import(user=users["admin"], data={"prompts": prompts}, name="Gate")
-    return services.session_create(user=users["designer"], name="Gate", host={"core_available": True},
-                                   preset=Preset.objects.get(pk=preset.id),
-                                   strategy=Strategy.objects.get(slug="builtin-st"))
+    return main_prompt_session(users, content=MAIN, name="Gate")
 
 
 def _import(user, session, data):

@@ -272,3 +272,12 @@ def test_the_sessions_macro_variables_edited_give_a_fresh_preview(world, users, 
     before, after = _twice_then_edited(client, session, engine_runs, lambda: (
         Session.objects.filter(pk=session.pk).update(global_variables={"mood": "stormy"})))
     assert "The mood is calm." in before and "The mood is stormy." in after
+
+
+def test_the_sessions_clock_edited_gives_a_fresh_preview(world, users, engine_runs):
+    client, session = client_for(users["designer"]), world["session"]
+    PromptEntry.objects.filter(preset_id=world["preset"], identifier="jailbreak").update(content="Now: {{isotime}}.")
+    Session.objects.filter(pk=session.pk).update(clock="2026-12-06T15:05:00+08:00")
+    before, after = _twice_then_edited(client, session, engine_runs, lambda: (
+        Session.objects.filter(pk=session.pk).update(clock="2026-12-06T16:40:00+08:00")))
+    assert "Now: 15:05." in before and "Now: 16:40." in after

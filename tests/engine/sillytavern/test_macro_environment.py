@@ -175,3 +175,12 @@ def test_nested_macros_resolve_in_v2_and_are_cut_in_legacy_as_sillytavern_does()
     v2 = request(prompts, engine="v2")["request"]["messages"][0]["content"]
     assert v2 == "[Alex + more]"
     assert legacy == "}} + more}}[{{getvar::x]"  # the first "}}" ends each legacy pattern
+
+
+def test_generate_reads_the_card_system_prompt_before_the_description():
+    # Macros 2.0 reads a field only once a macro asks again: the override keeps what the system prompt read at the
+    # start of Generate(), before the description set the variable
+    character = {"name": "Zoe", "description": "{{setglobalvar::seen::yes}}",
+                 "system_prompt": "seen={{hasglobalvar::seen}}"}
+    result = request([{"identifier": "main", "role": "system", "content": "main"}], engine="v2", character=character)
+    assert [m["content"] for m in result["request"]["messages"]] == ["seen=false"]

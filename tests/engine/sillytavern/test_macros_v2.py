@@ -96,3 +96,12 @@ def test_a_bare_trim_takes_the_newlines_around_it_and_is_not_reported():
 @pytest.mark.parametrize(("text", "expected"), [("{{roll 2d6}}", "8"), ("{{roll::d20}}", "11"), ("{{roll::6}}", "4")])
 def test_dice_take_the_middle_face_as_the_legacy_engine_does(text, expected):
     assert env().evaluate(text) == expected
+
+
+def test_macros_after_an_opening_that_never_closes_run_twice_and_read_as_the_first_run():
+    macros = env()
+    assert macros.evaluate("{{user\n{{incvar::n}} left") == "{{user\n1 left"
+    assert macros.variables.local == {"n": 2}
+    closed = env()  # a closed macro before them, or none after, changes nothing
+    assert closed.evaluate("{{user}} {{incvar::n}} {{user") == "Alex 1 {{user"
+    assert closed.variables.local == {"n": 1}

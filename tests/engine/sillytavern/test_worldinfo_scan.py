@@ -97,3 +97,16 @@ def test_a_key_the_macros_leave_blank_but_not_empty_is_still_tried():
     result = activate_world_info(book, chat=[{"role": "user", "content": "anything"}], names={"user": "Aria"},
                                  max_context=BIG, macros=macros)
     assert [a.uid for a in result.active] == [1]
+
+
+def test_a_key_tried_again_in_recursion_keeps_what_its_macros_first_made():
+    # the first pass substitutes entry 2's key (tried 1) and misses; the recursion pass finds "bridge" in entry 1's
+    # text with the key as it came out then: its macros do not run again
+    macros = _counting_macros()
+    entries = (WorldBookEntry(uid=1, keys=("river",), content="over the bridge"),
+               WorldBookEntry(uid=2, keys=("bridge{{addvar::tried::1}}",), content="the far bank"))
+    book = WorldBook(entries=entries, activation="keywords", recursive=True)
+    result = activate_world_info(book, chat=[{"role": "user", "content": "down by the river"}],
+                                 names={"user": "Aria", "char": "Zoe"}, max_context=BIG, macros=macros)
+    assert {a.uid: a.reason.scan_pass for a in result.active} == {1: 1, 2: 2}
+    assert macros.st.variables.local == {"tried": 1}
