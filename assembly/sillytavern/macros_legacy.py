@@ -279,8 +279,9 @@ def _named(name: str) -> re.Pattern[str]:
 _PRE_OPENER = re.compile(r"\{\{(?:roll[ :]|(?:set|add|inc|dec|get)(?:global)?var::|(?:newline|trim|noop|input)\}\})", _I)
 _PRE_STEPS = 15
 _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}|lastCharMessage\}\}|"
-                          r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \")", _I)
-_POST_STEPS = 13
+                          r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \"|"
+                          r"(?:time|date|weekday|isotime|isodate|idle_duration)\}\}|datetimeformat |time_UTC)", _I)
+_POST_STEPS = 21  # with a clock (its time macros); without one the group is a part of these
 _PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
 _NAMED_OPENER = re.compile(r"\{\{(?:" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
 
@@ -315,9 +316,12 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
 
 def _covered() -> tuple[bool, bool]:
     """Whether the openers cover every step of the groups before and after the environment (counted once)."""
+    from datetime import UTC, datetime
+
+    from assembly.sillytavern.macro_clock import MacroClock
     from assembly.sillytavern.macro_environment import MacroEnvironment
 
-    probe = LegacyCall(MacroEnvironment())
+    probe = LegacyCall(MacroEnvironment(clock=MacroClock(now=datetime(2000, 1, 1, tzinfo=UTC))))
     return len(_pre_env(probe)) == _PRE_STEPS, len(_post_env(probe)) == _POST_STEPS
 
 
