@@ -226,34 +226,32 @@ class Reader:
     """A JSON object read field by field. It remembers what it used so the rest can be kept, and it refuses two
     spellings of one field with different values (nothing is picked silently)."""
 
+    __slots__ = ("data", "path", "used", "fallback")
+
     def __init__(self, data: dict[str, Any], path: str, fallback: Reader | None = None):
         self.data = data
         self.path = path
         self.used: set[str] = set()
         self.fallback = fallback
-        # each key folded (no underscores, lower case): a field's name and its camelCase fold alike, so a field whose
-        # fold is not here is absent in both spellings (most fields of an entry are) without spelling it out
-        self.folded = {key.replace("_", "").lower() for key in data if isinstance(key, str)}
 
     def get(self, name: str, *aliases: str) -> tuple[Any, str]:
         """The field's value and its path: the first spelling given with a value (MISSING when none is given; None
         when one is given as null). A second spelling given with another value than the first is refused."""
+        return self.read(spellings(name, aliases) if aliases or "_" in name else (name,))
+
+    def read(self, keys: tuple[str, ...]) -> tuple[Any, str]:
+        """`get` with the field's spellings spelled out (`spellings(name, aliases)`, the name first): readers of
+        many objects keep them as module constants."""
         data, path = self.data, self.path
-        if not aliases and "_" not in name:  # one spelling: the name itself (most fields)
-            if name in data:
-                keys: tuple[str, ...] = (name,)
+        if len(keys) == 1:  # one spelling: the name itself (most fields)
+            key = keys[0]
+            if key in data:
+                value = data[key]
+                self.used.add(key)
+                if value is not None or self.fallback is None:
+                    return value, f"{path}.{key}" if path else key
             elif self.fallback is None:
-                return MISSING, f"{path}.{name}" if path else name
-            else:
-                keys = ()
-        elif name.replace("_", "").lower() in self.folded:
-            keys = spellings(name, aliases)
-        elif aliases:
-            keys = aliases
-        elif self.fallback is None:
-            return MISSING, f"{path}.{name}" if path else name  # absent in both spellings: most fields of an entry
-        else:
-            keys = ()
+                return MISSING, f"{path}.{key}" if path else key
         first_key, first_value, hit_key, hit = None, None, None, MISSING
         for key in keys:
             if key not in data:
@@ -269,12 +267,12 @@ class Reader:
         if hit is not MISSING:
             return hit, f"{path}.{hit_key}" if path else hit_key
         if self.fallback is not None:
-            value, where = self.fallback.get(name, *aliases)
+            value, where = self.fallback.read(keys)
             if value is not MISSING:
                 return value, where
         if first_key is not None:
             return None, join_path(path, first_key)
-        return MISSING, join_path(path, name)
+        return MISSING, join_path(path, keys[0])
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
         return {k: copy.deepcopy(v) for k, v in self.data.items() if k not in self.used and k not in skip}

@@ -24,6 +24,7 @@ from assembly.reading import (
     read_object,
     read_role,
     read_text,
+    spellings,
     whole_number,
 )
 from assembly.sillytavern.models import Preset, Prompt, PromptOrderEntry, PromptOrderList
@@ -42,40 +43,46 @@ def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
     st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
     fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
     r = Reader(data, path, fallback)
-    given = r.folded if fallback is None else r.folded | fallback.folded
-    identifier = read_text(*r.get("identifier"), default=REQUIRED)
+    # the fields the prompt gives, by their spellings (one pass over its keys)
+    given = {_PROMPT_FIELD_OF.get(key) for key in data}
+    if fallback is not None:
+        given.update(_PROMPT_FIELD_OF.get(key) for key in fallback.data)
+    identifier = read_text(*r.read(("identifier",)), default=REQUIRED)
     if not identifier:
         raise ImportInvalid(join_path(path, "identifier"), "a non-empty identifier")
     fields: dict[str, Any] = {"identifier": identifier}
-    if "injectiontrigger" in given:
-        fields["injection_trigger"] = read_generation_types(*r.get("injection_trigger"))
-    if "injectionposition" in given:
+    if "injection_trigger" in given:
+        fields["injection_trigger"] = read_generation_types(*r.read(_PROMPT_KEYS["injection_trigger"]))
+    if "injection_position" in given:
         fields["injection_position"] = read_named(
-            *r.get("injection_position"), 0, names={"relative": 0, "in_chat": 1, "absolute": 1}, numbers={0: 0, 1: 1},
-            expected="0 (relative) or 1 (in-chat)")
+            *r.read(_PROMPT_KEYS["injection_position"]), 0, names={"relative": 0, "in_chat": 1, "absolute": 1},
+            numbers={0: 0, 1: 1}, expected="0 (relative) or 1 (in-chat)")
     if "role" in given:
-        role_value, role_path = r.get("role")
+        role_value, role_path = r.read(("role",))
         if role_value == "":  # SillyTavern reads a falsy role as system
             role_value = None
             coerced.append(f"{role_path}: an empty role, read as system")
         fields["role"] = read_role(role_value, role_path)
-    for name, fold, read, default in _PROMPT_FIELDS:
-        if fold in given:
-            fields[name] = read(*r.get(name), default)
+    for name, keys, read, default in _PROMPT_FIELDS:
+        if name in given:
+            fields[name] = read(*r.read(keys), default)
     # a field written as null reads as its default and is written back as null (see _export_prompt)
     fields["other_fields"] = {**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT
                                                         if k in data and data[k] is None}}
     return Prompt(**fields)
 
 
-# a prompt's other fields read alike: (name, its key folded as `Reader.folded` folds keys, reader, default); any depth
-# is kept: SillyTavern injects in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never reads a relative
-# prompt's depth
-_PROMPT_FIELDS: tuple[tuple[str, str, Any, Any], ...] = tuple(
-    (name, name.replace("_", "").lower(), read, default) for name, read, default in (
+# a prompt's other fields read alike: (name, its spellings, reader, default); any depth is kept: SillyTavern injects
+# in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never reads a relative prompt's depth
+_PROMPT_FIELDS: tuple[tuple[str, tuple[str, ...], Any, Any], ...] = tuple(
+    (name, spellings(name, ()), read, default) for name, read, default in (
         ("name", read_text, ""), ("content", read_text, ""), ("enabled", read_flag, True),
         ("marker", read_flag, False), ("system_prompt", read_flag, False), ("injection_depth", read_integer, 4),
         ("injection_order", read_integer, 100), ("forbid_overrides", read_flag, False)))
+_PROMPT_KEYS: dict[str, tuple[str, ...]] = {
+    name: spellings(name, ()) for name in ("identifier", "injection_trigger", "injection_position", "role",
+                                           *(field[0] for field in _PROMPT_FIELDS))}
+_PROMPT_FIELD_OF: dict[str, str] = {key: name for name, keys in _PROMPT_KEYS.items() for key in keys}
 
 
 def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
@@ -143,6 +150,10 @@ def _prompt_orders(
 
 
 _PRESET_TEXT_OPTIONS = (*UTILITY_PROMPT_DEFAULTS, "continue_postfix", "assistant_prefill", "assistant_impersonation")
+_OPTION_KEYS: dict[str, tuple[str, ...]] = {
+    key: spellings(key, ()) for key in (*_PRESET_TEXT_OPTIONS, "squash_system_messages", "continue_prefill",
+                                        "openai_max_context", "openai_max_tokens", "names_behavior")}
+_UTILITY_KEYS = frozenset(key for name in UTILITY_PROMPT_DEFAULTS for key in (name, camel_case(name)))
 
 
 def parse_preset(value: Any, path: str) -> Preset:
@@ -193,19 +204,19 @@ def parse_preset(value: Any, path: str) -> Preset:
 
     options: dict[str, Any] = {}
     for key in _PRESET_TEXT_OPTIONS:
-        text = read_text(*r.get(key), default=MISSING)
+        text = read_text(*r.read(_OPTION_KEYS[key]), default=MISSING)
         if text is not MISSING:
             options[key] = text
-    has_utility = any(k in data or camel_case(k) in data for k in UTILITY_PROMPT_DEFAULTS)
+    has_utility = any(k in data for k in _UTILITY_KEYS)
     for key in ("squash_system_messages", "continue_prefill"):
-        flag = read_flag(*r.get(key), MISSING)
+        flag = read_flag(*r.read(_OPTION_KEYS[key]), MISSING)
         if flag is not MISSING:
             options[key] = flag
     for key in ("openai_max_context", "openai_max_tokens"):
-        number = read_integer(*r.get(key), MISSING, minimum=0)
+        number = read_integer(*r.read(_OPTION_KEYS[key]), MISSING, minimum=0)
         if number is not MISSING:
             options[key] = number
-    names = read_integer(*r.get("names_behavior"), MISSING, minimum=-1, maximum=2)
+    names = read_integer(*r.read(_OPTION_KEYS["names_behavior"]), MISSING, minimum=-1, maximum=2)
     if names is not MISSING:
         options["names_behavior"] = names
     return Preset(

@@ -49,14 +49,15 @@ BOOK_SETTINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("max_recursion_steps", ("world_info_max_recursion_steps",)),
     ("use_group_scoring", ("world_info_use_group_scoring",)),
 )
+_BOOK_SETTING_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in BOOK_SETTINGS)
 _BOOK_SETTING_LIMITS = {"scan_depth": (0, 1000), "budget_percent": (0, 100)}
 
 
 def book_settings(r: Reader) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     defaults = WorldBook.model_fields
-    for name, aliases in BOOK_SETTINGS:
-        value, where = r.get(name, *aliases)
+    for name, keys in _BOOK_SETTING_KEYS:
+        value, where = r.read(keys)
         default = defaults[name].default
         if isinstance(default, bool):
             parsed = read_flag(value, where, MISSING)
@@ -105,11 +106,11 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
                  book_form: bool) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
     """An entry's uid, whether it is enabled (`enabled` and `disable` must agree), its position (a card book's exact
     number lives in extensions.position), its recursion delay and its character filter."""
-    uid_value, uid_path = r.get("uid", "id") if "uid" in given else (MISSING, "")
+    uid_value, uid_path = r.read(_KEYS["uid"]) if "uid" in given else (MISSING, "")
     uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
 
-    enabled_value, enabled_path = r.get("enabled") if "enabled" in given else (MISSING, "")
-    disable_value, disable_path = r.get("disable") if "disable" in given else (MISSING, "")
+    enabled_value, enabled_path = r.read(_KEYS["enabled"]) if "enabled" in given else (MISSING, "")
+    disable_value, disable_path = r.read(_KEYS["disable"]) if "disable" in given else (MISSING, "")
     enabled = read_flag(enabled_value, enabled_path, MISSING)
     disabled = read_flag(disable_value, disable_path, MISSING)
     if enabled is not MISSING and disabled is not MISSING and enabled == disabled:
@@ -117,9 +118,9 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     enabled = enabled if enabled is not MISSING else (not disabled if disabled is not MISSING else True)
 
     # The card book's exact number lives in extensions.position; its own position is only before/after_char.
-    position_value, position_path = (fallback.get("position") if fallback and "position" in given else (MISSING, ""))
+    position_value, position_path = (fallback.read(_KEYS["position"]) if fallback and "position" in given else (MISSING, ""))
     if (position_value is MISSING or position_value is None) and "position" in given:
-        position_value, position_path = r.get("position")
+        position_value, position_path = r.read(_KEYS["position"])
     elif position_value is not MISSING and position_value is not None:
         r.used.add("position")
     default_position = "after" if book_form else "before"
@@ -127,7 +128,7 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
         position_value, position_path
     )
 
-    delay_value, delay_path = r.get("delay_until_recursion") if "delay_until_recursion" in given else (MISSING, "")
+    delay_value, delay_path = r.read(_KEYS["delay_until_recursion"]) if "delay_until_recursion" in given else (MISSING, "")
     if delay_value is MISSING or delay_value is None:
         delay_until_recursion: bool | int = False
     elif isinstance(delay_value, bool):
@@ -135,7 +136,7 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     else:
         delay_until_recursion = read_integer(delay_value, delay_path, 0, minimum=0)
 
-    filter_value, filter_path = r.get("character_filter") if "character_filter" in given else (MISSING, "")
+    filter_value, filter_path = r.read(_KEYS["character_filter"]) if "character_filter" in given else (MISSING, "")
     character_filter = None
     if filter_value is not MISSING and filter_value is not None:
         character_filter = copy.deepcopy(read_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
@@ -154,9 +155,9 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     r = Reader(data, path, fallback)
     if book_form:
         r.used.add("extensions")
-    given = {_FIELD_OF_FOLD.get(key) for key in r.folded}
+    given = {_FIELD_OF_SPELLING.get(key) for key in data}  # the fields the entry gives, in one pass over its keys
     if fallback is not None:
-        given.update(_FIELD_OF_FOLD.get(key) for key in fallback.folded)
+        given.update(_FIELD_OF_SPELLING.get(key) for key in fallback.data)
 
     uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid, given,
                                                                                     book_form=book_form)
@@ -169,9 +170,9 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
     first, second = ("insertion_order", "order") if book_form else ("order", "insertion_order")
-    order_value, order_path = r.get(first) if first in given else (MISSING, "")
+    order_value, order_path = r.read(_KEYS[first]) if first in given else (MISSING, "")
     if (order_value is MISSING or order_value is None) and second in given:
-        order_value, order_path = r.get(second)
+        order_value, order_path = r.read(_KEYS[second])
     fields["order"] = read_integer(order_value, order_path, 100)
     for name, read in _LATER_READERS.items():
         if name in given:
@@ -186,51 +187,48 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     return WorldBookEntry(**fields, other_fields=other)
 
 
-def _fold(name: str) -> str:
-    return name.replace("_", "").lower()  # as `Reader.folded` folds a key
-
-
 _SELECTIVE_LOGIC_NAMES = {v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()}
 _LORE_NAMES = {n: n for n in ("global", "character", "chat", "persona")}
 # Each field read by name alone, and how: a field the entry does not give keeps the model's default.
 # (in the order they are read: the first refusal is the one reported)
 _FIRST_READERS: dict[str, Callable[[Reader], Any]] = {
-    **{name: (lambda r, name=name, default=default: read_flag(*r.get(name), default)) for name, default in _ENTRY_FLAGS},
+    **{name: (lambda r, name=name, default=default: read_flag(*r.read(_KEYS[name]), default))
+       for name, default in _ENTRY_FLAGS},
     "selective_logic": lambda r: read_named(
-        *r.get("selective_logic"), "and_any", names=_SELECTIVE_LOGIC_NAMES, numbers=SELECTIVE_LOGIC_BY_NUMBER,
+        *r.read(_KEYS["selective_logic"]), "and_any", names=_SELECTIVE_LOGIC_NAMES, numbers=SELECTIVE_LOGIC_BY_NUMBER,
         expected="a selective logic: and_any, not_all, not_any, and_all (or 0..3)"),
-    "triggers": lambda r: read_generation_types(*r.get("triggers")),
+    "triggers": lambda r: read_generation_types(*r.read(_KEYS["triggers"])),
 }
 _LATER_READERS: dict[str, Callable[[Reader], Any]] = {
-    "comment": lambda r: read_text(*r.get("comment")),
-    "content": lambda r: read_text(*r.get("content")),
-    "keys": lambda r: read_texts(*r.get("keys", "key")),
-    "secondary_keys": lambda r: read_texts(*r.get("secondary_keys", "keysecondary")),
-    "depth": lambda r: read_integer(*r.get("depth"), None, minimum=0, nullable=True),
-    "role": lambda r: read_role(*r.get("role")),
-    "outlet_name": lambda r: read_text(*r.get("outlet_name")),
-    "probability": lambda r: read_integer(*r.get("probability"), 100, minimum=0, maximum=100),
-    "group": lambda r: read_text(*r.get("group")),
-    "group_weight": lambda r: read_integer(*r.get("group_weight"), 100, minimum=0),
-    "use_group_scoring": lambda r: read_flag(*r.get("use_group_scoring"), None),
-    "scan_depth": lambda r: read_integer(*r.get("scan_depth"), None, minimum=0, maximum=1000, nullable=True),
-    "case_sensitive": lambda r: read_flag(*r.get("case_sensitive"), None),
-    "match_whole_words": lambda r: read_flag(*r.get("match_whole_words"), None),
-    "sticky": lambda r: read_integer(*r.get("sticky"), None, minimum=0, nullable=True),
-    "cooldown": lambda r: read_integer(*r.get("cooldown"), None, minimum=0, nullable=True),
-    "delay": lambda r: read_integer(*r.get("delay"), None, minimum=0, nullable=True),
-    "display_index": lambda r: read_integer(*r.get("display_index"), None, nullable=True),
-    "automation_id": lambda r: read_text(*r.get("automation_id")),
-    "lore": lambda r: read_named(*r.get("lore"), "global", names=_LORE_NAMES, numbers={},
+    "comment": lambda r: read_text(*r.read(_KEYS["comment"])),
+    "content": lambda r: read_text(*r.read(_KEYS["content"])),
+    "keys": lambda r: read_texts(*r.read(_KEYS["keys"])),
+    "secondary_keys": lambda r: read_texts(*r.read(_KEYS["secondary_keys"])),
+    "depth": lambda r: read_integer(*r.read(_KEYS["depth"]), None, minimum=0, nullable=True),
+    "role": lambda r: read_role(*r.read(_KEYS["role"])),
+    "outlet_name": lambda r: read_text(*r.read(_KEYS["outlet_name"])),
+    "probability": lambda r: read_integer(*r.read(_KEYS["probability"]), 100, minimum=0, maximum=100),
+    "group": lambda r: read_text(*r.read(_KEYS["group"])),
+    "group_weight": lambda r: read_integer(*r.read(_KEYS["group_weight"]), 100, minimum=0),
+    "use_group_scoring": lambda r: read_flag(*r.read(_KEYS["use_group_scoring"]), None),
+    "scan_depth": lambda r: read_integer(*r.read(_KEYS["scan_depth"]), None, minimum=0, maximum=1000, nullable=True),
+    "case_sensitive": lambda r: read_flag(*r.read(_KEYS["case_sensitive"]), None),
+    "match_whole_words": lambda r: read_flag(*r.read(_KEYS["match_whole_words"]), None),
+    "sticky": lambda r: read_integer(*r.read(_KEYS["sticky"]), None, minimum=0, nullable=True),
+    "cooldown": lambda r: read_integer(*r.read(_KEYS["cooldown"]), None, minimum=0, nullable=True),
+    "delay": lambda r: read_integer(*r.read(_KEYS["delay"]), None, minimum=0, nullable=True),
+    "display_index": lambda r: read_integer(*r.read(_KEYS["display_index"]), None, nullable=True),
+    "automation_id": lambda r: read_text(*r.read(_KEYS["automation_id"])),
+    "lore": lambda r: read_named(*r.read(_KEYS["lore"]), "global", names=_LORE_NAMES, numbers={},
                                  expected="where the entry comes from: global, character, chat or persona"),
 }
-# the field each spelling of an entry's keys names, by the key's fold
-_FIELD_OF_FOLD: dict[str, str] = {
-    _fold(spelling): names[0]
-    for names in (("uid", "id"), ("enabled",), ("disable",), ("position",), ("delay_until_recursion",),
-                  ("character_filter",), ("insertion_order",), ("order",), ("keys", "key"),
-                  ("secondary_keys", "keysecondary"), *((name,) for name in (*_FIRST_READERS, *_LATER_READERS)))
-    for spelling in spellings(names[0], names[1:])}
+# each field's spellings (the name first), and the field each spelling names
+_KEYS: dict[str, tuple[str, ...]] = {
+    names[0]: spellings(names[0], names[1:])
+    for names in (*((name,) for name in (*_FIRST_READERS, *_LATER_READERS)), ("uid", "id"), ("enabled",),
+                  ("disable",), ("position",), ("delay_until_recursion",), ("character_filter",),
+                  ("insertion_order",), ("order",), ("keys", "key"), ("secondary_keys", "keysecondary"))}
+_FIELD_OF_SPELLING: dict[str, str] = {spelling: name for name, keys in _KEYS.items() for spelling in keys}
 
 
 def parse_worldbook(value: Any, path: str) -> WorldBook:
