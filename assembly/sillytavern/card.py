@@ -21,6 +21,7 @@ from assembly.reading import (
     read_role,
     read_text,
     read_texts,
+    spellings,
 )
 from assembly.sillytavern.models import Character, DepthPrompt
 from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
@@ -35,6 +36,8 @@ _CARD_TEXTS = (
     ("mes_example", ("messageExample", "mesExample")), ("system_prompt", ()), ("post_history_instructions", ()),
     ("creator_notes", ("creatorcomment",)), ("creator", ()), ("character_version", ()),
 )
+_CARD_TEXT_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in _CARD_TEXTS)
+_CARD_LIST_KEYS = tuple((name, spellings(name, ())) for name in ("tags", "alternate_greetings", "group_only_greetings"))
 
 
 def _depth_prompt(value: Any, path: str) -> DepthPrompt:
@@ -68,10 +71,10 @@ def _character_data(data: dict[str, Any], path: str, card: dict[str, Any] | None
     """The fields of a card's `data` (V2/V3) or of a flat card (V1 / engine.md's simplified shape)."""
     r = Reader(data, path)
     fields: dict[str, Any] = {}
-    for name, aliases in _CARD_TEXTS:
-        fields[name] = read_text(*r.get(name, *aliases), default=REQUIRED if name == "name" else "")
-    for name in ("tags", "alternate_greetings", "group_only_greetings"):
-        fields[name] = read_texts(*r.get(name))
+    for name, keys in _CARD_TEXT_KEYS:
+        fields[name] = read_text(*r.read(keys), default=REQUIRED if name == "name" else "")
+    for name, keys in _CARD_LIST_KEYS:
+        fields[name] = read_texts(*r.read(keys))
     fields["nickname"] = read_text(*r.get("nickname"), default=None)
 
     ext_value, ext_path = r.get("extensions")

@@ -153,6 +153,7 @@ _PRESET_TEXT_OPTIONS = (*UTILITY_PROMPT_DEFAULTS, "continue_postfix", "assistant
 _OPTION_KEYS: dict[str, tuple[str, ...]] = {
     key: spellings(key, ()) for key in (*_PRESET_TEXT_OPTIONS, "squash_system_messages", "continue_prefill",
                                         "openai_max_context", "openai_max_tokens", "names_behavior")}
+_OPTION_OF: dict[str, str] = {spelling: key for key, keys in _OPTION_KEYS.items() for spelling in keys}
 _UTILITY_KEYS = frozenset(key for name in UTILITY_PROMPT_DEFAULTS for key in (name, camel_case(name)))
 
 
@@ -203,20 +204,28 @@ def parse_preset(value: Any, path: str) -> Preset:
         order = tuple(PromptOrderEntry(identifier=p.identifier, enabled=p.enabled) for p in prompts)
 
     options: dict[str, Any] = {}
+    given = {_OPTION_OF.get(key) for key in data}  # the options the preset gives, in one pass over its keys
     for key in _PRESET_TEXT_OPTIONS:
+        if key not in given:
+            continue
         text = read_text(*r.read(_OPTION_KEYS[key]), default=MISSING)
         if text is not MISSING:
             options[key] = text
     has_utility = any(k in data for k in _UTILITY_KEYS)
     for key in ("squash_system_messages", "continue_prefill"):
+        if key not in given:
+            continue
         flag = read_flag(*r.read(_OPTION_KEYS[key]), MISSING)
         if flag is not MISSING:
             options[key] = flag
     for key in ("openai_max_context", "openai_max_tokens"):
+        if key not in given:
+            continue
         number = read_integer(*r.read(_OPTION_KEYS[key]), MISSING, minimum=0)
         if number is not MISSING:
             options[key] = number
-    names = read_integer(*r.read(_OPTION_KEYS["names_behavior"]), MISSING, minimum=-1, maximum=2)
+    names = read_integer(*r.read(_OPTION_KEYS["names_behavior"]), MISSING, minimum=-1, maximum=2) if (
+        "names_behavior" in given) else MISSING
     if names is not MISSING:
         options["names_behavior"] = names
     return Preset(

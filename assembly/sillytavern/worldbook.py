@@ -50,13 +50,19 @@ BOOK_SETTINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("use_group_scoring", ("world_info_use_group_scoring",)),
 )
 _BOOK_SETTING_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in BOOK_SETTINGS)
+_BOOK_SETTING_OF = {spelling: name for name, keys in _BOOK_SETTING_KEYS for spelling in keys}
 _BOOK_SETTING_LIMITS = {"scan_depth": (0, 1000), "budget_percent": (0, 100)}
 
 
 def book_settings(r: Reader) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     defaults = WorldBook.model_fields
+    given = {_BOOK_SETTING_OF.get(key) for key in r.data}  # the settings the book gives, in one pass over its keys
+    if r.fallback is not None:
+        given.update(_BOOK_SETTING_OF.get(key) for key in r.fallback.data)
     for name, keys in _BOOK_SETTING_KEYS:
+        if name not in given:
+            continue
         value, where = r.read(keys)
         default = defaults[name].default
         if isinstance(default, bool):
