@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly.reading import (
     MISSING,
     REQUIRED,
@@ -37,8 +39,9 @@ from assembly.sillytavern.vocabulary import (
 )
 
 
-def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
-    """One prompt; only the fields it gives are read (a field it leaves out takes the model's default)."""
+def _prompt(value: Any, path: str, coerced: list[str]) -> dict[str, Any]:
+    """One prompt's fields, each read and checked (the preset's prompts are validated in one call); only the fields
+    it gives are read (a field it leaves out takes the model's default)."""
     data = read_object(value, path, "a prompt object")
     st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
     fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
@@ -69,7 +72,7 @@ def _prompt(value: Any, path: str, coerced: list[str]) -> Prompt:
     # a field written as null reads as its default and is written back as null (see _export_prompt)
     fields["other_fields"] = {**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT
                                                         if k in data and data[k] is None}}
-    return Prompt(**fields)
+    return fields
 
 
 # a prompt's other fields read alike: (name, its spellings, reader, default); any depth is kept: SillyTavern injects
@@ -104,8 +107,13 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
         if identifier in seen:
             raise invalid(join_path(where, "identifier"), "an identifier listed once in this order", identifier)
         seen.add(identifier)
-        entries.append(PromptOrderEntry(identifier=identifier, enabled=enabled))
-    return tuple(entries)
+        entries.append({"identifier": identifier, "enabled": enabled})
+    return _ORDER.validate_python(entries)
+
+
+# the prompts and an order's entries, each list validated in one call (their fields are read and checked first)
+_PROMPTS = TypeAdapter(tuple[Prompt, ...])
+_ORDER = TypeAdapter(tuple[PromptOrderEntry, ...])
 
 
 def _character_id(value: Any, path: str) -> int | str:
@@ -177,16 +185,18 @@ def parse_preset(value: Any, path: str) -> Preset:
     if not isinstance(prompts_value, list):
         raise invalid(prompts_path, "a list of prompts", prompts_value)
     coerced: list[str] = []
-    prompts = []
+    read: list[dict[str, Any]] = []
     seen: set[str] = set()
     for index, item in enumerate(prompts_value):
-        prompt = _prompt(item, join_path(prompts_path, index), coerced)
-        if prompt.identifier in seen:  # SillyTavern finds a prompt by identifier: the first one wins
-            coerced.append(f"{join_path(join_path(prompts_path, index), 'identifier')}: {prompt.identifier!r} is "
+        fields = _prompt(item, join_path(prompts_path, index), coerced)
+        identifier = fields["identifier"]
+        if identifier in seen:  # SillyTavern finds a prompt by identifier: the first one wins
+            coerced.append(f"{join_path(join_path(prompts_path, index), 'identifier')}: {identifier!r} is "
                            "defined earlier in the list; this later definition is not used, as in SillyTavern")
             continue
-        seen.add(prompt.identifier)
-        prompts.append(prompt)
+        seen.add(identifier)
+        read.append(fields)
+    prompts = list(_PROMPTS.validate_python(read))
 
     has_order = order_value is not MISSING and order_value is not None
     others: tuple[PromptOrderList, ...] = ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from assembly.reading import MISSING, ImportInvalid, Reader, guarded, read_object
+from assembly.reading import MISSING, ImportInvalid, Reader, guarded, read_object, spellings
 from assembly.sillytavern.card import parse_character
 from assembly.sillytavern.macro_variables import parse_macro_variables
 from assembly.sillytavern.models import (
@@ -38,6 +38,9 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
 }
 
 
+_RESOURCE_KEYS = tuple((name, spellings(name, aliases)) for name, (aliases, _, _) in _RESOURCE_READERS.items())
+
+
 def _macro_engine(value: Any, path: str) -> str:
     if value not in ("legacy", "v2"):
         raise ImportInvalid(path, "'legacy' or 'v2'")
@@ -56,8 +59,9 @@ def _resources(value: Any, path: str) -> Resources:
         return value
     r = Reader(read_object(value, path, "a resources object"), path)
     fields: dict[str, Any] = {}
-    for name, (aliases, model, read) in _RESOURCE_READERS.items():
-        item, where = r.get(name, *aliases)
+    for name, keys in _RESOURCE_KEYS:
+        _, model, read = _RESOURCE_READERS[name]
+        item, where = r.read(keys)
         if item is MISSING or item is None:
             continue
         if model is not tuple and isinstance(item, model):

@@ -150,10 +150,11 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     return uid, enabled, position, delay_until_recursion, character_filter
 
 
-def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> WorldBookEntry:
-    """One entry. `book_form`: a list entry (card character_book or the simplified list) whose `extensions`
-    carry SillyTavern's fields in snake_case; a native entry keeps its `extensions` untouched. Only the fields the
-    entry gives are read (one pass over its keys); the others take their defaults."""
+def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> dict[str, Any]:
+    """One entry's fields, each read and checked (the book validates them as its entries in one call). `book_form`:
+    a list entry (card character_book or the simplified list) whose `extensions` carry SillyTavern's fields in
+    snake_case; a native entry keeps its `extensions` untouched. Only the fields the entry gives are read (one pass
+    over its keys); the others take their defaults."""
     data = read_object(value, path, "a world book entry object")
     ext = data.get("extensions") if book_form else None
     ext_path = join_path(path, "extensions")
@@ -190,7 +191,8 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
             other["extensions"] = rest
     elif not book_form and other.get("extensions") == {}:
         del other["extensions"]  # an empty native `extensions` says nothing; book exports always write one
-    return WorldBookEntry(**fields, other_fields=other)
+    fields["other_fields"] = other
+    return fields
 
 
 _SELECTIVE_LOGIC_NAMES = {v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()}
@@ -243,7 +245,7 @@ def parse_worldbook(value: Any, path: str) -> WorldBook:
     entries_value, entries_path = r.get("entries")
     if entries_value is MISSING:
         raise ImportInvalid(entries_path, "the world book's entries (an object keyed by uid, or a list)")
-    entries: list[WorldBookEntry] = []
+    entries: list[dict[str, Any]] = []
     if isinstance(entries_value, dict):
         for key, item in read_object(entries_value, entries_path).items():
             default_uid: int | str = int(key) if key.isascii() and key.isdecimal() else key
@@ -255,12 +257,13 @@ def parse_worldbook(value: Any, path: str) -> WorldBook:
         raise invalid(entries_path, "the world book's entries (an object keyed by uid, or a list)", entries_value)
     seen: dict[int | str, int] = {}
     for index, entry in enumerate(entries):
-        if entry.uid in seen:
+        uid = entry["uid"]
+        if uid in seen:
             where = join_path(entries_path, index) if isinstance(entries_value, list) else join_path(
                 entries_path, list(entries_value)[index]
             )
-            raise invalid(join_path(where, "uid"), "a uid used by one entry only", entry.uid)
-        seen[entry.uid] = index
+            raise invalid(join_path(where, "uid"), "a uid used by one entry only", uid)
+        seen[uid] = index
     settings = book_settings(r)
     other = r.leftovers()
     if other.get("extensions") == {}:
