@@ -222,6 +222,9 @@ def spellings(name: str, aliases: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((name, camel, *aliases)))
 
 
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
 class Reader:
     """A JSON object read field by field. It remembers what it used so the rest can be kept, and it refuses two
     spellings of one field with different values (nothing is picked silently)."""
@@ -275,7 +278,9 @@ class Reader:
         return MISSING, join_path(path, keys[0])
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
-        return {k: copy.deepcopy(v) for k, v in self.data.items() if k not in self.used and k not in skip}
+        """The fields not read, as copies (a string, number, boolean or null is its own copy)."""
+        return {k: v if type(v) in _ATOMS else copy.deepcopy(v) for k, v in self.data.items()
+                if k not in self.used and k not in skip}
 
     def reject_leftovers(self, expected: Iterable[str]) -> None:
         for key in self.data:
