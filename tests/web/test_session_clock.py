@@ -73,7 +73,7 @@ def test_a_bad_clock_on_the_settings_form_is_refused_naming_the_field_and_stores
     assert response.status_code == 400
     html = markup.unescape(response.content.decode())
     around = html[html.index('id="id_clock"') - 800:html.index('id="id_clock"') + 800]
-    assert "clock: expected a date and time" in around
+    assert "Time macros read: expected a date and time" in around
     stored = Session.objects.get(pk=session.pk)
     assert (stored.name, stored.clock) == ("Clock", "2026-12-06T15:05:00+08:00")
 
