@@ -111,6 +111,13 @@ def test_the_text_page_reads_in_chinese(text_session, users):
     assert "停止字符串" in html and "故事字符串（上下文模板）" in html
 
 
+@pytest.mark.parametrize(("language", "option"), [("en", "ChatML (built-in)"), ("zh-hans", "ChatML（内置）")])
+def test_the_settings_card_names_a_built_in_template_in_the_pages_language(text_session, users, language, option):
+    html = client_for(users["designer"]).get(f"/sessions/{text_session.pk}/text/",
+                                             HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert re.search(rf"<option [^>]*>{re.escape(option)}</option>", html)
+
+
 def test_a_continue_ends_with_the_continued_message_without_its_suffix(users):
     session = make_text_session(users["designer"], users["admin"])
     session_services.session_update(session=session, current_input="")
