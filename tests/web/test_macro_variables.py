@@ -327,3 +327,12 @@ def test_the_panels_scope_words_keep_to_one_line(users, session):
     services.session_update(session=session, current_input=TYPED, macro_variables={"local": {"hp": 3}, "global": {}})
     panel = _panel(markup.unescape(client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode()))
     assert '<td class="nowrap">this chat</td>' in panel
+
+
+@pytest.mark.parametrize(("language", "names"), [
+    ("en", "<code>hp</code>, <code>flag</code>, <code>day</code><span class=\"muted\"> (global)</span>"),
+    ("zh-hans", "<code>hp</code>、<code>flag</code>、<code>day</code><span class=\"muted\">（全局）</span>")])
+def test_the_settings_list_names_the_variables_with_the_pages_punctuation(users, session, language, names):
+    services.session_update(session=session, macro_variables={"local": {"hp": 3, "flag": "on"}, "global": {"day": 3}})
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f"<dd data-macro-variable-names>{names}</dd>" in html
