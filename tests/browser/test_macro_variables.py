@@ -63,9 +63,21 @@ def test_bad_variables_and_a_bad_clock_are_refused_by_their_fields_then_the_time
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     shoot(page, "macro-settings-refused")
     page.get_by_label("Global variables").fill('{"day": 3}')
+    page.get_by_label("Chat variables").fill('{"mood": "calm", "storm_warning_level": "' + "ab" * 200 + '"}')
     page.get_by_label("Time macros read").fill("2026-12-06T15:05+08:00")
     page.get_by_role("button", name="Save settings").click()
     expect(page.locator("[data-session-clock] time")).to_have_attribute("datetime", "2026-12-06T15:05:00+08:00")
     page.goto(f"{live_server.url}/sessions/{gate.pk}/preview/")
     expect(page.get_by_text("It is Sunday, 3:05 PM.").first).to_be_visible()
     expect(page.locator('#macro-variables tr[data-variable="day"]')).to_have_attribute("data-variable-scope", "global")
+    # in the side column (1,400 px) and the single one (800 px): a 400-character value without a space wraps in
+    # its cell, no sideways scroll; names and scope words stay on one line
+    for width in (1400, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), width
+        for cell in ('tr[data-variable="mood"] td:first-child code',
+                     'tr[data-variable="storm_warning_level"] td:first-child code',
+                     'tr[data-variable="mood"] td:nth-child(2)'):
+            assert page.locator(f"#macro-variables {cell}").evaluate(
+                "el => { const r = document.createRange(); r.selectNodeContents(el);"
+                " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }") == 1, (width, cell)
