@@ -101,7 +101,8 @@ class JSONObjectField(StrictJSONField):
             return {}
         parsed = super().clean(value)
         if not isinstance(parsed, dict):
-            raise forms.ValidationError(_("Expected a JSON object of names and values."))
+            raise forms.ValidationError(_("%(field)s: expected a JSON object of names and values.") % {
+                "field": self.label})
         return parsed
 
 
