@@ -2,6 +2,8 @@
 settings form, and the preview shows the {{if}} that only Macros 2.0 evaluates and each variable before and after
 the generation (SillyTavern's `{{setvar}}` stores the text it is given)."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -67,6 +69,11 @@ def test_bad_variables_and_a_bad_clock_are_refused_by_their_fields_then_the_time
     page.get_by_label("Time macros read").fill("2026-12-06T15:05+08:00")
     page.get_by_role("button", name="Save settings").click()
     expect(page.locator("[data-session-clock] time")).to_have_attribute("datetime", "2026-12-06T15:05:00+08:00")
+    # the saved variables come back one name a line, every line in view without scrolling the box
+    page.locator("#settings details.edit > summary").click()
+    chat = page.get_by_label("Chat variables")
+    expect(chat).to_have_value(re.compile(r'^\{\n "mood": "calm",\n "storm_warning_level": "(ab)+"\n\}$'))
+    assert chat.evaluate("el => el.scrollHeight <= el.clientHeight + 1")
     page.goto(f"{live_server.url}/sessions/{gate.pk}/preview/")
     expect(page.get_by_text("It is Sunday, 3:05 PM.").first).to_be_visible()
     expect(page.locator('#macro-variables tr[data-variable="day"]')).to_have_attribute("data-variable-scope", "global")
