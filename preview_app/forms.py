@@ -16,6 +16,7 @@ from assembly.tokens import ENCODINGS
 from preview_app.previews import chat_variables
 from preview_app.services import (
     EVENT_ROLES,
+    MAX_MACRO_VARIABLES,
     author_note_settings,
     clock_checked,
     extension_prompt_settings,
@@ -71,20 +72,37 @@ class JSONObjectField(StrictJSONField):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)
-        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 2, "spellcheck": "false"}))
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}))
         super().__init__(**kwargs)
 
     def prepare_value(self, value):
         if value in (None, "", {}):
             return ""
-        return json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else super().prepare_value(value)
+        # one name a line: a long value wraps under its own name instead of running into the next one
+        return json.dumps(value, ensure_ascii=False, indent=1) if isinstance(value, dict) else super().prepare_value(
+            value)
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except forms.ValidationError as error:
+            if getattr(error, "code", None) != "invalid" or not isinstance(value, str):
+                raise
+            try:
+                json.loads(value)
+            except json.JSONDecodeError as bad:  # the field and where its text stops being JSON
+                raise forms.ValidationError(
+                    _("%(field)s: not valid JSON (line %(line)s, column %(column)s).")
+                    % {"field": self.label, "line": bad.lineno, "column": bad.colno}, code="invalid") from None
+            raise
 
     def clean(self, value):
         if value in (None, "") or (isinstance(value, str) and not value.strip()):
             return {}
         parsed = super().clean(value)
         if not isinstance(parsed, dict):
-            raise forms.ValidationError(_("Expected a JSON object of names and values."))
+            raise forms.ValidationError(_("%(field)s: expected a JSON object of names and values.") % {
+                "field": self.label})
         return parsed
 
 
@@ -226,8 +244,9 @@ class SessionForm(forms.Form):
         if "clock" in data:
             try:
                 data["clock"] = clock_checked(data["clock"])
-            except ServiceError as error:
-                self.add_error("clock", error.message)
+            except ServiceError:
+                self.add_error("clock", _("%(field)s: expected a date and time such as 2026-12-06T15:05 (an offset such "
+                                          "as +08:00 may follow; none: UTC).") % {"field": self.fields["clock"].label})
         if "extension_prompts" in data:
             try:
                 data["extension_prompts"] = extension_prompt_settings(data["extension_prompts"])
@@ -240,6 +259,15 @@ class SessionForm(forms.Form):
     def _clean_macro_variables(self, data: dict[str, Any]) -> None:
         if not all(field in data for field in self.VARIABLE_FIELDS.values()):
             return  # a variables field already has its error
+        for field in self.VARIABLE_FIELDS.values():  # the refusals a typed object can meet, in the page's language
+            label = self.fields[field].label
+            if "" in data[field]:
+                self.add_error(field, _("%(field)s: a variable name cannot be empty.") % {"field": label})
+                return
+            if len(data[field]) > MAX_MACRO_VARIABLES:
+                self.add_error(field, _("%(field)s: at most %(count)s variables.") % {
+                    "field": label, "count": MAX_MACRO_VARIABLES})
+                return
         try:
             data["macro_variables"] = macro_variables_checked(
                 {scope: data[field] for scope, field in self.VARIABLE_FIELDS.items()})

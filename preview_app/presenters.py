@@ -144,3 +144,17 @@ def projection_rows(turns: list[Any], worldbook: Any) -> list[dict[str, Any]]:
     names = {str(e.uid): e.display_name for e in entries}
     return [{"turn": t, "world_info": None if t.world_info is None else
              [names.get(str(uid), str(uid)) for uid in t.world_info]} for t in turns]
+
+
+def clock_words(clock: str) -> str:
+    """A session's stored clock (ISO 8601 with its offset) as the settings list shows it: "2026-12-06 15:05
+    UTC+08:00", seconds only when set, "UTC" alone at offset zero; "" when not set. Breaks between its parts only."""
+    if not clock:
+        return ""
+    from datetime import datetime
+
+    moment = datetime.fromisoformat(clock)
+    time = moment.strftime("%H:%M:%S" if moment.second else "%H:%M")
+    offset = moment.strftime("%z")  # +0800
+    zone = "UTC" if offset in ("", "+0000") else f"UTC{offset[:3]}:{offset[3:]}"
+    return f"{moment:%Y-%m-%d} {time} {zone}"

@@ -151,6 +151,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "composer_preview": composer_preview(session) if request.GET.get("preview") else None,
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         "macro_variables": session_variables(session),
+        "clock_words": presenters.clock_words(session.clock),
         # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
         "sillytavern_work": sillytavern,
         # text completion: the templates build the prompt, no strategy does (the strategy card gives way)

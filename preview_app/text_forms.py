@@ -11,7 +11,8 @@ from strategies_app.models import TextTemplate
 
 class TemplateChoice(forms.ModelChoiceField):
     def label_from_instance(self, obj: TextTemplate) -> str:
-        return f"{obj.name} ({_('built-in')})" if obj.builtin else obj.name
+        # one sentence to translate: Chinese puts the word in full-width brackets, "ChatML（内置）"
+        return str(_("%(name)s (built-in)") % {"name": obj.name}) if obj.builtin else obj.name
 
 
 def _templates(kind: str, label, empty) -> TemplateChoice:

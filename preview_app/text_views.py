@@ -24,8 +24,8 @@ from strategies_app.access import resource_for_read
 from strategies_app.models import Strategy, TextTemplate
 from strategies_app.text_templates import KINDS, master_document
 from studio.engine_runs import assemble
-from studio.errors import FormInvalid, invalid
-from studio.http import MAX_BODY_BYTES, too_large, valid_form
+from studio.errors import invalid
+from studio.http import MAX_BODY_BYTES, too_large
 
 DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (text_templates._SETTINGS_DEFAULTS)
 TEXT_GENERATIONS = ("normal", "continue", "impersonate")  # what text completion builds
@@ -89,17 +89,19 @@ def text_settings(request, pk):
     except CodedError as error:
         return render(request, "preview/error.html", {"error": presenters.error_context(error)},
                       status=error.status)
+    form = _settings_form(session, request.POST)
+    if not form.is_valid():  # each error beside its field, in the page's language
+        return _page(request, session, status=400, form=form)
     try:
-        data = valid_form(TextSettingsForm, request).cleaned_data
+        data = form.cleaned_data
         services.session_text_update(
             session=session, completion=data["completion"], instruct_template=data["instruct_template"],
             context_template=data["context_template"], sysprompt_template=data["sysprompt_template"],
             instruct_enabled=data["instruct_enabled"],
             text_settings={**(session.text_settings or {}), "max_context": data["max_context"],
                            "amount_gen": data["amount_gen"]})
-    except (FormInvalid, CodedError) as error:
-        return _page(request, session, status=error.status, form=_settings_form(session, request.POST),
-                     form_error=presenters.error_context(error))
+    except CodedError as error:
+        return _page(request, session, status=error.status, form=form, form_error=presenters.error_context(error))
     return redirect(reverse("preview:text", args=[session.pk]))
 
 

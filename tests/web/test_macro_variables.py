@@ -126,8 +126,10 @@ def test_the_panel_shows_variables_a_generations_macros_set_on_a_session_with_no
 
 
 @pytest.mark.parametrize(("changes", "field", "words"), [
-    ({"local_variables": '{"": 1}'}, "local_variables", "macro_variables.local"),
-    ({"global_variables": "[1, 2]"}, "global_variables", "Expected a JSON object"),
+    ({"local_variables": '{"": 1}'}, "local_variables", "Chat variables: a variable name cannot be empty."),
+    ({"global_variables": '{"mood": '}, "global_variables", "Global variables: not valid JSON (line 1, column 10)."),
+    ({"local_variables": '{\n "hp": 9,\n}'}, "local_variables", "Chat variables: not valid JSON (line 3, column 1)."),
+    ({"global_variables": "[1, 2]"}, "global_variables", "Global variables: expected a JSON object of names and values."),
     ({"local_variables": '{"hp": NaN}'}, "local_variables", "finite number"),
     ({"macro_engine": "v3"}, "macro_engine", "v3"),
 ])
@@ -295,3 +297,42 @@ def test_a_chat_variable_with_an_empty_name_is_kept_in_the_file_but_never_sent(u
     assert json.loads(exported[0]) == header
     services.session_update(session=Session.objects.get(pk=session.pk), macro_variables={"local": {"hp": 5}})
     assert Session.objects.get(pk=session.pk).chat_file["metadata"]["variables"] == {"": "odd", "hp": 5}
+
+
+def test_the_macros_refusals_in_chinese_name_their_field_with_a_full_width_colon(users, session):
+    """A bad JSON object and a bad clock, on the page in Chinese: each refusal sits by its field, in Chinese,
+    names the field as its label does and has no English left."""
+    data = _edit_data(session, global_variables='{"day": ', clock="tomorrow")
+    response = client_for(users["designer"]).post(f"/sessions/{session.pk}/edit/", data,
+                                                  HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 400
+    html = markup.unescape(response.content.decode())
+    variables = html[html.index('id="id_global_variables"') - 600:html.index('id="id_global_variables"')]
+    assert "全局变量：不是有效的 JSON（第 1 行，第 9 列）。" in variables
+    clock = html[html.index('id="id_clock"') - 900:html.index('id="id_clock"')]
+    assert "时间宏读取的时刻：应为日期和时间，例如 2026-12-06T15:05" in clock
+    assert "expected" not in clock and "clock:" not in clock
+
+
+def test_the_variables_textareas_show_one_name_a_line(users, session):
+    services.session_update(session=session, macro_variables={"local": {"hp": 3, "mood": "calm " * 30},
+                                                              "global": {"day": 3}})
+    html = markup.unescape(client_for(users["designer"]).get(f"/sessions/{session.pk}/").content.decode())
+    start = html.index('id="id_local_variables"')
+    textarea = html[start:html.index("</textarea>", start)]
+    assert '\n "hp": 3,\n "mood": "calm calm' in textarea
+
+
+def test_the_panels_scope_words_keep_to_one_line(users, session):
+    services.session_update(session=session, current_input=TYPED, macro_variables={"local": {"hp": 3}, "global": {}})
+    panel = _panel(markup.unescape(client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode()))
+    assert '<td class="nowrap">this chat</td>' in panel
+
+
+@pytest.mark.parametrize(("language", "names"), [
+    ("en", "<code>hp</code>, <code>flag</code>, <code>day</code><span class=\"muted\"> (global)</span>"),
+    ("zh-hans", "<code>hp</code>、<code>flag</code>、<code>day</code><span class=\"muted\">（全局）</span>")])
+def test_the_settings_list_names_the_variables_with_the_pages_punctuation(users, session, language, names):
+    services.session_update(session=session, macro_variables={"local": {"hp": 3, "flag": "on"}, "global": {"day": 3}})
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f"<dd data-macro-variable-names>{names}</dd>" in html

@@ -51,7 +51,7 @@ def test_create_a_session_with_resources_and_host_settings(world, users):
     ("official_sections", '{"name": "base"}', "Expected a JSON list of sections."),
     ("official_sections", '[{"name": "base"}]', "host.official_sections.0.text: Field required"),
     ("contexts", '[{"text": "x"}]', "host.contexts.0.name: Field required"),
-    ("variables", "[1, 2]", "Expected a JSON object of names and values."),
+    ("variables", "[1, 2]", "Variables: expected a JSON object of names and values."),
     ("system_prompt_update", "sometimes", "Select a valid choice."),
     ("preset", "999999", "Select a valid choice."),
 ])
@@ -77,7 +77,7 @@ def test_edit_settings_and_a_bad_edit_changes_nothing(world, users):
     assert (session.name, session.current_input, session.preset, list(session.world_books.all())) == \
         ("Renamed", "Next question", None, [])
     bad = client.post(f"/sessions/{session.pk}/edit/", _form(name="Again", variables="[]"))
-    assert bad.status_code == 400 and b"Expected a JSON object" in bad.content
+    assert bad.status_code == 400 and b"Variables: expected a JSON object" in bad.content
     assert Session.objects.get(pk=session.pk).name == "Renamed"
 
 

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from preview_app import services as session_services
 from preview_app.models import Session
 from strategies_app import services, sillytavern
-from strategies_app.models import Character, Preset, RegexScript
+from strategies_app.models import Character, Preset, RegexScript, WorldBook
 from tests.web.conftest import client_for, csrf_client_for
 
 # As SillyTavern's regex extension exports a script (every key, in its order)
@@ -243,3 +243,18 @@ def test_admins_manage_scripts_in_the_django_admin(users):
     assert listing.status_code == 200 and b'name="form-0-sort_order"' in listing.content
     assert client.get(f"/admin/strategies_app/regexscript/{script.pk}/change/").status_code == 200
     assert client_for(users["designer"]).get("/admin/strategies_app/regexscript/").status_code == 302
+
+
+@pytest.mark.parametrize(("language", "names", "books"), [
+    ("en", 'hounds, wolves<span class="muted"> (disabled)</span>', "Forest, Moor"),
+    ("zh-hans", 'hounds、wolves<span class="muted">（已停用）</span>', "Forest、Moor")])
+def test_the_settings_list_names_scripts_and_books_with_the_pages_punctuation(users, st_session, language, names,
+                                                                              books):
+    hounds = RegexScript.objects.create(name="hounds", find_regex="/a/", placement=[1])
+    wolves = RegexScript.objects.create(name="wolves", find_regex="/b/", placement=[1], disabled=True)
+    shelf = [WorldBook.objects.get(pk=services.worldbook_import(user=users["admin"], name=name, data={"entries": {
+        "0": {"uid": 0, "key": ["wolf"], "content": "A wolf."}}}).id) for name in ("Forest", "Moor")]
+    session_services.session_update(session=st_session, regex_scripts=[hounds, wolves], world_books=shelf)
+    html = client_for(users["qa"]).get(f"/sessions/{st_session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert f"<dd data-regex-script-names>{names}</dd>" in html
+    assert f"<dd>{books}</dd>" in html

@@ -52,6 +52,17 @@ def test_the_settings_form_sets_the_clock_and_the_preview_shows_the_formatted_ti
     assert not [d for d in result["diagnostics"] if d["code"] == "UNSUPPORTED_MACRO"]
     html = markup.unescape(client_for(users["qa"]).get(f"/sessions/{session.pk}/").content.decode())
     assert 'data-session-clock="2026-12-06T15:05:00+08:00"' in html
+    # shown in parts a narrow column can break between, never inside the date
+    assert '<time datetime="2026-12-06T15:05:00+08:00">2026-12-06 15:05 UTC+08:00</time>' in html
+
+
+@pytest.mark.parametrize(("clock", "words"), [
+    ("2026-12-06T15:05:00+08:00", "2026-12-06 15:05 UTC+08:00"), ("2026-03-22T00:30:00+00:00", "2026-03-22 00:30 UTC"),
+    ("2026-03-22T00:30:15-05:30", "2026-03-22 00:30:15 UTC-05:30"), ("", "")])
+def test_the_settings_list_shows_the_clock_as_date_time_and_offset(clock, words):
+    from preview_app.presenters import clock_words
+
+    assert clock_words(clock) == words
 
 
 def test_a_clock_without_an_offset_is_utc_and_blank_clears_it(users, session):
@@ -73,7 +84,7 @@ def test_a_bad_clock_on_the_settings_form_is_refused_naming_the_field_and_stores
     assert response.status_code == 400
     html = markup.unescape(response.content.decode())
     around = html[html.index('id="id_clock"') - 800:html.index('id="id_clock"') + 800]
-    assert "clock: expected a date and time" in around
+    assert "Time macros read: expected a date and time" in around
     stored = Session.objects.get(pk=session.pk)
     assert (stored.name, stored.clock) == ("Clock", "2026-12-06T15:05:00+08:00")
 

@@ -84,6 +84,21 @@ def test_a_response_length_as_large_as_the_context_is_refused_inline(text_sessio
     assert "response length must be smaller" in answer.content.decode()
 
 
+@pytest.mark.parametrize(("language", "label", "words"), [
+    ("en", "Context size (tokens)", "Ensure this value is greater than or equal to 1."),
+    ("zh-hans", "上下文大小（token）", "确保该值大于或等于1。")])
+def test_a_bad_size_is_refused_beside_its_field_in_the_pages_language(text_session, users, language, label, words):
+    answer = client_for(users["designer"]).post(f"/sessions/{text_session.pk}/text/settings/", {
+        "completion": "text", "max_context": "0", "amount_gen": "5"}, HTTP_ACCEPT_LANGUAGE=language)
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    start = html.index('for="id_max_context"')
+    beside = html[start:html.index('id="id_max_context"', start)]
+    assert f">{label}</label>" in beside and words in beside
+    assert "max_context:" not in html  # the field's code is never shown in its place
+    assert Session.objects.get(pk=text_session.pk).text_settings == text_session.text_settings
+
+
 def test_qa_may_not_change_the_settings(text_session, users):
     answer = client_for(users["qa"]).post(f"/sessions/{text_session.pk}/text/settings/", {"completion": "chat"})
     assert answer.status_code == 403
@@ -109,6 +124,13 @@ def test_the_text_page_reads_in_chinese(text_session, users):
     client = client_for(users["qa"])
     html = client.get(f"/sessions/{text_session.pk}/text/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "停止字符串" in html and "故事字符串（上下文模板）" in html
+
+
+@pytest.mark.parametrize(("language", "option"), [("en", "ChatML (built-in)"), ("zh-hans", "ChatML（内置）")])
+def test_the_settings_card_names_a_built_in_template_in_the_pages_language(text_session, users, language, option):
+    html = client_for(users["designer"]).get(f"/sessions/{text_session.pk}/text/",
+                                             HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert re.search(rf"<option [^>]*>{re.escape(option)}</option>", html)
 
 
 def test_a_continue_ends_with_the_continued_message_without_its_suffix(users):
