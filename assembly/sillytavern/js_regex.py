@@ -32,8 +32,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import regex as engine
-
 from assembly.caches import PATTERNS
 from assembly.errors import CodedError
 
@@ -230,6 +228,8 @@ def _compiled(source: str, flags: str, max_length: int | None) -> JsRegex | Unco
     if max_length is not None and len(translated) > max_length:
         return Uncompilable(source, flags, "limit", f"its translation has {len(translated)} characters, over the "
                                                     f"limit of {max_length}")
+    import regex as engine  # the regex package is loaded by the first pattern compiled, not by every request
+
     options = engine.VERSION0 | (engine.IGNORECASE if "i" in flags else 0)
     if "s" in flags:
         options |= engine.DOTALL

@@ -109,22 +109,24 @@ def regex_from_string(text: str, max_length: int | None = None) -> JsRegex | Unc
     pattern with those flags, other text a pattern without flags (only up to a line break: its parser's `.+`
     stops there). Flags outside gmixXsuUAJ or given twice make the whole text the pattern; flags JavaScript does
     not know (x X U A J) leave no regex."""
-    parts = _FIND_PARTS.search(text)
+    parts = _parser(_FIND_PARTS, "i").search(text)
     if parts is None:
         return Uncompilable(text, "", "syntax", "an empty find")
     pattern, flags = parts.group(2), parts.group(3)
-    if flags and not _FIND_FLAGS.test(flags):
+    if flags and not _parser(_FIND_FLAGS).test(flags):
         return compile_js(text, "", max_length)
     return compile_js(pattern, flags, max_length)
 
 
-# regexFromString's own parsers, read as the JavaScript they are
+# regexFromString's own parsers, read as the JavaScript they are; compiled at first use (kept in PATTERNS like any
+# pattern), so that a process whose requests carry no regex script never loads the regex package
+_FIND_PARTS = "(\\/?)(.+)\\1([a-z]*)"
+_FIND_FLAGS = "^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$"
+
+
 def _parser(source: str, flags: str = "") -> JsRegex:
     regex = compile_js(source, flags)
     if not isinstance(regex, JsRegex):
         raise RuntimeError(f"js_regex cannot read its own parser /{source}/{flags}: {regex.reason}")
     return regex
 
-
-_FIND_PARTS = _parser("(\\/?)(.+)\\1([a-z]*)", "i")
-_FIND_FLAGS = _parser("^(?!.*?(.).*?\\1)[gmixXsuUAJ]+$")

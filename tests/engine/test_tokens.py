@@ -211,3 +211,9 @@ def test_openai_encodings_split_and_name_special_tokens_as_tiktoken_defines_them
     for name, (pattern, special) in tokens_module._OPENAI_SPECS.items():
         defined = openai_public.ENCODING_CONSTRUCTORS[name]()
         assert (pattern, special) == (defined["pat_str"], defined["special_tokens"])
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_openai_files_rank_each_token_by_its_line_number(encoding, tmp_path):
+    data = tokens_module._install_bpe_file(encoding, tmp_path)
+    assert tokens_module._line_ranks(data) == tokens_module._tiktoken_ranks(data)
