@@ -7,6 +7,7 @@ from assembly.api import assemble, capabilities, require_available
 from assembly.budget import BudgetError, select_within_budget
 from assembly.catalogue import builtin_strategies
 from assembly.errors import AssemblyError
+from assembly.fragments import FragmentError, define_context_fragments
 from assembly.host import commit_turn
 from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
 from assembly.request import AssemblyRequest, HostSettings
@@ -35,12 +36,3 @@ __all__ = [
     "require_available",
     "select_within_budget",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # context fragments are a tool of their own, not a step of assemble(): loaded when first named, not by every process
-    if name in ("FragmentError", "define_context_fragments"):
-        from assembly import fragments
-
-        return getattr(fragments, name)
-    raise AttributeError(f"module 'assembly' has no attribute {name!r}")
