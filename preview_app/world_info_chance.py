@@ -16,6 +16,7 @@ from django.utils.translation import ngettext, pgettext
 from assembly.host import conversation_history
 from assembly.results import AssemblyResult
 from preview_app.world_info_log import ENGINE_TEXTS, group_roll, roll_words
+from studio.wording import list_words
 
 CHAT_ROLES = ("user", "assistant", "system")  # the messages SillyTavern's chat holds (world info counts them)
 
@@ -163,14 +164,13 @@ def reroll_change(before: AssemblyResult, after: AssemblyResult, seed: int) -> s
     was, now = _active(before), _active(after)
     came = [name for uid, name in now.items() if uid not in was]
     went = [name for uid, name in was.items() if uid not in now]
-    separator = pgettext("list separator", ", ")
     parts = []
     if came:
         parts.append(ngettext("%(count)s entry came in: %(names)s", "%(count)s entries came in: %(names)s",
-                              len(came)) % {"count": len(came), "names": separator.join(came)})
+                              len(came)) % {"count": len(came), "names": list_words(came)})
     if went:
         parts.append(ngettext("%(count)s entry went out: %(names)s", "%(count)s entries went out: %(names)s",
-                              len(went)) % {"count": len(went), "names": separator.join(went)})
+                              len(went)) % {"count": len(went), "names": list_words(went)})
     if not parts:
         parts.append(_("the same world-info entries are in and out as before"))
     return _("Rolled again with seed %(seed)s: %(changes)s.") % {

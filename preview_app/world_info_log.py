@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, pgettext
+from django.utils.translation import gettext_lazy
 
 from assembly.results import AssemblyResult, NodeView
 from assembly.sillytavern.worldinfo_models import ActivationReason, MatchSource, SkipReason
 from assembly.sillytavern.worldinfo_scan import PREVIEW_ROLL
-from studio.wording import engine_word
+from studio.wording import engine_word, list_words
 
 POSITION_WORDS = {  # WorldPosition -> where SillyTavern places the entry; at_depth and outlet are worded apart
     "before": gettext_lazy("before the character description"),
@@ -222,8 +222,7 @@ def _text_reason(reason: SkipReason) -> str:
         return reason.message
     facts = found.groupdict()
     if reason.kind == "trigger":
-        types = pgettext("list separator", ", ").join(
-            str(engine_word("generation", t.strip())) for t in facts["types"].split(","))
+        types = list_words(engine_word("generation", t.strip()) for t in facts["types"].split(","))
         return _("only for %(types)s generations; this is a %(generation)s generation") % {
             "types": types, "generation": engine_word("generation", facts["generation"])}
     if reason.kind == "delayed":
