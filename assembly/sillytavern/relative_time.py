@@ -13,7 +13,8 @@ def _moment(text: str) -> datetime | None:
         return None
 
 
-def _words(seconds: float) -> str:
+def humanize(seconds: float) -> str:
+    """moment's `duration(seconds).humanize()` without a suffix ("a few seconds", "2 hours", "3 days")."""
     s = abs(seconds)
     minutes, hours, days = round(s / 60), round(s / 3600), round(s / 86400)
     months = round(s / 86400 / 30.436875)
@@ -41,11 +42,6 @@ def _words(seconds: float) -> str:
     return f"{years} years"
 
 
-def humanize(seconds: float) -> str:
-    """moment's `duration(seconds).humanize()` without a suffix ("a few seconds", "2 hours", "3 days")."""
-    return _words(seconds)
-
-
 def time_diff(first: str, second: str) -> str:
     """How `first` stands to `second` ("in 2 hours", "3 days ago"); "Invalid date" when either is not a date."""
     a, b = _moment(first), _moment(second)
@@ -54,5 +50,5 @@ def time_diff(first: str, second: str) -> str:
     if (a.tzinfo is None) != (b.tzinfo is None):
         a, b = a.replace(tzinfo=None), b.replace(tzinfo=None)
     seconds = (a - b).total_seconds()
-    words = _words(seconds)
+    words = humanize(seconds)
     return f"in {words}" if seconds > 0 else f"{words} ago"
