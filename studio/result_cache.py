@@ -162,6 +162,17 @@ def _keep(cache, key: str, value: Any, limit: int | None = None) -> None:
         logger.warning("engine cache: could not keep %s", key, exc_info=True)
 
 
+def _kept_or_computed(cache, key: str, compute: Callable[[], T], usable: Callable[[Any], bool],
+                      limit: int | None = None) -> T:
+    """The value kept under `key` when it is `usable`, otherwise `compute()`'s, kept for the next time."""
+    found = _kept(cache, key)
+    if usable(found):
+        return found
+    value = compute()
+    _keep(cache, key, value, limit)
+    return value
+
+
 def through_cache(request: Any, run: Callable[[], AssemblyResult]) -> AssemblyResult:
     """The result of `request`: the kept one when the same request was answered by this engine version before,
     otherwise `run()`'s, kept for the next one (a refusal or a failure raises and is not kept). With the dummy
@@ -170,12 +181,7 @@ def through_cache(request: Any, run: Callable[[], AssemblyResult]) -> AssemblyRe
     key = None if isinstance(cache, DummyCache) else request_key(request)
     if key is None:
         return run()
-    found = _kept(cache, key)
-    if isinstance(found, AssemblyResult):
-        return found
-    result = run()
-    _keep(cache, key, result, max_bytes())
-    return result
+    return _kept_or_computed(cache, key, run, lambda found: isinstance(found, AssemblyResult), max_bytes())
 
 
 def kept_import(read: Callable[[Any], T], document: Any) -> T:
@@ -192,9 +198,4 @@ def kept_import(read: Callable[[Any], T], document: Any) -> T:
         return read(document)
     key = (f"engine-resource:{engine_version()}:{read.__module__}.{read.__qualname__}:"
            f"{hashlib.sha256(content.encode()).hexdigest()}")
-    found = _kept(cache, key)
-    if found is not None:
-        return found
-    value = read(document)
-    _keep(cache, key, value)
-    return value
+    return _kept_or_computed(cache, key, lambda: read(document), lambda found: found is not None)
