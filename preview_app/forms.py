@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from assembly.catalogue import BUILTIN_NAMES
 from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
+from preview_app.macro_variables import MACRO_ENGINE_WORDS
 from preview_app.previews import chat_variables
 from preview_app.services import (
     EVENT_ROLES,
@@ -38,8 +39,7 @@ SYSTEM_UPDATE_CHOICES = [("head", _("head: the system prompt is re-sent at the t
 
 NOTE_POSITION_CHOICES = [("in_chat", _("In the chat, at a depth")), ("before_main", _("Before the main prompt")),
                          ("after_main", _("After the main prompt"))]
-# SillyTavern's words (User Settings: "Macro engine"), the engine's codes as values
-MACRO_ENGINE_CHOICES = [("legacy", _("legacy")), ("v2", _("Macros 2.0 (experimental)"))]
+MACRO_ENGINE_CHOICES = list(MACRO_ENGINE_WORDS.items())
 NOTE_ROLE_CHOICES = [(role, ENGINE_WORDS["role"][role]) for role in ("system", "user", "assistant")]
 
 

@@ -1,4 +1,4 @@
-"""The preview's "Macro variables" panel (issue 32 point 1): each chat-local and global variable of the generation,
+"""The preview's "Macro variables" panel (engine.md §10): each chat-local and global variable of the generation,
 its value before and after the generation's macros ran, the changed ones marked, and which macro engine ran.
 
 Read from one result's `macro_variables` (engine.md §10: `{engine, before, after}`); nothing is stored. Values are
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext, pgettext
+from django.utils.translation import gettext_lazy, ngettext, pgettext
 
 from assembly.results import AssemblyResult
 
@@ -20,9 +20,12 @@ SCOPES = ("local", "global")
 _MISSING = object()
 
 
-def engine_word(engine: str) -> str:
-    """SillyTavern's name of a macro engine (User Settings, "Macro engine")."""
-    return _("Macros 2.0 (experimental)") if engine == "v2" else _("legacy")
+# SillyTavern's names of its macro engines (User Settings, "Macro engine"), by the engine's codes
+MACRO_ENGINE_WORDS = {"legacy": gettext_lazy("legacy"), "v2": gettext_lazy("Macros 2.0 (experimental)")}
+
+
+def macro_engine_word(engine: str) -> str:
+    return str(MACRO_ENGINE_WORDS.get(engine, MACRO_ENGINE_WORDS["legacy"]))
 
 
 def _shown(value: Any) -> str | None:
@@ -58,7 +61,7 @@ class MacroVariablesPanel:
 
     @property
     def engine_word(self) -> str:
-        return engine_word(self.engine)
+        return macro_engine_word(self.engine)
 
     @property
     def changed(self) -> int:

@@ -41,6 +41,7 @@ from preview_app.forms import (
     SessionForm,
     StrategyApplyForm,
 )
+from preview_app.macro_variables import macro_engine_word
 from preview_app.models import Session
 from preview_app.previews import session_chat_log, session_variables
 from preview_app.selectors import HISTORY_WINDOW, history_window, listed_sessions
@@ -152,6 +153,7 @@ def _session_page(request, session: Session, *, status: int = 200, edit_errors=N
         "host_json": json.dumps(session.host, indent=2, ensure_ascii=False),
         "macro_variables": session_variables(session),
         "clock_words": presenters.clock_words(session.clock),
+        "macro_engine_word": macro_engine_word(session.macro_engine),
         # a SillyTavern strategy reads none of dsh's host settings: they fold away under their own name
         "sillytavern_work": sillytavern,
         # text completion: the templates build the prompt, no strategy does (the strategy card gives way)

@@ -1,4 +1,4 @@
-"""Macro variables in the session (issue 32 point 1): a session keeps its chat's variables where SillyTavern keeps
+"""Macro variables in the session (engine.md §10): a session keeps its chat's variables where SillyTavern keeps
 them (the chat file's `chat_metadata.variables`), global ones (SillyTavern's `extension_settings.variables.global`)
 per session, and the macro engine it runs ("legacy" or Macros 2.0); the preview shows each variable before and after
 the generation; bad input is refused naming the field and stores nothing; a chat's variables survive import ->
