@@ -283,7 +283,8 @@ _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}
                           r"(?:time|date|weekday|isotime|isodate|idle_duration)\}\}|datetimeformat |time_UTC)", _I)
 _POST_STEPS = 21  # with a clock (its time macros); without one the group is a part of these
 _PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
-_NAMED_OPENER = re.compile(r"\{\{(?:" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
+_NAMED_FOUND = re.compile(r"\{\{(" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
+_NAMED_LOWER = {name.lower() for name in _NAMED}
 
 
 def evaluate_legacy(content: str, call: LegacyCall) -> str:
@@ -299,12 +300,9 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
     named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
-    groups = (
-        (_pre_env, _PRE_OPENER if _PRE_COVERED else None),
-        (lambda _call: (_sub(_named(name), lambda _m, value=value: _sanitized(value())) for name, value in
-                        named.items()), _NAMED_OPENER if named.keys() <= _NAMED.keys() else None),
-        (_post_env, _POST_OPENER if _POST_COVERED else None))
-    for steps_of, opener in groups:
+    for steps_of, opener in ((_pre_env, _PRE_OPENER if _PRE_COVERED else None),
+                             (lambda _call: (lambda text: _substituted_names(text, named),), None),
+                             (_post_env, _POST_OPENER if _POST_COVERED else None)):
         if opener is not None and opener.search(content) is None:
             continue  # no step of this group can match: each would leave the text as it is
         for step in steps_of(call):
@@ -312,6 +310,29 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
                 return content
             content = step(content)
     return content
+
+
+def _substituted_names(content: str, named: dict[str, Callable[[], Any]]) -> str:
+    """The environment's patterns in their order, each over the whole text as it stands. A known name whose
+    `{{name}}` the text does not hold is passed over (its pattern would leave the text as it is); the text is
+    searched again whenever a value changed it, as a value may bring macros of later names."""
+    present = _names_in(content)
+    for name, value in named.items():
+        if not content or "{{" not in content:
+            return content
+        if present is not None and name.lower() not in present and name.lower() in _NAMED_LOWER:
+            continue
+        changed = _named(name).sub(lambda _m, value=value: js_string(_sanitized(value())), content)
+        if changed != content:
+            content, present = changed, _names_in(changed)
+    return content
+
+
+def _names_in(text: str) -> set[str] | None:
+    """The known names whose `{{name}}` `text` holds, lowercased; None when a match folds case in a way lowercasing
+    does not (then every pattern runs)."""
+    found = {name.lower() for name in _NAMED_FOUND.findall(text)}
+    return found if found <= _NAMED_LOWER else None
 
 
 def _covered() -> tuple[bool, bool]:

@@ -97,6 +97,13 @@ def test_a_card_field_inside_a_card_field_stays_as_written():
     assert environment.evaluate("{{personality}}") == "{{description}}"
 
 
+def test_a_value_brings_macros_of_later_names_only():
+    # each name's pattern runs once, in the environment's order, over the text as the earlier ones left it
+    environment = env(card={"scenario": "{{description}} with {{user}}", "description": "{{char}}"})
+    assert environment.evaluate("{{scenario}}") == "{{description}} with Alex"
+    assert environment.evaluate("{{description}} / {{scenario}}") == "Zoe / {{description}} with Alex"
+
+
 def test_outlets_stay_for_the_placement_step_until_they_are_known():
     environment = env()
     assert environment.evaluate("[{{outlet::lore}}]") == "[{{outlet::lore}}]"
