@@ -270,16 +270,16 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
     sent = [dict(m) for m in chat]
     for index in range(len(sent) - typed, len(sent)) if typed else ():
         # sendMessageAsUser substitutes the text before the message joins the chat
-        env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent[:index]]
+        env.chat = sent[:index]  # the chat macros read each message's role and content (None as "")
         text = sent[index].get("content") or ""
         sent[index]["content"] = env.evaluate(text)
         if text and not sent[index]["content"] and sent[index].get("id") is not None:
             env.emptied.add(sent[index]["id"])
-    env.chat = [{"role": m.get("role"), "content": m.get("content") or ""} for m in sent]
+    env.chat = list(sent)
     env.start_generation()  # getCharacterCardFields, then (after the character's note) the greeting
     if sent:  # Generate() substitutes the chat's first message (the greeting), the chat all there
         text = sent[0].get("content") or ""
-        sent[0]["content"] = env.evaluate(text)
+        sent[0] = {**sent[0], "content": env.evaluate(text)}  # the chat macros still read it as it was
         if text and not sent[0]["content"] and sent[0].get("id") is not None:
             env.emptied.add(sent[0]["id"])
     env.sent = sent
