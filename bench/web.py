@@ -125,7 +125,7 @@ def _page_urls(world: dict, pk: int) -> list[tuple[str, str]]:
 
 
 def _page_targets(page: str, size: int) -> tuple[float | None, int | None]:
-    """(server ms, HTML bytes) the page must stay within at `size` messages; None where the issue sets none."""
+    """(server ms, HTML bytes) the page must stay within at `size` messages; None where no target is set."""
     if size == 5000:
         return (COMPARE_MS if page == "compare" else PAGE_MS), PAGE_BYTES
     if page == "preview" and size == 1000:
@@ -144,7 +144,7 @@ def _clear_caches() -> None:
 
 def _pages(world: dict) -> Table:
     """Each page of a big session: its server time cold (the engine results the studio keeps are dropped before
-    every run), its HTML size, beside the issue's targets, and its time when the result is kept (the same page
+    every run), its HTML size, beside its targets (quality.md, Performance), and its time when the result is kept (the same page
     asked again)."""
     from django.test import Client
 

@@ -202,7 +202,7 @@ def session_preview_api(request, pk):
     """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one;
     `generation`, `quiet_prompt`, `tokenizer`, `context_window` and `reserve_output` as on the preview page.
 
-    `?texts=0` leaves the texts out of a long answer (issue 19): the whole AssemblyResult, same keys, but each
+    `?texts=0` leaves the texts out of a long answer (quality.md, Performance): the whole AssemblyResult, same keys, but each
     `request.messages[].content` and each `nodes[].text` is null (roles, tokens, parts and every count stay).
     Any other value than 0 or 1 is a 400 naming `texts`."""
     session = session_for_read(pk)

@@ -1,4 +1,4 @@
-"""Is a golden snapshot still true? (web.md screen 5; issue 18 point 6)
+"""Is a golden snapshot still true? (web.md screen 5)
 
 A golden stands for "what this session sends with this strategy", approved by QA at one saved revision, the one
 it records (`GoldenSnapshot.revision`). Its status checks it against a fresh run of the session with that same
@@ -6,13 +6,13 @@ revision, so saving a new revision never makes it differ: only a change of the s
 does. Whether the strategy's latest revision would change it is a separate check with its own alignment and diff,
 shown beside the status. The status also says whether the session still runs the approved revision.
 
-The goldens page runs the engine once per golden (issue 19): the latest revision's check is its own fragment
+The goldens page runs the engine once per golden (quality.md, Performance): the latest revision's check is its own fragment
 (`golden_status(..., check_latest=True)`), and the approved revision's run it is compared against is kept in
 Django's cache by its whole engine request (when there is a newer revision), so the fragment loaded after the page
 runs only the latest revision.
 
 A golden is stored as JSON (`GoldenSnapshot.result`), so the checks stay on documents: each fresh run is dumped once
-and compared as parsed JSON (issue 19: equal documents answer at once). Only a differing check builds its diffs
+and compared as parsed JSON (equal documents answer at once). Only a differing check builds its diffs
 and its alignment, when they are read: the page's bounded part diff, the full unified diff (`goldens check`, the
 API) and the message alignment (which validates typed messages from both documents).
 """

@@ -1,4 +1,5 @@
-"""Diffs of two result JSON documents, cheap on big ones (issue 19: the goldens page at 5,000 messages).
+"""Diffs of two result JSON documents, cheap on big ones (quality.md, Performance: the goldens page at 5,000
+messages).
 
 Both diffs read the documents as JSON with sorted keys. Equal documents answer at once: the parsed documents are
 compared, never dumped nor diffed. `full_diff` is the unified diff of the whole indented documents (the

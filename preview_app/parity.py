@@ -1,5 +1,5 @@
 """The parity check: what SillyTavern actually sent, beside what the studio assembles for the session with
-`builtin-st`, message by message (issue 13, build item 5).
+`builtin-st`, message by message (engine.md §5, SillyTavern parity).
 
 Three steps, each a function: `read_sent` turns a pasted or uploaded chat-completion body (or a bare messages
 array) into typed messages, refusing a wrong shape with the path of the bad field; `session_parity` runs the engine

@@ -27,7 +27,7 @@ from studio.wording import (
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
 
-# What the host keeps of each request message, in words (issue 18: "what persists" read at a glance); the stable
+# What the host keeps of each request message, in words (web.md screen 3: "what persists" read at a glance); the stable
 # value stays in `data-history-status`.
 HISTORY_STATUS_WORDS = {
     "native": gettext_lazy("kept: already in history"),
@@ -275,7 +275,7 @@ class PreviewDisplay:
 
 class Rows(Sequence):
     """One row per request message, each built when first read: a page of a 5,000-message request shows a window
-    of a few dozen (issue 19), so the rest are never built; its length and totals come from the messages."""
+    of a few dozen (quality.md, Performance), so the rest are never built; its length and totals come from the messages."""
 
     def __init__(self, result: AssemblyResult, host_records: dict[str, str] | None = None):
         self._messages = result.request.messages

@@ -1,4 +1,4 @@
-"""Presenters of a result's tokens against the context window (issue 15): the bar, and the same request counted by
+"""Presenters of a result's tokens against the context window (web.md screen 3): the bar, and the same request counted by
 every encoding the engine ships ("across models"). Pure: they read the AssemblyResult and the model catalogue."""
 
 from __future__ import annotations

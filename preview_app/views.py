@@ -310,7 +310,7 @@ def _range_href(request, session: Session):
 
 
 def _window_rows(request, session: Session, view) -> str:
-    """The request's rows with long runs of plain history folded (issue 19: a window, not 5,000 rows)."""
+    """The request's rows with long runs of plain history folded (a window, not 5,000 rows)."""
     messages = view.result.request.messages
     return render_window(view.rows, history_window(messages, notable_messages(view.result)),
                          _range_href(request, session), sillytavern=view.result.placement == "st")

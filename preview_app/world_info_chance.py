@@ -1,4 +1,4 @@
-"""The preview's chance panel (issue 32 point 4): the chat's seed and turn, the roll that decided each probability
+"""The preview's chance panel (engine.md §5, world book activation): the chat's seed and turn, the roll that decided each probability
 entry and each inclusion-group pick, the timed effects (sticky, cooldown, delay) in words, and, after "Roll again",
 what the new seed changed.
 

@@ -1,4 +1,4 @@
-"""The preview's world-info log (issue 18 point 5): every entry in or out, why, in the request table's numbering,
+"""The preview's world-info log (engine.md §5, web.md screen 3): every entry in or out, why, in the request table's numbering,
 and where each active entry landed (request message numbers and position).
 
 Words come from the engine's typed facts (the reason's kind, key and `matched_in`, the entry's position and depth)

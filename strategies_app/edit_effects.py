@@ -1,4 +1,4 @@
-"""What an editor write did to the chosen session's request (issue 17): the compare view's alignment (through the
+"""What an editor write did to the chosen session's request (web.md screen 2): the compare view's alignment (through the
 sessions port: strategies_app does not import preview_app) of the request
 before the write against the request after it, one sentence, and when nothing changed the reason in the designer's
 terms, read from the engine's own facts (placement controls, the rows' output, the nodes' position decisions).

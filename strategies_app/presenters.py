@@ -325,7 +325,7 @@ def preview_window_items(result: AssemblyResult, segments: list[Segment],
 
 
 def preview_view(result: AssemblyResult | None, effect: EditEffect | None = None) -> dict[str, Any] | None:
-    """The live preview's messages, long runs of plain history folded (issue 19), every message the last write
+    """The live preview's messages, long runs of plain history folded (quality.md, Performance), every message the last write
     changed shown; after a write, each changed message with its changes (`effect`)."""
     if result is None:
         return None

@@ -83,7 +83,7 @@ def _preview_generation(raw: str | None) -> str | None:
 
 
 # The live preview's options are remembered in Django's session storage: per strategy the session last previewed,
-# per strategy and session the model and generation type (issue 17).
+# per strategy and session the model and generation type (web.md screen 2).
 OPTIONS_KEY = "editor-preview"
 
 

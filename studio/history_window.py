@@ -1,4 +1,4 @@
-"""Which request messages a page shows of a long history, and which it folds into one row (issue 19 point 1).
+"""Which request messages a page shows of a long history, and which it folds into one row (quality.md, Performance).
 
 A 5,000-message history rendered as 5,000 rows is megabytes of HTML. Pages show every message that is not plain
 history, a few history messages on each side of it and at the ends, and fold each longer run of unchanged native

@@ -7,7 +7,7 @@ from assembly.reading import MAX_IMPORT_BYTES, MAX_JSON_DEPTH
 from assembly.sillytavern.png import MAX_AVATAR_SIDE
 from studio.errors import ServiceError
 
-MAX_EVENTS_PER_SESSION = 20_000  # a session page and its preview stay usable (issue 16)
+MAX_EVENTS_PER_SESSION = 20_000  # a session page and its preview stay usable (quality.md, Bad input)
 MAX_CHAT_IMPORT_LINES = 20_000
 MAX_UPLOAD_BYTES = MAX_IMPORT_BYTES
 MAX_FIELDS = 1_000  # Django's DATA_UPLOAD_MAX_NUMBER_FIELDS (the default)

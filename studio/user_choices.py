@@ -1,5 +1,5 @@
-"""What a user last chose, remembered across logins (issue: the editor and the new-session form default to a session
-and strategy that work together): a selector reads a pick, a service stores one in one short transaction, writing
+"""What a user last chose, remembered across logins, so that the editor and the new-session form default to a session
+and strategy that work together: a selector reads a pick, a service stores one in one short transaction, writing
 only when it changed."""
 
 from __future__ import annotations

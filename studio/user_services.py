@@ -1,6 +1,6 @@
-"""Writes to studio users (issue 18 point 8; reactivation from the admin gaps): a role is one of the groups qa, designer, admin (admins are also
-staff, so `/admin/` stays theirs). Keyword-only, one transaction each; bad input raises `ServiceError` naming the
-field before anything is written."""
+"""Writes to studio users (web.md, Users and permissions): a role is one of the groups qa, designer, admin (admins
+are also staff, so `/admin/` stays theirs). Keyword-only, one transaction each; bad input raises `ServiceError`
+naming the field before anything is written."""
 
 from __future__ import annotations
 

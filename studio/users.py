@@ -1,4 +1,4 @@
-"""The Users page (issue 18 point 8): admins list users with their roles, add a user with a role, change a role,
+"""The Users page (web.md, Users and permissions): admins list users with their roles, add a user with a role, change a role,
 deactivate and reactivate, without `/admin/`. Everyone else gets 403."""
 
 from __future__ import annotations

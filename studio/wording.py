@@ -10,7 +10,7 @@
 - The engine's vocabulary (roles, deliveries, regions, trusts, lifetimes, module kinds, placements, backends,
   layout and position words, history statuses, host record kinds, placement controls) in short words
   (`ENGINE_WORDS`, `engine_word`; templates use the `engine_word` filter of `studio.wording_filters`). The stable
-  codes stay in the markup's `data-*` hooks; only the visible text is translated (issue 18 point 9).
+  codes stay in the markup's `data-*` hooks; only the visible text is translated.
 - The editor's sentence for a refused write (`refusal_words`), and excerpts of long texts (`excerpt`).
 """
 
@@ -25,7 +25,7 @@ from django.utils.translation import gettext_lazy as _
 
 DIAGNOSTICS: dict[str, Any] = {
     # native backend adjustments
-    # turn projection (issue 18)
+    # turn projection
     "PRE_STEP_ACCUMULATES": _("This pre-step text is kept in the durable history every turn, so each later request "
                               "carries one more copy of it; the projection shows how many copies and what they "
                               "cost."),

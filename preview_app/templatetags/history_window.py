@@ -1,4 +1,4 @@
-"""`{{ run|run_words }}`: a folded run of history in words (studio.history_window, issue 19)."""
+"""`{{ run|run_words }}`: a folded run of history in words (studio.history_window)."""
 
 from django import template
 

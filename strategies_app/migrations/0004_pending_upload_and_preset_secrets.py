@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 def strip_stored_secrets(apps, schema_editor):
-    """Presets imported before import stripped credentials lose them now (issue 16 point 5)."""
+    """Presets imported before import stripped credentials lose them now (quality.md, Security)."""
     from assembly.sillytavern.preset_secrets import strip_preset_secrets
 
     for preset in apps.get_model("strategies_app", "Preset").objects.all():

@@ -29,7 +29,7 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
-# A loaded machine answers slowly (issue 16): wait up to a minute for a condition instead of Playwright's 5 s for
+# A loaded machine answers slowly: wait up to a minute for a condition instead of Playwright's 5 s for
 # `expect` and 30 s for actions; a passing test never waits longer than its condition takes.
 LOADED_MACHINE_TIMEOUT_MS = 60_000
 expect.set_options(timeout=LOADED_MACHINE_TIMEOUT_MS)

@@ -1,6 +1,6 @@
-"""Issue 18's admin "Done when" in a real Chromium: the admin imports a file with one pick after the dry run (kind
-detected, credentials listed as removed) and manages users without /admin/, in English and Chinese. With
-STUDIO_SHOTS=<folder> the pages are saved at 1,400 and 800 px."""
+"""The admin's import and Users pages in a real Chromium (web.md screen 6, Users and permissions): the admin imports a
+file with one pick after the dry run (kind detected, credentials listed as removed) and manages users without /admin/,
+in English and Chinese. With STUDIO_SHOTS=<folder> the pages are saved at 1,400 and 800 px."""
 
 import json
 

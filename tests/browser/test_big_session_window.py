@@ -1,6 +1,6 @@
-"""Issue 19 point 1 in a real Chromium: a 5,000-message session's preview folds the plain history into one row, and
-its link expands the range in place with htmx (200 rows, then its own "show more"), and the editor's live preview
-does the same in its list."""
+"""Windowed history in a real Chromium (quality.md, Performance): a 5,000-message session's preview folds the plain
+history into one row, and its link expands the range in place with htmx (200 rows, then its own "show more"), and the
+editor's live preview does the same in its list."""
 
 import re
 

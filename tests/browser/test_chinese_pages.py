@@ -1,4 +1,4 @@
-"""Issue 18 point 9 in a real Chromium: every studio page in Chinese, at 1,400 and 800 px, with no header (table
+"""Every studio page in Chinese in a real Chromium, at 1,400 and 800 px, with no header (table
 headers, headings, the top bar) broken one character a line. With STUDIO_SHOTS=<folder> each page is saved at both
 widths."""
 

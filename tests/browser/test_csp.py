@@ -1,5 +1,6 @@
-"""Issue 16 point 6: every page meets the Content-Security-Policy. Chromium visits every page an admin can reach
-from home (the demo data loaded), and each `securitypolicyviolation` event or CSP console error fails the test."""
+"""Every page meets the Content-Security-Policy. Chromium visits every page an admin can reach
+from home (the demo data loaded), and each `securitypolicyviolation` event or CSP console error fails the test
+(quality.md, Security)."""
 
 from urllib.parse import urljoin, urlsplit
 

@@ -1,4 +1,4 @@
-"""The strategy editor in a real Chromium (issue 7, quality.md "Browser"): drags that change the live preview,
+"""The strategy editor in a real Chromium (web.md screen 2, quality.md "Browser"): drags that change the live preview,
 locked rows that stay put and say why, keyboard moves that keep focus, a stale tab that loses nothing, save and
 apply, QA's read-only page and its forged POST, escaped prompt content, and the Chinese UI."""
 
@@ -307,7 +307,7 @@ def test_the_editor_switches_to_chinese(live_server, page, login_as, studio):
 def test_dragging_a_request_block_keeps_the_move(live_server, page, login_as, studio):
     login_as("designer")
     page.goto(editor_url(live_server, studio))
-    page.locator("#blocks-panel > summary").click()  # a collapsed panel (issue 17)
+    page.locator("#blocks-panel > summary").click()  # a collapsed panel
     blocks = page.locator("#block-list > li")
     ids = blocks.evaluate_all("items => items.map(item => item.dataset.blockId)")
     note = next(i for i, b in enumerate(ids) if '"depth_prompt"' in b)

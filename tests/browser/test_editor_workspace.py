@@ -1,4 +1,4 @@
-"""The designer's workspace in a real Chromium (issue 17): every move answers with what it did to the session's
+"""The designer's workspace in a real Chromium (web.md screen 2): every move answers with what it did to the session's
 request or why it did nothing, locks offer their way out, the preview stays in view at 1,400 and 800 px, every row
 shows its tokens, and each language shows its own names only. Screenshots go to /tmp/shots-d17/ for review."""
 

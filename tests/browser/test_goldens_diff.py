@@ -1,6 +1,6 @@
-"""Issue 19 in a real Chromium: the goldens page of a 5,000-message session whose history changed in 200 places
-shows the changed messages and a bounded JSON diff of the changed parts, with a note of how many parts are left out
-(the full diff is the `goldens check` command's)."""
+"""The goldens page in a real Chromium (web.md screen 5, quality.md Performance): a 5,000-message session whose history
+changed in 200 places shows the changed messages and a bounded JSON diff of the changed parts, with a note of how many
+parts are left out (the full diff is the `goldens check` command's)."""
 
 import pytest
 from playwright.sync_api import expect

@@ -1,4 +1,4 @@
-"""One labelled token total per screen, walked in Chromium (issue finding 6): the editor, its live preview and the
+"""One labelled token total per screen, walked in Chromium (web.md screens 2-3): the editor, its live preview and the
 preview page each show the content tokens and what the API bills with the chat framing side by side once; the turn
 projection starts from that billed total and builds its later turns like real ones (the session's last input and
 reply again), so world info keyed on the input keeps firing and the projection never falls after one turn."""

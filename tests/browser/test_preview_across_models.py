@@ -1,5 +1,6 @@
-"""Issue 19 in a real Chromium: the preview's across-models table is a request of its own. A short history loads it
-by itself (htmx on load); a long one counts it when the button is pressed, in place; the Chinese page says so too."""
+"""The preview's across-models table is a request of its own, in a real Chromium (quality.md, Performance). A short
+history loads it by itself (htmx on load); a long one counts it when the button is pressed, in place; the Chinese page
+says so too."""
 
 import pytest
 from playwright.sync_api import expect

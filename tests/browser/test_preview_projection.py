@@ -1,4 +1,4 @@
-"""The preview's turn projection as its own request (issue 19 point 3): loaded into the preview with htmx, asked
+"""The preview's turn projection as its own request (quality.md, Performance): loaded into the preview with htmx, asked
 again in place, and a page of its own without JavaScript."""
 
 import re

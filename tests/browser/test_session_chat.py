@@ -1,6 +1,6 @@
-"""Issue 18 points 1 and 2 in Chromium: a new designer creates a session (builtin-st by default) and chats five
-turns from the session page alone, previewing each with Enter, without a page reload; the same works without
-JavaScript; the page in Chinese. STUDIO_SHOTS=<folder> saves screenshots at 1,400 and 800 px."""
+"""The session page as a chat in Chromium (web.md screen 7): a new designer creates a session (builtin-st by default)
+and chats five turns from the session page alone, previewing each with Enter, without a page reload; the same works
+without JavaScript; the page in Chinese. STUDIO_SHOTS=<folder> saves screenshots at 1,400 and 800 px."""
 
 import re
 

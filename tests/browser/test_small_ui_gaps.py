@@ -1,4 +1,4 @@
-"""Issue 18's small UI gaps in a real Chromium: the strategies list's buttons stay inside its card at 800 px, the
+"""Small UI gaps in a real Chromium: the strategies list's buttons stay inside its card at 800 px, the
 Users page's password field is as wide as the other inputs, the session pages and pickers name built-ins in one
 language. With STUDIO_SHOTS=<folder> the pages are saved at 1,400 and 800 px, in English and Chinese."""
 

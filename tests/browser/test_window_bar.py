@@ -1,4 +1,5 @@
-"""The request total against the window in a real Chromium: picking a model changes the bar's numbers (issue 15)."""
+"""The request total against the window in a real Chromium: picking a model changes the bar's numbers (web.md
+screen 3)."""
 
 import re
 

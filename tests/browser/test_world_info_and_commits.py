@@ -1,4 +1,4 @@
-"""Issue 18 points 5 and 6 and two small gaps in Chromium: the preview's world-info log in the request table's
+"""In Chromium (web.md screens 3 and 5, and two small gaps): the preview's world-info log in the request table's
 numbering with where each entry landed (English and Chinese), the composer saying what a commit appended without a
 page reload, built-in names in one language on the session pages, and the goldens' status lines.
 STUDIO_SHOTS=<folder> saves screenshots at 1,400 and 800 px."""

@@ -1,4 +1,4 @@
-"""Two editors and an apply racing on one strategy and one session lose nothing (quality.md, issue 9)."""
+"""Two editors and an apply racing on one strategy and one session lose nothing (quality.md, Tests)."""
 
 import threading
 

@@ -1,4 +1,4 @@
-"""Issue 16 on PostgreSQL: 20 parallel copies with one name all succeed under their own slugs (the slug race gave
+"""Reliability on PostgreSQL: 20 parallel copies with one name all succeed under their own slugs (the slug race gave
 5 x 500), and NUL / NaN in JSON is a 400 before PostgreSQL sees it (it was a 500)."""
 
 import json

@@ -1,5 +1,5 @@
-"""The collapse rule of long histories (issue 19 point 1), table-driven: which messages stay shown, which runs fold,
-and the folded runs' exact counts and tokens."""
+"""The collapse rule of long histories (quality.md, Performance), table-driven: which messages stay shown, which runs
+fold, and the folded runs' exact counts and tokens."""
 
 from dataclasses import dataclass
 

@@ -1,4 +1,4 @@
-"""A generated long session for the windowing tests (issue 19 point 1), built with bulk_create as `bench/web.py` does:
+"""A generated long session for the windowing tests, built with bulk_create as `bench/web.py` does:
 5,000 messages through the service layer would take minutes."""
 
 from preview_app import services as session_services

@@ -1,4 +1,5 @@
-"""Every JSON write route on arbitrary input: never a 500, and a refused request stores nothing (issue 9)."""
+"""Every JSON write route on arbitrary input: never a 500, and a refused request stores nothing (quality.md, Bad
+input)."""
 
 import json
 

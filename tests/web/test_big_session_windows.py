@@ -1,6 +1,6 @@
-"""Issue 19 point 1: the pages of a 5,000-message session show a window of the history. Runs of plain native
+"""The pages of a 5,000-message session show a window of the history. Runs of plain native
 history fold into one row naming its range, count and tokens; its link (a real href, htmx in place) answers the
-range, at most RANGE_ROWS rows with its own "show more"."""
+range, at most RANGE_ROWS rows with its own "show more" (quality.md, Performance)."""
 
 import re
 

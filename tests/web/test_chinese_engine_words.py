@@ -1,4 +1,4 @@
-"""Issue 18 point 9: in Chinese, no engine word shows untranslated. Every studio page is rendered in Chinese on the
+"""In Chinese, no engine word shows untranslated. Every studio page is rendered in Chinese on the
 demo data (a preview with diagnostics and a budget, world info, the editor with locks and placement controls, compare,
 goldens, sessions, import, users, resources), and its visible text is searched for the engine's vocabulary, taken
 from the engine's own tables so the test grows with them.

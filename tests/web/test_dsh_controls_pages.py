@@ -1,5 +1,5 @@
 """The editor's placement controls and the preview's diagnostics show what dsh-prompt-assembler itself answered
-(issue 14 point 4).
+(quality.md, Fidelity).
 
 Each case of the dsh oracle (`../shared/oracle/dsh/cases.json`, read here, never copied) becomes studio data through
 the services, as a designer would bring it in: the strategy document imported, the preset, character, persona and

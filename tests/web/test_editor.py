@@ -1,4 +1,4 @@
-"""The strategy editor's pages and writes (web.md screens 1-2, issue 7): every route for every role, the refusals
+"""The strategy editor's pages and writes (web.md screens 1-2): every route for every role, the refusals
 (stale version, a locked row moved, an order that is not a permutation, unknown ids) answered 409 with nothing
 written, what each accepted edit stores, the lock reasons in words, escaping, htmx partials and the no-JS path."""
 

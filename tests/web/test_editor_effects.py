@@ -1,7 +1,7 @@
-"""Issue 17 on the server side: every editor write answers its effect on the session's request ([data-edit-effect]
-with the number of changed messages, the changed messages marked, the reason when nothing changed), rows muted before
-a move that cannot change anything, tokens on every row, the preview options remembered per strategy and session,
-and names in one language."""
+"""The designer's workspace on the server side (web.md screen 2): every editor write answers its effect on the session's
+request ([data-edit-effect] with the number of changed messages, the changed messages marked, the reason when nothing
+changed), rows muted before a move that cannot change anything, tokens on every row, the preview options remembered per
+strategy and session, and names in one language."""
 
 import re
 

@@ -1,5 +1,5 @@
 """The editor header's request total against the window and the reply reserve, and over it the eviction plan in one
-line (issue 17 point 4). `window_line` reads only the result's token summary and budget report."""
+line (engine.md §8). `window_line` reads only the result's token summary and budget report."""
 
 from types import SimpleNamespace
 

@@ -1,6 +1,7 @@
-"""Issue 19 point 3, the rest of the pages: the goldens page runs the engine once per golden (the latest revision's
-line is a fragment of its own, which reuses the approved run the page kept), every editor write runs it once after
-the page it came from, and the JSON reads run it once. Counted with `runs` (every module's `assemble`)."""
+"""One engine run per page (quality.md, Performance), the rest of the pages: the goldens page runs the engine once per
+golden (the latest revision's line is a fragment of its own, which reuses the approved run the page kept), every editor
+write runs it once after the page it came from, and the JSON reads run it once. Counted with `runs` (every module's
+`assemble`)."""
 
 import re
 

@@ -1,5 +1,5 @@
-"""Issue 19 point 3: one engine run per page and per editor write. Every module's `assemble` is counted, so a run
-anywhere in a request (a view, a presenter, the turn projection) shows up; the editor keeps the result its page
+"""One engine run per page and per editor write (quality.md, Performance). Every module's `assemble` is counted, so a
+run anywhere in a request (a view, a presenter, the turn projection) shows up; the editor keeps the result its page
 showed, keyed by the whole engine request, so a change by someone else in between is a miss, never a stale answer."""
 
 import sys

@@ -1,5 +1,5 @@
-"""The goldens' result diffs (issue 19): equal documents answer at once; the page's part diff names each differing
-part (a top-level key, one request message, one field of it) and is bounded; the full unified diff (`goldens
+"""The goldens' result diffs (web.md screen 5): equal documents answer at once; the page's part diff names each
+differing part (a top-level key, one request message, one field of it) and is bounded; the full unified diff (`goldens
 check`, the API) is the one difflib gives over the whole indented documents."""
 
 import difflib

@@ -1,6 +1,7 @@
-"""Issue 18 point 6: a golden is checked against the revision it approved, which the session runs ("matches the
+"""A golden is checked against the revision it approved, which the session runs ("matches the
 applied revision" / "differs from the applied revision"); whether the strategy's latest revision would change it is
-a separate line with its own diff. Saving a new revision no longer makes a golden differ."""
+a separate line with its own diff. Saving a new revision no longer makes a golden differ
+(web.md screen 5)."""
 
 import io
 import re

@@ -1,7 +1,7 @@
-"""The import page's one-pick flow (issue 18 point 7): the kind detected from the file and changeable, a dry run
+"""The import page's one-pick flow (web.md screen 6): the kind detected from the file and changeable, a dry run
 whose "Import it" imports the same upload by token (kept in the database, the uploader's only, expiring), exports
-named after the resource, PNG exports with `ccv3` and `chara`; and credentials stripped from presets (issue 16
-point 5)."""
+named after the resource, PNG exports with `ccv3` and `chara`; and credentials stripped from presets (quality.md,
+Security)."""
 
 import base64
 import json

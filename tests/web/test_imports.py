@@ -1,4 +1,4 @@
-"""SillyTavern import and export through the API (web.md screen 6, issue 6 item 4): every shared fixture file round
+"""SillyTavern import and export through the API (web.md screen 6): every shared fixture file round
 trips import -> export -> import; dry runs store nothing; a bad or corrupted file is refused naming the field and
 stores nothing, even when the failure comes half way through writing."""
 

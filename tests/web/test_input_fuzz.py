@@ -1,5 +1,5 @@
-"""Issue 16 point 2: Hypothesis over every write route and importer with NUL, lone surrogates and NaN / Infinity in
-the alphabet. Never a 500; a body carrying one of them is a 4xx that names the field and stores nothing. On SQLite
+"""Hypothesis over every write route and importer with NUL, lone surrogates and NaN / Infinity in the alphabet. Never a
+500; a body carrying one of them is a 4xx that names the field and stores nothing (quality.md, Bad input). On SQLite
 here; `make test-postgres` runs this same file on PostgreSQL (it runs tests/web), where NUL used to be a 500."""
 
 import io

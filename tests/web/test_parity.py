@@ -1,4 +1,5 @@
-"""The parity check (issue 13, build item 5): what SillyTavern sent beside what builtin-st assembles for the session.
+"""The parity check (engine.md §5, SillyTavern parity): what SillyTavern sent beside what builtin-st assembles for the
+session.
 
 The "matches" body is built from the engine's own builtin-st answer for the session: that is the page's contract
 (pasting what builtin-st sends is identical); every "differs" body changes one thing of it."""

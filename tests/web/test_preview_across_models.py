@@ -1,5 +1,5 @@
-"""The preview's across-models table as a request of its own (issue 19): the page links it (loaded with htmx on a
-short history, on demand on a long one) and never counts it inline; without JavaScript it is a page."""
+"""The preview's across-models table as a request of its own (quality.md, Performance): the page links it (loaded with
+htmx on a short history, on demand on a long one) and never counts it inline; without JavaScript it is a page."""
 
 import re
 

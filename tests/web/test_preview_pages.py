@@ -357,7 +357,7 @@ def test_preview_queries_do_not_grow_with_the_history(world, users, django_asser
         client.get(f"/sessions/{session.pk}/preview/")
     html = client.get(f"/sessions/{session.pk}/preview/").content.decode()
     folded = sum(int(n) for n in re.findall(r'data-collapsed-range="[^"]+" data-count="(\d+)"', html))
-    assert len(_rows(html)) + folded == 4 + 120  # issue 19: a long run of plain history is folded into one row
+    assert len(_rows(html)) + folded == 4 + 120  # a long run of plain history is folded into one row
 
 
 # ---------------------------------------------------------------------------------------------- home
@@ -438,7 +438,7 @@ def test_runtime_context_controls_and_the_context_snapshot(world, users):
 
 
 def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
-    """Issue 18 point 3: what persists is read at a glance; data-history-status keeps the stable value."""
+    """What persists is read at a glance (web.md screen 3); data-history-status keeps the stable value."""
     html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/preview/").content.decode()
     rows = re.findall(r'data-history-status="([^"]+)"[^>]*>.*?<td class="history-entry"><span class="entry '
                       r'status-\1">([^<]+)</span>', html, re.S)
@@ -455,8 +455,8 @@ def test_history_entry_is_in_words_per_row_and_as_totals(world, users):
 
 
 def test_the_preview_projects_turns_and_names_a_pre_step_that_piles_up(world, users):
-    """Issue 18 point 4: the standard backend keeps the post-history instructions as a pre-step every turn. The
-    projection is its own request (issue 19): the preview page loads it (htmx) from a link that works without JS."""
+    """The standard backend keeps the post-history instructions as a pre-step every turn (engine.md §7). The
+    projection is its own request: the preview page loads it (htmx) from a link that works without JS."""
     client = client_for(users["qa"])
     html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
     assert 'data-turn-projection data-turns="5"' in html

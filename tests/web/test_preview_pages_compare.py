@@ -147,7 +147,7 @@ def test_compare_with_one_refused_side_shows_its_error(world, users):
 
 
 def test_a_comparison_reads_the_session_history_once_for_both_sides(world, users):
-    """Issue 19: the two sides differ only in their strategy, so the history (5,000 rows on a long chat) is read
+    """The two sides differ only in their strategy, so the history (5,000 rows on a long chat) is read
     once."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

@@ -1,5 +1,5 @@
 """Goldens (web.md screen 5): QA pins a preview; the goldens page says matches or differs, checked against the
-session run with the revision the golden approved (issue 18 point 6), shows what changed message by message and as
+session run with the revision the golden approved, shows what changed message by message and as
 a JSON diff, and says separately whether the strategy's latest revision would change it; approving again replaces
 the golden of that session and strategy."""
 

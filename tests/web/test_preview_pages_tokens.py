@@ -1,4 +1,4 @@
-"""The preview's model picker, the request total against the window and the "across models" table (issue 15)."""
+"""The preview's model picker, the request total against the window and the "across models" table (web.md screen 3)."""
 
 import re
 
@@ -63,7 +63,7 @@ def test_builtin_st_is_measured_against_the_presets_context_size(world, users):
 
 
 def across_url(html):
-    """The across-models table's own URL, as the preview page links it (issue 19: not counted inline)."""
+    """The across-models table's own URL, as the preview page links it (not counted inline)."""
     return re.search(r'data-across-url="([^"]+)"', html).group(1).replace("&amp;", "&")
 
 

@@ -1,5 +1,6 @@
-"""The turn projection's own route (issue 19 point 3): login first, the session's read policy, refusals with their
-status on the page (200 with the refusal inside for the htmx fragment, which htmx would not swap otherwise)."""
+"""The turn projection's own route (web.md, Users and permissions): login first, the session's read policy, refusals
+with their status on the page (200 with the refusal inside for the htmx fragment, which htmx would not swap
+otherwise)."""
 
 import re
 

@@ -1,5 +1,5 @@
-"""Issue 19: the preview builds a row view only for the messages its window shows; the counts and totals stay
-exact for the whole request."""
+"""The preview builds a row view only for the messages its window shows; the counts and totals stay
+exact for the whole request (quality.md, Performance)."""
 
 from assembly import assemble
 from preview_app import result_display

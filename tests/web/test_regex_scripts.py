@@ -1,7 +1,7 @@
-"""Regex scripts in the studio (issue 13, build item 4): SillyTavern's regex script files import as global scripts
-(one file or a list, dry run, refusals naming the field, nothing stored), export back, admins enable and disable
-them, sessions choose them and the builtin-st preview names the script that changed a text; preset and card
-scripts round trip with those files."""
+"""Regex scripts in the studio (engine.md §5, SillyTavern parity): SillyTavern's regex script files import as global
+scripts (one file or a list, dry run, refusals naming the field, nothing stored), export back, admins enable and disable
+them, sessions choose them and the builtin-st preview names the script that changed a text; preset and card scripts
+round trip with those files."""
 
 import json
 

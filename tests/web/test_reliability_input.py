@@ -1,5 +1,5 @@
-"""Issue 16, the input boundary: NUL, lone surrogates, NaN / Infinity and deep JSON are refused with 400 naming the
-field, through the API's JSON, the pages' forms and the importers, and nothing is stored."""
+"""The input boundary (quality.md, Bad input): NUL, lone surrogates, NaN / Infinity and deep JSON are refused with 400
+naming the field, through the API's JSON, the pages' forms and the importers, and nothing is stored."""
 
 import json
 

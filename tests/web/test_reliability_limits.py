@@ -1,6 +1,6 @@
-"""Issue 16, limits with clear 413s (studio/limits.py): events per session, lines per chat import, inflated PNG text,
-avatar size; and Django's own refusals of a body (too big, too many fields, a bad multipart) as friendly pages / JSON
-naming the limit."""
+"""Limits with clear 413s (quality.md, Bad input; studio/limits.py): events per session, lines per chat import, inflated
+PNG text, avatar size; and Django's own refusals of a body (too big, too many fields, a bad multipart) as friendly pages
+/ JSON naming the limit."""
 
 import io
 import struct

@@ -1,5 +1,5 @@
-"""Issue 16 point 6: login throttling (django-axes, per user and IP) on the studio's and the admin's login, the four
-password validators, and a clear start-up error for a missing production secret."""
+"""Login throttling (django-axes, per user and IP) on the studio's and the admin's login, the four
+password validators, and a clear start-up error for a missing production secret (quality.md, Security)."""
 
 import pytest
 from axes.models import AccessAttempt

@@ -1,4 +1,4 @@
-"""Issue 16 point 1: racing writes through a real 3-worker gunicorn on a SQLite file answer 2xx or 409, never 500
+"""Racing writes through a real 3-worker gunicorn on a SQLite file answer 2xx or 409, never 500
 ("database is locked" was the old answer). It waits for conditions (the server up, every request answered) with
 generous timeouts, never for a fixed time, so a loaded machine only makes it slower."""
 

@@ -1,4 +1,4 @@
-"""The session API and world-info chance (issue 32 point 4): a session's JSON shows the seed its rolls are drawn
+"""The session API and world-info chance (engine.md §5): a session's JSON shows the seed its rolls are drawn
 from and the turn of its next generation (the generations committed so far), and `POST /api/sessions/<id>/reroll`
 rolls again as the preview's "Roll again" does: a new seed, same permissions, errors as JSON."""
 

@@ -1,4 +1,4 @@
-"""Issue 18 point 2: the session page is a chat. The composer keeps the typed message and previews its request in
+"""The session page is a chat (web.md screen 7). The composer keeps the typed message and previews its request in
 place; a commit appends it with the typed reply (or alone); host records stand apart, collapsed, saying what they
 are and what they do to later requests. Works as plain forms; htmx swaps only the chat."""
 

@@ -1,5 +1,6 @@
-"""Issue 16 point 4: a large session's page and its refusal re-renders show a window of the history (the newest
-messages, older ones behind a "show older" link with a real href and htmx), never the whole of it."""
+"""A large session's page and its refusal re-renders show a window of the history (the newest
+messages, older ones behind a "show older" link with a real href and htmx), never the whole of it (quality.md,
+Performance)."""
 
 import re
 

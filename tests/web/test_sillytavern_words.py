@@ -1,4 +1,4 @@
-"""SillyTavern's words on SillyTavern work (issue finding 5): a SillyTavern-order strategy's editor and its
+"""SillyTavern's words on SillyTavern work: a SillyTavern-order strategy's editor and its
 sessions' previews leave dsh's inner words out or fold them under "dsh host settings"; where the standard or
 advanced backend is in play dsh's words link their glossary line (hover text); lists and drop-downs show names,
 not slugs; a built-in has one name, its mode another word."""

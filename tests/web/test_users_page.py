@@ -1,6 +1,6 @@
-"""The Users page (issue 18 point 8): admins manage users and roles in the studio; everyone else gets 403; CSRF on
-every write; you cannot deactivate yourself and the last admin cannot be demoted. The home page says per role what
-that role can do."""
+"""The Users page (web.md, Users and permissions): admins manage users and roles in the studio; everyone else gets 403;
+CSRF on every write; you cannot deactivate yourself and the last admin cannot be demoted. The home page says per role
+what that role can do."""
 
 import pytest
 from django.contrib.auth import get_user_model

@@ -1,4 +1,4 @@
-"""Reactivating a user on the Users page (issue 18, admin gaps): admins only, CSRF, the role and work kept; a
+"""Reactivating a user on the Users page (web.md, Users and permissions): admins only, CSRF, the role and work kept; a
 deactivated admin counts as an admin again once reactivated."""
 
 import pytest

@@ -1,5 +1,5 @@
 """The model picker and the request total against the window on the editor's live preview, the compare page and
-the goldens page (issue 15, item 4): one bar partial everywhere, with integer data attributes for tests."""
+the goldens page (web.md screens 2, 4 and 5): one bar partial everywhere, with integer data attributes for tests."""
 
 import re
 

@@ -1,4 +1,4 @@
-"""Chance as a seed (issue 32 point 4): a session keeps a random seed for its world-info rolls, its request carries
+"""Chance as a seed (engine.md §5): a session keeps a random seed for its world-info rolls, its request carries
 the seed and the turn (the generations committed so far), the preview says which roll decided each probability
 entry and inclusion-group pick and words the timed effects, and "Roll again" draws a new seed and says what it
 changed.

@@ -1,4 +1,4 @@
-"""Issue 18 point 5: the preview's world-info log numbers messages as the request table does (the key's message as
+"""The preview's world-info log (engine.md §5) numbers messages as the request table does (the key's message as
 its request row, the current input, or scanned history the request left out) and says where each active entry
 landed (request rows and position), in both languages."""
 
