@@ -81,6 +81,8 @@ class LegacyCall:
     original: str | None = None
     card_fields: bool = True
     extra: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    fields: Any = None  # the card fields as this call read them (`_environment`)
+    original_used: bool = False
 
 
 def _roll(match: re.Match[str]) -> str:
@@ -138,48 +140,47 @@ def _pre_env(call: LegacyCall) -> list[Step]:
     )]
 
 
-def _environment(call: LegacyCall) -> dict[str, Callable[[], Any]]:
-    """`substituteParams`' environment, in its order: `original`, the card fields, the names, then the extras."""
-    env = call.env
-    values: dict[str, Callable[[], Any]] = {}
-    if call.original is not None:
-        used = [False]
+# `substituteParams`' environment, in its order: `original`, the card fields (name, field), the names (name,
+# attribute of the environment), then the call's extras and the names SillyTavern's modules registered.
+_CARD_VALUES = (("charPrompt", "system"), ("charJailbreak", "jailbreak"), ("charInstruction", "jailbreak"),
+                ("description", "description"), ("personality", "personality"), ("scenario", "scenario"),
+                ("persona", "persona"), ("mesExamples", "mesExamples"), ("mesExamplesRaw", "mesExamplesRaw"),
+                ("charVersion", "version"), ("char_version", "version"), ("charDepthPrompt", "charDepthPrompt"),
+                ("creatorNotes", "creatorNotes"))
+_ENV_VALUES = (("user", "user"), ("char", "char"), ("group", "group"), ("charIfNotGroup", "group"),
+               ("groupNotMuted", "group"), ("model", "model"))
+_CARD_FIELD_OF, _ENV_ATTRIBUTE_OF = dict(_CARD_VALUES), dict(_ENV_VALUES)
 
-        def original() -> str:
-            if used[0]:
-                return ""
-            used[0] = True
-            return call.original or ""
-        values["original"] = original
+
+def _environment(call: LegacyCall) -> tuple[str, ...]:
+    """The environment's names in its order (its values come from `_value`). Reading it reads the card fields,
+    as building it does in SillyTavern (their variable macros run first)."""
     if call.card_fields:
-        fields = env.card_fields()
-        values.update({
-            "charPrompt": lambda: fields.get("system"),
-            "charJailbreak": lambda: fields.get("jailbreak"),
-            "charInstruction": lambda: fields.get("jailbreak"),
-            "description": lambda: fields.get("description"),
-            "personality": lambda: fields.get("personality"),
-            "scenario": lambda: fields.get("scenario"),
-            "persona": lambda: fields.get("persona"),
-            "mesExamples": lambda: fields.get("mesExamples"),
-            "mesExamplesRaw": lambda: fields.get("mesExamplesRaw"),
-            "charVersion": lambda: fields.get("version"),
-            "char_version": lambda: fields.get("version"),
-            "charDepthPrompt": lambda: fields.get("charDepthPrompt"),
-            "creatorNotes": lambda: fields.get("creatorNotes"),
-        })
-    values.update({
-        "user": lambda: env.user,
-        "char": lambda: env.char,
-        "group": lambda: env.group,
-        "charIfNotGroup": lambda: env.group,
-        "groupNotMuted": lambda: env.group,
-        "model": lambda: env.model,
-    })
-    values.update(call.extra)
-    for name, value in env.registered.items():
-        values.setdefault(name, value)
-    return values
+        call.fields = call.env.card_fields()
+    names = [*(("original",) if call.original is not None else ()),
+             *(name for name, _ in _CARD_VALUES if call.card_fields), *_ENV_ATTRIBUTE_OF]
+    known = set(names)
+    names += [name for name in (*call.extra, *call.env.registered) if name not in known and not known.add(name)]
+    return tuple(names)
+
+
+def _value(call: LegacyCall, name: str) -> Any:
+    """The environment's value of `name`: an extra first, then `original` (filled once), a card field or a name,
+    then what a module registered."""
+    if name in call.extra:
+        return call.extra[name]()
+    if name == "original" and call.original is not None:
+        if call.original_used:
+            return ""
+        call.original_used = True
+        return call.original
+    field_name = _CARD_FIELD_OF.get(name)
+    if field_name is not None and call.fields is not None:
+        return call.fields.get(field_name)
+    attribute = _ENV_ATTRIBUTE_OF.get(name)
+    if attribute is not None:
+        return getattr(call.env, attribute)
+    return call.env.registered[name]()
 
 
 def _post_env(call: LegacyCall) -> list[Step]:
@@ -284,7 +285,8 @@ _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}
 _POST_STEPS = 21  # with a clock (its time macros); without one the group is a part of these
 _PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
 _NAMED_FOUND = re.compile(r"\{\{(" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
-_NAMED_LOWER = {name.lower() for name in _NAMED}
+_NAMED_LOWERED = {name: name.lower() for name in _NAMED}
+_NAMED_LOWER = frozenset(_NAMED_LOWERED.values())
 
 
 def evaluate_legacy(content: str, call: LegacyCall) -> str:
@@ -301,7 +303,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         return content
     named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
     for steps_of, opener in ((_pre_env, _PRE_OPENER if _PRE_COVERED else None),
-                             (lambda _call: (lambda text: _substituted_names(text, named),), None),
+                             (lambda _call: (lambda text: _substituted_names(text, named, call),), None),
                              (_post_env, _POST_OPENER if _POST_COVERED else None)):
         if opener is not None and opener.search(content) is None:
             continue  # no step of this group can match: each would leave the text as it is
@@ -312,17 +314,18 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
     return content
 
 
-def _substituted_names(content: str, named: dict[str, Callable[[], Any]]) -> str:
+def _substituted_names(content: str, named: tuple[str, ...], call: LegacyCall) -> str:
     """The environment's patterns in their order, each over the whole text as it stands. A known name whose
     `{{name}}` the text does not hold is passed over (its pattern would leave the text as it is); the text is
     searched again whenever a value changed it, as a value may bring macros of later names."""
     present = _names_in(content)
-    for name, value in named.items():
+    for name in named:
         if not content or "{{" not in content:
             return content
-        if present is not None and name.lower() not in present and name.lower() in _NAMED_LOWER:
+        lowered = _NAMED_LOWERED.get(name)
+        if present is not None and lowered is not None and lowered not in present:
             continue
-        changed = _named(name).sub(lambda _m, value=value: js_string(_sanitized(value())), content)
+        changed = _named(name).sub(lambda _m, name=name: js_string(_sanitized(_value(call, name))), content)
         if changed != content:
             content, present = changed, _names_in(changed)
     return content

@@ -104,6 +104,16 @@ def test_a_value_brings_macros_of_later_names_only():
     assert environment.evaluate("{{description}} / {{scenario}}") == "Zoe / {{description}} with Alex"
 
 
+def test_a_call_s_own_values_override_the_environment_and_registered_ones_only_add():
+    # substituteParams spreads the call's extra values over its environment; a module's registered macro only
+    # answers a name the environment does not have
+    environment = env()
+    environment.registered = {"user": lambda: "registered", "weather": lambda: "rain"}
+    assert environment.evaluate("{{user}} / {{weather}}") == "Alex / rain"
+    assert environment.evaluate("{{user}} / {{char}}", extra={"char": lambda: "Mia"}) == "Alex / Mia"
+    assert environment.evaluate("{{description}}", card_fields=False) == "{{description}}"
+
+
 def test_outlets_stay_for_the_placement_step_until_they_are_known():
     environment = env()
     assert environment.evaluate("[{{outlet::lore}}]") == "[{{outlet::lore}}]"
