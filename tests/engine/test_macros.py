@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 
-from assembly.macros import MacroContext, expand_text_macros
+import pytest
+
+from assembly.macros import MacroContext, expand_text_macros, holds_macro
 
 
 def test_trim_removes_the_whitespace_around_each_use():
@@ -20,3 +22,9 @@ def test_many_unclosed_braces_take_linear_time():
     expand_text_macros("{{" * 50_000 + "}}" + "{{" * 50_000, MacroContext())
     expand_text_macros(" " * 100_000 + "{{trim}}" + " " * 100_000, MacroContext())
     assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize("text", ["", "{", "}}", "{{", "a{b{c", "a{ {b", "x{{", "{x{{y", "{{{", "}{{", "{a{b{c{{d",
+                                  "明天{{user}}", "{" * 7, "{}{}{"])
+def test_holds_macro_answers_as_a_search_for_the_two_braces(text):
+    assert holds_macro(text) is ("{{" in text)
