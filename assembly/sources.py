@@ -220,18 +220,14 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
                           redirect_source=redirect, **{**common, "position_id": "depth"})]
         # Outside st, slot macros split an in-chat prompt like any other; every text piece keeps the depth.
         pieces = split_slot_text(ident, "preset", text, **{**common, "position_id": "depth"})
-        return [_with(p, depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
+        return [p._replace(depth=depth, order=order, extra=(("field_claims", claims),), redirect_source=redirect)
                 if p.type == "text" else p for p in pieces]
     # under SillyTavern's own macros {{input}} and the like are macros of the text, not slots that split it
     pieces = split_slot_text(ident, "preset", text, **common) if ctx.macro_env is None else [
         _text_block(ident, "preset", text, **common)]
     if claims or redirect:
-        pieces = [_with(p, extra=(("field_claims", claims), *original), redirect_source=redirect) for p in pieces]
+        pieces = [p._replace(extra=(("field_claims", claims), *original), redirect_source=redirect) for p in pieces]
     return pieces
-
-
-def _with(block: Block, **changes: Any) -> Block:
-    return block._replace(**changes)
 
 
 def _macro_names(text: str) -> tuple[str, ...]:
@@ -455,14 +451,13 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     already chose them, in its order. "keywords": SillyTavern's scan (assembly.sillytavern.worldinfo), in SillyTavern's order."""
     if book.activation != "keywords":
         if ctx.macro_env is not None:  # each entry's text through SillyTavern's macros as it activates
-            chosen = [e.model_copy(update={"content": ctx.macro_env.evaluate(e.content)}) for e in book.entries
-                      if e.enabled]
+            chosen = [_with_content(e, ctx.macro_env.evaluate(e.content)) for e in book.entries if e.enabled]
             ctx.macro_env.outlets = _outlets(chosen)
             return [(e, "enabled: chosen by the host") for e in chosen]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
     by_uid = {e.uid: e for e in book.entries}
-    entries = [(_st_regexed_entry(ctx, by_uid[a.uid].model_copy(update={"content": a.content})), a.reason.message)
+    entries = [(_st_regexed_entry(ctx, _with_content(by_uid[a.uid], a.content)), a.reason.message)
                for a in activation.active]
     if ctx.macro_env is not None:  # {{outlet::name}} reads the activated outlet entries from now on
         ctx.macro_env.outlets = _outlets(e for e, _reason in entries)
@@ -470,6 +465,10 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
                or e.match_character_depth_prompt or e.match_scenario or e.match_creator_notes for e in book.entries):
             ctx.macro_env.read_scan_data()
     return [(e, reason) for e, reason in entries if e.content or ctx.placement != "st"]
+
+
+def _with_content(entry: Any, content: str) -> Any:  # a frozen entry with `content` (itself when it has it)
+    return entry if content == entry.content else entry.model_copy(update={"content": content})
 
 
 def _outlets(entries: Any) -> dict[str, str]:
@@ -539,7 +538,7 @@ def _st_regexed_entry(ctx: SourceContext, entry: Any) -> Any:
         return entry
     depth = entry.depth if entry.position == "at_depth" else None
     text = regexed(entry.content, WORLD_INFO, scripts, st_macros(ctx), is_prompt=True, depth=depth)
-    return entry if text == entry.content else entry.model_copy(update={"content": text})
+    return _with_content(entry, text)
 
 
 def native_block(source: str, messages: list[dict[str, Any]]) -> Block:
