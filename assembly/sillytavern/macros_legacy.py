@@ -11,7 +11,7 @@ chat, text and time macros, `{{outlet::}}`, `{{random}}` and `{{pick}}`. A patte
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -275,11 +275,17 @@ def _named(name: str) -> re.Pattern[str]:
     return pattern if pattern is not None else re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I)
 
 
-# Each group of steps as one search for the openers its patterns start with (any case, as theirs): a text without
-# one is left as it is by every step of the group, so the group is neither built nor run. A group with another
-# number of steps than these cover (a macro added) runs step by step (`_PRE_COVERED`, `_POST_COVERED`).
-_PRE_OPENER = re.compile(r"\{\{(?:roll[ :]|(?:set|add|inc|dec|get)(?:global)?var::|(?:newline|trim|noop|input)\}\})", _I)
+# One search finds which steps can match (any case, as their patterns): before the environment each step's key
+# (`_PRE_FOUND`: a step whose key the text lacks is passed over), after it the group's openers (`_POST_OPENER`: a
+# text without one skips the group). A group with another number of steps than these cover (a macro added) runs
+# step by step (`_PRE_COVERED`, `_POST_COVERED`).
 _PRE_STEPS = 15
+# each step's key, in `_pre_env`'s order
+_PRE_KEYS = ("roll", "setvar", "addvar", "incvar", "decvar", "getvar", "setglobalvar", "addglobalvar", "incglobalvar",
+             "decglobalvar", "getglobalvar", "newline", "trim", "noop", "input")
+_PRE_KEY_SET = frozenset(_PRE_KEYS)
+_PRE_FOUND = re.compile(r"\{\{(roll(?=[ :])|(?:set|add|inc|dec|get)(?:global)?var(?=::)|(?:newline|trim|noop|input)"
+                        r"(?=\}\}))", _I)
 _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}|lastCharMessage\}\}|"
                           r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \"|"
                           r"(?:time|date|weekday|isotime|isodate|idle_duration)\}\}|datetimeformat |time_UTC)", _I)
@@ -303,35 +309,49 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
     named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
-    for steps_of, opener in ((_pre_env, _PRE_OPENER if _PRE_COVERED else None),
-                             (lambda _call: (lambda text: _substituted_names(text, named, call),), None),
-                             (_post_env, _POST_OPENER if _POST_COVERED else None)):
-        if opener is not None and opener.search(content) is None:
-            continue  # no step of this group can match: each would leave the text as it is
-        for step in steps_of(call):
-            changed = step(content)
-            if changed is not content:  # a pattern that matched nothing hands the same text back
-                content = changed
-                if not content or not holds_macro(content):
-                    return content
+    if _pre_keys_in(content) != set():  # else no step of the group can match: each would leave the text as it is
+        steps = _pre_env(call)
+        content = _steps_present(content, _PRE_KEYS, lambda index, text: steps[index](text), _pre_keys_in)
+        if not content or not holds_macro(content):
+            return content
+    content = _steps_present(content, map(_NAMED_LOWERED.get, named), lambda index, text: _named(named[index]).sub(
+        lambda _m: js_string(_sanitized(_value(call, named[index]))), text), _names_in)
+    if not content or not holds_macro(content) or (_POST_COVERED and _POST_OPENER.search(content) is None):
+        return content
+    for step in _post_env(call):
+        changed = step(content)
+        if changed is not content:  # a pattern that matched nothing hands the same text back
+            content = changed
+            if not content or not holds_macro(content):
+                return content
     return content
 
 
-def _substituted_names(content: str, named: tuple[str, ...], call: LegacyCall) -> str:
-    """The environment's patterns in their order, each over the whole text as it stands. A known name whose
-    `{{name}}` the text does not hold is passed over (its pattern would leave the text as it is); the text is
-    searched again whenever a value changed it, as a value may bring macros of later names."""
-    present = _names_in(content)
-    for name in named:
-        lowered = _NAMED_LOWERED.get(name)
-        if present is not None and lowered is not None and lowered not in present:
+def _steps_present(content: str, keys: Iterable[str | None], apply: Callable[[int, str], str],
+                   keys_in: Callable[[str], set[str] | None]) -> str:
+    """A group's steps in their order (`apply(index, text)`), each over the whole text as it stands. A step whose
+    key the text does not hold (`keys_in`, None when it cannot tell) is passed over: its pattern would leave the text
+    as it is. The keys are found again whenever a step changed the text, as a value may bring macros of later
+    steps; a step without a key always runs. Stops where no `{{` is left."""
+    present = keys_in(content)
+    for index, key in enumerate(keys):
+        if present is not None and key is not None and key not in present:
             continue
-        changed = _named(name).sub(lambda _m, name=name: js_string(_sanitized(_value(call, name))), content)
-        if changed != content:
+        changed = apply(index, content)
+        if changed is not content:  # a pattern that matched nothing hands the same text back
             if not changed or not holds_macro(changed):
                 return changed
-            content, present = changed, _names_in(changed)
+            content, present = changed, keys_in(changed)
     return content
+
+
+def _pre_keys_in(text: str) -> set[str] | None:
+    """The keys of the steps before the environment whose opening `text` holds, lowercased (None: every step
+    runs, as when a match folds case in a way lowercasing does not)."""
+    if not _PRE_COVERED:
+        return None
+    found = {key.lower() for key in _PRE_FOUND.findall(text)}
+    return found if found <= _PRE_KEY_SET else None
 
 
 def _names_in(text: str) -> set[str] | None:

@@ -14,11 +14,12 @@ from assembly.sillytavern.macros_legacy import (
     _POST_OPENER,
     _POST_STEPS,
     _PRE_COVERED,
-    _PRE_OPENER,
+    _PRE_KEYS,
     _PRE_STEPS,
     LegacyCall,
     _post_env,
     _pre_env,
+    _pre_keys_in,
 )
 
 
@@ -149,9 +150,13 @@ def test_every_step_of_a_group_is_covered_by_its_openers():
 
 
 @pytest.mark.parametrize("text", PRE_MACROS)
-def test_a_macro_before_the_environment_is_found_in_any_case(text):
-    assert _PRE_OPENER.search(text) and _PRE_OPENER.search(text.upper())
+def test_a_macro_before_the_environment_is_found_in_any_case_under_the_key_of_its_step(text):
+    (key,) = _pre_keys_in(text)
+    assert _pre_keys_in(text.upper()) == {key}
     assert _POST_OPENER.search(text) is None
+    steps = _pre_env(LegacyCall(env()))
+    # the step of that key is the one that changes the text; every other step leaves it as it is
+    assert [step(text) != text for step in steps] == [k == key for k in _PRE_KEYS]
 
 
 @pytest.mark.parametrize("text", POST_MACROS)
