@@ -19,7 +19,7 @@ unnamed message.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import SkipValidation
 
@@ -33,9 +33,11 @@ MANDATORY_OVERFLOW_CODE = "ST_MANDATORY_PROMPTS_EXCEED_CONTEXT"
 MANDATORY_OVERFLOW_MESSAGE = "Mandatory prompts exceed the context size."
 
 
-class StBudgetGroup(_Frozen):
+class StBudgetGroup(NamedTuple):
+    """A mandatory piece of the budget: a typed tuple, as its messages are (one per prompt of every request)."""
+
     id: str
-    messages: SkipValidation[tuple[StMessage, ...]] = ()  # typed tuples the steps made, taken as they are
+    messages: tuple[StMessage, ...] = ()
     reserve: bool = False
 
 
@@ -73,7 +75,7 @@ class StBudgetFailure(_Frozen):
 class StBudgetResult(_Frozen):
     limit: int
     remaining: int
-    groups: tuple[StBudgetGroup, ...]
+    groups: SkipValidation[tuple[StBudgetGroup, ...]]
     group_ids: tuple[str, ...]
     history: SkipValidation[tuple[StMessage, ...]]
     examples: SkipValidation[tuple[StMessage, ...]]
