@@ -3,13 +3,13 @@
 The public API is engine.md §1; everything a caller needs imports from here.
 """
 
+from importlib import import_module
+from typing import Any
+
 from assembly.api import assemble, capabilities, require_available
-from assembly.budget import BudgetError, select_within_budget
 from assembly.catalogue import builtin_strategies
 from assembly.errors import AssemblyError
-from assembly.fragments import FragmentError, define_context_fragments
 from assembly.host import commit_turn
-from assembly.placement import PlacementError, get_placement_capabilities, place_context_blocks
 from assembly.request import AssemblyRequest, HostSettings
 from assembly.results import AssemblyResult
 from assembly.strategy import StrategyError, normalize_strategy
@@ -36,3 +36,20 @@ __all__ = [
     "require_available",
     "select_within_budget",
 ]
+
+# The budgeted selector, the fragments and the placement primitive load with their first use: an assembly request
+# that needs none of them does not pay for their models at the first request of a process.
+_LOADED_WITH_FIRST_USE = {
+    "BudgetError": "assembly.budget", "select_within_budget": "assembly.budget",
+    "FragmentError": "assembly.fragments", "define_context_fragments": "assembly.fragments",
+    "PlacementError": "assembly.placement", "get_placement_capabilities": "assembly.placement",
+    "place_context_blocks": "assembly.placement",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LOADED_WITH_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'assembly' has no attribute {name!r}")
+    return getattr(import_module(module), name)
+
