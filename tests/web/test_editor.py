@@ -277,6 +277,15 @@ def test_the_preview_beside_the_editor_lists_the_request(users, editor):
     assert 'data-code="NATIVE_ROLE_ADJUSTED"' in page
 
 
+def test_the_preview_counts_each_message_in_the_page_s_language(users, editor):
+    client = client_for(users["qa"])
+    url = f"/strategies/{editor['strategy'].slug}/edit/?session={editor['session'].pk}"
+    assert re.search(r'<span class="tokens">[\d,]+ tok</span>', client.get(url).content.decode())
+    client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/"})
+    page = client.get(url).content.decode()
+    assert re.search(r'<span class="tokens">[\d,]+ 个 token</span>', page) and " tok<" not in page
+
+
 # ---------------------------------------------------------------------------------------------- refusals
 
 
