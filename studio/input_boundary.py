@@ -124,8 +124,10 @@ class StrictJSONField(forms.JSONField):
             return super().to_python(value)  # Django's own "Enter a valid JSON."
         except ServiceError as error:
             where = f" ({error.detail['path']})" if error.detail.get("path") else ""
-            raise forms.ValidationError(_("Expected %(expected)s%(where)s.") % {
-                "expected": error.detail.get("expected", error.message), "where": where}) from None
+            values = {"field": self.label, "expected": error.detail.get("expected", error.message), "where": where}
+            # a labelled field is named, as its other refusals name it
+            raise forms.ValidationError((_("%(field)s: expected %(expected)s%(where)s.") if self.label
+                                         else _("Expected %(expected)s%(where)s.")) % values) from None
         return super().to_python(json.dumps(parsed))
 
     def bound_data(self, data, initial):

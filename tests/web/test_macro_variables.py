@@ -130,7 +130,7 @@ def test_the_panel_shows_variables_a_generations_macros_set_on_a_session_with_no
     ({"global_variables": '{"mood": '}, "global_variables", "Global variables: not valid JSON (line 1, column 10)."),
     ({"local_variables": '{\n "hp": 9,\n}'}, "local_variables", "Chat variables: not valid JSON (line 3, column 1)."),
     ({"global_variables": "[1, 2]"}, "global_variables", "Global variables: expected a JSON object of names and values."),
-    ({"local_variables": '{"hp": NaN}'}, "local_variables", "finite number"),
+    ({"local_variables": '{"hp": NaN}'}, "local_variables", "Chat variables: expected a finite number"),
     ({"macro_engine": "v3"}, "macro_engine", "v3"),
 ])
 def test_bad_variables_on_the_settings_form_are_refused_naming_the_field_and_store_nothing(
