@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
 from assembly.sillytavern.regex_changes import RegexChange
-from assembly.sillytavern.worldinfo import WorldInfoActivation
+from assembly.sillytavern.worldinfo_models import WorldInfoActivation
 
 
 class RequestMessage(BaseModel):
