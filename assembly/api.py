@@ -337,7 +337,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    views = _NODE_VIEWS.validate_python([_node_view(node, counted.node_tokens[node.id]) for node in nodes])
+    views = _node_views(nodes, counted.node_tokens)
     by_module: dict[str, int] = {}
     for view in views:
         by_module[view.module] = by_module.get(view.module, 0) + view.tokens
@@ -374,17 +374,17 @@ def _copies(nodes: list[Node]) -> list[Node]:
 _NODE_VIEWS = TypeAdapter(list[NodeView])  # one validation for every node of the request
 
 
-def _node_view(node: Node, tokens: int) -> dict[str, Any]:
-    """A node's view, as the values `NodeView` validates."""
-    return {
+def _node_views(nodes: list[Node], tokens: dict[str, int]) -> list[NodeView]:
+    """Each node's view, its values written out in one comprehension (a call per node was a tenth of the cost)."""
+    return _NODE_VIEWS.validate_python([{
         "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
-        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens,
+        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens[node.id],
         "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
         "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
         "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
         "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
         "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
-        "original_slot_id": node.original_slot_id}
+        "original_slot_id": node.original_slot_id} for node in nodes])
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:

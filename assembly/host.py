@@ -99,21 +99,26 @@ def request_message_fields(
     tokens: int | None = None,
 ) -> dict[str, Any]:
     """The fields of one request message of `nodes` (validated by `request_message` or `REQUEST_MESSAGES`)."""
-    first = nodes[0] if nodes else None
-    if message_id is None:
-        # Stable for the same content in the same step, distinct across steps: recorded messages never share an id.
-        if first is None:
-            message_id = content_id(delivery, content, step)
-        elif first.message is not None:
-            message_id = first.message["id"]
+    if nodes:  # this runs once per message of the request: one node is the common case, read directly
+        first = nodes[0]
+        native = first.message
+        if message_id is None:
+            # Stable for the same content in the same step, distinct across steps: recorded messages never share an
+            # id.
+            message_id = native["id"] if native is not None else content_id(first.id, first.role, first.text, step)
+        if len(nodes) == 1:
+            parts, trust = [first.id], first.trust
         else:
-            message_id = content_id(first.id, first.role, first.text, step)
-    native = first.message if first is not None else None
+            parts, trust = [n.id for n in nodes], _trust(nodes)
+    else:
+        native, parts, trust = None, [], "system"  # host-only text (framing, invalidation) is system
+        if message_id is None:
+            message_id = content_id(delivery, content, step)
     return {
         "id": message_id, "role": role, "content": content,
         "tokens": count_tokens(content, tokenizer) if tokens is None else tokens, "delivery": delivery,
         "region": region, "enters_history": status != "request-only", "history_status": status,
-        "parts": [n.id for n in nodes], "trust": first.trust if len(nodes) == 1 else _trust(nodes), "name": name,
+        "parts": parts, "trust": trust, "name": name,
         "tool_calls": native.get("tool_calls") if native is not None else None,
         "tool_call_id": native.get("tool_call_id") if native is not None else None}
 
@@ -131,17 +136,17 @@ def _trust(nodes: list[Node]) -> str:
 
 def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[RequestMessage]:
     """Core replaces the whole request: one message per node, in the logical order."""
-    messages = []
+    fields = []
     for node in nodes:
         if node.message is None and node.module in ("history", "input"):
             continue  # an empty conversation's anchor: it orders, it sends nothing
-        node.request_index = len(messages)
+        node.request_index = len(fields)
         name = node.message.get("name") if node.message else None
         # by position: this runs once per node
-        messages.append(request_message([node], node.role, node.text, node.delivery or "request", "request",
-                                        core_history_status(node), tokenizer, None, name,
-                                        step if node.delivery == "snapshot" else ""))
-    return messages
+        fields.append(request_message_fields([node], node.role, node.text, node.delivery or "request", "request",
+                                             core_history_status(node), tokenizer, None, name,
+                                             step if node.delivery == "snapshot" else ""))
+    return REQUEST_MESSAGES.validate_python(fields)  # one validation for every message
 
 
 # native -------------------------------------------------------------------------------------------------------------

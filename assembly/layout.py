@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -55,6 +56,22 @@ def _block_key(node: Node, native: bool, backend: str) -> tuple:
 _KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a block key as its id's JSON
 
 
+def _key_text(key: tuple) -> str:
+    """`_KEY_JSON(list(key))`, its values (text, None, whole numbers) written here: the encoder's own setup was
+    most of a block's cost. Any other value goes through the encoder."""
+    parts = []
+    for value in key:
+        if value is None:
+            parts.append("null")
+        elif type(value) is str:
+            parts.append(encode_basestring(value))
+        elif type(value) is int:
+            parts.append(int.__repr__(value))
+        else:
+            return _KEY_JSON(list(key))
+    return "[" + ",".join(parts) + "]"
+
+
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are. A key with several
     runs names each run by its first node."""
@@ -80,7 +97,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> dict[str, An
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
-    key_text = _KEY_JSON(list(key))
+    key_text = _key_text(key)
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")

@@ -142,7 +142,7 @@ def model_entry(model: str) -> ModelEntry:
 
 def encoding_entry(encoding: str) -> ModelEntry:
     """The row an encoding is shown with (its family's representative model)."""
-    return model_entry(ENCODING_MODELS[encoding])
+    return _ENCODING_ENTRIES[encoding]
 
 
 def model_choices() -> list[ModelEntry]:
@@ -195,3 +195,5 @@ def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Fra
 
 
 assert set(ENCODING_FRAMING) == set(ENCODINGS) == set(ENCODING_MODELS)
+# each encoding's row, matched once: every request without a model name reads it
+_ENCODING_ENTRIES = {encoding: model_entry(name) for encoding, name in ENCODING_MODELS.items()}

@@ -244,12 +244,14 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     for key, values in _row_plan(strategy):  # the plan's values are this call's own
         if key in disabled:
             values["enabled"] = False
-        spans = placed.get(key) or []
-        row_nodes = [node for start in range(0, len(spans), 2) for node in nodes[spans[start]:spans[start + 1]]]
-        if row_nodes:
-            values.update(_placed_row(row_nodes, split=len(spans) > 2))  # adjacent runs of a row are one span
-        else:  # the plan says empty, not split, not locked
-            values.update(node_ids=[], lock_reasons=[], held_by=[], decisions=[])
+        spans = placed.get(key)
+        if spans is None:  # the plan says empty, not split, not locked (the validation makes each list its own)
+            values.update(_EMPTY_ROW)
+        elif len(spans) == 2:  # adjacent runs of a row are one span
+            _placed_row(values, nodes[spans[0]:spans[1]], split=False)
+        else:
+            _placed_row(values, [node for start in range(0, len(spans), 2)
+                                 for node in nodes[spans[start]:spans[start + 1]]], split=True)
         rows.append(values)
     return _POSITION_ROWS.validate_python(rows)
 
@@ -258,17 +260,28 @@ _POSITION_ROWS = TypeAdapter(list[PositionRow])  # one validation for every row
 _PLACEMENT_CONTROLS = TypeAdapter(list[PlacementControl])
 
 
-def _placed_row(row_nodes: list[Node], *, split: bool) -> dict[str, Any]:
-    """What a row reports of the nodes it placed: their ids, whether all or some are locked, and the distinct lock
-    reasons, holders (of the locked ones) and decisions, sorted."""
+_EMPTY_ROW: dict[str, Any] = {"node_ids": [], "lock_reasons": [], "held_by": [], "decisions": []}
+
+
+def _placed_row(values: dict[str, Any], row_nodes: list[Node], *, split: bool) -> None:
+    """What a row reports of the nodes it placed, set on its values: their ids, whether all or some are locked, and
+    the distinct lock reasons, holders (of the locked ones) and decisions, sorted."""
+    values["node_ids"] = [node.id for node in row_nodes]
+    values["empty"] = False
+    values["split"] = split
+    if len(row_nodes) == 1:  # most rows place one node: its own values, nothing to gather or sort
+        node = row_nodes[0]
+        values["locked"], values["partly_locked"] = node.locked, False
+        values["lock_reasons"] = [node.lock_reason] if node.locked and node.lock_reason else []
+        values["held_by"] = [node.slot_id] if node.locked and node.slot_id else []
+        values["decisions"] = [node.position_decision]
+        return
     locked = [node for node in row_nodes if node.locked]
-    return {
-        "node_ids": [node.id for node in row_nodes], "empty": False, "split": split,
-        "locked": len(locked) == len(row_nodes), "partly_locked": 0 < len(locked) < len(row_nodes),
-        "lock_reasons": sorted({node.lock_reason for node in locked if node.lock_reason}),
-        "held_by": sorted({node.slot_id for node in locked if node.slot_id}),
-        "decisions": sorted({node.position_decision for node in row_nodes}),
-    }
+    values["locked"] = len(locked) == len(row_nodes)
+    values["partly_locked"] = 0 < len(locked) < len(row_nodes)
+    values["lock_reasons"] = sorted({node.lock_reason for node in locked if node.lock_reason})
+    values["held_by"] = sorted({node.slot_id for node in locked if node.slot_id})
+    values["decisions"] = sorted({node.position_decision for node in row_nodes})
 
 
 _PlannedRow = tuple[str, dict[str, Any]]

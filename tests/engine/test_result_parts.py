@@ -132,3 +132,33 @@ def test_a_core_series_starts_when_the_last_logged_revision_differs():
     assert starts(logged) is True
     assert starts([*logged, {"id": "l2", "role": "system", "source": {"kind": LOG_KIND, "revision": "r2"}}]) is False
     assert starts([{"id": "u1", "role": "user", "content": "hi", "source": None}]) is False
+
+
+def test_a_block_id_writes_its_key_as_the_json_encoder_does():
+    import json
+
+    from assembly.layout import _key_text
+
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    for key in [("preset", "preset", "main", None, None, "system", "request"),
+                ("history", "history", 'a "quoted"\\ \n\t\x01 group', "slot", 4, None, "request"),
+                ("worldbook", "worldbook", "前 é ☃ \u2028", None, -3, "user", "after-input:context"),
+                ("r", "m", True, 1.5, False, None, "request")]:
+        assert _key_text(key) == encode(list(key))
+
+
+def test_a_row_reports_its_nodes_whether_one_or_several():
+    from assembly.positions import _placed_row
+
+    one, several = {}, {}
+    _placed_row(one, [node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")],
+                split=False)
+    _placed_row(several, [node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset"),
+                          node("b", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")],
+                split=True)
+    assert one == {"node_ids": ["a"], "empty": False, "split": False, "locked": True, "partly_locked": False,
+                   "lock_reasons": ["depth"], "held_by": ["s1"], "decisions": ["preset"]}
+    assert several == {**one, "node_ids": ["a", "b"], "split": True}
+    unlocked = {}
+    _placed_row(unlocked, [node("a", lock_reason="depth", slot_id="s1")], split=False)
+    assert (unlocked["locked"], unlocked["lock_reasons"], unlocked["held_by"]) == (False, [], [])
