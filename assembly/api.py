@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from assembly.blocks import Node, node_values
-from assembly.budget import select_within_budget
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_order
 from assembly.core import core_order, retain_snapshots
@@ -525,6 +524,8 @@ def _budget_report(req: AssemblyRequest, nodes: list[Node], node_tokens: dict[st
         diagnostics.append({"code": "CONTEXT_BUDGET_EXCEEDED", "limit": limit, "total": total, "over_by": over_by})
     dropped: list[dict[str, Any]] = []
     if over_by and keep_cost <= limit:
+        from assembly.budget import select_within_budget  # the selector loads with the first request over budget
+
         selection = select_within_budget("fixed", items, limit, goal_cost=keep_cost)
         by_id = {n.id: n for n in evictable}
         dropped = [{"id": s.id, "module": by_id[s.id].module, "tokens": s.cost, "reason": s.reason}

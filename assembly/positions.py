@@ -17,7 +17,6 @@ from pydantic import TypeAdapter
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
 from assembly.errors import AssemblyError
-from assembly.placement import PlacementError, place_context_blocks
 from assembly.results import PlacementControl, PositionRow
 from assembly.strategy import TEXT_RULE_KINDS
 
@@ -199,6 +198,8 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
                                 "outlet": block["outlet_name"]})
     if not hosts:
         return nodes
+    from assembly.placement import PlacementError, place_context_blocks  # loaded by the first outlet to fill
+
     indices = sorted(set(hosts.values()))
     local = {i: n for n, i in enumerate(indices)}
     messages = [{"role": nodes[i].role if nodes[i].role in ("system", "user", "assistant") else "system",
@@ -221,7 +222,7 @@ def fill_outlets(nodes: list[Node], outlet_blocks: list[dict[str, Any]], diagnos
     return filled
 
 
-def _outlet_refusal(exc: PlacementError, hosts: dict[str, int]) -> AssemblyError:
+def _outlet_refusal(exc: Any, hosts: dict[str, int]) -> AssemblyError:
     """The one wording of a refused outlet fill. The primitive's message and detail speak of the host-only message
     list built above (its indices mean nothing to the caller), so the refusal names the request's outlets instead;
     it is an assembly refusal (400), not the primitive's 422 for a caller's bad layout."""

@@ -1,5 +1,11 @@
 """The public API (engine.md §1): exactly these names import from `assembly`, each from its one home."""
 
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
 import assembly
 from assembly.api import assemble, capabilities, require_available
 from assembly.catalogue import builtin_strategies
@@ -46,3 +52,23 @@ def test_public_names_are_the_homes_objects():
         AssemblyRequest, HostSettings, AssemblyResult)
     assert (assembly.builtin_strategies, assembly.normalize_strategy, assembly.StrategyError) == (
         builtin_strategies, normalize_strategy, StrategyError)
+
+
+def test_the_selector_fragments_placement_and_keyword_scan_load_with_their_first_use():
+    # a fresh interpreter: importing the package and assembling a SillyTavern request loads none of them
+    code = ("import sys, assembly; assembly.assemble({'strategy': 'builtin-st', 'host': {'core_available': True}, "
+            "'resources': {'preset': {'prompts': [{'identifier': 'main', 'content': 'Hi'}, "
+            "{'identifier': 'chatHistory', 'marker': True}]}}, "
+            "'conversation': {'input': [{'role': 'user', 'content': 'hi'}]}}); "
+            "print(sorted(m for m in ('assembly.budget', 'assembly.fragments', 'assembly.placement', "
+            "'assembly.sillytavern.worldinfo_scan') "
+            "if m in sys.modules)); from assembly import place_context_blocks, select_within_budget; "
+            "print(place_context_blocks.__module__, select_within_budget.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.splitlines() == ["[]", "assembly.placement assembly.budget"]
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no_such_name"):
+        assembly.no_such_name  # noqa: B018
