@@ -157,9 +157,21 @@ def gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) ->
         return math.isfinite(item)
     else:
         return True
+    append = strings.append
     for child in children:
-        if isinstance(child, str):
-            strings.append(child)
+        kind = type(child)  # JSON's own types by identity first; a subclass of one is looked at below
+        if kind is str:
+            append(child)
+        elif kind is dict or kind is list:
+            if not gather_strings(child, depth + 1, max_depth, strings):
+                return False
+        elif kind is float:
+            if not math.isfinite(child):
+                return False
+        elif kind is int or kind is bool or child is None:
+            continue
+        elif isinstance(child, str):
+            append(child)
         elif isinstance(child, (dict, list, float)) and not gather_strings(child, depth + 1, max_depth, strings):
             return False
     return True

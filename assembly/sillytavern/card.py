@@ -38,6 +38,7 @@ _CARD_TEXTS = (
 )
 _CARD_TEXT_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in _CARD_TEXTS)
 _CARD_LIST_KEYS = tuple((name, spellings(name, ())) for name in ("tags", "alternate_greetings", "group_only_greetings"))
+_DEPTH_PROMPT_KEYS, _BOOK_KEYS = spellings("depth_prompt", ()), spellings("character_book", ())
 
 
 def _depth_prompt(value: Any, path: str) -> DepthPrompt:
@@ -80,8 +81,8 @@ def _character_data(data: dict[str, Any], path: str, card: dict[str, Any] | None
     ext_value, ext_path = r.get("extensions")
     extensions = {} if ext_value is MISSING or ext_value is None else read_object(ext_value, ext_path)
     ext = Reader(extensions, ext_path)
-    depth_value, depth_path = ext.get("depth_prompt")
-    top_depth, top_depth_path = r.get("depth_prompt")
+    depth_value, depth_path = ext.read(_DEPTH_PROMPT_KEYS)
+    top_depth, top_depth_path = r.read(_DEPTH_PROMPT_KEYS)
     if top_depth is not MISSING and top_depth is not None:
         if depth_value not in (MISSING, None) and depth_value != top_depth:
             raise invalid(top_depth_path, f"the same value as {depth_path} (both are given)", top_depth)
@@ -95,13 +96,13 @@ def _character_data(data: dict[str, Any], path: str, card: dict[str, Any] | None
         r.get("talkativeness")  # the V1 top-level mirror of the same value
     fields["talkativeness"] = _talkativeness(talk_value, talk_path)
 
-    book_value, book_path = r.get("character_book")
+    book_value, book_path = r.read(_BOOK_KEYS)
     if book_value is not MISSING and book_value is not None:
         fields["character_book"] = parse_worldbook(book_value, book_path)
     card = card or {}
     return Character(**fields, extensions=ext.leftovers(), other_fields=r.leftovers(),
                      spec="chara_card_v3" if card.get("spec") == "chara_card_v3" else "chara_card_v2",
-                     card_fields=copy.deepcopy({k: v for k, v in card.items() if k not in _V1_MIRRORS}))
+                     card_fields=copy.deepcopy({k: v for k, v in card.items() if k not in _V1_MIRRORS}) if card else {})
 
 
 def _card(value: Any, path: str) -> Character:

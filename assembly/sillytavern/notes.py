@@ -17,6 +17,7 @@ from assembly.reading import (
     read_object,
     read_role,
     read_text,
+    spellings,
 )
 from assembly.sillytavern.models import AuthorNote, ExtensionPrompt, Persona
 from assembly.sillytavern.vocabulary import (
@@ -26,18 +27,23 @@ from assembly.sillytavern.vocabulary import (
     PERSONA_POSITION_BY_NUMBER,
 )
 
+# the persona's fields read in two spellings: its own name, SillyTavern's setting
+_PERSONA_KEYS = {name: spellings(name, (setting,)) for name, setting in (
+    ("description", "persona_description"), ("position", "persona_description_position"),
+    ("depth", "persona_description_depth"), ("role", "persona_description_role"))}
+
 
 def parse_persona(value: Any, path: str) -> Persona:
     r = Reader(read_object(value, path, "a persona object"), path)
     persona = Persona(
         name=read_text(*r.get("name"), default="User"),
-        description=read_text(*r.get("description", "persona_description")),
-        position=read_named(*r.get("position", "persona_description_position"), "in_prompt",
+        description=read_text(*r.read(_PERSONA_KEYS["description"])),
+        position=read_named(*r.read(_PERSONA_KEYS["position"]), "in_prompt",
                         names=PERSONA_POSITION_ALIASES, numbers=PERSONA_POSITION_BY_NUMBER,
                         expected="a persona position: in_prompt, after_char, top_an, bottom_an, at_depth, none "
                         "(or 0, 1, 2, 3, 4, 9)"),
-        depth=read_integer(*r.get("depth", "persona_description_depth"), 2, minimum=0),
-        role=read_role(*r.get("role", "persona_description_role")),
+        depth=read_integer(*r.read(_PERSONA_KEYS["depth"]), 2, minimum=0),
+        role=read_role(*r.read(_PERSONA_KEYS["role"])),
     )
     r.reject_leftovers(("name", "description", "position", "depth", "role"))
     return persona

@@ -140,7 +140,7 @@ def _prompt_orders(
     for index, item in enumerate(value):
         where = join_path(path, index)
         r = Reader(read_object(item, where, "a {character_id, order} object"), where)
-        raw_id, id_path = r.get("character_id")
+        raw_id, id_path = r.read(_CHARACTER_ID_KEYS)
         if raw_id is MISSING or raw_id is None:
             raise ImportInvalid(id_path, "a character id (required)")
         character_id = _character_id(raw_id, id_path)
@@ -157,6 +157,7 @@ def _prompt_orders(
     return chosen, chosen_path, tuple(others)
 
 
+_CHARACTER_ID_KEYS, _PROMPT_ORDER_KEYS = spellings("character_id", ()), spellings("prompt_order", ())
 _PRESET_TEXT_OPTIONS = (*UTILITY_PROMPT_DEFAULTS, "continue_postfix", "assistant_prefill", "assistant_impersonation")
 _OPTION_KEYS: dict[str, tuple[str, ...]] = {
     key: spellings(key, ()) for key in (*_PRESET_TEXT_OPTIONS, "squash_system_messages", "continue_prefill",
@@ -177,7 +178,7 @@ def parse_preset(value: Any, path: str) -> Preset:
         return parse_preset(data["data"], join_path(path, "data"))
     r = Reader(data, path)
     prompts_value, prompts_path = r.get("prompts")
-    order_value, order_path = r.get("prompt_order")
+    order_value, order_path = r.read(_PROMPT_ORDER_KEYS)
     if prompts_value is MISSING and order_value is MISSING:
         raise ImportInvalid(prompts_path, "a list of prompts (a preset has `prompts` or `prompt_order`)")
     if prompts_value is MISSING or prompts_value is None:

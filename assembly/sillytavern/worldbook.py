@@ -51,6 +51,7 @@ BOOK_SETTINGS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 _BOOK_SETTING_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in BOOK_SETTINGS)
 _BOOK_SETTING_OF = {spelling: name for name, keys in _BOOK_SETTING_KEYS for spelling in keys}
+_STRATEGY_KEYS = spellings("character_strategy", ("world_info_character_strategy",))
 _BOOK_SETTING_LIMITS = {"scan_depth": (0, 1000), "budget_percent": (0, 100)}
 
 
@@ -72,7 +73,7 @@ def book_settings(r: Reader) -> dict[str, Any]:
             parsed = read_integer(value, where, MISSING, minimum=low, maximum=high)
         if parsed is not MISSING:
             settings[name] = parsed
-    strategy, where = r.get("character_strategy", "world_info_character_strategy")
+    strategy, where = r.read(_STRATEGY_KEYS)
     if strategy is not MISSING and strategy is not None:
         settings["character_strategy"] = read_named(
             strategy, where, "character_first", names={n: n for n in CHARACTER_STRATEGY_BY_NUMBER.values()},
