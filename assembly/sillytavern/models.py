@@ -103,12 +103,12 @@ class Preset(_Frozen):
 
     @model_validator(mode="after")
     def _order_refers_to_prompts(self) -> Preset:
-        identifiers = [p.identifier for p in self.prompts]
-        if len(set(identifiers)) != len(identifiers):
+        # runs again whenever a model holds the preset (Resources): sets made once each
+        known = {p.identifier for p in self.prompts}
+        if len(known) != len(self.prompts):
             raise ValueError("prompt identifiers must be unique")
-        known = set(identifiers)
-        ordered = [e.identifier for e in self.prompt_order]
-        if len(set(ordered)) != len(ordered) or not known.issuperset(ordered):
+        ordered = {e.identifier for e in self.prompt_order}
+        if len(ordered) != len(self.prompt_order) or not known >= ordered:
             raise ValueError("prompt_order must list defined prompt identifiers, each once")
         return self
 
