@@ -162,6 +162,15 @@ def gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) ->
         kind = type(child)  # JSON's own types by identity first; a subclass of one is looked at below
         if kind is str:
             append(child)
+        elif kind is dict and depth + 1 < max_depth:  # an object (a message, a prompt): its leaves without a call
+            strings += child
+            for value in child.values():
+                kind = type(value)
+                if kind is str:
+                    append(value)
+                elif kind is not int and kind is not bool and value is not None and not gather_strings(
+                        value, depth + 2, max_depth, strings):
+                    return False
         elif kind is dict or kind is list:
             if not gather_strings(child, depth + 1, max_depth, strings):
                 return False
