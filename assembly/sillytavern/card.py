@@ -38,6 +38,7 @@ _CARD_TEXTS = (
 )
 _CARD_TEXT_KEYS = tuple((name, spellings(name, aliases)) for name, aliases in _CARD_TEXTS)
 _CARD_LIST_KEYS = tuple((name, spellings(name, ())) for name in ("tags", "alternate_greetings", "group_only_greetings"))
+_CARD_FIELD_OF = {key: name for name, keys in (*_CARD_TEXT_KEYS, *_CARD_LIST_KEYS) for key in keys}
 _DEPTH_PROMPT_KEYS, _BOOK_KEYS = spellings("depth_prompt", ()), spellings("character_book", ())
 
 
@@ -72,10 +73,14 @@ def _character_data(data: dict[str, Any], path: str, card: dict[str, Any] | None
     """The fields of a card's `data` (V2/V3) or of a flat card (V1 / engine.md's simplified shape)."""
     r = Reader(data, path)
     fields: dict[str, Any] = {}
+    given = {_CARD_FIELD_OF.get(key) for key in data}  # a field the card leaves out reads as its default
     for name, keys in _CARD_TEXT_KEYS:
-        fields[name] = read_text(*r.read(keys), default=REQUIRED if name == "name" else "")
+        if name in given or name == "name":
+            fields[name] = read_text(*r.read(keys), default=REQUIRED if name == "name" else "")
+        else:
+            fields[name] = ""
     for name, keys in _CARD_LIST_KEYS:
-        fields[name] = read_texts(*r.read(keys))
+        fields[name] = read_texts(*r.read(keys)) if name in given else ()
     fields["nickname"] = read_text(*r.get("nickname"), default=None)
 
     ext_value, ext_path = r.get("extensions")

@@ -39,6 +39,7 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
 
 
 _RESOURCE_KEYS = tuple((name, spellings(name, aliases)) for name, (aliases, _, _) in _RESOURCE_READERS.items())
+_RESOURCE_OF = {key: name for name, keys in _RESOURCE_KEYS for key in keys}
 
 
 def _macro_engine(value: Any, path: str) -> str:
@@ -59,7 +60,10 @@ def _resources(value: Any, path: str) -> Resources:
         return value
     r = Reader(read_object(value, path, "a resources object"), path)
     fields: dict[str, Any] = {}
+    given = {_RESOURCE_OF.get(key) for key in r.data}  # a resource left out is not read
     for name, keys in _RESOURCE_KEYS:
+        if name not in given:
+            continue
         _, model, read = _RESOURCE_READERS[name]
         item, where = r.read(keys)
         if item is MISSING or item is None:
