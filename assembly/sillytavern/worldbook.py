@@ -172,9 +172,9 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     # the fields the entry gives, read; the model fills in the others' defaults (half the validation of all 43)
     fields: dict[str, Any] = dict(uid=uid, enabled=enabled, position=position,
                                   delay_until_recursion=delay_until_recursion, character_filter=character_filter)
-    for name, read in _FIRST_READERS.items():
-        if name in given:
-            fields[name] = read(r)
+    # the given fields read in reading order (the first refusal is the one reported), the others left to defaults
+    for name in sorted(given.intersection(_FIRST_READERS), key=_READING_RANK.__getitem__):
+        fields[name] = _FIRST_READERS[name](*r.read(_KEYS[name]))
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
     first, second = ("insertion_order", "order") if book_form else ("order", "insertion_order")
@@ -182,9 +182,8 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     if (order_value is MISSING or order_value is None) and second in given:
         order_value, order_path = r.read(_KEYS[second])
     fields["order"] = read_integer(order_value, order_path, 100)
-    for name, read in _LATER_READERS.items():
-        if name in given:
-            fields[name] = read(r)
+    for name in sorted(given.intersection(_LATER_READERS), key=_READING_RANK.__getitem__):
+        fields[name] = _LATER_READERS[name](*r.read(_KEYS[name]))
     other = r.leftovers()
     if fallback is not None:
         rest = fallback.leftovers()
@@ -200,37 +199,37 @@ _SELECTIVE_LOGIC_NAMES = {v: v for v in SELECTIVE_LOGIC_BY_NUMBER.values()}
 _LORE_NAMES = {n: n for n in ("global", "character", "chat", "persona")}
 # Each field read by name alone, and how: a field the entry does not give keeps the model's default.
 # (in the order they are read: the first refusal is the one reported)
-_FIRST_READERS: dict[str, Callable[[Reader], Any]] = {
-    **{name: (lambda r, name=name, default=default: read_flag(*r.read(_KEYS[name]), default))
-       for name, default in _ENTRY_FLAGS},
-    "selective_logic": lambda r: read_named(
-        *r.read(_KEYS["selective_logic"]), "and_any", names=_SELECTIVE_LOGIC_NAMES, numbers=SELECTIVE_LOGIC_BY_NUMBER,
+_FIRST_READERS: dict[str, Callable[[Any, str], Any]] = {
+    **{name: (lambda value, path, default=default: read_flag(value, path, default)) for name, default in _ENTRY_FLAGS},
+    "selective_logic": lambda value, path: read_named(
+        value, path, "and_any", names=_SELECTIVE_LOGIC_NAMES, numbers=SELECTIVE_LOGIC_BY_NUMBER,
         expected="a selective logic: and_any, not_all, not_any, and_all (or 0..3)"),
-    "triggers": lambda r: read_generation_types(*r.read(_KEYS["triggers"])),
+    "triggers": read_generation_types,
 }
-_LATER_READERS: dict[str, Callable[[Reader], Any]] = {
-    "comment": lambda r: read_text(*r.read(_KEYS["comment"])),
-    "content": lambda r: read_text(*r.read(_KEYS["content"])),
-    "keys": lambda r: read_texts(*r.read(_KEYS["keys"])),
-    "secondary_keys": lambda r: read_texts(*r.read(_KEYS["secondary_keys"])),
-    "depth": lambda r: read_integer(*r.read(_KEYS["depth"]), None, minimum=0, nullable=True),
-    "role": lambda r: read_role(*r.read(_KEYS["role"])),
-    "outlet_name": lambda r: read_text(*r.read(_KEYS["outlet_name"])),
-    "probability": lambda r: read_integer(*r.read(_KEYS["probability"]), 100, minimum=0, maximum=100),
-    "group": lambda r: read_text(*r.read(_KEYS["group"])),
-    "group_weight": lambda r: read_integer(*r.read(_KEYS["group_weight"]), 100, minimum=0),
-    "use_group_scoring": lambda r: read_flag(*r.read(_KEYS["use_group_scoring"]), None),
-    "scan_depth": lambda r: read_integer(*r.read(_KEYS["scan_depth"]), None, minimum=0, maximum=1000, nullable=True),
-    "case_sensitive": lambda r: read_flag(*r.read(_KEYS["case_sensitive"]), None),
-    "match_whole_words": lambda r: read_flag(*r.read(_KEYS["match_whole_words"]), None),
-    "sticky": lambda r: read_integer(*r.read(_KEYS["sticky"]), None, minimum=0, nullable=True),
-    "cooldown": lambda r: read_integer(*r.read(_KEYS["cooldown"]), None, minimum=0, nullable=True),
-    "delay": lambda r: read_integer(*r.read(_KEYS["delay"]), None, minimum=0, nullable=True),
-    "display_index": lambda r: read_integer(*r.read(_KEYS["display_index"]), None, nullable=True),
-    "automation_id": lambda r: read_text(*r.read(_KEYS["automation_id"])),
-    "lore": lambda r: read_named(*r.read(_KEYS["lore"]), "global", names=_LORE_NAMES, numbers={},
-                                 expected="where the entry comes from: global, character, chat or persona"),
+_LATER_READERS: dict[str, Callable[[Any, str], Any]] = {
+    "comment": read_text,
+    "content": read_text,
+    "keys": read_texts,
+    "secondary_keys": read_texts,
+    "depth": lambda value, path: read_integer(value, path, None, minimum=0, nullable=True),
+    "role": read_role,
+    "outlet_name": read_text,
+    "probability": lambda value, path: read_integer(value, path, 100, minimum=0, maximum=100),
+    "group": read_text,
+    "group_weight": lambda value, path: read_integer(value, path, 100, minimum=0),
+    "use_group_scoring": lambda value, path: read_flag(value, path, None),
+    "scan_depth": lambda value, path: read_integer(value, path, None, minimum=0, maximum=1000, nullable=True),
+    "case_sensitive": lambda value, path: read_flag(value, path, None),
+    "match_whole_words": lambda value, path: read_flag(value, path, None),
+    "sticky": lambda value, path: read_integer(value, path, None, minimum=0, nullable=True),
+    "cooldown": lambda value, path: read_integer(value, path, None, minimum=0, nullable=True),
+    "delay": lambda value, path: read_integer(value, path, None, minimum=0, nullable=True),
+    "display_index": lambda value, path: read_integer(value, path, None, nullable=True),
+    "automation_id": read_text,
+    "lore": lambda value, path: read_named(value, path, "global", names=_LORE_NAMES, numbers={},
+                                           expected="where the entry comes from: global, character, chat or persona"),
 }
+_READING_RANK = {name: rank for rank, name in enumerate((*_FIRST_READERS, *_LATER_READERS))}
 # each field's spellings (the name first), and the field each spelling names
 _KEYS: dict[str, tuple[str, ...]] = {
     names[0]: spellings(names[0], names[1:])

@@ -1,5 +1,8 @@
 """World book entries read as SillyTavern reads them (sillytavern.md §7, §9.3)."""
 
+import pytest
+
+from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import import_character
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 
@@ -19,3 +22,15 @@ def test_a_card_book_entry_orders_by_insertion_order():
             {"id": 1, "keys": ["wolf"], "content": "A wolf.", "insertion_order": 9, "order": 5, "enabled": True,
              "extensions": {}}]}}}
     assert import_character(card).character_book.entries[0].order == 9
+
+
+def test_of_two_bad_fields_the_one_read_first_is_named_whatever_the_key_order():
+    # fields are read in one order (flags, selective logic, triggers, then order, then texts, keys, numbers), so an
+    # entry's first refusal does not depend on where its keys stand in the file
+    cases = [({"content": 5, "constant": "yes"}, "entries.0.constant"),
+             ({"probability": 500, "selectiveLogic": "bad", "comment": 1}, "entries.0.selectiveLogic"),
+             ({"depth": -1, "order": "x"}, "entries.0.order")]
+    for bad, path in cases:
+        with pytest.raises(ImportInvalid) as refused:
+            import_worldbook({"entries": {"0": {"uid": 0, **bad}}})
+        assert refused.value.path == path, bad
