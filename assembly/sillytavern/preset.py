@@ -96,11 +96,13 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
     for index, item in enumerate(value):
         where = join_path(path, index)
         fields = read_object(item, where, "an {identifier, enabled} object")  # two fields, each in one spelling
-        identifier = read_text(fields.get("identifier", MISSING), join_path(where, "identifier"), default=REQUIRED)
-        value_enabled, enabled_path = fields.get("enabled", MISSING), join_path(where, "enabled")
-        if value_enabled is MISSING or value_enabled is None:
-            raise ImportInvalid(enabled_path, "true or false (required)")
-        enabled = read_flag(value_enabled, enabled_path, False)
+        identifier, enabled = fields.get("identifier", MISSING), fields.get("enabled", MISSING)
+        if type(identifier) is not str:  # (a field's path is spelled out for a refusal only)
+            identifier = read_text(identifier, join_path(where, "identifier"), default=REQUIRED)
+        if type(enabled) is not bool:
+            if enabled is MISSING or enabled is None:
+                raise ImportInvalid(join_path(where, "enabled"), "true or false (required)")
+            enabled = read_flag(enabled, join_path(where, "enabled"), False)
         for key in fields if len(fields) > 2 else ():
             if key not in ("identifier", "enabled"):
                 raise ImportInvalid(join_path(where, str(key)), "one of the fields identifier, enabled")
