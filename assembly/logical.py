@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 from assembly.blocks import NO_CHILDREN, Block, Node, node_values
@@ -191,8 +192,7 @@ def _resolve_sources(state: State, ctx: SourceContext, native: dict[str, Block])
 # 2. claims --------------------------------------------------------------------------------------------------------
 
 
-def _key(block: Block) -> tuple[str, str]:
-    return (block.source, block.id)
+_key = attrgetter("source", "id")  # a block's (source, id): its key in the claims, emitted and placed sets
 
 
 def _roots(state: State) -> list[tuple[Entry, Block]]:

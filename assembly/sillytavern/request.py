@@ -208,7 +208,9 @@ def in_chat_macros(injections: list[StInjection], macro_env: Any) -> list[StInje
     order = sorted((i for i, inj in enumerate(out) if inj.key is not None and inj.depth is not None),
                    key=lambda i: (out[i].depth, _ROLE_ORDER.get(out[i].role, 0), out[i].key))
     for i in order:
-        out[i] = out[i].model_copy(update={"content": macro_env.evaluate(out[i].content)})
+        content = macro_env.evaluate(out[i].content)
+        if content != out[i].content:  # (an injection is frozen: one its macros leave as it was serves as it is)
+            out[i] = out[i].model_copy(update={"content": content})
     return out
 
 

@@ -21,3 +21,36 @@ def test_world_info_at_one_depth_and_role_is_one_injection():
     assert (alone.sources, alone.content, alone.depth, alone.order) == (("worldbook:2",), "two", 4, 100)
     assert made["customDepthWI_4_1"].role == "user"
     assert _injections(nodes) == _injections(nodes)
+
+
+class _Upper:
+    """A stand-in for SillyTavern's macros: `{{up}}` becomes UP; the order of the texts it saw is kept."""
+
+    def __init__(self):
+        self.seen = []
+
+    def evaluate(self, text):
+        self.seen.append(text)
+        return text.replace("{{up}}", "UP")
+
+
+def test_extension_prompts_go_through_the_macros_depth_by_depth_and_keep_an_untouched_one_as_it_is():
+    from assembly.sillytavern.messages import StInjection
+    from assembly.sillytavern.request import in_chat_macros
+
+    deep = StInjection(sources=("a",), content="deep {{up}}", depth=3, key="a")
+    plain = StInjection(sources=("b",), content="plain", depth=1, key="b")
+    unkeyed = StInjection(sources=("c",), content="c {{up}}", depth=0)
+    env = _Upper()
+    out = in_chat_macros([deep, plain, unkeyed], env)
+    assert env.seen == ["plain", "deep {{up}}"]  # depth 1 before depth 3; a preset prompt (no key) is not read
+    assert out[0].content == "deep UP" and out[0].depth == 3
+    assert out[1] is plain and out[2] is unkeyed
+
+
+def test_without_extension_prompts_the_resources_serve_as_they_are_under_sillytavern_macros():
+    from assembly.sillytavern.models import AuthorNote, Resources
+    from assembly.sillytavern.st_chat import expanded_injections
+
+    res = Resources(author_note=AuthorNote(content="{{up}} note"))
+    assert expanded_injections(res, "U", "C", macro_env=_Upper()) is res
