@@ -428,12 +428,14 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if message.kind != "chat" and not message.content:
             continue
         index += 1
-        parts = [by_id[s] for s in message.sources if s in by_id]
-        native = None
-        for part in parts:
-            if part.message is not None:
-                native = part
-                break
+        parts: list[Node] = []
+        native = None  # the first conversation message among the parts
+        for source in message.sources:
+            part = by_id.get(source)
+            if part is not None:
+                parts.append(part)
+                if native is None and part.message is not None:
+                    native = part
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"

@@ -54,3 +54,19 @@ def test_without_extension_prompts_the_resources_serve_as_they_are_under_sillyta
 
     res = Resources(author_note=AuthorNote(content="{{up}} note"))
     assert expanded_injections(res, "U", "C", macro_env=_Upper()) is res
+
+
+def test_a_chat_message_goes_where_its_first_conversation_part_is_and_unknown_sources_are_no_parts():
+    from assembly.sillytavern.messages import StMessage
+    from assembly.sillytavern.request import _to_request
+
+    note = _world("worldbook:1", "lore", 0)
+    said = Node(id="input:m1", rule_id="input", module="input", name="input", role="user", original_role="user",
+                text="hi", trust="user", message={"id": "m1", "role": "user", "content": "hi"})
+    plan = [StMessage("m1", "user", "lore hi", kind="chat", sources=("worldbook:1", "gone", "input:m1")),
+            StMessage("p", "system", "", kind="prompt", sources=("worldbook:1",))]  # empty: not sent
+    messages, order = _to_request(plan, {n.id: n for n in (note, said)}, "o200k_base", {"m1": 2})
+    assert [(m.id, m.delivery, m.history_status, m.parts, m.tokens) for m in messages] == [
+        ("m1", "input", "appended", ["worldbook:1", "input:m1"], 2)]
+    assert order == [note, said]
+    assert (note.delivery, said.delivery, note.request_index, said.request_index) == ("request", "input", 0, 0)
