@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from operator import attrgetter
 from typing import Any
 
 from assembly.blocks import NO_CHILDREN, Block, Node, node_values
@@ -191,8 +192,7 @@ def _resolve_sources(state: State, ctx: SourceContext, native: dict[str, Block])
 # 2. claims --------------------------------------------------------------------------------------------------------
 
 
-def _key(block: Block) -> tuple[str, str]:
-    return (block.source, block.id)
+_key = attrgetter("source", "id")  # a block's (source, id): its key in the claims, emitted and placed sets
 
 
 def _roots(state: State) -> list[tuple[Entry, Block]]:
@@ -282,7 +282,7 @@ def _claim_explicit(state: State, block: Block) -> None:
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = _key(block)
-    for field_name in dict(block.extra).get("field_claims", ()):
+    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
         target = _macro_target_field(state, "character", field_name)
         if target is not None and _key(target) not in state.claimed_by:
             state.claimed_by[_key(target)] = _key(block)
@@ -300,18 +300,18 @@ def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
     key = _key(block)
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
-    path = path | {key}
     # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
     for name in block.macro_claims if state.macro_ctx.st is None else ():
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = key
-    for field_name in dict(block.extra).get("field_claims", ()):
+    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
         target = _macro_target_field(state, "character", field_name)
         if target is not None and _key(target) not in state.claimed_by:
             state.claimed_by[_key(target)] = key
     if block.type != "reference":
         return
+    path = path | {key}
     for target in _reference_targets(state, block):
         tkey = _key(target)
         if tkey in state.claimed_by:
@@ -535,7 +535,7 @@ def _expand_resource_macros(state: State, block: Block) -> tuple[str, list[dict[
             children.append({"id": f"{target.source}:{target.id}", "source": target.source, "field": target.field,
                              "locked": True, "lock_reason": f"macro:{name}"})
         text = _replace_macro(text, name, replacement)
-    for field_name in dict(block.extra).get("field_claims", ()):
+    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
         target = _macro_target_field(state, "character", field_name)
         if target is not None and state.claimed_by.get(_key(target)) == _key(block):
             state.emitted.add(_key(target))

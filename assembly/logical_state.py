@@ -65,16 +65,14 @@ class State:
     unavailable_reported: set[str] = field(default_factory=set)
     targets_cache: dict[tuple[str, str], list[Block]] = field(default_factory=dict)
 
+    rank: dict[str, int] = field(init=False)  # each stage's place in `priority`
+
+    def __post_init__(self) -> None:
+        self.rank = {stage: i for i, stage in enumerate(self.priority)}
+
     def beats(self, candidate: str, other: str) -> bool:
         rank = self.rank
         return rank.get(candidate, -1) < rank.get(other, -1)
-
-    @property
-    def rank(self) -> dict[str, int]:
-        cached = self.__dict__.get("_rank")
-        if cached is None:
-            cached = self.__dict__["_rank"] = {stage: i for i, stage in enumerate(self.priority)}
-        return cached
 
     def setting(self, block: Block) -> dict[str, Any] | None:
         if not self.settings:  # most strategies place nothing by hand

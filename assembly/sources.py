@@ -28,16 +28,8 @@ WORLD_INFO_GROUPS = {
     "worldInfo": ("before", "after"),
 }
 CHARACTER_FIELDS = ("description", "personality", "scenario", "examples", "system", "phi")
-WORLD_BOOK_POSITIONS = (
-    "before",
-    "after",
-    "before_example_messages",
-    "after_example_messages",
-    "before_author_note",
-    "after_author_note",
-    "at_depth",
-    "outlet",
-)
+WORLD_BOOK_POSITIONS = ("before", "after", "before_example_messages", "after_example_messages", "before_author_note",
+                        "after_author_note", "at_depth", "outlet")
 _VAR_RE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
 
 
@@ -75,6 +67,13 @@ class SourceContext:
 
     def enabled_kinds(self) -> set[str]:
         return {r["kind"] for r in self.strategy["rules"] if r["enabled"]}
+
+    def sent_prompts(self) -> list[Any]:
+        """`ordered_prompts` of the preset for the generation type, once per request: every marker asks."""
+        if "_sent" not in self.__dict__:
+            preset = self.resources.preset
+            self.__dict__["_sent"] = ordered_prompts(preset, self.generation_type) if preset is not None else []
+        return self.__dict__["_sent"]
 
 
 def split_slot_text(block_id: str, source: str, text: str, **common: Any) -> list[Block]:
@@ -139,21 +138,20 @@ def st_sends_marker(ctx: SourceContext, identifier: str) -> bool:
     disabled or missing marker sends nothing. Otherwise it is always available."""
     if not st_collection(ctx):
         return True
-    return any(p.identifier == identifier for p in ordered_prompts(ctx.resources.preset, ctx.generation_type))
+    return any(p.identifier == identifier for p in ctx.sent_prompts())
 
 
 def _st_claimed_by_macro(ctx: SourceContext, source: str, field_name: str) -> bool:
     """An enabled prompt pulls the field in with a resource macro ({{description}}, {{persona}}, ...)."""
     names = {n for n, target in RESOURCE_MACROS.items() if target == (source, field_name)}
-    return any(name in _macro_names(p.content or "") for p in ordered_prompts(ctx.resources.preset, ctx.generation_type)
-               for name in names)
+    return any(name in _macro_names(p.content or "") for p in ctx.sent_prompts() for name in names)
 
 
 def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     preset = ctx.resources.preset
     if preset is None:
         return []
-    prompts = ordered_prompts(preset, ctx.generation_type)
+    prompts = ctx.sent_prompts()
     anchors = world_book_anchors(ctx, prompts)
     blocks: list[Block] = []
     for prompt in prompts:
@@ -333,12 +331,11 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
     """Placement `st`: a card field goes only through its marker (or a resource macro of an enabled prompt); the
     card's system prompt and post-history instructions only as the Main / Post-History prompt they override
     (sillytavern.md §4.1 step 5): with that prompt disabled, or its overrides forbidden, the card's text is not sent."""
-    preset = ctx.resources.preset
     if not st_collection(ctx):
         return True
     if name in ("system", "phi"):
         identifier = "main" if name == "system" else "jailbreak"
-        prompt = next((p for p in ordered_prompts(preset, ctx.generation_type) if p.identifier == identifier), None)
+        prompt = next((p for p in ctx.sent_prompts() if p.identifier == identifier), None)
         return prompt is not None and _may_override(ctx, prompt, name)
     return st_sends_marker(ctx, FIELD_MARKERS[name]) or (ctx.macro_env is None
                                                          and _st_claimed_by_macro(ctx, "character", name))

@@ -81,7 +81,7 @@ class StBudgetResult(_Frozen):
     examples: SkipValidation[tuple[StMessage, ...]]
     tail: SkipValidation[tuple[StMessage, ...]]
     dropped: tuple[StDropped, ...]
-    tokens: dict[str, int]
+    tokens: SkipValidation[dict[str, int]]  # the ledger's table, made for this result: one entry per message
     failure: StBudgetFailure | None = None
 
 

@@ -208,7 +208,9 @@ def in_chat_macros(injections: list[StInjection], macro_env: Any) -> list[StInje
     order = sorted((i for i, inj in enumerate(out) if inj.key is not None and inj.depth is not None),
                    key=lambda i: (out[i].depth, _ROLE_ORDER.get(out[i].role, 0), out[i].key))
     for i in order:
-        out[i] = out[i].model_copy(update={"content": macro_env.evaluate(out[i].content)})
+        content = macro_env.evaluate(out[i].content)
+        if content != out[i].content:  # (an injection is frozen: one its macros leave as it was serves as it is)
+            out[i] = out[i].model_copy(update={"content": content})
     return out
 
 
@@ -426,12 +428,14 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
         if message.kind != "chat" and not message.content:
             continue
         index += 1
-        parts = [by_id[s] for s in message.sources if s in by_id]
-        native = None
-        for part in parts:
-            if part.message is not None:
-                native = part
-                break
+        parts: list[Node] = []
+        native = None  # the first conversation message among the parts
+        for source in message.sources:
+            part = by_id.get(source)
+            if part is not None:
+                parts.append(part)
+                if native is None and part.message is not None:
+                    native = part
         if native is not None and message.kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"

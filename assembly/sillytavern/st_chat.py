@@ -157,6 +157,8 @@ def expanded_injections(resources: Any, user: str, char: str, macro_env: Any = N
     """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
     injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5). Under SillyTavern's own macros
     (`macro_env`) the note, and a persona beside it, go through them once placed (`extensions`)."""
+    if macro_env is not None and not resources.extension_prompts:
+        return resources  # under SillyTavern's macros only the extension prompts are expanded here: none
     texts = [e.content for e in resources.extension_prompts]
     texts += [r for r in (resources.author_note and resources.author_note.content,
                           resources.persona and resources.persona.description) if r]

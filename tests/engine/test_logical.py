@@ -30,3 +30,44 @@ def test_a_macro_target_is_still_a_child_of_its_own():
         assert [c["lock_reason"] for c in main.children] == ["macro:description"]
         main.children.clear()
     assert NO_CHILDREN == []
+
+
+def _claim_state(entries):
+    from assembly.logical_state import Entry, State
+    from assembly.macros import MacroContext
+
+    rule_entries = [Entry(rule={"id": f"r-{kind}", "kind": kind, "enabled": True}, index=i, blocks=blocks)
+                    for i, (kind, blocks) in enumerate(entries.items())]
+    return State(strategy={}, backend="core", placement="st", layout=None, adaptive=False, list_placement=False,
+                 priority=("preset", "resource", "default"), settings={},
+                 entries={e.rule["kind"]: e for e in rule_entries}, rule_entries=rule_entries, diagnostics=[],
+                 macro_ctx=MacroContext(), conversation={})
+
+
+def test_references_that_pull_each_other_in_are_refused_as_a_cycle():
+    import pytest
+
+    from assembly.blocks import Block
+    from assembly.errors import AssemblyError
+    from assembly.logical import _claim_from
+
+    a = Block(id="a", source="one", type="reference", target_source="two", honor_enabled=False)
+    b = Block(id="b", source="two", type="reference", target_source="one", honor_enabled=False)
+    state = _claim_state({"one": [a], "two": [b]})
+    with pytest.raises(AssemblyError) as refused:
+        _claim_from(state, a, set())
+    assert refused.value.code == "ASSEMBLY_REFERENCE_CYCLE"
+
+
+def test_a_block_that_replaces_a_card_field_claims_it_and_a_plain_block_claims_nothing():
+    from assembly.blocks import Block
+    from assembly.logical import _claim_from
+
+    main = Block(id="main", source="preset", type="text", text="x", extra=(("field_claims", ("system",)),))
+    plain = Block(id="other", source="preset", type="text", text="y")
+    system = Block(id="system", source="character", type="text", text="card", field="system")
+    state = _claim_state({"preset": [main, plain], "character": [system]})
+    _claim_from(state, plain, set())
+    assert state.claimed_by == {}
+    _claim_from(state, main, set())
+    assert state.claimed_by == {("character", "system"): ("preset", "main")}

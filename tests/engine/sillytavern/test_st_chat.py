@@ -21,3 +21,52 @@ def test_world_info_at_one_depth_and_role_is_one_injection():
     assert (alone.sources, alone.content, alone.depth, alone.order) == (("worldbook:2",), "two", 4, 100)
     assert made["customDepthWI_4_1"].role == "user"
     assert _injections(nodes) == _injections(nodes)
+
+
+class _Upper:
+    """A stand-in for SillyTavern's macros: `{{up}}` becomes UP; the order of the texts it saw is kept."""
+
+    def __init__(self):
+        self.seen = []
+
+    def evaluate(self, text):
+        self.seen.append(text)
+        return text.replace("{{up}}", "UP")
+
+
+def test_extension_prompts_go_through_the_macros_depth_by_depth_and_keep_an_untouched_one_as_it_is():
+    from assembly.sillytavern.messages import StInjection
+    from assembly.sillytavern.request import in_chat_macros
+
+    deep = StInjection(sources=("a",), content="deep {{up}}", depth=3, key="a")
+    plain = StInjection(sources=("b",), content="plain", depth=1, key="b")
+    unkeyed = StInjection(sources=("c",), content="c {{up}}", depth=0)
+    env = _Upper()
+    out = in_chat_macros([deep, plain, unkeyed], env)
+    assert env.seen == ["plain", "deep {{up}}"]  # depth 1 before depth 3; a preset prompt (no key) is not read
+    assert out[0].content == "deep UP" and out[0].depth == 3
+    assert out[1] is plain and out[2] is unkeyed
+
+
+def test_without_extension_prompts_the_resources_serve_as_they_are_under_sillytavern_macros():
+    from assembly.sillytavern.models import AuthorNote, Resources
+    from assembly.sillytavern.st_chat import expanded_injections
+
+    res = Resources(author_note=AuthorNote(content="{{up}} note"))
+    assert expanded_injections(res, "U", "C", macro_env=_Upper()) is res
+
+
+def test_a_chat_message_goes_where_its_first_conversation_part_is_and_unknown_sources_are_no_parts():
+    from assembly.sillytavern.messages import StMessage
+    from assembly.sillytavern.request import _to_request
+
+    note = _world("worldbook:1", "lore", 0)
+    said = Node(id="input:m1", rule_id="input", module="input", name="input", role="user", original_role="user",
+                text="hi", trust="user", message={"id": "m1", "role": "user", "content": "hi"})
+    plan = [StMessage("m1", "user", "lore hi", kind="chat", sources=("worldbook:1", "gone", "input:m1")),
+            StMessage("p", "system", "", kind="prompt", sources=("worldbook:1",))]  # empty: not sent
+    messages, order = _to_request(plan, {n.id: n for n in (note, said)}, "o200k_base", {"m1": 2})
+    assert [(m.id, m.delivery, m.history_status, m.parts, m.tokens) for m in messages] == [
+        ("m1", "input", "appended", ["worldbook:1", "input:m1"], 2)]
+    assert order == [note, said]
+    assert (note.delivery, said.delivery, note.request_index, said.request_index) == ("request", "input", 0, 0)
