@@ -89,6 +89,7 @@ class MacroEnvironment:
     model: str = ""
     max_prompt: int = 0
     registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    legacy_names: dict[tuple, tuple[str, ...]] = field(default_factory=dict)  # the legacy engine's name order, by call shape
     variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
     sent: list[dict[str, Any]] = field(default_factory=list)
     emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing  # the chat, the messages sent now substituted

@@ -156,13 +156,18 @@ _CARD_FIELD_OF, _ENV_ATTRIBUTE_OF = dict(_CARD_VALUES), dict(_ENV_VALUES)
 def _environment(call: LegacyCall) -> tuple[str, ...]:
     """The environment's names in its order (its values come from `_value`). Reading it reads the card fields,
     as building it does in SillyTavern (their variable macros run first)."""
+    env = call.env
     if call.card_fields:
-        call.fields = call.env.card_fields()
-    names = [*(("original",) if call.original is not None else ()),
-             *(name for name, _ in _CARD_VALUES if call.card_fields), *_ENV_ATTRIBUTE_OF]
-    known = set(names)
-    names += [name for name in (*call.extra, *call.env.registered) if name not in known and not known.add(name)]
-    return tuple(names)
+        call.fields = env.card_fields()
+    shape = (call.original is not None, call.card_fields, tuple(call.extra), tuple(env.registered))
+    kept = env.legacy_names.get(shape)  # the same for every call of this generation with this shape
+    if kept is None:
+        names = [*(("original",) if call.original is not None else ()),
+                 *(name for name, _ in _CARD_VALUES if call.card_fields), *_ENV_ATTRIBUTE_OF]
+        known = set(names)
+        names += [name for name in (*call.extra, *env.registered) if name not in known and not known.add(name)]
+        kept = env.legacy_names[shape] = tuple(names)
+    return kept
 
 
 def _value(call: LegacyCall, name: str) -> Any:
