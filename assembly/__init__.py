@@ -52,4 +52,3 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'assembly' has no attribute {name!r}")
     return getattr(import_module(module), name)
-

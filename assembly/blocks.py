@@ -48,6 +48,11 @@ class Block(NamedTuple):
     anchor: bool = False  # an empty text anchor (author's note marker) that emits nothing itself
     extra: tuple[tuple[str, Any], ...] = ()
 
+    @property
+    def field_claims(self) -> tuple[str, ...]:
+        """The card fields the block replaces (a preset prompt overriding one): most blocks carry no extra at all."""
+        return dict(self.extra).get("field_claims", ()) if self.extra else ()
+
 
 # One empty list for every node that takes nothing in (a history message): a list per node was a fifth of the
 # objects the collector tracked in a long request. Never mutated: code that adds children assigns a new list.

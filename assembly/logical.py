@@ -282,7 +282,7 @@ def _claim_explicit(state: State, block: Block) -> None:
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = _key(block)
-    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
+    for field_name in block.field_claims:
         target = _macro_target_field(state, "character", field_name)
         if target is not None and _key(target) not in state.claimed_by:
             state.claimed_by[_key(target)] = _key(block)
@@ -305,7 +305,7 @@ def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
         target = _macro_target(state, name)
         if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
             state.claimed_by[_key(target)] = key
-    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
+    for field_name in block.field_claims:
         target = _macro_target_field(state, "character", field_name)
         if target is not None and _key(target) not in state.claimed_by:
             state.claimed_by[_key(target)] = key
@@ -535,7 +535,7 @@ def _expand_resource_macros(state: State, block: Block) -> tuple[str, list[dict[
             children.append({"id": f"{target.source}:{target.id}", "source": target.source, "field": target.field,
                              "locked": True, "lock_reason": f"macro:{name}"})
         text = _replace_macro(text, name, replacement)
-    for field_name in dict(block.extra).get("field_claims", ()) if block.extra else ():
+    for field_name in block.field_claims:
         target = _macro_target_field(state, "character", field_name)
         if target is not None and state.claimed_by.get(_key(target)) == _key(block):
             state.emitted.add(_key(target))

@@ -60,6 +60,11 @@ class SourceContext:
     seed: int | None = None  # world info chance (assembly.sillytavern.worldinfo_chance)
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
     macro_env: Any = None  # SillyTavern's macros for this generation (assembly.sillytavern.macro_environment)
+    sent_prompts: list[Any] = field(init=False)  # `ordered_prompts` for the generation type: every marker asks
+
+    def __post_init__(self) -> None:
+        preset = self.resources.preset
+        self.sent_prompts = ordered_prompts(preset, self.generation_type) if preset is not None else []
 
     @property
     def placement(self) -> str:
@@ -68,12 +73,6 @@ class SourceContext:
     def enabled_kinds(self) -> set[str]:
         return {r["kind"] for r in self.strategy["rules"] if r["enabled"]}
 
-    def sent_prompts(self) -> list[Any]:
-        """`ordered_prompts` of the preset for the generation type, once per request: every marker asks."""
-        if "_sent" not in self.__dict__:
-            preset = self.resources.preset
-            self.__dict__["_sent"] = ordered_prompts(preset, self.generation_type) if preset is not None else []
-        return self.__dict__["_sent"]
 
 
 def split_slot_text(block_id: str, source: str, text: str, **common: Any) -> list[Block]:
@@ -138,20 +137,20 @@ def st_sends_marker(ctx: SourceContext, identifier: str) -> bool:
     disabled or missing marker sends nothing. Otherwise it is always available."""
     if not st_collection(ctx):
         return True
-    return any(p.identifier == identifier for p in ctx.sent_prompts())
+    return any(p.identifier == identifier for p in ctx.sent_prompts)
 
 
 def _st_claimed_by_macro(ctx: SourceContext, source: str, field_name: str) -> bool:
     """An enabled prompt pulls the field in with a resource macro ({{description}}, {{persona}}, ...)."""
     names = {n for n, target in RESOURCE_MACROS.items() if target == (source, field_name)}
-    return any(name in _macro_names(p.content or "") for p in ctx.sent_prompts() for name in names)
+    return any(name in _macro_names(p.content or "") for p in ctx.sent_prompts for name in names)
 
 
 def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     preset = ctx.resources.preset
     if preset is None:
         return []
-    prompts = ctx.sent_prompts()
+    prompts = ctx.sent_prompts
     anchors = world_book_anchors(ctx, prompts)
     blocks: list[Block] = []
     for prompt in prompts:
@@ -335,7 +334,7 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
         return True
     if name in ("system", "phi"):
         identifier = "main" if name == "system" else "jailbreak"
-        prompt = next((p for p in ctx.sent_prompts() if p.identifier == identifier), None)
+        prompt = next((p for p in ctx.sent_prompts if p.identifier == identifier), None)
         return prompt is not None and _may_override(ctx, prompt, name)
     return st_sends_marker(ctx, FIELD_MARKERS[name]) or (ctx.macro_env is None
                                                          and _st_claimed_by_macro(ctx, "character", name))

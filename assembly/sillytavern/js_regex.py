@@ -48,6 +48,10 @@ _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
 # a group name's pattern, compiled by the first named group translated (re keeps it): its ranges up to U+10FFFF cost a
 # fresh process about 5 ms at import
 _GROUP_NAME = r"[A-Za-z_$\u00aa-\U0010ffff][\w$\u200c\u200d\u00aa-\U0010ffff]*"
+
+
+def _group_name_at(text: str, at: int) -> re.Match[str] | None:
+    return re.compile(_GROUP_NAME).match(text, at)  # re keeps the compiled pattern after the first call
 _WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
 _NOT_WORD_BOUNDARY = f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
 
@@ -287,7 +291,7 @@ class _Translator:
                     count += 1
                 elif s.startswith("?<", i + 1) and not s.startswith(("?<=", "?<!"), i + 1):
                     count += 1
-                    name = re.compile(_GROUP_NAME).match(s, i + 3)
+                    name = _group_name_at(s, i + 3)
                     if name is None or not s.startswith(">", name.end()):
                         self.i = i
                         raise self.fail("invalid group name")
@@ -396,7 +400,7 @@ class _Translator:
             return "lookbehind", None, f"(?{rest}"
         if not rest.startswith("<"):
             raise self.fail("invalid group")
-        name = re.compile(_GROUP_NAME).match(s, self.i + 2)
+        name = _group_name_at(s, self.i + 2)
         assert name is not None  # checked by the pre-scan
         number = groups + 1
         python_name = name.group() if name.group().isidentifier() else f"js_group_{number}"
@@ -433,7 +437,7 @@ class _Translator:
             self.i -= 1
             return _literal(self.legacy_octal()), True
         if char == "k" and self.named:
-            name = re.compile(_GROUP_NAME).match(s, self.i + 1) if s.startswith("<", self.i) else None
+            name = _group_name_at(s, self.i + 1) if s.startswith("<", self.i) else None
             if name is None or not s.startswith(">", name.end()) or name.group() not in self.names:
                 raise self.fail("invalid named reference")
             self.i = name.end() + 1

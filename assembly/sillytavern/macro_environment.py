@@ -91,8 +91,8 @@ class MacroEnvironment:
     registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
     legacy_names: dict[tuple, tuple[str, ...]] = field(default_factory=dict)  # the legacy engine's name order, by call shape
     variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
-    sent: list[dict[str, Any]] = field(default_factory=list)
-    emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing  # the chat, the messages sent now substituted
+    sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
+    emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing
     # the card fields as Generate() read them at its start (getCharacterCardFields), by the engine's field names
     fields: dict[str, str] = field(default_factory=dict)
     eager_fields: bool = True
