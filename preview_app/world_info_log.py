@@ -248,10 +248,10 @@ def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...]
 
 def world_book_log(result: AssemblyResult) -> WorldBookView | None:
     """The world-info panel: the engine's activation when it scanned, else the entries the host chose (from the
-    nodes); None when the request has no world book entries."""
-    request = _Request(result)
+    nodes); None when the request has no world book entries (the request's rows are indexed only when there are)."""
     info = result.world_info
     if info is not None:
+        request = _Request(result)
         names = {str(e.uid): e.comment or str(e.uid) for e in (*info.active, *info.skipped)}
         won = _group_wins(info.skipped)
         active = []
@@ -272,6 +272,7 @@ def world_book_log(result: AssemblyResult) -> WorldBookView | None:
     entries = [n for n in result.nodes if n.module == "worldbook"]
     if not entries:
         return None
+    request = _Request(result)
     return WorldBookView(mode="all", active=[_chosen(node, request) for node in entries], skipped=[], budget=None)
 
 
