@@ -13,8 +13,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from assembly.blocks import Node, node_values
 from assembly.catalogue import resolve_strategy, resolved_revision
 from assembly.conversation import check_order
@@ -370,20 +368,15 @@ def _copies(nodes: list[Node]) -> list[Node]:
     return [Node(*node_values(node)) for node in nodes]
 
 
-_NODE_VIEWS = TypeAdapter(list[NodeView])  # one validation for every node of the request
-
-
 def _node_views(nodes: list[Node], tokens: dict[str, int]) -> list[NodeView]:
-    """Each node's view, its values written out in one comprehension (a call per node was a tenth of the cost)."""
-    return _NODE_VIEWS.validate_python([{
-        "id": node.id, "rule_id": node.rule_id, "module": node.module, "name": node.name, "field": node.field,
-        "role": node.role, "original_role": node.original_role, "text": node.text, "tokens": tokens[node.id],
-        "trust": node.trust, "delivery": node.delivery, "region": node.region, "request_index": node.request_index,
-        "locked": node.locked, "lock_reason": node.lock_reason, "position_decision": node.position_decision,
-        "slot_id": node.slot_id, "depth": node.depth, "requested_depth": node.requested_depth,
-        "position_id": node.position_id, "order": node.order, "lifetime": node.lifetime,
-        "activation": node.activation, "children": node.children, "adjusted_for_tools": node.adjusted_for_tools,
-        "original_slot_id": node.original_slot_id} for node in nodes])
+    """Each node's view (its own children list: a page may shape the result it is handed). By position, in
+    NodeView's field order: keyword arguments took three times as long."""
+    return [NodeView(
+        node.id, node.rule_id, node.module, node.name, node.field, node.role, node.original_role, node.text,
+        tokens[node.id], node.trust, node.delivery, node.region, node.request_index, node.locked, node.lock_reason,
+        node.position_decision, node.slot_id, node.depth, node.requested_depth, node.position_id, node.order,
+        node.lifetime, node.activation, list(node.children), node.adjusted_for_tools, node.original_slot_id)
+        for node in nodes]
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:

@@ -21,8 +21,6 @@ import functools
 import hashlib
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from assembly.blocks import Node
 from assembly.core import SNAPSHOT_KIND, core_history_status, snapshot_hash
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
@@ -78,27 +76,7 @@ def request_message(
 ) -> RequestMessage:
     """One request message of `nodes`; `tokens`, when the caller already counted `content` with `tokenizer`, is
     taken as its count."""
-    return RequestMessage.model_validate(request_message_fields(
-        nodes, role, content, delivery, region, status, tokenizer, message_id, name, step, tokens))
-
-
-REQUEST_MESSAGES = TypeAdapter(list[RequestMessage])  # one validation for a whole list of message fields
-
-
-def request_message_fields(
-    nodes: list[Node],
-    role: str,
-    content: str,
-    delivery: str,
-    region: str,
-    status: str,
-    tokenizer: str,
-    message_id: str | None = None,
-    name: str | None = None,
-    step: str = "",
-    tokens: int | None = None,
-) -> dict[str, Any]:
-    """The fields of one request message of `nodes` (validated by `request_message` or `REQUEST_MESSAGES`)."""
+    tool_calls = tool_call_id = None
     if nodes:  # this runs once per message of the request: one node is the common case, read directly
         first = nodes[0]
         native = first.message
@@ -110,17 +88,18 @@ def request_message_fields(
             parts, trust = [first.id], first.trust
         else:
             parts, trust = [n.id for n in nodes], _trust(nodes)
+        if native is not None:
+            calls = native.get("tool_calls")
+            # the result's own copies: a page may shape the result it is handed
+            tool_calls = [dict(call) for call in calls] if calls is not None else None
+            tool_call_id = native.get("tool_call_id")
     else:
-        native, parts, trust = None, [], "system"  # host-only text (framing, invalidation) is system
+        parts, trust = [], "system"  # host-only text (framing, invalidation) is system
         if message_id is None:
             message_id = content_id(delivery, content, step)
-    return {
-        "id": message_id, "role": role, "content": content,
-        "tokens": count_tokens(content, tokenizer) if tokens is None else tokens, "delivery": delivery,
-        "region": region, "enters_history": status != "request-only", "history_status": status,
-        "parts": parts, "trust": trust, "name": name,
-        "tool_calls": native.get("tool_calls") if native is not None else None,
-        "tool_call_id": native.get("tool_call_id") if native is not None else None}
+    return RequestMessage(  # by position, in the field order: this runs once per message
+        message_id, role, content, count_tokens(content, tokenizer) if tokens is None else tokens, delivery, region,
+        status != "request-only", status, parts, trust, name, tool_calls, tool_call_id)
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
@@ -136,17 +115,17 @@ def _trust(nodes: list[Node]) -> str:
 
 def core_request(nodes: list[Node], tokenizer: str, step: str = "") -> list[RequestMessage]:
     """Core replaces the whole request: one message per node, in the logical order."""
-    fields = []
+    messages = []
     for node in nodes:
         if node.message is None and node.module in ("history", "input"):
             continue  # an empty conversation's anchor: it orders, it sends nothing
-        node.request_index = len(fields)
+        node.request_index = len(messages)
         name = node.message.get("name") if node.message else None
         # by position: this runs once per node
-        fields.append(request_message_fields([node], node.role, node.text, node.delivery or "request", "request",
-                                             core_history_status(node), tokenizer, None, name,
-                                             step if node.delivery == "snapshot" else ""))
-    return REQUEST_MESSAGES.validate_python(fields)  # one validation for every message
+        messages.append(request_message([node], node.role, node.text, node.delivery or "request", "request",
+                                        core_history_status(node), tokenizer, None, name,
+                                        step if node.delivery == "snapshot" else ""))
+    return messages
 
 
 # native -------------------------------------------------------------------------------------------------------------

@@ -14,11 +14,9 @@ from dataclasses import replace
 from json.encoder import encode_basestring
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock
+from assembly.results import LayoutBlock, LayoutEntry
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -86,14 +84,10 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     counts: dict[tuple, int] = {}
     for key, _run in runs:
         counts[key] = counts.get(key, 0) + 1
-    return _LAYOUT_BLOCKS.validate_python([_layout_block(key, run, several=counts[key] > 1) for key, run in runs])
+    return [_layout_block(key, run, several=counts[key] > 1) for key, run in runs]
 
 
-_LAYOUT_BLOCKS = TypeAdapter(list[LayoutBlock])  # one validation for every block and its entries
-
-
-def _layout_block(key: tuple, run: list[Node], *, several: bool) -> dict[str, Any]:
-    """A block's values, as `LayoutBlock` validates them."""
+def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
@@ -101,16 +95,15 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> dict[str, An
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-    return {
-        "id": f"block:{key_text}" + (f":run:{first.id}" if several else ""), "key": list(key), "binding": binding,
-        "movable": binding == "free", "overridable": binding == "slot", "region": region,
-        "reason": "user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
-        "slot_id": first.slot_id, "original_slot_id": first.original_slot_id, "limitations": limitations,
-        "node_ids": [n.id for n in run],
-        # plain fields: the block's one validation builds every entry
-        "entries": [{"id": n.id, "text": n.text, "original_role": n.original_role, "effective_role": n.role,
-                     "position_id": n.position_id, "position_decision": n.position_decision, "order": n.order}
-                    for n in run]}
+    return LayoutBlock(
+        id=f"block:{key_text}" + (f":run:{first.id}" if several else ""), key=list(key), binding=binding,
+        movable=binding == "free", overridable=binding == "slot", region=region,
+        reason="user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
+        slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
+        node_ids=[n.id for n in run],
+        # by position, in the field order: one entry per node
+        entries=[LayoutEntry(n.id, n.text, n.original_role, n.role, n.position_id, n.position_decision, n.order)
+                 for n in run])
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

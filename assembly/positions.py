@@ -9,10 +9,8 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
-
-from pydantic import TypeAdapter
 
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
@@ -246,22 +244,16 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
         if key in disabled:
             values["enabled"] = False
         spans = placed.get(key)
-        if spans is None:  # the plan says empty, not split, not locked (the validation makes each list its own)
-            values.update(_EMPTY_ROW)
+        if spans is None:  # the plan says empty, not split, not locked; each row its own lists
+            values["node_ids"], values["lock_reasons"], values["held_by"], values["decisions"] = [], [], [], []
         elif len(spans) == 2:  # adjacent runs of a row are one span
             _placed_row(values, nodes[spans[0]:spans[1]], split=False)
         else:
             _placed_row(values, [node for start in range(0, len(spans), 2)
                                  for node in nodes[spans[start]:spans[start + 1]]], split=True)
-        rows.append(values)
-    return _POSITION_ROWS.validate_python(rows)
+        rows.append(PositionRow(**values))
+    return rows
 
-
-_POSITION_ROWS = TypeAdapter(list[PositionRow])  # one validation for every row
-_PLACEMENT_CONTROLS = TypeAdapter(list[PlacementControl])
-
-
-_EMPTY_ROW: dict[str, Any] = {"node_ids": [], "lock_reasons": [], "held_by": [], "decisions": []}
 
 
 def _placed_row(values: dict[str, Any], row_nodes: list[Node], *, split: bool) -> None:
@@ -358,7 +350,7 @@ def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
     """What a row of `key` is in every request, before its rule, setting and nodes: a copy of
     the row's fields (each None) with the category's filled, and the row as if empty."""
     source_id, position_id = key.split("#", 1)
-    values: dict[str, Any] = dict.fromkeys(PositionRow.model_fields)
+    values: dict[str, Any] = dict.fromkeys(field.name for field in fields(PositionRow))
     values["key"] = key
     values["source_id"] = source_id
     values["position_id"] = position_id
@@ -433,7 +425,7 @@ def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owne
             # a disabled rule places nothing itself: only what a slot owner holds of its source counts
             mine, free = owned.get(rule_id, 0), independent.get(rule_id, 0) if rule["enabled"] else 0
             control = "mixed" if mine and free else "preset" if mine else "independent" if free else "empty"
-        controls.append({"rule_id": rule_id, "control": control, "owned": owned.get(rule_id, 0),
-                         "independent": independent.get(rule_id, 0) if rule["enabled"] else 0})
-    return _PLACEMENT_CONTROLS.validate_python(controls)
+        controls.append(PlacementControl(rule_id=rule_id, control=control, owned=owned.get(rule_id, 0),
+                                         independent=independent.get(rule_id, 0) if rule["enabled"] else 0))
+    return controls
 

@@ -1,8 +1,14 @@
 """The engine's answer (engine.md §1 AssemblyResult): the frozen request, the logical nodes and why they are where
-they are. `AssemblyResult.model_dump(mode="json")` is what the HTTP API and `manage.py assemble` print."""
+they are. `AssemblyResult.model_dump(mode="json")` is what the HTTP API and `manage.py assemble` print.
+
+The parts made once per message, node, row or block of every request (`RequestMessage`, `NodeView`, `PositionRow`,
+`PlacementControl`, `LayoutBlock`, `LayoutEntry`) are slotted dataclasses built by the stages from values they have
+already checked: pydantic serializes and validates them as fields of `AssemblyResult` (its JSON, a stored result read
+back) and takes a built one as it is, so a request pays no validation per part."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
@@ -11,7 +17,8 @@ from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo_models import WorldInfoActivation
 
 
-class RequestMessage(BaseModel):
+@dataclasses.dataclass(slots=True)
+class RequestMessage:
     id: str
     role: str
     content: str
@@ -44,7 +51,8 @@ class RequestView(BaseModel):
     spans: list[TextSpan] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
-class NodeView(BaseModel):
+@dataclasses.dataclass(slots=True)
+class NodeView:
     id: str
     rule_id: str
     module: str
@@ -68,7 +76,7 @@ class NodeView(BaseModel):
     order: int
     lifetime: str
     activation: str | None = None
-    children: list[dict[str, Any]] = Field(default_factory=list)
+    children: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     adjusted_for_tools: bool = False
     original_slot_id: str | None = None
 
@@ -121,7 +129,8 @@ class Diagnostic(BaseModel):
         return cls.model_validate(values)
 
 
-class PositionRow(BaseModel):
+@dataclasses.dataclass(slots=True)
+class PositionRow:
     """One resource position of the editor's list (reference A.5 positionRows) and what holds its output."""
 
     key: str  # "<source_id>#<position_id>"
@@ -145,7 +154,8 @@ class PositionRow(BaseModel):
     decisions: list[str]
 
 
-class PlacementControl(BaseModel):
+@dataclasses.dataclass(slots=True)
+class PlacementControl:
     """Reference A.9: how much of a rule's output a slot owns and how much moves freely."""
 
     rule_id: str
@@ -221,7 +231,8 @@ class BudgetReport(BaseModel):
     preset_budget: PresetBudget | None = Field(default=None, exclude_if=_absent)
 
 
-class LayoutEntry(BaseModel):
+@dataclasses.dataclass(slots=True)
+class LayoutEntry:
     id: str
     text: str
     original_role: str
@@ -231,7 +242,8 @@ class LayoutEntry(BaseModel):
     order: int
 
 
-class LayoutBlock(BaseModel):
+@dataclasses.dataclass(slots=True)
+class LayoutBlock:
     """A run of nodes that moves together, with its binding and why it is where it is (reference A.11)."""
 
     id: str

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from assembly import AssemblyError
 from assembly.results import RequestMessage
 from preview_app.compare import Alignment, align_messages
@@ -62,7 +64,7 @@ class RevisionCheck:
 
     @cached_property
     def alignment(self) -> Alignment:
-        return align_messages(_messages(self.before), _messages(self.fresh))
+        return align_messages(stored_messages(self.before), stored_messages(self.fresh))
 
     @property
     def error(self) -> dict[str, Any] | None:
@@ -148,9 +150,12 @@ class GoldenStatus:
         return self.latest is not None and self.latest.status == "differs"
 
 
-def _messages(result: dict[str, Any]) -> list[RequestMessage]:
-    """The request messages of a result document (none in an error document)."""
-    return [RequestMessage.model_validate(m) for m in (result.get("request") or {}).get("messages") or []]
+_STORED_MESSAGES = TypeAdapter(list[RequestMessage])
+
+
+def stored_messages(result: dict[str, Any]) -> list[RequestMessage]:
+    """The request messages of a result document (none in an error document), read back and checked."""
+    return _STORED_MESSAGES.validate_python((result.get("request") or {}).get("messages") or [])
 
 
 def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[str, str] = ("approved", "now"),

@@ -17,9 +17,9 @@ from assembly.model_catalogue import (
     model_entry,
     request_total,
 )
-from assembly.results import AssemblyResult, RequestMessage, TokenSummary
+from assembly.results import AssemblyResult, TokenSummary
 from assembly.tokens import ENCODINGS, count_tokens
-from preview_app.goldens import GoldenStatus
+from preview_app.goldens import GoldenStatus, stored_messages
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,7 @@ def golden_window(status: GoldenStatus, model: str | None) -> WindowView | None:
     if status.error is not None:
         return None
     if model:
-        messages = [RequestMessage.model_validate(m) for m in status.fresh["request"]["messages"]]
-        return model_window(messages, model)
+        return model_window(stored_messages(status.fresh), model)
     return tokens_window(TokenSummary.model_validate(status.fresh["tokens"]))
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.host import REQUEST_MESSAGES, request_message_fields
+from assembly.host import request_message
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.results import RequestMessage
 from assembly.sillytavern.budget import StBudgetGroup, st_budget
@@ -420,7 +420,7 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
     """The request messages of the plan and the nodes in request order; `counted` holds the content tokens the
     budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
     never sends an empty message; a conversation message (a tool call has no text) always goes."""
-    fields: list[dict[str, Any]] = []
+    messages: list[RequestMessage] = []
     order: list[Node] = []
     seen: set[str] = set()
     index = -1
@@ -448,6 +448,6 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
             if part.id not in seen:
                 seen.add(part.id)
                 order.append(part)
-        fields.append(request_message_fields(parts, role, message.content, delivery, "request", status, tokenizer,
-                                             message_id, message.name, "", counted.get(message.id)))
-    return REQUEST_MESSAGES.validate_python(fields), order
+        messages.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer,
+                                        message_id, message.name, "", counted.get(message.id)))
+    return messages, order

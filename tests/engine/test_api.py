@@ -2,6 +2,7 @@
 earlier stage handed over."""
 
 import copy
+import dataclasses
 
 import pytest
 
@@ -60,3 +61,16 @@ def test_a_node_the_order_stage_moves_is_a_new_node_and_logical_keeps_its_own():
     assert before is not moved[0] and before.position_decision != "user"
     untouched = [n for n in ordered.nodes if n.position_decision != "user"]
     assert all(any(n is m for m in logical.nodes) for n in untouched)  # under st the others pass through
+
+
+def test_a_node_view_carries_each_value_of_its_node_under_the_same_name():
+    # every field of the node given a value of its own, so a value written to another field shows
+    values = {"id": "n1", "rule_id": "r", "module": "m", "name": "nm", "field": "fd", "role": "user",
+              "original_role": "system", "text": "tx", "trust": "operator", "delivery": "dl", "region": "rg",
+              "request_index": 4, "locked": True, "lock_reason": "lr", "position_decision": "pd", "slot_id": "sl",
+              "depth": 2, "requested_depth": 3, "position_id": "pi", "order": 7, "lifetime": "lt",
+              "activation": "ac", "children": [{"id": "c"}], "adjusted_for_tools": True, "original_slot_id": "os"}
+    node = api.Node(**values)
+    [view] = api._node_views([node], {"n1": 11})
+    assert {f.name: getattr(view, f.name) for f in dataclasses.fields(view)} == {**values, "tokens": 11}
+    assert view.children is not node.children

@@ -1,12 +1,14 @@
 """The host simulator across turns (engine.md §7; reference A.8 delivery semantics, A.4 runtime-context controls)."""
 
+import dataclasses
 import hashlib
 import uuid
 
 import pytest
 
 from assembly import assemble
-from assembly.host import commit_turn, content_id
+from assembly.blocks import Node
+from assembly.host import commit_turn, content_id, request_message
 from assembly.native import CONTEXT_FRAMING, CONTEXT_INVALIDATION
 
 RULES = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
@@ -176,3 +178,16 @@ def test_a_content_id_is_the_version_5_uuid_of_its_parts_digest():
     for parts in [(), ("",), ("a",), ("request-assembly", "rev", "h1", "i1"), ("é", "\x00", "ü" * 40)]:
         digest = hashlib.sha256("\x00".join(parts).encode()).digest()
         assert content_id(*parts) == str(uuid.UUID(bytes=digest[:16], version=5))
+
+
+def test_a_request_message_carries_each_value_under_its_own_name():
+    native = {"id": "h7", "role": "assistant", "content": "", "tool_calls": [{"id": "c1"}], "tool_call_id": "t9"}
+    node = Node(id="history:h7", rule_id="history", module="history", name="h7", role="assistant",
+                original_role="assistant", text="", trust="user", message=native)
+    message = request_message([node], "assistant", "said", "history", "history", "native", "o200k_base",
+                              None, "Ann", "", 5)
+    assert dataclasses.asdict(message) == {
+        "id": "h7", "role": "assistant", "content": "said", "tokens": 5, "delivery": "history", "region": "history",
+        "enters_history": True, "history_status": "native", "parts": ["history:h7"], "trust": "user",
+        "name": "Ann", "tool_calls": [{"id": "c1"}], "tool_call_id": "t9"}
+    assert message.tool_calls[0] is not native["tool_calls"][0]  # the result's own copy

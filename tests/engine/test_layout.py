@@ -3,7 +3,9 @@
 import pytest
 
 from assembly import AssemblyError, assemble
-from assembly.layout import with_block_move
+from assembly.blocks import Node
+from assembly.layout import layout_blocks, with_block_move
+from assembly.results import LayoutEntry
 
 RULES = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
 
@@ -110,3 +112,11 @@ def test_l6_native_system_text_cannot_cross_the_input():
                             "after")
     with pytest.raises(AssemblyError, match="boundary"):
         assemble(req(moved, prompts=prompts, lore=[]))
+
+
+def test_a_layout_entry_carries_each_value_of_its_node_under_the_same_name():
+    node = Node(id="n1", rule_id="r", module="m", name="nm", role="user", original_role="system", text="tx",
+                trust="system", position_id="pi", position_decision="pd", order=7)
+    [block] = layout_blocks([node], "core")
+    assert block.entries[0] == LayoutEntry(id="n1", text="tx", original_role="system", effective_role="user",
+                                           position_id="pi", position_decision="pd", order=7)

@@ -1,5 +1,7 @@
 """Resource positions, manual placement, outlets and locks (reference A.14.5, A.5, A.9; engine.md §5, §6)."""
 
+from dataclasses import asdict
+
 import pytest
 
 from assembly import AssemblyError, assemble
@@ -178,7 +180,7 @@ def test_placement_controls_count_owned_and_independent_output():
             {"uid": "d", "content": "DEEP", "position": "at_depth", "depth": 3}]
     result = assemble(fixture_request(strategy(), lore=lore))
     controls = {c.rule_id: c for c in result.placement_controls}
-    assert controls["worldbook"].model_dump() == {"rule_id": "worldbook", "control": "mixed", "owned": 1,
+    assert asdict(controls["worldbook"]) == {"rule_id": "worldbook", "control": "mixed", "owned": 1,
                                                   "independent": 1}
     assert controls["history"].control == "native"
     assert controls["persona"].control == "empty"
@@ -252,7 +254,7 @@ def test_each_result_gets_its_own_rows_of_a_strategy():
                                "placement": "list", "anchor": anchor}])
     first = assemble(fixture_request(doc))
     row = next(r for r in first.positions if r.key == "worldbook#before")
-    expected = [r.model_dump(mode="json") for r in first.positions]
+    expected = [asdict(r) for r in first.positions]
     # a caller changes its result: the row's anchor, lists and flags, and the policy the anchor came from
     row.anchor["side"] = "before"
     row.node_ids.append("x")
@@ -261,7 +263,7 @@ def test_each_result_gets_its_own_rows_of_a_strategy():
     for other in first.positions:
         other.decisions.append("y")
     second = assemble(fixture_request(doc))
-    assert [r.model_dump(mode="json") for r in second.positions] == expected
+    assert [asdict(r) for r in second.positions] == expected
     again = next(r for r in second.positions if r.key == "worldbook#before")
     assert again.anchor == anchor and again.anchor is not row.anchor
 

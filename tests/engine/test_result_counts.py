@@ -1,6 +1,7 @@
 """The result's counts, rows and entries: the framing beside the contents, counts of each text, position rows and
 layout entries of the nodes, request messages of one or several nodes, the history as the host keeps it."""
 
+from dataclasses import asdict
 from types import SimpleNamespace
 
 from assembly import assemble
@@ -89,7 +90,7 @@ def test_layout_entries_follow_their_blocks():
     assert [[e.id for e in b.entries] for b in blocks] == [["a", "b"], ["c"], ["d"]]
     assert [b.node_ids for b in blocks] == [["a", "b"], ["c"], ["d"]]
     assert blocks[0].id.endswith(":run:a") and blocks[2].id.endswith(":run:d")  # the char key has two runs
-    assert blocks[1].entries[0].model_dump() == {"id": "c", "text": "c", "original_role": "system",
+    assert asdict(blocks[1].entries[0]) == {"id": "c", "text": "c", "original_role": "system",
                                                  "effective_role": "system", "position_id": "content",
                                                  "position_decision": "source", "order": 100}
 

@@ -1,6 +1,8 @@
 """What result building remembers across requests (layout run templates, framing role costs, log record ids) gives
 the answer it would have worked out, and no result shares a mutable part with another."""
 
+from dataclasses import asdict
+
 from assembly import assemble
 from assembly.blocks import Node
 from assembly.host import LOG_KIND, _log_record_id, content_id
@@ -17,7 +19,7 @@ def node(node_id, **fields):
 
 
 def dumped(blocks):
-    return [b.model_dump(mode="json") for b in blocks]
+    return [asdict(b) for b in blocks]
 
 
 def test_a_free_a_slot_and_a_depth_node_make_free_slot_and_runtime_blocks():

@@ -1,10 +1,23 @@
 """The result's typed parts dump to the same JSON as the dicts they replaced: the same keys in the same order, and
 fields that were absent stay absent."""
 
+import dataclasses
 import json
 
+import pytest
+from pydantic import ValidationError
+
 from assembly import assemble
-from assembly.results import BudgetReport, Diagnostic, DurableEvent, EvictionItem, NodeView, PresetBudget
+from assembly.results import (
+    AssemblyResult,
+    BudgetReport,
+    Diagnostic,
+    DurableEvent,
+    EvictionItem,
+    NodeView,
+    PresetBudget,
+    RequestMessage,
+)
 
 
 def test_a_diagnostic_keeps_its_code_first_and_its_details_in_order():
@@ -35,14 +48,33 @@ def test_budget_fields_that_were_absent_stay_absent():
     assert list(report.model_dump(mode="json"))[-2:] == ["total_after", "preset_budget"]
 
 
-def test_a_node_view_dumps_as_its_validated_copy():
-    result = assemble({"conversation": {"history": [{"role": "user", "content": "hi"}]}})
-    node = result.nodes[0]
-    assert node.model_dump(mode="json") == NodeView.model_validate(node.model_dump()).model_dump(mode="json")
+def test_a_result_read_back_from_its_json_is_the_same_result():
+    # the per-node parts are plain dataclasses: pydantic writes them and reads them back as parts of the result
+    result = assemble({"strategy": "builtin-native-roles", "conversation": {
+        "history": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "",
+                                                        "tool_calls": [{"id": "c1", "type": "function"}]},
+                    {"role": "tool", "content": "done", "tool_call_id": "c1"}],
+        "input": [{"role": "user", "content": "and?"}]}})
+    dumped = result.model_dump(mode="json")
+    again = AssemblyResult.model_validate(json.loads(json.dumps(dumped)))
+    assert (again.nodes, again.request, again.positions, again.placement_controls, again.layout) == (
+        result.nodes, result.request, result.positions, result.placement_controls, result.layout)
+    assert [n["id"] for n in again.model_dump(mode="json")["nodes"]] == [n["id"] for n in dumped["nodes"]]
+    assert isinstance(again.nodes[0], NodeView) and isinstance(again.request.messages[0], RequestMessage)
+    assert [m["tool_calls"] for m in dumped["request"]["messages"]][1] == [{"id": "c1", "type": "function"}]
+    assert list(dumped["nodes"][0])[:3] == ["id", "rule_id", "module"]
+
+
+def test_a_result_part_is_checked_when_read_back():
+    dumped = assemble({"conversation": {"history": [{"role": "user", "content": "hi"}]}}).model_dump(mode="json")
+    dumped["nodes"][0]["tokens"] = "many"
+    with pytest.raises(ValidationError, match="nodes.0.tokens"):
+        AssemblyResult.model_validate(dumped)
 
 
 def _containers(value, found):
-    """Every list and dict a result holds, by id (pydantic models walked through their fields and extras)."""
+    """Every list and dict a result holds, by id (pydantic models walked through their fields and extras, dataclasses
+    through their fields)."""
     if isinstance(value, (list, dict)):
         found[id(value)] = value
         for item in value.values() if isinstance(value, dict) else value:
@@ -50,6 +82,9 @@ def _containers(value, found):
     elif hasattr(value, "__pydantic_fields_set__"):
         _containers(value.__dict__, found)
         _containers(value.__pydantic_extra__ or {}, found)
+    elif dataclasses.is_dataclass(value):
+        for field in dataclasses.fields(value):
+            _containers(getattr(value, field.name), found)
     return found
 
 

@@ -2,6 +2,7 @@
 history fold into one row naming its range, count and tokens; its link (a real href, htmx in place) answers the
 range, at most RANGE_ROWS rows with its own "show more" (quality.md, Performance)."""
 
+import dataclasses
 import re
 
 import pytest
@@ -219,8 +220,8 @@ def test_a_diagnostic_a_lock_or_an_injection_inside_history_stays_shown(long_cha
 
     _, result = long_chat
     messages = list(result.request.messages)
-    messages[3000] = messages[3000].model_copy(update={"parts": [*messages[3000].parts, "worldbook:gate"]})
-    nodes = [n.model_copy(update={"lock_reason": "depth"}) if n.id == "history:m1999" else n for n in result.nodes]
+    messages[3000] = dataclasses.replace(messages[3000], parts=[*messages[3000].parts, "worldbook:gate"])
+    nodes = [dataclasses.replace(n, lock_reason="depth") if n.id == "history:m1999" else n for n in result.nodes]
     changed = result.model_copy(update={
         "diagnostics": [Diagnostic.of({"code": "NATIVE_DEPTH_BOUNDARY", "id": "history:m999"})], "nodes": nodes,
         "request": result.request.model_copy(update={"messages": messages})})
