@@ -88,7 +88,7 @@ class MacroEnvironment:
     send_box: str = ""
     model: str = ""
     max_prompt: int = 0
-    registered: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    registered: dict[str, Callable[[MacroEnvironment], Any]] = field(default_factory=dict)  # called with this environment
     legacy_names: dict[tuple, tuple[str, ...]] = field(default_factory=dict)  # the legacy engine's name order, by call shape
     variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
     sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
@@ -263,10 +263,13 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
                            variables=MacroVariables.from_request(copy.deepcopy(dict(variables)) if variables else None),
                            max_prompt=context - response, model=_model(preset), clock=clock)
     # the macros SillyTavern's own modules register (MacrosParser), which the legacy engine reads last
+    # each handed the environment when called: a function holding the environment would make a reference cycle that
+    # keeps the whole chat alive until the cyclic collector runs
     env.registered = {
-        "maxContext": lambda: context, "maxResponse": lambda: response, "maxPromptTokens": lambda: context - response,
-        "lastGenerationType": lambda: generation, "allChatRange": lambda: env.chat_range(),
-        "notChar": lambda: user, "authorsNote": lambda: note, "charAuthorsNote": lambda: "", "defaultAuthorsNote": lambda: "",
+        "maxContext": lambda _: context, "maxResponse": lambda _: response,
+        "maxPromptTokens": lambda _: context - response, "lastGenerationType": lambda _: generation,
+        "allChatRange": MacroEnvironment.chat_range, "notChar": lambda _: user, "authorsNote": lambda _: note,
+        "charAuthorsNote": lambda _: "", "defaultAuthorsNote": lambda _: "",
     }
     env.variables_before = env.variables.snapshot()
     sent = [dict(m) for m in chat]

@@ -186,7 +186,7 @@ def _value(call: LegacyCall, name: str) -> Any:
     attribute = _ENV_ATTRIBUTE_OF.get(name)
     if attribute is not None:
         return getattr(call.env, attribute)
-    return call.env.registered[name]()
+    return call.env.registered[name](call.env)
 
 
 def _post_env(call: LegacyCall) -> list[Step]:

@@ -434,7 +434,7 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
         return js_string(extra())
     for key, value in env.registered.items():
         if key.lower() == low:
-            return js_string(value())
+            return js_string(value(env))
     return None
 
 

@@ -3,6 +3,7 @@ earlier stage handed over."""
 
 import copy
 import dataclasses
+import gc
 
 import pytest
 
@@ -74,3 +75,23 @@ def test_a_node_view_carries_each_value_of_its_node_under_the_same_name():
     [view] = api._node_views([node], {"n1": 11})
     assert {f.name: getattr(view, f.name) for f in dataclasses.fields(view)} == {**values, "tokens": 11}
     assert view.children is not node.children
+
+
+@pytest.mark.parametrize("strategy", ["builtin-st", "builtin-native-slots"])
+def test_an_answer_leaves_nothing_for_the_cyclic_collector(strategy):
+    # what a request builds is freed as soon as its last reference goes: a long chat kept alive by a reference cycle
+    # until a collection was work for every later request
+    request = assemble_request(strategy, history=6, worldbook=6)
+    request["host"]["native_available"] = True
+    api.assemble(copy.deepcopy(request))
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = api.assemble(request)
+        del result
+        gc.collect()
+        left = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert left == []

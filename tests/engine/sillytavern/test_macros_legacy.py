@@ -109,7 +109,7 @@ def test_a_call_s_own_values_override_the_environment_and_registered_ones_only_a
     # substituteParams spreads the call's extra values over its environment; a module's registered macro only
     # answers a name the environment does not have
     environment = env()
-    environment.registered = {"user": lambda: "registered", "weather": lambda: "rain"}
+    environment.registered = {"user": lambda _: "registered", "weather": lambda _: "rain"}
     assert environment.evaluate("{{user}} / {{weather}}") == "Alex / rain"
     assert environment.evaluate("{{user}} / {{char}}", extra={"char": lambda: "Mia"}) == "Alex / Mia"
     assert environment.evaluate("{{description}}", card_fields=False) == "{{description}}"
