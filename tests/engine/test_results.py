@@ -3,6 +3,7 @@ fields that were absent stay absent."""
 
 import dataclasses
 import json
+import pickle
 
 import pytest
 from pydantic import ValidationError
@@ -102,3 +103,15 @@ def test_two_answers_to_one_request_share_no_list_or_dict():
     again = assemble({"strategy": "builtin-native-roles", "conversation": {"history": [
         {"role": "user", "content": "hi"}]}})
     assert all(not n.children for n in again.nodes if n.module == "history")
+
+
+def test_a_pickled_result_reads_back_equal_with_each_part_as_its_field_values():
+    # the studio keeps results as pickles (studio/result_cache.py): a part is written as its values by position
+    result = assemble({"strategy": "builtin-native-roles", "conversation": {
+        "history": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        "input": [{"role": "user", "content": "and?"}]}})
+    again = pickle.loads(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+    assert (again.nodes, again.request, again.positions, again.placement_controls, again.layout) == (
+        result.nodes, result.request, result.positions, result.placement_controls, result.layout)
+    node = result.nodes[0]
+    assert node.__reduce__() == (NodeView, tuple(getattr(node, f.name) for f in dataclasses.fields(NodeView)))
