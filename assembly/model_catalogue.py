@@ -17,7 +17,8 @@ Framing is what the family's chat format adds around the messages, as its API co
   around assistant ones, `<｜Assistant｜>` for the reply (DeepSeek V3's chat template).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from collections.abc import Iterable, Mapping
 from typing import Protocol

@@ -16,7 +16,8 @@ Tokens: SillyTavern picks a tokenizer per model; we count with a tiktoken encodi
 unnamed message.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from collections.abc import Sequence
 from typing import Literal, NamedTuple

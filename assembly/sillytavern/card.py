@@ -24,7 +24,6 @@ from assembly.reading import (
     spellings,
 )
 from assembly.sillytavern.models import Character, DepthPrompt
-from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png
 from assembly.sillytavern.worldbook import export_character_book, parse_worldbook
 
 _CARD_SPECS = ("chara_card_v2", "chara_card_v3")
@@ -124,6 +123,8 @@ def _card(value: Any, path: str) -> Character:
 
 def parse_character(value: Any, path: str) -> Character:
     if isinstance(value, (bytes, bytearray, memoryview)):
+        from assembly.sillytavern.png import PNG_SIGNATURE, card_from_png  # with the first PNG card: JSON needs none
+
         raw = bytes(value)
         if len(raw) > MAX_IMPORT_BYTES:
             raise ImportInvalid(path, f"a file of at most 5 MiB ({MAX_IMPORT_BYTES} bytes), got {len(raw)} bytes",

@@ -249,7 +249,8 @@ def idle_duration(now: datetime, chat: Sequence[Mapping[str, Any]]) -> str:
 
 # the engines' hooks -------------------------------------------------------------------------------------------
 
-Pattern = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+# a pattern's source (matched ignoring case, compiled by the legacy engine at its first use) and its replacement
+Pattern = tuple[str, Callable[[re.Match[str]], str]]
 
 
 def _datetimeformat(clock: MacroClock, fmt: str) -> str | None:
@@ -263,15 +264,14 @@ def legacy_patterns(clock: MacroClock | None) -> list[Pattern]:
         return []
     now = clock.now
     return [
-        (re.compile(r"\{\{time\}\}", _I), lambda _m: format_moment(now, "LT") or ""),
-        (re.compile(r"\{\{date\}\}", _I), lambda _m: format_moment(now, "LL") or ""),
-        (re.compile(r"\{\{weekday\}\}", _I), lambda _m: format_moment(now, "dddd") or ""),
-        (re.compile(r"\{\{isotime\}\}", _I), lambda _m: format_moment(now, "HH:mm") or ""),
-        (re.compile(r"\{\{isodate\}\}", _I), lambda _m: format_moment(now, "YYYY-MM-DD") or ""),
-        (re.compile(r"\{\{datetimeformat +([^}]*)\}\}", _I),
-         lambda m: _or_same(_datetimeformat(clock, m.group(1)), m)),
-        (re.compile(r"\{\{idle_duration\}\}", _I), lambda _m: clock.idle),
-        (re.compile(r"\{\{time_UTC([-+]\d{1,15})\}\}", _I), lambda m: time_in_utc(clock, m.group(1))),
+        (r"\{\{time\}\}", lambda _m: format_moment(now, "LT") or ""),
+        (r"\{\{date\}\}", lambda _m: format_moment(now, "LL") or ""),
+        (r"\{\{weekday\}\}", lambda _m: format_moment(now, "dddd") or ""),
+        (r"\{\{isotime\}\}", lambda _m: format_moment(now, "HH:mm") or ""),
+        (r"\{\{isodate\}\}", lambda _m: format_moment(now, "YYYY-MM-DD") or ""),
+        (r"\{\{datetimeformat +([^}]*)\}\}", lambda m: _or_same(_datetimeformat(clock, m.group(1)), m)),
+        (r"\{\{idle_duration\}\}", lambda _m: clock.idle),
+        (r"\{\{time_UTC([-+]\d{1,15})\}\}", lambda m: time_in_utc(clock, m.group(1))),
     ]
 
 

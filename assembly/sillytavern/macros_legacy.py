@@ -26,8 +26,17 @@ if TYPE_CHECKING:
 _I = re.IGNORECASE
 Replace = Callable[[re.Match[str]], Any]
 Step = Callable[[str], str]
-_LINE_END = re.compile("[\n\r\u2028\u2029]")  # what JavaScript's "." does not match
 
+
+def _pattern(source: str, flags: int = _I) -> re.Pattern[str]:
+    """`source` compiled at its first use (re keeps it after that): a step's pattern runs only where the text holds
+    its key (most requests run none), and compiling every one took about 3 ms of a fresh process's first request."""
+    return re.compile(source, flags)
+
+
+_LINE_END = "[\n\r\u2028\u2029]"  # what JavaScript's "." does not match
+
+# compiled now, as `_NAMED` and `_TRIM` are: they run on most requests (a text with "<"; the story string's {{trim}})
 _TOKENS = (
     (re.compile(r"<USER>", _I), "user"),
     (re.compile(r"<BOT>", _I), "char"),
@@ -35,36 +44,36 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", _I), "group"),
     (re.compile(r"<GROUP>", _I), "group"),
 )
-_ROLL = re.compile(r"\{\{roll[ :]([^}]++)\}\}", _I)
-_DICE = re.compile(r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$", _I)
-_SETVAR = re.compile(r"\{\{setvar::([^:]++)::([^}]*+)\}\}", _I)
-_ADDVAR = re.compile(r"\{\{addvar::([^:]++)::([^}]++)\}\}", _I)
-_INCVAR = re.compile(r"\{\{incvar::([^}]++)\}\}", _I)
-_DECVAR = re.compile(r"\{\{decvar::([^}]++)\}\}", _I)
-_GETVAR = re.compile(r"\{\{getvar::([^}]++)\}\}", _I)
-_SETGLOBAL = re.compile(r"\{\{setglobalvar::([^:]++)::([^}]*+)\}\}", _I)
-_ADDGLOBAL = re.compile(r"\{\{addglobalvar::([^:]++)::([^}]++)\}\}", _I)
-_INCGLOBAL = re.compile(r"\{\{incglobalvar::([^}]++)\}\}", _I)
-_DECGLOBAL = re.compile(r"\{\{decglobalvar::([^}]++)\}\}", _I)
-_GETGLOBAL = re.compile(r"\{\{getglobalvar::([^}]++)\}\}", _I)
-_NEWLINE = re.compile(r"\{\{newline\}\}", _I)
+_ROLL = r"\{\{roll[ :]([^}]++)\}\}"
+_DICE = r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$"
+_SETVAR = r"\{\{setvar::([^:]++)::([^}]*+)\}\}"
+_ADDVAR = r"\{\{addvar::([^:]++)::([^}]++)\}\}"
+_INCVAR = r"\{\{incvar::([^}]++)\}\}"
+_DECVAR = r"\{\{decvar::([^}]++)\}\}"
+_GETVAR = r"\{\{getvar::([^}]++)\}\}"
+_SETGLOBAL = r"\{\{setglobalvar::([^:]++)::([^}]*+)\}\}"
+_ADDGLOBAL = r"\{\{addglobalvar::([^:]++)::([^}]++)\}\}"
+_INCGLOBAL = r"\{\{incglobalvar::([^}]++)\}\}"
+_DECGLOBAL = r"\{\{decglobalvar::([^}]++)\}\}"
+_GETGLOBAL = r"\{\{getglobalvar::([^}]++)\}\}"
+_NEWLINE = r"\{\{newline\}\}"
 _TRIM = re.compile(r"\{\{trim\}\}", _I)
-_NOOP = re.compile(r"\{\{noop\}\}", _I)
-_INPUT = re.compile(r"\{\{input\}\}", _I)
+_NOOP = r"\{\{noop\}\}"
+_INPUT = r"\{\{input\}\}"
 
-_MAX_PROMPT = re.compile(r"\{\{maxPrompt\}\}", _I)
-_LAST_MESSAGE = re.compile(r"\{\{lastMessage\}\}", _I)
-_LAST_MESSAGE_ID = re.compile(r"\{\{lastMessageId\}\}", _I)
-_LAST_USER = re.compile(r"\{\{lastUserMessage\}\}", _I)
-_LAST_CHAR = re.compile(r"\{\{lastCharMessage\}\}", _I)
-_FIRST_INCLUDED = re.compile(r"\{\{firstIncludedMessageId\}\}", _I)
-_REVERSE = re.compile(r"\{\{reverse:", _I)
-_COMMENT = re.compile(r"\{\{//")
-_OUTLET = re.compile(r"\{\{outlet::", _I)
-_RANDOM = re.compile(r"\{\{random\s?::?([^}]++)\}\}", _I)
-_PICK = re.compile(r"\{\{pick\s?::?([^}]++)\}\}", _I)
-_BANNED = re.compile(r"\{\{banned \"(.*)\"\}\}", _I)
-_TIME_DIFF = re.compile(r"\{\{timeDiff::(.*?)::(.*?)\}\}", _I)
+_MAX_PROMPT = r"\{\{maxPrompt\}\}"
+_LAST_MESSAGE = r"\{\{lastMessage\}\}"
+_LAST_MESSAGE_ID = r"\{\{lastMessageId\}\}"
+_LAST_USER = r"\{\{lastUserMessage\}\}"
+_LAST_CHAR = r"\{\{lastCharMessage\}\}"
+_FIRST_INCLUDED = r"\{\{firstIncludedMessageId\}\}"
+_REVERSE = r"\{\{reverse:"
+_COMMENT = r"\{\{//"
+_OUTLET = r"\{\{outlet::"
+_RANDOM = r"\{\{random\s?::?([^}]++)\}\}"
+_PICK = r"\{\{pick\s?::?([^}]++)\}\}"
+_BANNED = r"\{\{banned \"(.*)\"\}\}"
+_TIME_DIFF = r"\{\{timeDiff::(.*?)::(.*?)\}\}"
 # `{{name}}` of every environment value `_environment` and SillyTavern's modules give, compiled once
 _NAMED = {name: re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I) for name in (
     "original", "charPrompt", "charJailbreak", "charInstruction", "description", "personality", "scenario", "persona",
@@ -95,7 +104,7 @@ def roll(formula: str) -> str:
     formula = formula.strip()
     if formula.isdigit():
         formula = f"1d{formula}"
-    dice = _DICE.match(formula)
+    dice = _pattern(_DICE).match(formula)
     if dice is None:
         return ""
     count, faces = int(dice.group(1) or 1), int(dice.group(2))
@@ -211,13 +220,14 @@ def _post_env(call: LegacyCall) -> list[Step]:
     )]
 
 
-def _sub(pattern: re.Pattern[str], replace: Replace) -> Step:
-    return lambda text: pattern.sub(lambda m: js_string(replace(m)), text)
+def _sub(source: str, replace: Replace) -> Step:
+    return lambda text: _pattern(source).sub(lambda m: js_string(replace(m)), text)
 
 
-def _lazy_sub(text: str, opener: re.Pattern[str], replace: Callable[[str], Any], *, one_line: bool) -> str:
+def _lazy_sub(text: str, opener_source: str, replace: Callable[[str], Any], *, one_line: bool) -> str:
     """`text.replace(/<opener>(.+?)}}/g, ...)` (or `([\\s\\S]*?)` when not `one_line`) without a scan to the end of the
     text from every opening: each opening takes the first "}}" after it, unless a line ends before it."""
+    opener, line_ends = _pattern(opener_source), _pattern(_LINE_END, 0)
     out: list[str] = []
     pos = i = 0
     least = 1 if one_line else 0
@@ -233,7 +243,7 @@ def _lazy_sub(text: str, opener: re.Pattern[str], replace: Callable[[str], Any],
                 break  # no later opening closes either
         if one_line:
             if line_end < body:
-                found = _LINE_END.search(text, body)
+                found = line_ends.search(text, body)
                 line_end = found.start() if found else len(text)
             if line_end < close:
                 i = line_end + 1  # no opening before that line end can close on its line

@@ -31,7 +31,8 @@ MainAttachment: an extension prompt attached to Main (§4.4): sources, key, cont
     position "start" (Before Main) | "end" (After Main).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from collections.abc import Sequence
 from operator import attrgetter

@@ -4,10 +4,11 @@ Keys the models do not describe are kept verbatim in `other_fields` so the expor
 imported; `import(export(x)) == x`.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -102,7 +103,7 @@ class Preset(_Frozen):
     coerced: tuple[str, ...] = ()  # what the reader read as SillyTavern does rather than as written (not exported)
 
     @model_validator(mode="after")
-    def _order_refers_to_prompts(self) -> Preset:
+    def _order_refers_to_prompts(self) -> Self:
         # runs again whenever a model holds the preset (Resources): sets made once each
         known = {p.identifier for p in self.prompts}
         if len(known) != len(self.prompts):

@@ -11,14 +11,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.reading import ImportInvalid
-from assembly.sillytavern.js_regex import JsRegex, Uncompilable
 from assembly.sillytavern.models import RegexScript
-from assembly.sillytavern.pattern_matcher import PatternRuns, find_limited
 from assembly.sillytavern.regex_changes import RegexStep
+
+if TYPE_CHECKING:
+    from assembly.sillytavern.js_regex import JsRegex, Uncompilable
+    from assembly.sillytavern.pattern_matcher import PatternRuns
 
 USER_INPUT, AI_OUTPUT, SLASH_COMMAND, WORLD_INFO, REASONING = 1, 2, 3, 5, 6
 _FIELDS = {"scriptName": "script_name", "findRegex": "find_regex", "replaceString": "replace_string",
@@ -73,6 +75,8 @@ def scripts_in_order(resources: Any) -> tuple[RegexScript, ...]:
 def _find(script: RegexScript, macros: MacroContext, runs: PatternRuns | None = None) -> JsRegex | None:
     """The script's find compiled, or None: SillyTavern could not compile it, or (reported to `runs`) it is over
     the size limits."""
+    from assembly.sillytavern.js_regex import Uncompilable  # with the first script (see _new_runs)
+
     regex = _compiled_find(script, macros, runs.limits if runs is not None else None)
     if isinstance(regex, Uncompilable):
         if regex.kind == "limit" and runs is not None:
@@ -85,7 +89,17 @@ def _owner(script: RegexScript) -> str:
     return f"regex script {script.script_name!r}"
 
 
+def _new_runs() -> PatternRuns:
+    # The pattern machinery (JavaScript regex translation, limits) loads with the first script run: a request
+    # without regex scripts never loads it.
+    from assembly.sillytavern.pattern_matcher import PatternRuns
+
+    return PatternRuns()
+
+
 def _compiled_find(script: RegexScript, macros: MacroContext, limits: Any) -> JsRegex | Uncompilable:
+    from assembly.sillytavern.pattern_matcher import find_limited  # with the first script (see _new_runs)
+
     find = script.find_regex
     if script.substitute_regex == 1:
         find = expand_text_macros(find, macros).text
@@ -105,7 +119,7 @@ def run_regex_script(script: RegexScript, text: str, macros: MacroContext, runs:
     `runs` (a fresh one by default) the text is left as it was."""
     if script.disabled or not script.find_regex or not text:
         return text
-    runs = runs if runs is not None else PatternRuns()
+    runs = runs if runs is not None else _new_runs()
     regex = _find(script, macros, runs)
     if regex is None:
         return text
@@ -144,9 +158,9 @@ def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], mac
                   runs: PatternRuns | None = None) -> tuple[str, list[RegexStep]]:
     """`regexed`, and each script that changed the text with the text before and after it (for the preview)."""
     steps: list[RegexStep] = []
-    if not text:
+    if not text or not scripts:
         return text, steps
-    runs = runs if runs is not None else PatternRuns()
+    runs = runs if runs is not None else _new_runs()
     for script in scripts:
         if is_prompt:
             if not script.prompt_only:
@@ -169,6 +183,8 @@ def regexed_steps(text: str, placement: int, scripts: Sequence[RegexScript], mac
 def invalid_finds(scripts: Sequence[RegexScript], macros: MacroContext) -> list[dict[str, Any]]:
     """The enabled scripts whose find SillyTavern could not compile: they change nothing. (A find over the size
     limits is reported by the run, as ST_PATTERN_LIMIT.)"""
+    from assembly.sillytavern.js_regex import Uncompilable  # with the first script (see _new_runs)
+
     out = []
     for script in scripts:
         if script.disabled or not script.find_regex:
@@ -203,7 +219,7 @@ class RegexedChat:
 def regexed_chat_once(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexScript], macros: MacroContext, *,
                       generation_type: str, typed: Sequence[bool]) -> RegexedChat:
     """`regexed_chat_steps` of the request's chat, kept with what it ran on."""
-    runs = PatternRuns()
+    runs = _new_runs()
     results = regexed_chat_steps(chat, scripts, macros, generation_type=generation_type, typed=typed, runs=runs)
     given = tuple((role, text, bool(typed[i]) if i < len(typed) else False) for i, (role, text) in enumerate(chat))
     return RegexedChat(given, generation_type, tuple(results), tuple(runs.diagnostics()))
@@ -217,7 +233,7 @@ def regexed_chat_steps(chat: Sequence[tuple[str, str]], scripts: Sequence[RegexS
     message gets the prompt-only scripts of its placement (user input for user messages, AI output otherwise), at
     its depth: 0 for the newest, counting up toward older ones; with continue everything shifts by one (the
     continued message is -1)."""
-    runs = runs if runs is not None else PatternRuns()
+    runs = runs if runs is not None else _new_runs()
     out = []
     shift = 1 if generation_type == "continue" else 0
     for index, (role, content) in enumerate(chat):

@@ -1,7 +1,10 @@
 """What SillyTavern's regex scripts changed in one request (sillytavern.md §13.1): per changed text, each script that
 changed it with the text before and after, so the preview can name the script instead of showing a silent edit."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
+
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,5 +27,5 @@ class RegexChange(BaseModel):
     after: str
 
     @classmethod
-    def of(cls, part: str, step: RegexStep) -> RegexChange:
+    def of(cls, part: str, step: RegexStep) -> Self:
         return cls(part=part, script=step.script, before=step.before, after=step.after)

@@ -9,7 +9,6 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.macros import MacroContext, expand_text_macros, holds_macro
-from assembly.sillytavern.examples import ExampleWorldInfo, new_chat_message, parse_dialogue_examples
 from assembly.sillytavern.messages import (
     MainAttachment,
     StInjection,
@@ -184,6 +183,9 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
                     by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
     """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
     blocks, each message with a node of its own (sillytavern.md §7.5)."""
+    # the examples' parser loads with the first request that sends examples or their world info
+    from assembly.sillytavern.examples import ExampleWorldInfo, parse_dialogue_examples
+
     blocks = parse_dialogue_examples(
         examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
         new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
@@ -271,6 +273,8 @@ def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user
         tail.extend(claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
     if utility and preset.new_chat_prompt:
+        from assembly.sillytavern.examples import new_chat_message  # with the first utility prompt sent
+
         separator = new_chat_message(macro_env.evaluate(preset.new_chat_prompt) if macro_env is not None
                                      else preset.new_chat_prompt)
         synthetic = synthetic_node("preset:newMainChat", "preset", "New chat separator", separator, None)

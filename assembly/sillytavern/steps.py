@@ -36,7 +36,8 @@ Approximations and what is left out
   post-processing, the deprecated persona position after_char, the character-specific author's note.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 import re
 from collections.abc import Sequence

@@ -3,7 +3,8 @@
 Every model is frozen and JSON-ready; `WorldInfoActivation` is what `worldinfo.activate_world_info` returns.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from typing import Any, Literal
 

@@ -54,15 +54,22 @@ def test_public_names_are_the_homes_objects():
         builtin_strategies, normalize_strategy, StrategyError)
 
 
-def test_the_selector_fragments_placement_and_keyword_scan_load_with_their_first_use():
+# Modules a plain SillyTavern chat request (JSON card, no regex scripts, no dialogue examples) never uses.
+_LOADED_WITH_FIRST_USE = ("assembly.budget", "assembly.fragments", "assembly.placement",
+                          "assembly.sillytavern.examples", "assembly.sillytavern.js_regex",
+                          "assembly.sillytavern.pattern_matcher", "assembly.sillytavern.png",
+                          "assembly.sillytavern.worldinfo_scan")
+
+
+def test_modules_a_plain_chat_request_does_not_use_load_with_their_first_use():
     # a fresh interpreter: importing the package and assembling a SillyTavern request loads none of them
     code = ("import sys, assembly; assembly.assemble({'strategy': 'builtin-st', 'host': {'core_available': True}, "
             "'resources': {'preset': {'prompts': [{'identifier': 'main', 'content': 'Hi'}, "
-            "{'identifier': 'chatHistory', 'marker': True}]}}, "
+            "{'identifier': 'dialogueExamples', 'marker': True}, {'identifier': 'chatHistory', 'marker': True}]}, "
+            "'character': {'name': 'Ann', 'description': 'A sailor.'}}, "
             "'conversation': {'input': [{'role': 'user', 'content': 'hi'}]}}); "
-            "print(sorted(m for m in ('assembly.budget', 'assembly.fragments', 'assembly.placement', "
-            "'assembly.sillytavern.worldinfo_scan') "
-            "if m in sys.modules)); from assembly import place_context_blocks, select_within_budget; "
+            f"print(sorted(m for m in {_LOADED_WITH_FIRST_USE!r} if m in sys.modules)); "
+            "from assembly import place_context_blocks, select_within_budget; "
             "print(place_context_blocks.__module__, select_within_budget.__module__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True,
                           cwd=Path(__file__).resolve().parents[2])
