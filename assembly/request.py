@@ -1,10 +1,11 @@
 """The engine's request (engine.md §1): what `assemble()` reads, validated by pydantic before anything runs."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, NotRequired
+from typing import Any, Literal, NotRequired, Self
 
 from pydantic import (
     AwareDatetime,
@@ -132,7 +133,7 @@ class AssemblyRequest(_Model):
         return value
 
     @model_validator(mode="after")
-    def _model_encoding(self) -> AssemblyRequest:
+    def _model_encoding(self) -> Self:
         if self.model is not None and "tokenizer" not in self.model_fields_set:
             self.tokenizer = model_entry(self.model).encoding  # type: ignore[assignment]
         return self

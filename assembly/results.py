@@ -6,11 +6,12 @@ The parts made once per message, node, row or block of every request (`RequestMe
 already checked: pydantic serializes and validates them as fields of `AssemblyResult` (its JSON, a stored result read
 back) and takes a built one as it is, so a request pays no validation per part."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
+# each string one at a time when a fresh process imports the engine.
 
 import dataclasses
 import operator
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
 
@@ -141,7 +142,7 @@ class Diagnostic(BaseModel):
         return dict(self.__pydantic_extra__ or {})
 
     @classmethod
-    def of(cls, values: dict[str, Any]) -> Diagnostic:
+    def of(cls, values: dict[str, Any]) -> Self:
         """A diagnostic from the dict an engine stage recorded (code first, as every stage writes it)."""
         return cls.model_validate(values)
 
@@ -207,7 +208,7 @@ class DurableEvent(BaseModel):
         return (self.source or {}).get("kind") or self.role
 
     @classmethod
-    def of(cls, values: dict[str, Any]) -> DurableEvent:
+    def of(cls, values: dict[str, Any]) -> Self:
         """A record from its dict, which keeps its key order in the JSON."""
         event = cls.model_validate(values)
         event._order = tuple(values)
