@@ -255,7 +255,6 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     return rows
 
 
-
 def _placed_row(values: dict[str, Any], row_nodes: list[Node], *, split: bool) -> None:
     """What a row reports of the nodes it placed, set on its values: their ids, whether all or some are locked, and
     the distinct lock reasons, holders (of the locked ones) and decisions, sorted."""
