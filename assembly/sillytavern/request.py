@@ -343,8 +343,6 @@ def _with_tail(plan: list[StMessage], tail: list[StMessage], generation: Any, pr
     return plan
 
 
-
-
 def _prepared(macro_env: Any, what: str, text: str, user: str, char: str) -> str:
     """A control prompt's text as preparePromptsForChatCompletion left it (SillyTavern's macros ran there), else
     `text` with its macros expanded now."""
