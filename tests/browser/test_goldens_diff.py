@@ -30,8 +30,10 @@ def test_a_long_diff_is_bounded_on_the_page(live_server, page, login_as, changed
     page.goto(f"{live_server.url}/goldens/")
     card = page.locator(f"#golden-{changed_golden.pk}")
     expect(card).to_have_attribute("data-status", "differs")
-    diff = card.locator("details.diff").last
-    diff.locator("summary").click()
+    # the JSON diff's own details (the message-by-message one before it holds summaries of its own); found by what it
+    # holds, so a page still being parsed cannot hand back the other one
+    diff = card.locator("details.diff:has(pre.unified-diff)")
+    diff.locator(":scope > summary").click()
     lines = diff.locator("pre.unified-diff > span")
     expect(lines).to_have_count(PAGE_LINES)
     # each changed part under its path: the budget left first (keys sorted), never a hunk of line numbers
@@ -45,6 +47,6 @@ def test_a_long_diff_is_bounded_on_the_page(live_server, page, login_as, changed
     page.select_option("#lang-select", "zh-hans")
     page.locator("form.lang button[type=submit]").click()
     expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
-    page.locator(f"#golden-{changed_golden.pk} details.diff").last.locator("summary").click()
+    page.locator(f"#golden-{changed_golden.pk} details.diff:has(pre.unified-diff) > summary").click()
     expect(page.locator("[data-diff-more]")).to_contain_text("处变化未完整显示")
     shoot(page, "zh-goldens-bounded-diff")
