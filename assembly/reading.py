@@ -8,7 +8,6 @@ JavaScript string helpers are here too: SillyTavern's rules trim and sort like J
 from __future__ import annotations
 
 import copy
-import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -184,27 +183,6 @@ def gather_strings(item: Any, depth: int, max_depth: int, strings: list[Any]) ->
         elif isinstance(child, (dict, list, float)) and not gather_strings(child, depth + 1, max_depth, strings):
             return False
     return True
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
-def loads_strict(text: str | bytes, path: str = "") -> Any:
-    """JSON text -> value, refusing what `find_unsafe` refuses (NaN / Infinity already at parse time, as JSON has
-    none); a refusal is ImportInvalid naming the path."""
-    try:
-        value = json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise ImportInvalid(path, f"JSON nested at most {MAX_JSON_DEPTH} levels deep") from None
-    except json.JSONDecodeError:
-        raise
-    except ValueError as error:
-        raise ImportInvalid(path, f"a finite number (not {error})") from None
-    problem = find_unsafe(value, path)
-    if problem is not None:
-        raise ImportInvalid(problem.path, problem.expected)
-    return value
 
 
 # -------------------------------------------------------------------------------------------------- values

@@ -543,11 +543,6 @@ def _normalize_position_anchor(anchor: Any, path: str, own_key: str) -> str | di
 # --- revision and strategy-level reads -----------------------------------------------------------------------------
 
 
-def canonical_strategy_json(strategy: Any) -> str:
-    """The canonical JSON text of a strategy: normalized, keys sorted, no spaces, non-ASCII kept as is."""
-    return _canonical_json(normalize_strategy(strategy))
-
-
 def strategy_revision(strategy: Any) -> str:
     """The revision of a strategy: sha256 hex of its canonical JSON (UTF-8).
 

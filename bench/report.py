@@ -32,10 +32,6 @@ class Table:
         return "\n".join(out)
 
 
-def format_ms(seconds: float) -> str:
-    return f"{seconds * 1000:.3f}"
-
-
 def format_rate(count: float, seconds: float) -> str:
     if seconds <= 0:
         return "n/a"

@@ -158,12 +158,6 @@ def stored_messages(result: dict[str, Any]) -> list[RequestMessage]:
     return _STORED_MESSAGES.validate_python((result.get("request") or {}).get("messages") or [])
 
 
-def result_diff(approved: dict[str, Any], fresh: dict[str, Any], labels: tuple[str, str] = ("approved", "now"),
-                ) -> list[str]:
-    """Unified diff of two result JSON documents (keys sorted); empty when they are equal."""
-    return full_diff(approved, fresh, labels)
-
-
 def _run(golden: GoldenSnapshot, revision: StrategyRevision) -> dict[str, Any]:
     """The fresh result JSON of the golden's session with `revision` (a run asked before, e.g. the latest-revision
     fragment after the goldens page, is read from the studio's result cache)."""

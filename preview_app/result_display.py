@@ -151,14 +151,6 @@ class Part:
         return "" if self.node is not None and self.node.module in self.words.chat else self.id
 
     @property
-    def rule_differs(self) -> bool:
-        return self.node is not None and self.node.rule_id != self.node.module
-
-    @property
-    def role_changed(self) -> bool:
-        return self.node is not None and self.node.original_role not in (None, self.node.role)
-
-    @property
     def activation_words(self) -> str | None:
         """Why a world book entry is in, in the page's language (the engine's own line is English)."""
         return self.words.activation.get(self.id) or self.activation

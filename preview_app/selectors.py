@@ -34,10 +34,6 @@ def golden_count() -> int:
     return GoldenSnapshot.objects.count()
 
 
-def session_history(session: Session) -> list[SessionEvent]:
-    return list(session.events.order_by("seq"))
-
-
 HISTORY_WINDOW = 50  # messages a session page shows at once; the rest is one "show older" click away
 
 

@@ -99,14 +99,6 @@ def resource_rows() -> list[tuple[str, QuerySet]]:
     ]
 
 
-def text_templates_by_kind() -> dict[str, list[TextTemplate]]:
-    """Every stored text-completion template by kind (built-ins first, then by name): the session form's choices."""
-    found: dict[str, list[TextTemplate]] = {"instruct": [], "context": [], "sysprompt": [], "reasoning": []}
-    for row in TextTemplate.objects.all():
-        found.setdefault(row.kind, []).append(row)
-    return found
-
-
 def regex_scripts() -> QuerySet[RegexScript]:
     """The global regex scripts in the order sessions run them (sort order, then name)."""
     return RegexScript.objects.select_related("owner")

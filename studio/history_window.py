@@ -105,10 +105,6 @@ def run_words(run: CollapsedRun) -> str:
         "first": f"{run.first:,}", "last": f"{run.last:,}", "n": f"{run.count:,}", "tokens": f"{run.tokens:,}"}
 
 
-def shown_indices(segments: Iterable[Segment]) -> list[int]:
-    return [s.index for s in segments if isinstance(s, ShownMessage)]
-
-
 def notable_messages(result: AssemblyResult) -> set[int]:
     """Indices of messages a page never folds: a part with a diagnostic, a lock or a regex change, or a part that is
     not the history's own (world info or an injection inside a history message)."""

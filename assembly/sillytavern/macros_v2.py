@@ -111,10 +111,6 @@ def _tree(text: str, lo: int, hi: int, opens: list[int], pairs: dict[int, int], 
     return out
 
 
-def _flat(parts: list[Any]) -> str:
-    return "".join(p.text if isinstance(p, _Text) else p.raw for p in parts)
-
-
 def _head(tag: _Tag) -> tuple[str, str, str]:
     """(flags, name, rest) of a tag, read from its text as written (once per tag)."""
     if tag.head is None:

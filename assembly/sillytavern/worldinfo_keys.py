@@ -39,11 +39,6 @@ def parse_regex_key(key: str) -> JsRegex | None:
     return regex if isinstance(regex, JsRegex) else None
 
 
-def is_limited_regex_key(key: str, limits: PatternLimits = DEFAULT_LIMITS) -> bool:
-    regex = compile_regex_key(key, limits)
-    return isinstance(regex, Uncompilable) and regex.kind == "limit"
-
-
 _JS_WORD_CHARACTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -88,9 +83,3 @@ def regex_key_refusal(key: str) -> Uncompilable | None:
     for a key over the size limits (the scan reports those). `key` is trimmed."""
     regex = compile_regex_key(key)
     return regex if isinstance(regex, Uncompilable) and regex.kind != "limit" else None
-
-
-def is_untranslatable_regex_key(key: str) -> bool:
-    """A key JavaScript runs as a regex that Python cannot: the preview matches it as text, unlike SillyTavern."""
-    refusal = regex_key_refusal(key)
-    return refusal is not None and refusal.kind == "unsupported"

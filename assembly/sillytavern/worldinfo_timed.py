@@ -141,9 +141,6 @@ class TimedEffects:
     def is_cooling(self, entry: WorldBookEntry) -> bool:
         return entry_key(self.world, entry) in self.applied["cooldown"]
 
-    def is_delayed(self, entry: WorldBookEntry) -> bool:
-        return bool(entry.delay) and self.delay_length < entry.delay
-
     def effect(self, kind: str, entry: WorldBookEntry) -> TimedEffect | None:
         return (self.sticky if kind == "sticky" else self.cooldown).get(entry_key(self.world, entry))
 

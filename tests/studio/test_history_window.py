@@ -10,8 +10,11 @@ from studio.history_window import (
     ShownMessage,
     history_window,
     range_window,
-    shown_indices,
 )
+
+
+def shown_indices(segments) -> list[int]:
+    return [s.index for s in segments if isinstance(s, ShownMessage)]
 
 
 @dataclass

@@ -22,7 +22,7 @@ from assembly.sillytavern.vocabulary import WORLD_POSITION_NUMBER
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 from assembly.sillytavern.worldinfo import WorldInfoError, activate_world_info
 from assembly.sillytavern.worldinfo_emission import depth_groups, format_world_info
-from assembly.sillytavern.worldinfo_keys import find_key, is_untranslatable_regex_key, parse_regex_key
+from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key, regex_key_refusal
 from assembly.sillytavern.worldinfo_models import WorldInfoActivation
 from assembly.sillytavern.worldinfo_scan import world_info_budget
 from assembly.tokens import count_tokens
@@ -481,7 +481,8 @@ def test_parse_regex_key(key, is_regex):
     ("/\\p{L}x/u", True), ("/(?<=a+)b/", False), ("/dragon/", False), ("/a/b/", False), ("dragon", False), ("/dragon/x", False),
 ])
 def test_untranslatable_regex_keys(key, noted):
-    assert is_untranslatable_regex_key(key) is noted
+    refusal = regex_key_refusal(key)
+    assert (refusal is not None and refusal.kind == "unsupported") is noted
 
 
 def test_javascript_named_groups_are_understood():
