@@ -420,8 +420,8 @@ def world_book_slot_diagnostics(ctx: SourceContext) -> None:
 
 
 def _world_book_anchor_kinds(ctx: SourceContext) -> set[str]:
-    prompts = ordered_prompts(ctx.resources.preset) if ctx.resources.preset is not None else []
-    return {"authorNote" if i in AUTHOR_NOTE_MARKERS else i for i in world_book_anchors(ctx, prompts)}
+    # the prompts this generation sends, as preset_blocks reads them
+    return {"authorNote" if i in AUTHOR_NOTE_MARKERS else i for i in world_book_anchors(ctx, ctx.sent_prompts)}
 
 
 def _world_book_group(ctx: SourceContext, entry: Any, anchors: set[str]) -> str:

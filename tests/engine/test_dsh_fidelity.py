@@ -91,6 +91,26 @@ def test_a_plain_author_note_prompt_is_the_author_note_anchor():
     assert texts(result)[-3:] == ["BEFORE-NOTE", "NOTE", "AFTER-NOTE"]
 
 
+def test_a_note_prompt_this_generation_type_does_not_send_is_no_anchor():
+    doc = strategy(NATIVE_BASE, placement="native-slots")
+    prompts = [marker("chatHistory"), text("authorNote", "user", "NOTE", injection_trigger=["normal"])]
+
+    def blocks_for(generation_type):
+        result = assemble({
+            "strategy": doc, "generation": {"type": generation_type},
+            "resources": {"preset": {"prompts": prompts},
+                          "worldbook": {"entries": [lore("a", "BEFORE-NOTE", "before_author_note")],
+                                        "activation": "all"}},
+            "conversation": {"history": [{"id": "h0", "role": "user", "content": "OLD"}],
+                             "input": [{"id": "i0", "role": "user", "content": "NOW"}]},
+            "host": {"core_available": True}})
+        return codes(result), [b.key[2] for b in result.layout.blocks if b.key[0] == "worldbook"]
+
+    assert blocks_for("normal") == ([], ["before_author_note"])
+    # a continue sends no note prompt: the entry joins `after` and says its slot is missing
+    assert blocks_for("continue") == (["NATIVE_PLACEMENT_ADJUSTED", "WORLD_BOOK_SLOT_MISSING"], ["after"])
+
+
 def test_a_disabled_book_still_reports_missing_slots_when_the_preset_reads_it():
     rules = [rule("native-system"), rule("preset", role="system"), rule("worldbook", enabled=False),
              rule("history"), rule("input")]
