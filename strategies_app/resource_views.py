@@ -24,7 +24,7 @@ KINDS = [(AUTO, gettext_lazy("Detect from the file")),
          ("character", gettext_lazy("Character card (JSON or PNG)")),
          ("worldbook", gettext_lazy("World book (JSON, or a card that embeds one)")),
          ("persona", gettext_lazy("Persona (JSON, or settings.json)")),
-         ("regex", gettext_lazy("Regex scripts (JSON: one script, or a list)")),
+         ("regex", gettext_lazy("Regex scripts (JSON: one script, a list, or a settings.json)")),
          ("template", gettext_lazy("Text-completion template (instruct, context, system prompt, or a master "
                                    "export of them)"))]
 

@@ -231,7 +231,7 @@ def preset_import(*, user, data: Any, name: str | None = None, dry_run: bool = F
                           creates={"preset": 1, "prompt_entries": len(entries)},
                           items=[e["name"] or e["identifier"] for e in sorted(entries, key=lambda e: e["position"])])
     report.removed = removed
-    report.notes += list(preset.coerced)
+    report.notes += [*preset.coerced, *sillytavern.settings_left_out(data, taken="preset")]
     if _twin_found(report, resource_twins.preset_twin(options, has_order, entries), Preset,
                    _check_duplicate(duplicate)) or dry_run:
         return report
@@ -292,7 +292,7 @@ def persona_import(*, user, data: Any, name: str | None = None, dry_run: bool = 
     """A persona object or a settings.json; the persona's own name is used (`name` is ignored)."""
     values = sillytavern.persona_parts(sillytavern.read_persona(data))
     report = ImportReport(kind="persona", name=values["name"], dry_run=dry_run, creates={"persona": 1},
-                          items=[values["name"]])
+                          items=[values["name"]], notes=sillytavern.settings_left_out(data, taken="persona"))
     if dry_run:
         return report
     report.id = Persona.objects.create(owner=user, **values).pk
@@ -301,13 +301,14 @@ def persona_import(*, user, data: Any, name: str | None = None, dry_run: bool = 
 
 @transaction.atomic
 def regex_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
-    """A SillyTavern regex script file (one script, or a list) as global scripts, after the existing ones in their
-    order. Each script keeps its own name (`name`, the file name, names the report of a list)."""
+    """A SillyTavern regex script file (one script, or a list) or a settings.json's global scripts, as global
+    scripts after the existing ones in their order. Each script keeps its own name (`name`, the file name, names the report of a list)."""
     raws = sillytavern.read_regex_scripts(data)
     parts = [sillytavern.regex_script_parts(raw) for raw in raws]
     title = parts[0]["name"] if len(parts) == 1 else (name or "Imported regex scripts")
     report = ImportReport(kind="regex", name=title or parts[0]["find_regex"], dry_run=dry_run,
-                          creates={"regex_scripts": len(parts)}, items=[p["name"] or p["find_regex"] for p in parts])
+                          creates={"regex_scripts": len(parts)}, items=[p["name"] or p["find_regex"] for p in parts],
+                          notes=sillytavern.settings_left_out(data, taken="regex"))
     if dry_run:
         return report
     start = (RegexScript.objects.order_by("-sort_order").values_list("sort_order", flat=True).first() or 0) + 1

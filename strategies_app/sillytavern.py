@@ -17,6 +17,7 @@ import json
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.card import export_character, import_character
@@ -92,6 +93,55 @@ def read_persona(data: Any) -> Persona:
     if persona is None:  # `null` normalizes to "no persona", which is not something to import
         raise ImportInvalid("", "a persona object {name, description, ...}")
     return persona
+
+
+# ---------------------------------------------------------------------------------------------- settings.json
+
+_SETTINGS_SECTIONS = ("oai_settings", "power_user", "extension_settings", "world_info_settings")
+
+
+def is_settings_file(data: Any) -> bool:
+    """SillyTavern's settings.json: one object of sections, of which each import takes its own part."""
+    return isinstance(data, dict) and any(key in data for key in _SETTINGS_SECTIONS)
+
+
+def _section(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def settings_left_out(data: Any, *, taken: str) -> list[str]:
+    """The notes of an import that takes one part of a settings.json (`taken`: preset, persona or regex): what
+    else the file holds, each with where it goes in the studio. None for another file."""
+    if not is_settings_file(data):
+        return []
+    power_user, extensions = _section(data, "power_user"), _section(data, "extension_settings")
+    scripts = extensions.get("regex") if isinstance(extensions.get("regex"), list) else []
+    global_variables = _section(_section(extensions, "variables"), "global")
+    note_default = _section(extensions, "note").get("default")
+    description = power_user.get("persona_description")
+    notes = []
+    if taken != "preset" and isinstance(data.get("oai_settings"), dict):
+        notes.append(_("also in this settings file: the chat-completion preset (import the file as a preset)"))
+    if taken != "persona" and isinstance(description, str) and description.strip():
+        notes.append(_("also in this settings file: the persona description (import the file as a persona)"))
+    if taken != "regex" and scripts:
+        notes.append(ngettext(
+            "also in this settings file: %(count)s global regex script (import the file as regex scripts)",
+            "also in this settings file: %(count)s global regex scripts (import the file as regex scripts)",
+            len(scripts)) % {"count": len(scripts)})
+    if power_user.get("experimental_macro_engine") is True:
+        notes.append(_("also in this settings file: Macros 2.0 switched on (a session's macro engine setting)"))
+    if global_variables:
+        notes.append(ngettext(
+            "also in this settings file: %(count)s global macro variable (a session's global variables)",
+            "also in this settings file: %(count)s global macro variables (a session's global variables)",
+            len(global_variables)) % {"count": len(global_variables)})
+    if isinstance(note_default, str) and note_default.strip():
+        notes.append(_("also in this settings file: the author's note default (a session's author's note)"))
+    if isinstance(data.get("world_info_settings"), dict):
+        notes.append(_("also in this settings file: the world info scan settings (each world book keeps its own)"))
+    return notes
 
 
 def check_name(name: str, path: str) -> str:
@@ -314,8 +364,19 @@ REGEX_COLUMNS = {"scriptName": "name", "findRegex": "find_regex", "replaceString
 
 
 def read_regex_scripts(data: Any) -> list[dict[str, Any]]:
-    """A regex script file (one script or a list), each script checked by the engine's strict reader; the file's
-    objects as they came."""
+    """A regex script file (one script or a list), or a settings.json's global scripts (`extension_settings.regex`),
+    each script checked by the engine's strict reader; the file's objects as they came."""
+    if is_settings_file(data):
+        where = "extension_settings.regex"
+        extensions = data.get("extension_settings")
+        scripts = extensions.get("regex") if isinstance(extensions, dict) else None
+        if not isinstance(scripts, list) or not scripts:
+            raise ImportInvalid(where, "a settings file's global regex scripts (a list of at least one)")
+        try:
+            import_regex_scripts(scripts)
+        except ImportInvalid as error:
+            raise ImportInvalid(where + error.path, error.expected, status=error.status) from None
+        return list(scripts)
     import_regex_scripts(data)
     return [data] if isinstance(data, dict) else list(data)
 
