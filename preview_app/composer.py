@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from assembly.errors import CodedError
+from preview_app.macro_variables import MacroVariablesPanel, macro_variables_panel
 from preview_app.models import Session, SessionEvent
 from preview_app.presenters import error_context
 from preview_app.previews import session_request, strategy_document
@@ -23,6 +24,7 @@ class ComposerPreview:
     rows: list[Row]
     tokens: int
     error: dict[str, Any] | None = None
+    variables: MacroVariablesPanel | None = None  # when the request's macros read or change a variable
 
 
 def composer_preview(session: Session) -> ComposerPreview | None:
@@ -34,7 +36,8 @@ def composer_preview(session: Session) -> ComposerPreview | None:
         result = assemble(session_request(session, document))
     except CodedError as error:
         return ComposerPreview(rows=[], tokens=0, error=error_context(error))
-    return ComposerPreview(rows=display(result).rows, tokens=result.tokens.total)
+    return ComposerPreview(rows=display(result).rows, tokens=result.tokens.total,
+                           variables=macro_variables_panel(result))
 
 
 def commit_notice(created: list[SessionEvent], *, replied: bool) -> str:

@@ -68,6 +68,10 @@ class MacroVariablesPanel:
         return sum(row.changed for row in self.rows)
 
     @property
+    def changed_rows(self) -> list[VariableRow]:
+        return [row for row in self.rows if row.changed]
+
+    @property
     def summary(self) -> str:
         count = len(self.rows)
         if not count:

@@ -336,3 +336,35 @@ def test_the_settings_list_names_the_variables_with_the_pages_punctuation(users,
     services.session_update(session=session, macro_variables={"local": {"hp": 3, "flag": "on"}, "global": {"day": 3}})
     html = client_for(users["qa"]).get(f"/sessions/{session.pk}/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
     assert f"<dd data-macro-variable-names>{names}</dd>" in html
+
+
+def _composer(html):
+    start = html.index("data-composer-preview")
+    return html[start:html.index("</section>", start)]
+
+
+def test_the_composer_preview_names_the_variables_the_next_turn_would_change(users, session):
+    services.session_update(session=session, current_input=TYPED,
+                            macro_variables={"local": {"hp": 3, "flag": "on"}, "global": {"day": "3"}})
+    composer = _composer(markup.unescape(
+        client_for(users["designer"]).get(f"/sessions/{session.pk}/?preview=1").content.decode()))
+    assert "2 of 4 variables changed" in composer
+    assert _rows(composer) == [("hp", "local", "changed"), ("mood", "local", "set")]  # the unchanged ones stay out
+    hp = composer[composer.index('data-variable="hp"'):]
+    assert hp.index("<code>3</code>") < hp.index("→") < hp.index("<code>4</code>") < hp.index("</li>")
+    assert f'href="/sessions/{session.pk}/preview/#macro-variables"' in composer
+    # a turn whose macros touch no variable says nothing of them
+    services.session_update(session=session, current_input="Plain words.", macro_variables={"local": {}, "global": {}})
+    composer = _composer(client_for(users["designer"]).get(f"/sessions/{session.pk}/?preview=1").content.decode())
+    assert "data-composer-variables" in composer and _rows(composer) == []  # MAIN still reads {{getvar::hp}}
+    assert "No variable is set" in composer
+
+
+def test_the_composers_variables_read_in_chinese(users, session):
+    services.session_update(session=session, current_input=TYPED, macro_variables={"local": {"hp": 3}, "global": {}})
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    composer = _composer(markup.unescape(client.get(f"/sessions/{session.pk}/?preview=1").content.decode()))
+    assert "查看全部变量" in composer and "（本聊天）：<code>3</code> → <code>4</code>" in composer.replace(
+        '<span class="muted small">', "").replace("</span>", "")
+    assert "See every variable" not in composer and "this chat" not in composer
