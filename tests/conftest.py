@@ -4,6 +4,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+BROWSER_TESTS = REPO / "tests" / "browser"
+
+
+def pytest_configure(config):
+    """A run that holds the browser tests stops at once, in one line, on a machine without Chromium: here, before
+    pytest-xdist starts its workers (a worker that stops is a crash report, not a sentence)."""
+    from tests.browser.chromium import MISSING, chromium_path
+
+    paths = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
+    if any(path == BROWSER_TESTS or BROWSER_TESTS.is_relative_to(path) or path.is_relative_to(BROWSER_TESTS)
+           for path in paths) and not chromium_path():
+        pytest.exit(MISSING, 1)
 
 
 @pytest.fixture(scope="session")

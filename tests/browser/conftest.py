@@ -2,28 +2,22 @@
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.chromium import MISSING, chromium_path
+
 # Playwright's sync API runs an event loop in the test thread; Django's ORM guard would refuse DB access there.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-def chromium_path() -> str:
-    path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not path:
-        pytest.exit("No Chromium found: install it (Debian: apt-get install -y chromium) or set CHROMIUM_PATH", 1)
-    return path
 
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {
         **browser_type_launch_args,
-        "executable_path": chromium_path(),
+        "executable_path": chromium_path() or pytest.exit(MISSING, 1),
         "args": ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"],
     }
