@@ -448,7 +448,7 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     if book.activation != "keywords":
         if ctx.macro_env is not None:  # each entry's text through SillyTavern's macros as it activates
             chosen = [_with_content(e, ctx.macro_env.evaluate(e.content)) for e in book.entries if e.enabled]
-            ctx.macro_env.outlets = _outlets(chosen)
+            ctx.macro_env.outlets, ctx.macro_env.outlet_entries = _outlets(chosen)
             return [(e, "enabled: chosen by the host") for e in chosen]
         return [(e, "enabled: chosen by the host") for e in book.entries if e.enabled]
     activation = world_info_activation(ctx, book)
@@ -456,7 +456,7 @@ def active_world_entries(ctx: SourceContext, book: Any) -> list[tuple[Any, str]]
     entries = [(_st_regexed_entry(ctx, _with_content(by_uid[a.uid], a.content)), a.reason.message)
                for a in activation.active]
     if ctx.macro_env is not None:  # {{outlet::name}} reads the activated outlet entries from now on
-        ctx.macro_env.outlets = _outlets(e for e, _reason in entries)
+        ctx.macro_env.outlets, ctx.macro_env.outlet_entries = _outlets(e for e, _reason in entries)
         if any(e.match_persona_description or e.match_character_description or e.match_character_personality
                or e.match_character_depth_prompt or e.match_scenario or e.match_creator_notes for e in book.entries):
             ctx.macro_env.read_scan_data()
@@ -467,14 +467,16 @@ def _with_content(entry: Any, content: str) -> Any:  # a frozen entry with `cont
     return entry if content == entry.content else entry.model_copy(update={"content": content})
 
 
-def _outlets(entries: Any) -> dict[str, str]:
+def _outlets(entries: Any) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    """Each outlet's text, its entries joined in their order, and the uids of those entries."""
     by_name: dict[str, list[Any]] = {}
     for entry in entries:
         if entry.position == "outlet" and entry.content:
             by_name.setdefault((entry.outlet_name or "").strip(), []).append(entry)
-    return {name: "\n".join(e.content for e in sorted(group, key=lambda e: (e.order if e.order is not None else 100,
-                                                                            str(e.uid))))
-            for name, group in by_name.items()}
+    ordered = {name: sorted(group, key=lambda e: (e.order if e.order is not None else 100, str(e.uid)))
+               for name, group in by_name.items()}
+    return ({name: "\n".join(e.content for e in group) for name, group in ordered.items()},
+            {name: tuple(str(e.uid) for e in group) for name, group in ordered.items()})
 
 
 def world_info_activation(ctx: SourceContext, book: Any) -> Any:

@@ -88,8 +88,9 @@ class _Request:
 
 
 def _outlet_rows(result: AssemblyResult, content: str) -> tuple[int, ...]:
-    """The rows an outlet entry's text fills when SillyTavern's macros filled `{{outlet::}}` before placement (no node
-    of the entry is left to follow): the messages holding its text."""
+    """The rows an outlet entry's text fills when no node holds the entry: SillyTavern's macros filled
+    `{{outlet::}}` in a text that is no prompt's (a chat message, an injection); the messages holding its text. A
+    prompt that filled it holds the entry as a child (`macro_order`), found by `_Request`."""
     if not content:
         return ()
     return tuple(i for i, message in enumerate(result.request.messages)

@@ -85,6 +85,8 @@ class MacroEnvironment:
     chat: Sequence[Mapping[str, Any]] = ()  # SillyTavern's `chat` as macros read it: role and content, oldest first
     # the outlets' texts when known; None: `{{outlet::name}}` stays for the placement step that fills outlets
     outlets: Mapping[str, str] | None = None
+    outlet_entries: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # each outlet's entries (uids)
+    outlets_read: list[str] = field(default_factory=list)  # the outlets filled, by name, for a caller to attribute
     send_box: str = ""
     model: str = ""
     max_prompt: int = 0
@@ -211,6 +213,7 @@ class MacroEnvironment:
         self.read_outlet = True
         if self.outlets is None:  # left for the placement step that fills outlets
             return "{{outlet::" + name + "}}"
+        self.outlets_read.append(name.strip())
         return self.outlets.get(name.strip(), "")
 
     def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,

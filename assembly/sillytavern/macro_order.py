@@ -80,7 +80,7 @@ def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: s
     for name in _MARKER_FIELDS:
         for node in nodes:
             if node.module == "character" and node.field == name:
-                node.text = env.evaluate(node.text)
+                _evaluate_node(node, env)
     for what, text in (("impersonate", impersonation), ("quiet", env.quiet_prompt), ("group_nudge", nudge),
                        ("bias", env.reply_start), ("author_note", note_text)):
         if text:
@@ -88,7 +88,7 @@ def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: s
     persona = resources.persona if resources is not None else None
     for node in nodes:  # the persona description, when it is in the prompt
         if node.module == "persona" and (persona is None or persona.position == "in_prompt"):
-            node.text = env.evaluate(node.text)
+            _evaluate_node(node, env)
 
 
 def author_note_text(nodes: list[Any], env: Any, resources: Any) -> str:
@@ -105,6 +105,21 @@ def author_note_text(nodes: list[Any], env: Any, resources: Any) -> str:
     placed = author_note_placement(note if note is not None else AuthorNote(), chat=chat, world_info_top=top,
                                    world_info_bottom=bottom, persona=persona)
     return placed.text if placed.inserted else ""
+
+
+def _evaluate_node(node: Any, env: Any, original: str | None = None) -> None:
+    """A prompt node's text through the macros, in place; the world info entries of the outlets it filled become its
+    children, as the placement primitive's filled outlets are (the world info panel follows them to their row)."""
+    env.outlets_read.clear()
+    node.text = env.evaluate(node.text, original=original)
+    if env.outlets_read:
+        held = {child.get("id") for child in node.children}
+        filled = [{"id": f"worldbook:{uid}", "source": "worldbook", "field": None, "locked": True,
+                   "lock_reason": f"macro:outlet::{name}"}
+                  for name in dict.fromkeys(env.outlets_read) for uid in env.outlet_entries.get(name, ())
+                  if f"worldbook:{uid}" not in held]
+        if filled:
+            node.children = [*node.children, *filled]
 
 
 def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
@@ -128,7 +143,7 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
         for node in nodes:
             if node.module == "character" and node.field == name and node.block is not None and \
                     dict(node.block.extra).get("format"):
-                node.text = env.evaluate(node.text)
+                _evaluate_node(node, env)
     preset = resources.preset if resources is not None else None
     # then the group nudge and the impersonation prompt, whatever the chat or generation
     nudge = env.evaluate(preset.group_nudge_prompt) if preset is not None else ""
@@ -140,12 +155,12 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
         if "original" in extra:
             overrides[node.field] = (node, env.evaluate(extra["original"]))
         else:
-            node.text = env.evaluate(node.text)
+            _evaluate_node(node, env)
     _system_prompts(nodes, env, resources, impersonation, nudge, note_text)
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]
-            node.text = env.evaluate(node.text, original=original)
+            _evaluate_node(node, env, original=original)
     diagnostics = []
     for node in nodes:
         if "{{" in node.text:

@@ -488,12 +488,7 @@ def _repeat(char: str) -> Callable[[_Call, list[str]], Any]:
 
 
 def _outlet(call: _Call, name: str) -> str:
-    if not name.strip():
-        return ""
-    call.env.read_outlet = True
-    if call.env.outlets is None:  # filled by the placement step that fills outlets
-        return "{{outlet::" + name + "}}"
-    return call.env.outlets.get(name.strip(), "")
+    return call.env.outlet(name) if name.strip() else ""
 
 
 def _trim(call: _Call, args: list[str]) -> Any:

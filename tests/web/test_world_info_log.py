@@ -124,6 +124,21 @@ def test_outlet_entries_land_where_their_outlet_is_and_recursion_names_the_entry
     assert (by_uid["2"].rows, by_uid["2"].landed) == ((), "not sent: it is in no request message")
 
 
+def test_an_outlet_entry_lands_in_the_prompt_that_filled_it_not_where_its_words_also_stand(users):
+    """The typed message says the entry's very words: only the main prompt, which filled the outlet, holds it."""
+    session = _session(users, prompts=[
+        {"identifier": "main", "role": "system", "content": "You guard the forest. {{outlet::lore}}"},
+        {"identifier": "chatHistory", "marker": True}], entries={
+        "0": {"uid": 0, "key": ["glade"], "comment": "Glade", "content": "The glade is quiet.", "position": 7,
+              "outletName": "lore"}},
+        chat=CHAT, typed="The glade is quiet.")
+    result = session_preview(session)
+    assert [m.content for m in result.request.messages][::len(result.request.messages) - 1] == [
+        "You guard the forest. The glade is quiet.", "The glade is quiet."]
+    entry = world_book_log(result).active[0]
+    assert (entry.rows, entry.landed) == ((0,), "in #0 (filling the outlet “lore”)")
+
+
 def test_the_host_chosen_entries_of_another_backend_say_where_they_landed(world, users):
     """The world fixture's standard-backend strategy, activation "all": the gate entry is in the system message."""
     html = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/preview/").content.decode()
