@@ -117,8 +117,8 @@ REFUSALS: dict[str, Any] = {
                                    "role, lifetime or depth those messages cannot take; set role preserve, lifetime "
                                    "request and no depth."),
     "ASSEMBLY_INVALID": _("A message would be sent twice, or a slot names a message that does not exist."),
-    "IMPORT_INVALID": _("A resource of the session (preset, card, persona, world book) has a field the engine cannot "
-                        "read; the message names it."),
+    "IMPORT_INVALID": _("A SillyTavern file or a session's resource (preset, card, persona, world book, ...) has a "
+                        "field the engine cannot read; the message names the field and what it expected."),
     "WORLD_INFO_INVALID": _("A world book setting or entry has a value keyword activation cannot use; the message "
                             "names it."),
     "TOKENIZER_UNKNOWN": _("The tokenizer is not one of those the engine ships."),
