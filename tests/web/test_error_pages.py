@@ -46,3 +46,38 @@ def test_a_refusal_for_a_missing_permission_says_the_action_in_words(users, lang
     page = client.get("/sessions/new/").content.decode()
     message = re.search(r'<p class="refusal-message">(.*?)</p>', page, re.S).group(1)
     assert words in message and "preview_app." not in message  # no permission codename
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", "Nothing is at this address"), ("zh-hans", "此地址下没有内容")])
+def test_an_address_without_a_page_answers_in_the_studios_frame(users, language, words):
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    for path in ("/no-such-page/", "/sessions/1/no-such-view/"):
+        answer = client.get(path)
+        page = answer.content.decode()
+        assert answer.status_code == 404, path
+        assert 'id="not-found"' in page and words in page and 'class="topbar"' in page, (path, page[:300])
+    assert client.get("/api/sessions/999999/preview").json()["code"] == "NOT_FOUND"  # the API keeps its JSON
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", "Its security token is missing or out of date"),
+                                                 ("zh-hans", "表单的安全令牌缺失或已过期")])
+def test_a_form_without_its_csrf_token_is_refused_in_words(users, language, words):
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(users["designer"])
+    client.cookies["django_language"] = language
+    answer = client.post("/sessions/new/", {"name": "Lamp"})
+    page = answer.content.decode()
+    assert answer.status_code == 403 and "data-csrf-failure" in page and words in page
+    assert "CSRF verification failed" not in page
+
+
+def test_the_server_error_page_renders_without_a_context():
+    from django.test import RequestFactory
+    from django.views.defaults import server_error
+
+    answer = server_error(RequestFactory().get("/"))
+    page = answer.content.decode()
+    assert answer.status_code == 500 and "data-server-error" in page and "nothing was stored" in page
