@@ -302,7 +302,8 @@ def persona_import(*, user, data: Any, name: str | None = None, dry_run: bool = 
 @transaction.atomic
 def regex_import(*, user, data: Any, name: str | None = None, dry_run: bool = False) -> ImportReport:
     """A SillyTavern regex script file (one script, or a list) or a settings.json's global scripts, as global
-    scripts after the existing ones in their order. Each script keeps its own name (`name`, the file name, names the report of a list)."""
+    scripts after the existing ones in their order. Each script keeps its own name (`name`, the file name, names
+    the report of a list)."""
     raws = sillytavern.read_regex_scripts(data)
     parts = [sillytavern.regex_script_parts(raw) for raw in raws]
     title = parts[0]["name"] if len(parts) == 1 else (name or "Imported regex scripts")

@@ -368,8 +368,7 @@ def read_regex_scripts(data: Any) -> list[dict[str, Any]]:
     each script checked by the engine's strict reader; the file's objects as they came."""
     if is_settings_file(data):
         where = "extension_settings.regex"
-        extensions = data.get("extension_settings")
-        scripts = extensions.get("regex") if isinstance(extensions, dict) else None
+        scripts = _section(data, "extension_settings").get("regex")
         if not isinstance(scripts, list) or not scripts:
             raise ImportInvalid(where, "a settings file's global regex scripts (a list of at least one)")
         try:

@@ -19,7 +19,6 @@ from django.core.files.uploadhandler import FileUploadHandler
 from django.http import HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from assembly.reading import MAX_JSON_DEPTH, find_unsafe, join_path, unsafe_text
@@ -255,8 +254,7 @@ def refusal_response(request, error: ServiceError) -> HttpResponse:
         return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
     title = {413: _("Too large"), 503: _("Took too long"), 422: _("Could not assemble")}.get(error.status,
                                                                                             _("Not accepted"))
-    page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request),
-                                                    "lang": get_language() or "en"})
+    page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request)})
     return HttpResponse(page, status=error.status)
 
 
