@@ -216,6 +216,15 @@ class MacroEnvironment:
         self.outlets_read.append(name.strip())
         return self.outlets.get(name.strip(), "")
 
+    def inert(self, texts: Sequence[str]) -> bool:
+        """Whether `substituteParams` over these texts could change nothing but its own output: none holds a macro, a
+        `<USER>`-style token or (Macros 2.0) an escape, and the legacy engine's read of every card field would run no
+        macro again. A pass made only for its effects may then be left out."""
+        if self.engine == "legacy" and self.eager_fields and not self.steady.keys() >= _EAGER_NAMES:
+            return False
+        v2 = self.engine == "v2"
+        return not any(text and ("<" in text or holds_macro(text) or (v2 and "\\" in text)) for text in texts)
+
     def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,
                  extra: dict[str, Callable[[], Any]] | None = None) -> str:
         """`substituteParams(text)`: `original` fills the first `{{original}}`; `card_fields` False is

@@ -58,6 +58,8 @@ def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str,
               else "", "char": env.char, "user": env.user, "wiBefore": world("before"), "wiAfter": world("after"),
               "anchorBefore": anchors["before_main"].strip(), "anchorAfter": anchors["after_main"]}
     params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
+    if env.inert(params.values()):  # the template's own macros ({{#if}}, {{trim}}) change nothing: neither would this
+        return
     render_story_string(DEFAULT_STORY_STRING, params, user=env.user, char=env.char, in_prompt=True,
                         instruct_on=False, wrap=False, suffix="", outlets=env.outlets, substitute=env.evaluate)
     env.evaluate(DEFAULT_CHAT_START + "\n")

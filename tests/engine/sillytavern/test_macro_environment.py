@@ -5,6 +5,7 @@ after in the result."""
 import pytest
 
 from assembly import assemble
+from assembly.sillytavern.macro_environment import MacroEnvironment
 
 
 def request(prompts, *, history=(), typed=None, variables=None, engine="legacy", character=None):
@@ -184,3 +185,18 @@ def test_generate_reads_the_card_system_prompt_before_the_description():
                  "system_prompt": "seen={{hasglobalvar::seen}}"}
     result = request([{"identifier": "main", "role": "system", "content": "main"}], engine="v2", character=character)
     assert [m["content"] for m in result["request"]["messages"]] == ["seen=false"]
+
+
+def test_a_pass_made_for_its_effects_alone_is_inert_only_without_macros_and_with_card_fields_that_read_the_same():
+    steady = MacroEnvironment(engine="legacy", card={"description": "A quiet town."})
+    steady.start_generation()
+    assert steady.inert(["plain text", ""])
+    assert not steady.inert(["plain", "hi {{user}}"]) and not steady.inert(["<USER> waves"])
+    assert MacroEnvironment(engine="v2").inert(["a \\ b"]) is False  # an escape is Macros 2.0's to undo
+    assert MacroEnvironment(engine="legacy").inert(["a \\ b"]) is False  # no field read yet: each call reads them
+    # the legacy engine reads every card field in each call: a field that adds to a variable adds again
+    restless = MacroEnvironment(engine="legacy", card={"description": "{{addvar::n::1}}"})
+    restless.start_generation()
+    assert not restless.inert(["plain text"])
+    restless.evaluate("plain text")
+    assert restless.variables.snapshot()["local"] == {"n": 2}
