@@ -39,6 +39,13 @@ def _section_words() -> dict[str, tuple[str, str | None]]:
             "template": (_("Text-completion templates"), None)}
 
 
+def _import_items_heading(kind: str) -> str | None:
+    """What an import report's list names, by kind; None where the list only repeats the name above it."""
+    return {"strategy": _("Its rules, in order:"), "preset": _("Its prompts, in the preset's order:"),
+            "character": _("The card fields that hold text:"), "worldbook": _("Its entries:"),
+            "regex": _("Its scripts:"), "template": _("Its parts:")}.get(kind)
+
+
 @require_GET
 def resource_list(request):
     """Every imported SillyTavern resource with its export back to the same format (web.md screen 6); admins also
@@ -79,6 +86,7 @@ def resource_import(request):
         try:
             context["report"] = _import(request)
             context["kind"] = context["report"]["kind"]
+            context["items_heading"] = _import_items_heading(context["kind"])
         except CodedError as error:
             context["error"], status = error.to_json(), error.status
             # "Import it" as another kind that failed: the upload is still kept, so offer it again

@@ -91,3 +91,26 @@ def test_a_chat_jsonl_is_recognised_and_pointed_to_the_session_page(users):
 def test_a_chat_imported_as_a_card_explains_itself(users):
     page = _post(client_for(users["admin"]), kind="character", file=SimpleUploadedFile("harbour.jsonl", CHAT))
     assert page.status_code == 400 and b"looks like a chat log, not a character card" in page.content
+
+
+def _listed(page) -> tuple[str, list[str]]:
+    html = page.content.decode()
+    heading = re.search(r"<p data-items-heading>([^<]*)</p>", html)
+    items = re.findall(r"<li>([^<]*)</li>", html.split("data-items-heading", 1)[1].split("</ol>", 1)[0]) if heading \
+        else []
+    return (heading.group(1) if heading else ""), items
+
+
+def test_the_report_says_what_its_list_names(users):
+    client = client_for(users["admin"])
+    token = _token(_dry_run(client))
+    assert _listed(_dry_run(client)) == ("The card fields that hold text:", ["name", "description", "first_mes"])
+    assert _listed(_post(client, kind="worldbook", token=token)) == ("Its entries:", ["1"])
+
+
+def test_a_persona_report_does_not_list_its_name_twice(users):
+    persona = {"name": "Traveller", "description": "A surveyor."}
+    page = _post(client_for(users["admin"]), kind="persona", dry_run="1",
+                 file=SimpleUploadedFile("p.json", json.dumps(persona).encode()))
+    assert page.status_code == 200 and b"<strong>Traveller</strong>" in page.content
+    assert _listed(page) == ("", []) and b"<ol>" not in page.content
