@@ -20,7 +20,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.host import request_message
-from assembly.macros import MacroContext, expand_text_macros
+from assembly.macros import MacroContext
 from assembly.results import RequestMessage
 from assembly.sillytavern.budget import StBudgetGroup, st_budget
 from assembly.sillytavern.messages import StInjection, StMessage, trusted_message
@@ -43,7 +43,6 @@ from assembly.sillytavern.st_chat import (
     claimed,
     depth_injections,
     example_blocks,
-    expanded,
     expanded_injections,
     extensions,
 )
@@ -88,7 +87,7 @@ class _Sorted:
 
 
 def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], generation: Any,
-               tokenizer: str, regexed_chat: RegexedChat | None = None, macro_env: Any = None) -> StRequest:
+               tokenizer: str, macro_env: Any, regexed_chat: RegexedChat | None = None) -> StRequest:
     """SillyTavern's steps over the ordered nodes (sillytavern.md §4.2): the chat's greeting macros and regex
     scripts, the extensions and in-chat injections, the prompts in collection order with the chat block and the
     example dialogues, the tail, the preset's budget, the continue collection, squashing. The conversation's message
@@ -146,13 +145,11 @@ def _sorted(nodes: list[Node]) -> _Sorted:
 
 
 def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, kind: str,
-                regexed: RegexedChat | None, macro_env: Any = None) -> tuple[list[RegexChange], list[dict[str, Any]]]:
+                regexed: RegexedChat | None, macro_env: Any) -> tuple[list[RegexChange], list[dict[str, Any]]]:
     """The chat's texts as SillyTavern sends them: the first message (the greeting) gets its macros before anything
     else (§3; the others as the history is filled), then the regex scripts run (§13.1), once per request: `regexed`,
     the pass the world info scan read, serves when it ran on this very chat. Returns what the scripts changed and
     the findings about them."""
-    if chat_nodes and "{{" in chat_nodes[0].text and macro_env is None:  # (SillyTavern's macros: done already)
-        chat_nodes[0].text = expand_text_macros(chat_nodes[0].text, MacroContext(user=user, char=char)).text
     scripts = scripts_in_order(resources)
     if not scripts:
         return [], []
@@ -170,7 +167,7 @@ def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, ki
 
 
 def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Extras, user: str, char: str,
-             macro_env: Any = None) -> list[StInjection]:
+             macro_env: Any) -> list[StInjection]:
     """The extensions (persona, author's note, extension prompts) and the in-chat injections in collection order,
     with what attaches to an in-chat Main. A marker set in-chat takes its nodes out of the order (then Main, the
     examples and the conversation are read again)."""
@@ -184,8 +181,7 @@ def _in_chat(picked: _Sorted, resources: Any, preset: Any, kind: str, extras: Ex
         picked.conversation = [n for n in ordered if n.module in _CHAT_MODULES]
     injections = in_collection_order(depth_injections(picked.depth_nodes) + marker_injections, preset, kind,
                                      picked.by_id) + extras.injections
-    if macro_env is not None:
-        injections = in_chat_macros(injections, macro_env)
+    injections = in_chat_macros(injections, macro_env)
     if extras.attachments and picked.main is None and picked.in_chat_main is not None:
         injections = attach_to_in_chat_main(injections, extras.attachments, main_source_id=picked.in_chat_main.id)
     elif extras.attachments and picked.main is None and empty_in_chat_main(preset) is not None:
@@ -215,7 +211,7 @@ def in_chat_macros(injections: list[StInjection], macro_env: Any) -> list[StInje
 
 
 def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras, resources: Any, collected: Any,
-                 kind: str, user: str, char: str, macro_env: Any = None) -> tuple[list[StMessage], list[StMessage]]:
+                 kind: str, user: str, char: str, macro_env: Any) -> tuple[list[StMessage], list[StMessage]]:
     """The prompts in order, each run of nodes as SillyTavern sends it: the chat block (with the in-chat
     injections; nothing when the Chat History prompt is off, §11.9), the world info of a slot in one message, the
     example dialogues (with world info at the example positions, §7.5), Main with its attachments; empty prompts
@@ -287,8 +283,8 @@ class _PlanStep:
     em_nodes: list[Node]
     utility: bool
     has_character: bool
+    macro_env: Any
     examples_done: bool = False
-    macro_env: Any = None
 
     def messages(self, index: int, extras: Extras) -> tuple[list[StMessage], int]:
         ordered, node = self.picked.ordered, self.picked.ordered[index]
@@ -307,9 +303,9 @@ class _PlanStep:
                 run.append(ordered[index])
                 index += 1
             text = format_world_info([n.text for n in run], self.preset.wi_format if self.preset else "{0}")
-            if self.macro_env is not None:  # the formatted world info is a prompt: through the macros again
-                prepared = self.macro_env.prepared_as("world_info", text)
-                text = prepared if prepared is not None else self.macro_env.evaluate(text)
+            # the formatted world info is a prompt: through the macros again
+            prepared = self.macro_env.prepared_as("world_info", text)
+            text = prepared if prepared is not None else self.macro_env.evaluate(text)
             return [trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run))], index
         if self.utility and node.module == "character" and node.field == "examples" and self.has_character:
             self.examples_done = True
@@ -323,31 +319,31 @@ class _PlanStep:
 
 
 def _with_tail(plan: list[StMessage], tail: list[StMessage], generation: Any, preset: Any, kind: str, user: str,
-               char: str, by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
+               char: str, by_id: dict[str, Node], macro_env: Any) -> list[StMessage]:
     """The tail (§4.2): "Start Reply With" at its slot after every ordered prompt, the continue collection, then
     the control prompts (impersonate, quiet) last; each step sends nothing without its text."""
     if generation.start_reply_with:
-        prepared = macro_env.prepared_as("bias", generation.start_reply_with) if macro_env is not None else None
-        bias = bias_message(prepared if prepared is not None else expanded(generation.start_reply_with, user, char,
-                                                                           macro_env), kind)
+        prepared = macro_env.prepared_as("bias", generation.start_reply_with)
+        bias = bias_message(prepared if prepared is not None else macro_env.evaluate(generation.start_reply_with),
+                            kind)
         if bias is not None:
             plan.extend(claimed([bias], by_id, module="generation"))
     plan.extend(tail)
     if kind == "impersonate" or generation.quiet_prompt:
         # the impersonation prompt is sent (so expanded) only when impersonating
-        impersonation = (_prepared(macro_env, "impersonate", preset.impersonation_prompt if preset else "", user,
-                                   char) if kind == "impersonate" else "")
-        quiet = _prepared(macro_env, "quiet", generation.quiet_prompt or "", user, char)
+        impersonation = (_prepared(macro_env, "impersonate", preset.impersonation_prompt if preset else "")
+                         if kind == "impersonate" else "")
+        quiet = _prepared(macro_env, "quiet", generation.quiet_prompt or "")
         for control in control_prompts(kind, impersonation_prompt=impersonation, quiet_prompt=quiet):
             plan.extend(claimed([control], by_id, module="generation"))
     return plan
 
 
-def _prepared(macro_env: Any, what: str, text: str, user: str, char: str) -> str:
+def _prepared(macro_env: Any, what: str, text: str) -> str:
     """A control prompt's text as preparePromptsForChatCompletion left it (SillyTavern's macros ran there), else
-    `text` with its macros expanded now."""
-    prepared = macro_env.prepared_as(what) if macro_env is not None and text else None
-    return prepared if prepared is not None else expanded(text, user, char, macro_env)
+    `text` through the macros now."""
+    prepared = macro_env.prepared_as(what) if text else None
+    return prepared if prepared is not None else macro_env.evaluate(text)
 
 
 _CHAT_MODULES = ("history", "input")

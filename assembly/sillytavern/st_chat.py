@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from assembly.blocks import Node
-from assembly.macros import MacroContext, expand_text_macros, holds_macro
+from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.messages import (
     MainAttachment,
     StInjection,
@@ -96,7 +96,7 @@ class Extras:
 
 
 def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[Node], resources: Any,
-                extras: Extras, macro_env: Any = None) -> list[Node]:
+                extras: Extras, macro_env: Any) -> list[Node]:
     """Persona positions, the author's note (with world info at its top and bottom: `around_note`, in order) and
     other extension prompts (sillytavern.md §8). Returns the ordered nodes without the ones that moved into these."""
     persona, note = resources.persona, resources.author_note
@@ -127,7 +127,7 @@ def extensions(ordered: list[Node], chat_nodes: list[Node], around_note: list[No
                                        persona=persona if wraps else None, source_id="author_note",
                                        persona_source_id="persona:persona")
         done = placed.injection or placed.attachment
-        if macro_env is not None and isinstance(done, MainAttachment):
+        if isinstance(done, MainAttachment):
             # the note with the world info and persona around it is one extension prompt: beside Main the prompt
             # list's own pass is what is sent (in the chat, getExtensionPrompt's pass at its depth:
             # request.in_chat_macros)
@@ -152,35 +152,20 @@ def _persona_placement(persona: Any) -> Any:
     return persona_placement(persona, source_id="persona:persona")
 
 
-def expanded_injections(resources: Any, user: str, char: str, macro_env: Any = None) -> Any:
-    """SillyTavern expands macros in the author's note, the persona description and extension prompts when it
-    injects them (getExtensionPrompt / preparePrompt, sillytavern.md §4.1, §4.5). Under SillyTavern's own macros
-    (`macro_env`) the note, and a persona beside it, go through them once placed (`extensions`)."""
-    if macro_env is not None and not resources.extension_prompts:
-        return resources  # under SillyTavern's macros only the extension prompts are expanded here: none
-    texts = [e.content for e in resources.extension_prompts]
-    texts += [r for r in (resources.author_note and resources.author_note.content,
-                          resources.persona and resources.persona.description) if r]
-    if macro_env is None and not any("{{" in text for text in texts):
-        return resources  # no macro in any of them: the resources serve as they are
+def expanded_injections(resources: Any, user: str, char: str, macro_env: Any) -> Any:
+    """SillyTavern expands the extension prompts' macros when it injects them (getExtensionPrompt / preparePrompt,
+    sillytavern.md §4.1, §4.5); the author's note, and a persona beside it, go through them once placed
+    (`extensions`), a persona at its depth with the other extension prompts (`request.in_chat_macros`)."""
+    if not resources.extension_prompts:
+        return resources
     macros = MacroContext(user=user, char=char, st=macro_env)
-
-    def expand(text: str) -> str:
-        return expand_text_macros(text, macros).text if "{{" in text or macro_env is not None else text
-
-    update: dict[str, Any] = {"extension_prompts": tuple(
-        e.model_copy(update={"content": expand(e.content)}) for e in resources.extension_prompts)}
-    if resources.author_note is not None and macro_env is None:
-        update["author_note"] = resources.author_note.model_copy(
-            update={"content": expand(resources.author_note.content)})
-    persona = resources.persona
-    if persona is not None and macro_env is None:  # (SillyTavern's macros: at its depth, request.in_chat_macros)
-        update["persona"] = persona.model_copy(update={"description": expand(persona.description)})
-    return resources.model_copy(update=update)
+    return resources.model_copy(update={"extension_prompts": tuple(
+        e.model_copy(update={"content": expand_text_macros(e.content, macros).text})
+        for e in resources.extension_prompts)})
 
 
 def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any, user: str, char: str,
-                    by_id: dict[str, Node], macro_env: Any = None) -> list[StMessage]:
+                    by_id: dict[str, Node], macro_env: Any) -> list[StMessage]:
     """The card's dialogue examples (or none) and the world info at the example positions as `[Example Chat]`
     blocks, each message with a node of its own (sillytavern.md §7.5)."""
     # the examples' parser loads with the first request that sends examples or their world info
@@ -188,8 +173,8 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
 
     blocks = parse_dialogue_examples(
         examples_node.text if examples_node is not None else "", user_name=user, char_name=char,
-        new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt) if macro_env is not None
-        else preset.new_example_chat_prompt, source_id=examples_node.id if examples_node else "mes_example",
+        new_example_chat_prompt=macro_env.evaluate(preset.new_example_chat_prompt),
+        source_id=examples_node.id if examples_node else "mes_example",
         # an entry's text goes through baseChatReplace once more before it is parsed
         world_info=[ExampleWorldInfo(source_id=n.id, content=_example_entry(n.text, macro_env),
                                      position=EM_SIDES[n.position_id])
@@ -209,16 +194,8 @@ def example_blocks(examples_node: Node | None, em_nodes: list[Node], preset: Any
 
 def _example_entry(text: str, macro_env: Any) -> str:
     """An entry at an example position as Generate() parsed it (baseChatReplace once more, macro_order)."""
-    if macro_env is None:
-        return text
     prepared = macro_env.prepared_as("example_entry", text)
     return prepared if prepared is not None else macro_env.base_chat_replace(text)
-
-
-def expanded(text: str, user: str, char: str, macro_env: Any = None) -> str:
-    if macro_env is not None:
-        return macro_env.evaluate(text)
-    return expand_text_macros(text, MacroContext(user=user, char=char)).text if "{{" in text else text
 
 
 def claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "extension") -> list[StMessage]:
@@ -235,13 +212,10 @@ def claimed(messages: list[StMessage], by_id: dict[str, Node], module: str = "ex
 
 
 def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user: str, char: str, utility: bool,
-                by_id: dict[str, Node], kind: str, macro_env: Any = None) -> tuple[list[StMessage], list[StMessage]]:
+                by_id: dict[str, Node], kind: str, macro_env: Any) -> tuple[list[StMessage], list[StMessage]]:
     """The chatHistory slot: separator, history with its in-chat injections; and what continue moves to the end."""
     prefill_taken = kind == "continue" and preset.continue_prefill and bool(run)
-    # One pass builds each chat message as the names step (§3) and the macros of the history (§4.2) leave it, so
-    # neither step makes a second copy; the continue prefill, taken out below, keeps its text as written.
-    named, tool_calls = _named_chat(run, preset.names_behavior, user, char, by_id,
-                        expand_upto=len(run) - 1 if prefill_taken else len(run), macro_env=macro_env)
+    named, tool_calls = _named_chat(run, preset.names_behavior, user, char)
     tail: list[StMessage] = []
     if prefill_taken:
         # Claude's assistant prefill goes before the continued assistant message (sillytavern.md §4.2 step 9)
@@ -254,29 +228,25 @@ def chat_block(run: list[Node], injections: list[StInjection], preset: Any, user
             tail.append(prefill)
     # the chat's ids are the conversation's, checked as the request was read (api._check_unique_ids)
     history = inject_in_chat(named, injections, chat_checked=True)
-    nudge = None
-    if macro_env is not None:
-        if kind == "continue" and not preset.continue_prefill:
-            # the nudge is made before the history is filled: {{lastChatMessage}} is the message as it was
-            last_chat = next((m for m in reversed(history) if m.kind == "chat"), None)
-            node = by_id.get(last_chat.sources[0]) if last_chat is not None and last_chat.sources else None
-            last = (node.text if node is not None else last_chat.content if last_chat else "").strip()
-            nudge = macro_env.evaluate(macro_env.evaluate(preset.continue_nudge_prompt,
-                                                          extra={"lastChatMessage": lambda: last}))
-        history = _filled_history(history, macro_env, by_id)
+    nudge = ""
+    if kind == "continue" and not preset.continue_prefill:
+        # the nudge is made before the history is filled: {{lastChatMessage}} is the message as it was
+        last_chat = next((m for m in reversed(history) if m.kind == "chat"), None)
+        node = by_id.get(last_chat.sources[0]) if last_chat is not None and last_chat.sources else None
+        last = (node.text if node is not None else last_chat.content if last_chat else "").strip()
+        nudge = macro_env.evaluate(macro_env.evaluate(preset.continue_nudge_prompt,
+                                                      extra={"lastChatMessage": lambda: last}))
+    history = _filled_history(history, macro_env, by_id)
     if tool_calls:  # most chats have none
         history = _outside_tool_transactions(history, run, by_id)
     if kind == "continue" and not preset.continue_prefill:
-        if nudge is None:
-            nudge = expand_text_macros(preset.continue_nudge_prompt, MacroContext(user=user, char=char)).text
         history, continued = take_continue_nudge(history, continue_nudge_prompt=nudge)
         tail.extend(claimed(continued, by_id, module="generation"))
     block: list[StMessage] = []
     if utility and preset.new_chat_prompt:
         from assembly.sillytavern.examples import new_chat_message  # with the first utility prompt sent
 
-        separator = new_chat_message(macro_env.evaluate(preset.new_chat_prompt) if macro_env is not None
-                                     else preset.new_chat_prompt)
+        separator = new_chat_message(macro_env.evaluate(preset.new_chat_prompt))
         synthetic = synthetic_node("preset:newMainChat", "preset", "New chat separator", separator, None)
         by_id[synthetic.id] = synthetic
         block.append(separator._replace(sources=(synthetic.id,)))
@@ -312,16 +282,14 @@ def _has_tool_calls(message: StMessage, by_id: dict[str, Node]) -> bool:
     return bool(node is not None and node.message is not None and node.message.get("tool_calls"))
 
 
-def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dict[str, Node], *,
-                expand_upto: int, macro_env: Any = None) -> tuple[list[StMessage], bool]:
-    """The chat messages with `names_behavior` applied (a tool result is a user message here) and, for the first
-    `expand_upto`, their text macros expanded: SillyTavern expands every chat message as it fills the history, and
-    the node takes the expanded text too. Also whether any message carries tool calls (read in the same pass)."""
+def _named_chat(run: list[Node], behavior: int, user: str, char: str) -> tuple[list[StMessage], bool]:
+    """The chat messages with `names_behavior` applied (a tool result is a user message here; their macros run as
+    the history is filled, `_filled_history`), and whether any carries tool calls (read in the same pass)."""
     speakers = {"user": user, "assistant": char}
     chat: list[StMessage] = []
     tool_calls = False
     plain = behavior not in _NAMING_BEHAVIORS  # none / default: the text as it is (named_content, inline)
-    for index, n in enumerate(run):
+    for n in run:
         native, role = n.message, n.role
         if role == "tool":
             role = "user"
@@ -334,10 +302,6 @@ def _named_chat(run: list[Node], behavior: int, user: str, char: str, by_id: dic
                 content = content.replace("\r", "")
         else:
             content, name = named_content(n.text, role, speaker, behavior)
-        if macro_env is None and index < expand_upto and holds_macro(content):  # (else: _filled_history)
-            content = expand_text_macros(content, MacroContext(user=user, char=char)).text
-            if holds_macro(n.text):
-                n.text = expand_text_macros(n.text, MacroContext(user=user, char=char)).text
         chat.append(StMessage(native["id"], role, content, name, speaker, "chat", (n.id,)))
     return chat, tool_calls
 
