@@ -136,11 +136,12 @@ class _Ordered:
 
 @dataclass(frozen=True, slots=True)
 class _Built:
-    """build: the request messages and the nodes in request order (st adds synthetic ones), with st's budget report
-    and what regex scripts changed in the chat."""
+    """build: the request messages and the nodes in request order (st adds synthetic ones) with where each went,
+    st's budget report and what regex scripts changed in the chat."""
 
     messages: list[RequestMessage]
     nodes: list[Node]
+    placed: dict[str, tuple[int | None, str | None, str | None]]  # node id -> (request index, region, delivery)
     st_budget: dict[str, Any] | None
     regex_changes: list[RegexChange]
     diagnostics: list[dict[str, Any]]
@@ -273,11 +274,11 @@ def _order(run: _Run, logical: LogicalResult) -> _Ordered:
 
 
 def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_chat: Any = None) -> _Built:
-    """The request messages: SillyTavern's steps for `st` with a preset, else the native or core request, on copies
-    of the ordered nodes (each step sets where its node went). A finding the stages before reported already is not
-    reported again. `regexed_chat`: the chat through the regex scripts as the world info scan read it."""
+    """The request messages: SillyTavern's steps for `st` with a preset (it copies what it changes and says where
+    each node went), else the native or core request on copies of the ordered nodes (each step sets where its node
+    went on it). A finding the stages before reported already is not reported again. `regexed_chat`: the chat
+    through the regex scripts as the world info scan read it."""
     req = run.req
-    nodes = _copies(nodes)
     if run.st_rules:
         st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
                         tokenizer=req.tokenizer, regexed_chat=regexed_chat,
@@ -286,14 +287,16 @@ def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_
         for diagnostic in st.diagnostics:
             if diagnostic not in earlier and diagnostic not in own:
                 own.append(diagnostic)
-        return _Built(st.messages, st.nodes, st.budget, st.regex_changes, own)
+        return _Built(st.messages, st.nodes, st.placed, st.budget, st.regex_changes, own)
+    nodes = _copies(nodes)
     if run.backend == "native":
         messages = native_request(
             nodes, system_text=native_system_text(nodes, run.host_text, run.native_system_enabled),
             contexts=[c["text"] for c in run.contexts], history=run.durable,
             system_update=req.host.system_prompt_update, tokenizer=req.tokenizer, step=run.step)
-        return _Built(messages, nodes, None, [], [])
-    return _Built(core_request(nodes, req.tokenizer, run.step), nodes, None, [], [])
+    else:
+        messages = core_request(nodes, req.tokenizer, run.step)
+    return _Built(messages, nodes, {n.id: (n.request_index, n.region, n.delivery) for n in nodes}, None, [], [])
 
 
 def _count(run: _Run, built: _Built) -> _Counted:
@@ -334,7 +337,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    views = _node_views(nodes, counted.node_tokens)
+    views = _node_views(nodes, built.placed, counted.node_tokens)
     by_module: dict[str, int] = {}
     for view in views:
         by_module[view.module] = by_module.get(view.module, 0) + view.tokens
@@ -368,15 +371,19 @@ def _copies(nodes: list[Node]) -> list[Node]:
     return [Node(*node_values(node)) for node in nodes]
 
 
-def _node_views(nodes: list[Node], tokens: dict[str, int]) -> list[NodeView]:
-    """Each node's view (its own children list: a page may shape the result it is handed). By position, in
-    NodeView's field order: keyword arguments took three times as long."""
-    return [NodeView(
-        node.id, node.rule_id, node.module, node.name, node.field, node.role, node.original_role, node.text,
-        tokens[node.id], node.trust, node.delivery, node.region, node.request_index, node.locked, node.lock_reason,
-        node.position_decision, node.slot_id, node.depth, node.requested_depth, node.position_id, node.order,
-        node.lifetime, node.activation, list(node.children), node.adjusted_for_tools, node.original_slot_id)
-        for node in nodes]
+def _node_views(nodes: list[Node], placed: dict[str, tuple[int | None, str | None, str | None]],
+                tokens: dict[str, int]) -> list[NodeView]:
+    """Each node's view (its own children list: a page may shape the result it is handed), with where the build
+    placed it. By position, in NodeView's field order: keyword arguments took three times as long."""
+    views = []
+    for node in nodes:
+        request_index, region, delivery = placed[node.id]
+        views.append(NodeView(
+            node.id, node.rule_id, node.module, node.name, node.field, node.role, node.original_role, node.text,
+            tokens[node.id], node.trust, delivery, region, request_index, node.locked, node.lock_reason,
+            node.position_decision, node.slot_id, node.depth, node.requested_depth, node.position_id, node.order,
+            node.lifetime, node.activation, list(node.children), node.adjusted_for_tools, node.original_slot_id))
+    return views
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from assembly.blocks import Node
+from assembly.blocks import Node, node_values
 from assembly.host import request_message
 from assembly.macros import MacroContext
 from assembly.results import RequestMessage
@@ -64,6 +64,7 @@ class StRequest:
 
     messages: list[RequestMessage]
     nodes: list[Node]
+    placed: dict[str, tuple[int, str, str]]  # node id -> (request message index, region, delivery)
     diagnostics: list[dict[str, Any]]
     budget: dict[str, Any] | None
     regex_changes: list[RegexChange]
@@ -92,13 +93,16 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     scripts, the extensions and in-chat injections, the prompts in collection order with the chat block and the
     example dialogues, the tail, the preset's budget, the continue collection, squashing. The conversation's message
     ids are used once each (`api` checks them as it reads the request). `macro_env`: SillyTavern's macros for this
-    generation (assembly.sillytavern.macro_environment), under which every text goes through them in its order."""
+    generation (assembly.sillytavern.macro_environment), under which every text goes through them in its order.
+    The nodes handed in stay as they are: a node a step changes is this build's copy (see `_sorted`); where each
+    node went is `placed`, not set on it."""
     preset = resources.preset
     kind = normalize_generation_type(generation.type)
     user, char = names.get("user", "User"), names.get("char", "")
-    picked = _sorted(nodes)
+    scripts = scripts_in_order(resources)
+    picked = _sorted(nodes, copy_chat=bool(scripts))
     collected = collection(preset, kind) if preset is not None and preset.has_prompt_order else None
-    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, resources, user, char, kind, regexed_chat, macro_env)
+    regex_changes, diagnostics = _chat_texts(picked.chat_nodes, scripts, user, char, kind, regexed_chat, macro_env)
     extras = Extras(picked.by_id)
     extras.diagnostics.extend(diagnostics)
     injections = _in_chat(picked, resources, preset, kind, extras, user, char, macro_env)
@@ -113,13 +117,18 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     if preset is not None and preset.squash_system_messages:
         plan = squash_system_messages(plan)
         counted = {}  # squashed messages have new texts under their first message's id
-    messages, order = _to_request(plan, picked.by_id, tokenizer, counted)
-    return StRequest(messages, order, extras.diagnostics, report, regex_changes)
+    messages, order, placed = _to_request(plan, picked.by_id, tokenizer, counted)
+    return StRequest(messages, order, placed, extras.diagnostics, report, regex_changes)
 
 
-def _sorted(nodes: list[Node]) -> _Sorted:
+def _sorted(nodes: list[Node], *, copy_chat: bool) -> _Sorted:
+    """The nodes sorted (`_Sorted`), each a copy this build may change, but the conversation's messages unless
+    `copy_chat` (the regex scripts rewrite every one): the build changes one of those only where its macros change
+    its text (`st_chat._filled_history`, on a copy then). A long chat is most of the nodes."""
     picked = _Sorted()
     for n in nodes:
+        if n.message is None or copy_chat:
+            n = Node(*node_values(n))
         picked.by_id[n.id] = n
         module = n.module
         if n.message is None and n.depth is not None:
@@ -144,13 +153,11 @@ def _sorted(nodes: list[Node]) -> _Sorted:
     return picked
 
 
-def _chat_texts(chat_nodes: list[Node], resources: Any, user: str, char: str, kind: str,
+def _chat_texts(chat_nodes: list[Node], scripts: tuple[Any, ...], user: str, char: str, kind: str,
                 regexed: RegexedChat | None, macro_env: Any) -> tuple[list[RegexChange], list[dict[str, Any]]]:
-    """The chat's texts as SillyTavern sends them: the first message (the greeting) gets its macros before anything
-    else (§3; the others as the history is filled), then the regex scripts run (§13.1), once per request: `regexed`,
-    the pass the world info scan read, serves when it ran on this very chat. Returns what the scripts changed and
-    the findings about them."""
-    scripts = scripts_in_order(resources)
+    """The chat's texts as the regex scripts leave them (§13.1; its macros ran as the request was read), once per
+    request: `regexed`, the pass the world info scan read, serves when it ran on this very chat. Returns what the
+    scripts changed and the findings about them."""
     if not scripts:
         return [], []
     chat = [(n.role, n.text) for n in chat_nodes]
@@ -410,13 +417,13 @@ def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetG
 
 
 def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
-                ) -> tuple[list[RequestMessage], list[Node]]:
-    """The request messages of the plan and the nodes in request order; `counted` holds the content tokens the
+                ) -> tuple[list[RequestMessage], list[Node], dict[str, tuple[int, str, str]]]:
+    """The request messages of the plan, the nodes in request order and where each went; `counted` holds the content tokens the
     budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
     never sends an empty message; a conversation message (a tool call has no text) always goes."""
     messages: list[RequestMessage] = []
     order: list[Node] = []
-    seen: set[str] = set()
+    placed: dict[str, tuple[int, str, str]] = {}
     index = -1
     for message in plan:
         if message.kind != "chat" and not message.content:
@@ -436,12 +443,10 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
         else:
             delivery, role, status, message_id = "request", message.role, "request-only", None
-        for part in parts:
-            part.request_index, part.region = index, "request"
-            part.delivery = delivery if part.message is not None else "request"
-            if part.id not in seen:
-                seen.add(part.id)
+        for part in parts:  # a part in several messages is listed by the first, placed by the last
+            if part.id not in placed:
                 order.append(part)
+            placed[part.id] = (index, "request", delivery if part.message is not None else "request")
         messages.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer,
                                         message_id, message.name, "", counted.get(message.id)))
-    return messages, order
+    return messages, order, placed

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assembly.blocks import Node
+from assembly.blocks import Node, node_values
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.messages import (
     MainAttachment,
@@ -270,6 +270,8 @@ def _filled_history(history: list[StMessage], macro_env: Any, by_id: dict[str, N
                 if message.kind == "chat" and len(message.sources) == 1:
                     node = by_id.get(message.sources[0])
                     if node is not None and node.text.replace("\r", "") == message.content:
+                        # the node handed to the build stays as it was: the request's is a copy with the text
+                        node = by_id[node.id] = Node(*node_values(node))
                         node.text = content
                 message = message._replace(content=content)
         out.append(message)

@@ -29,7 +29,30 @@ def test_order_and_build_leave_the_nodes_they_were_handed_as_they_were(strategy)
     placed = [node_values(n) for n in ordered.nodes]
     built = api._build(run, ordered.nodes, [])
     assert [node_values(n) for n in ordered.nodes] == placed
-    assert built.messages and not set(map(id, built.nodes)) & set(map(id, ordered.nodes))
+    assert built.messages and set(built.placed) == {n.id for n in built.nodes}
+
+
+@pytest.mark.parametrize("scripts", [False, True])
+def test_sillytavern_s_build_changes_its_own_copy_of_a_chat_message_and_shares_the_ones_it_leaves(scripts):
+    request = assemble_request("builtin-st", history=4, worldbook=1)
+    history = request["conversation"]["history"]
+    history[1]["content"] = "Ask {{char}} about the gate."  # its macros run again as the history is filled
+    if scripts:  # a regex script rewrites every chat message
+        request["resources"]["regex_scripts"] = [{"scriptName": "gate", "findRegex": "/gate/g", "replaceString":
+                                                  "GATE", "placement": [1, 2],
+                                                  "promptOnly": True}]
+    run, logical = _stages(request)
+    ordered = api._order(run, logical)
+    handed = [node_values(n) for n in ordered.nodes]
+    built = api._build(run, ordered.nodes, [])
+    assert [node_values(n) for n in ordered.nodes] == handed
+    asked = next(n for n in built.nodes if n.message is not None and n.message["id"] == history[1]["id"])
+    assert asked.text == ("Ask Seraphina about the GATE." if scripts else "Ask Seraphina about the gate.")
+    before = {id(n) for n in ordered.nodes}
+    chat = [n for n in built.nodes if n.message is not None]
+    assert id(asked) not in before
+    # the others are shared with the order stage unless the scripts rewrote every one
+    assert any(id(n) in before for n in chat) is not scripts
 
 
 def test_each_stage_reports_its_own_findings_once_in_stage_order():
@@ -71,8 +94,8 @@ def test_a_node_view_carries_each_value_of_its_node_under_the_same_name():
               "request_index": 4, "locked": True, "lock_reason": "lr", "position_decision": "pd", "slot_id": "sl",
               "depth": 2, "requested_depth": 3, "position_id": "pi", "order": 7, "lifetime": "lt",
               "activation": "ac", "children": [{"id": "c"}], "adjusted_for_tools": True, "original_slot_id": "os"}
-    node = api.Node(**values)
-    [view] = api._node_views([node], {"n1": 11})
+    node = api.Node(**{**values, "request_index": None, "region": None, "delivery": None})
+    [view] = api._node_views([node], {"n1": (4, "rg", "dl")}, {"n1": 11})  # where the build placed it
     assert {f.name: getattr(view, f.name) for f in dataclasses.fields(view)} == {**values, "tokens": 11}
     assert view.children is not node.children
 

@@ -65,8 +65,9 @@ def test_a_chat_message_goes_where_its_first_conversation_part_is_and_unknown_so
                 text="hi", trust="user", message={"id": "m1", "role": "user", "content": "hi"})
     plan = [StMessage("m1", "user", "lore hi", kind="chat", sources=("worldbook:1", "gone", "input:m1")),
             StMessage("p", "system", "", kind="prompt", sources=("worldbook:1",))]  # empty: not sent
-    messages, order = _to_request(plan, {n.id: n for n in (note, said)}, "o200k_base", {"m1": 2})
+    messages, order, placed = _to_request(plan, {n.id: n for n in (note, said)}, "o200k_base", {"m1": 2})
     assert [(m.id, m.delivery, m.history_status, m.parts, m.tokens) for m in messages] == [
         ("m1", "input", "appended", ["worldbook:1", "input:m1"], 2)]
     assert order == [note, said]
-    assert (note.delivery, said.delivery, note.request_index, said.request_index) == ("request", "input", 0, 0)
+    assert placed == {"worldbook:1": (0, "request", "request"), "input:m1": (0, "request", "input")}
+    assert note.request_index is None and said.delivery is None  # the nodes handed in stay as they were
