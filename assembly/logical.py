@@ -129,7 +129,8 @@ def _make_plan(
     _claim(state, roots)
     nodes = _concatenate(state, _emit(state, roots))
     if macro_env is not None:  # SillyTavern's macros, in the order its Generate() runs them
-        diagnostics.extend(evaluate_prompt_macros([n for n in nodes if n.message is None], macro_env, resources))
+        diagnostics.extend(evaluate_prompt_macros([n for n in nodes if n.message is None], macro_env, resources,
+                                                  generation_type))
     check_native_once(nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ _START = re.compile(r"<START>", re.IGNORECASE)
 # the character fields world-info entries can match (matchCharacterDescription, ...), as macros
 _SCAN_FIELDS = "{{description}}{{personality}}{{charDepthPrompt}}{{scenario}}{{creatorNotes}}"
 DEFAULT_EXAMPLE_SEPARATOR = "***"  # power_user.context.example_separator's default in SillyTavern 1.18
+_NAMES = re.compile(r"\{\{(?:user|char)\}\}", re.IGNORECASE)  # the two name macros, in either engine
 _LEFT = re.compile(r"\{\{\s*([A-Za-z_][\w-]*)[^{}]*\}\}")
 # the order Generate() reads the card fields in (the card's system prompt right after the persona: st-macros shows
 # Macros 2.0 reading it before the description)
@@ -216,14 +217,22 @@ class MacroEnvironment:
         self.outlets_read.append(name.strip())
         return self.outlets.get(name.strip(), "")
 
-    def inert(self, texts: Sequence[str]) -> bool:
-        """Whether `substituteParams` over these texts could change nothing but its own output: none holds a macro, a
-        `<USER>`-style token or (Macros 2.0) an escape, and the legacy engine's read of every card field would run no
-        macro again. A pass made only for its effects may then be left out."""
+    def inert(self, texts: Iterable[str]) -> bool:
+        """Whether `substituteParams` over these texts could change nothing but its own output: none holds a macro but
+        `{{user}}` and `{{char}}` (they read a name, nothing else), a `<USER>`-style token or (Macros 2.0) an escape,
+        and the legacy engine's read of every card field would run no macro again. A pass made only for its effects
+        may then be left out."""
         if self.engine == "legacy" and self.eager_fields and not self.steady.keys() >= _EAGER_NAMES:
             return False
         v2 = self.engine == "v2"
-        return not any(text and ("<" in text or holds_macro(text) or (v2 and "\\" in text)) for text in texts)
+        for text in texts:
+            if not text:
+                continue
+            if holds_macro(text):
+                text = _NAMES.sub("", text)  # what is left may still hold a macro, or make one: then it is not inert
+            if "<" in text or holds_macro(text) or (v2 and "\\" in text):
+                return False
+        return True
 
     def evaluate(self, text: str, *, original: str | None = None, card_fields: bool = True,
                  extra: dict[str, Callable[[], Any]] | None = None) -> str:

@@ -124,7 +124,14 @@ def _evaluate_node(node: Any, env: Any, original: str | None = None) -> None:
             node.children = [*node.children, *filled]
 
 
-def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) -> list[dict[str, Any]]:
+def _unsent(env: Any, text: str) -> str:
+    """A text SillyTavern puts through the macros though nothing of this generation sends it: through them for their
+    effects, or "" when they can have none (its later pass, `_system_prompts`, then has nothing to do either)."""
+    return "" if env.inert([text]) else env.evaluate(text)
+
+
+def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None, generation_type: str = "normal"
+                           ) -> list[dict[str, Any]]:
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
@@ -147,9 +154,12 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None) ->
                     dict(node.block.extra).get("format"):
                 _evaluate_node(node, env)
     preset = resources.preset if resources is not None else None
-    # then the group nudge and the impersonation prompt, whatever the chat or generation
-    nudge = env.evaluate(preset.group_nudge_prompt) if preset is not None else ""
-    impersonation = env.evaluate(preset.impersonation_prompt) if preset is not None else ""
+    # then the group nudge and the impersonation prompt, whatever the chat or generation; a one-to-one chat never
+    # sends the nudge, and only an impersonation sends the other
+    nudge = _unsent(env, preset.group_nudge_prompt) if preset is not None else ""
+    impersonation = "" if preset is None else (env.evaluate(preset.impersonation_prompt)
+                                               if generation_type == "impersonate"
+                                               else _unsent(env, preset.impersonation_prompt))
     for node in nodes:
         if node.module != "preset":
             continue

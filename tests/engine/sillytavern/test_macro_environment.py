@@ -187,11 +187,13 @@ def test_generate_reads_the_card_system_prompt_before_the_description():
     assert [m["content"] for m in result["request"]["messages"]] == ["seen=false"]
 
 
-def test_a_pass_made_for_its_effects_alone_is_inert_only_without_macros_and_with_card_fields_that_read_the_same():
+def test_a_pass_made_for_its_effects_alone_is_inert_only_with_names_alone_and_card_fields_that_read_the_same():
     steady = MacroEnvironment(engine="legacy", card={"description": "A quiet town."})
     steady.start_generation()
-    assert steady.inert(["plain text", ""])
-    assert not steady.inert(["plain", "hi {{user}}"]) and not steady.inert(["<USER> waves"])
+    assert steady.inert(["plain text", "", "{{user}} asks {{Char}}"])  # the names read nothing else
+    assert not steady.inert(["plain", "hi {{user}} {{setvar::seen::1}}"]) and not steady.inert(["<USER> waves"])
+    assert not steady.inert(["{{{{user}}}}"]) and not steady.inert(["{{us{{char}}er}}"])  # what is left holds one
+    assert not MacroEnvironment(engine="v2").inert(["{{user}}x{{/user}}"])  # a scoped macro in Macros 2.0
     assert MacroEnvironment(engine="v2").inert(["a \\ b"]) is False  # an escape is Macros 2.0's to undo
     assert MacroEnvironment(engine="legacy").inert(["a \\ b"]) is False  # no field read yet: each call reads them
     # the legacy engine reads every card field in each call: a field that adds to a variable adds again

@@ -30,6 +30,23 @@ def test_the_group_nudge_and_impersonation_prompt_run_before_the_prompt_list():
     assert sent == ["n=2"]
 
 
+def test_an_impersonation_sends_its_prompt_through_the_macros_and_other_generations_still_run_its_effects():
+    main = {"identifier": "main", "role": "system", "content": "n={{getvar::n}}"}
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "legacy",
+            "resources": {"preset": {"prompts": [main], "impersonation_prompt": "[As {{user}}, not {{char}}]",
+                                     "prompt_order": [{"character_id": 100001, "order": [
+                                         {"identifier": "main", "enabled": True}]}]},
+                          "character": {"name": "Zoe"}},
+            "names": {"user": "Alex"}, "conversation": {"history": [], "input": []},
+            "generation": {"type": "impersonate"}}
+    sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert sent == ["n=", "[As Alex, not Zoe]"]
+    body["generation"] = {"type": "normal"}
+    body["resources"]["preset"]["impersonation_prompt"] = "[As {{user}}]{{incvar::n}}"
+    sent = [m["content"] for m in assemble(body).model_dump(mode="json")["request"]["messages"]]
+    assert sent == ["n=1"]  # not sent, but its macros ran before the prompt list (its later pass finds none left)
+
+
 def test_the_scenario_format_is_read_before_the_personality_format():
     markers = [{"identifier": "charPersonality", "marker": True}, {"identifier": "scenario", "marker": True}]
     sent = request(markers, character={"personality": "p{{incvar::n}}", "scenario": "s{{getvar::n}}"})
