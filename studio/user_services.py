@@ -67,7 +67,7 @@ def user_create(*, username: str, password: str, role: str):
     if not username or len(username) > 150:
         raise invalid("username", "a user name of 1 to 150 characters")
     if model.objects.filter(username=username).exists():
-        raise ServiceError("CONFLICT", f"username: {username!r} is taken", status=409, detail={"path": "username"})
+        raise ServiceError("CONFLICT", f"username: {username!r} is taken", status=409, detail={"path": "username", "reason": "username_taken", "username": username})
     _check_role(role)
     try:
         validate_password(password, model(username=username))
@@ -85,7 +85,7 @@ def user_role_update(*, actor, user, role: str):
     _check_role(role)
     if role != "admin" and is_studio_admin(user) and not _active_admins().exclude(pk=user.pk).exists():
         raise ServiceError("CONFLICT", "role: the last admin cannot be demoted (make another user admin first)",
-                           status=409, detail={"path": "role"})
+                           status=409, detail={"path": "role", "reason": "last_admin_demoted"})
     _set_role(user, role)
     return user
 
@@ -95,10 +95,10 @@ def user_deactivate(*, actor, user):
     """Stop `user` logging in (kept, with their work); never yourself, never the last admin."""
     if user.pk == actor.pk:
         raise ServiceError("CONFLICT", "user: you cannot deactivate yourself", status=409,
-                           detail={"path": "user"})
+                           detail={"path": "user", "reason": "self_deactivated"})
     if is_studio_admin(user) and not _active_admins().exclude(pk=user.pk).exists():
         raise ServiceError("CONFLICT", "user: the last admin cannot be deactivated", status=409,
-                           detail={"path": "user"})
+                           detail={"path": "user", "reason": "last_admin_deactivated"})
     user.is_active = False
     user.save(update_fields=["is_active"])
     user_sessions_end(user=user)
@@ -109,7 +109,8 @@ def user_deactivate(*, actor, user):
 def user_reactivate(*, actor, user):
     """Let a deactivated `user` log in again, with the role and work they had."""
     if user.is_active:
-        raise ServiceError("CONFLICT", "user: already active", status=409, detail={"path": "user"})
+        raise ServiceError("CONFLICT", "user: already active", status=409,
+                           detail={"path": "user", "reason": "already_active"})
     user.is_active = True
     user.save(update_fields=["is_active"])
     return user

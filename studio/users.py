@@ -32,8 +32,25 @@ def _page(request, *, error=None, status=200, form=None):
 def _refused(request, error: CodedError):
     if isinstance(error, CodedError) and error.status == 403:
         return render(request, "users/list.html", {"denied": error.to_json()}, status=403)
-    return _page(request, error={**error.to_json(), "meaning": meaning(error.code)}, status=error.status,
+    return _page(request, error={**error.to_json(), "meaning": _refusal_words(error)}, status=error.status,
                  form=request.POST)
+
+
+def _refusal_words(error: CodedError) -> str:
+    """What a refused change of users means here, in the page's language: the situation a clash names, else the
+    code's meaning."""
+    reason = error.detail.get("reason")
+    if reason == "username_taken":
+        return _("The user name “%(username)s” is taken: pick another one.") % {"username": error.detail["username"]}
+    words = {
+        "last_admin_demoted": _("This is the last active admin: make another user admin before giving this one "
+                                "another role."),
+        "self_deactivated": _("You cannot deactivate yourself: another admin can."),
+        "last_admin_deactivated": _("This is the last active admin: make another user admin before deactivating "
+                                    "this one."),
+        "already_active": _("This user is already active."),
+    }
+    return words.get(reason) or meaning(error.code)
 
 
 def role_word(role: str) -> str:

@@ -69,3 +69,13 @@ def test_a_built_in_strategy_and_a_missing_role_are_refused_in_chinese(users):
     message = re.sub(r"<[^>]+>", "", refused.content.decode())
     assert refused.status_code == 403 and "qa-user 不能编辑策略：其身份不允许" in message
     assert "strategies_app.edit_strategy" not in message  # the permission is for API clients, in the detail
+
+
+def test_a_clash_on_the_users_page_is_said_in_chinese_once(users):
+    client = _chinese(users["admin"])
+    answer = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"})
+    _said(answer, 409, "用户名“qa-user”已被占用：请另选一个。")
+    page = html.unescape(answer.content.decode())
+    assert page.count("未做任何更改") == 1 and "没有做任何改动" not in page  # "nothing was changed", said once
+    _said(client.post(f"/users/{users['admin'].pk}/deactivate/"), 409, "你不能停用自己：可以由另一位管理员停用。")
+    _said(client.post(f"/users/{users['qa'].pk}/reactivate/"), 409, "该用户已经是启用状态。")

@@ -110,11 +110,13 @@ def test_every_write_says_what_it_did(users):
     assert "Reactivated ona: they can log in again." in page.content.decode()
 
 
-def test_a_refusal_explains_its_code_in_the_pages_language(users):
+def test_a_refusal_explains_itself_in_the_pages_language(users):
     client = client_for(users["admin"])
     page = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"})
     text = page.content.decode()
-    assert page.status_code == 409 and "The change clashes with the current state" in text
+    assert page.status_code == 409 and "The user name “qa-user” is taken: pick another one." in text
     page = client.post("/users/add/", {"username": "qa-user", "password": "a long pass phrase 42", "role": "qa"},
                        HTTP_ACCEPT_LANGUAGE="zh-hans")
-    assert "该修改与当前状态冲突" in page.content.decode()
+    assert "用户名“qa-user”已被占用" in page.content.decode()
+    page = client.post("/users/add/", {"username": "", "password": "x", "role": "qa"})  # no situation: the code's
+    assert page.status_code == 400 and "A field of the form is missing or has the wrong kind of value" in page.content.decode()
