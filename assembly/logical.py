@@ -85,8 +85,7 @@ def _make_plan(
     generation_type: str,
     quiet_prompt: str,
     swiped: bool,
-    turn: int = 0,
-    seed: int | None = None,
+    turn: int = 0, seed: int | None = None,
     sillytavern: bool,
     last_user: str,
     last_char: str,
@@ -129,8 +128,8 @@ def _make_plan(
     _claim(state, roots)
     nodes = _concatenate(state, _emit(state, roots))
     if macro_env is not None:  # SillyTavern's macros, in the order its Generate() runs them
-        diagnostics.extend(evaluate_prompt_macros([n for n in nodes if n.message is None], macro_env, resources,
-                                                  generation_type))
+        prompts = [n for n in nodes if n.message is None]
+        diagnostics.extend(evaluate_prompt_macros(prompts, macro_env, resources, generation_type))
     check_native_once(nodes)
     return LogicalResult(
         nodes=nodes, diagnostics=diagnostics, position_decisions=state.decisions, slots=state.slots,

@@ -276,7 +276,8 @@ def worldbook_import(*, user, data: Any, name: str | None = None, dry_run: bool 
     settings, entries = sillytavern.worldbook_parts(book, sillytavern.null_role_uids(data))
     report = ImportReport(kind="worldbook", name=name, dry_run=dry_run,
                           creates={"worldbook": 1, "entries": len(entries)},
-                          items=[e["comment"] or str(e["entry_fields"].get("uid")) for e in entries])
+                          items=[e["comment"] or _("entry %(uid)s, untitled") % {"uid": e["entry_fields"].get("uid")}
+                                 for e in entries])
     report.notes += sillytavern.worldbook_defaulted(data)
     if _twin_found(report, resource_twins.worldbook_twin(settings, entries), WorldBook,
                    _check_duplicate(duplicate)) or dry_run:

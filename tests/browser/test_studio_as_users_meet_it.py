@@ -36,7 +36,7 @@ def test_the_users_page_says_what_each_write_did(live_server, page, login_as, la
     page.locator("#id_password").fill("a long pass phrase 42")
     page.locator("[data-user-add] button[type=submit]").click()
     alert = page.locator("[role=alert][data-code=CONFLICT]")
-    expect(alert).to_contain_text("The change clashes" if language == "en" else "冲突")
+    expect(alert).to_contain_text("The user name “nova” is taken" if language == "en" else "用户名“nova”已被占用")
     shoot(page, f"users-refused-{language}")
 
 

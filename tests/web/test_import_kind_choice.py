@@ -105,7 +105,7 @@ def test_the_report_says_what_its_list_names(users):
     client = client_for(users["admin"])
     token = _token(_dry_run(client))
     assert _listed(_dry_run(client)) == ("The card fields that hold text:", ["name", "description", "first_mes"])
-    assert _listed(_post(client, kind="worldbook", token=token)) == ("Its entries:", ["1"])
+    assert _listed(_post(client, kind="worldbook", token=token)) == ("Its entries:", ["entry 1, untitled"])
 
 
 def test_a_persona_report_does_not_list_its_name_twice(users):

@@ -125,7 +125,7 @@ def test_a_dry_run_reports_what_would_be_created_and_stores_nothing(shared_fixtu
     entries = json.loads(raw)["entries"]
     assert report["dry_run"] is True and report["id"] is None and report["kind"] == "worldbook"
     assert report["creates"] == {"worldbook": 1, "entries": len(entries)}
-    assert report["items"] == [entry["comment"] or str(entry["uid"]) for entry in entries.values()]
+    assert report["items"] == [entry["comment"] or f"entry {entry['uid']}, untitled" for entry in entries.values()]
     assert everything_count() == before
 
 
