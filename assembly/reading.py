@@ -278,6 +278,8 @@ class Reader:
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
         """The fields not read, as copies (a string, number, boolean or null is its own copy)."""
+        if self.data.keys() <= self.used:  # every field was read (the usual object): nothing to walk
+            return {}
         return {k: v if type(v) in _ATOMS else copy.deepcopy(v) for k, v in self.data.items()
                 if k not in self.used and k not in skip}
 

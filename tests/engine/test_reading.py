@@ -3,7 +3,7 @@ taking the resources it is handed as models as they are."""
 
 import pytest
 
-from assembly.reading import js_cut, js_length, rename_fields
+from assembly.reading import Reader, js_cut, js_length, rename_fields
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.resource_set import normalize_resources
 
@@ -26,6 +26,19 @@ class Refused(Exception):
 
 
 SPELLINGS = {"source_id": "source_id", "sourceId": "source_id", "id": "id"}
+
+
+def test_a_reader_keeps_the_fields_it_did_not_read_as_copies():
+    data = {"name": "n", "kept": {"deep": [1]}, "also": None}
+    reader = Reader(data, "x")
+    assert reader.get("name") == ("n", "x.name")
+    left = reader.leftovers()
+    assert left == {"kept": {"deep": [1]}, "also": None} and left["kept"] is not data["kept"]
+    assert reader.leftovers("kept") == {"also": None}
+    reader.get("kept"), reader.get("also")
+    assert reader.leftovers() == {}
+    reader.used.add("extensions")  # a field marked read that the object does not give
+    assert reader.leftovers() == {}
 
 
 def test_rename_fields_keeps_key_order_and_names_fields():
