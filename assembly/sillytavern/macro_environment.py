@@ -111,6 +111,7 @@ class MacroEnvironment:
     read_chat: bool = False  # a chat macro ran: text made here depends on the conversation
     read_outlet: bool = False  # an outlet macro ran: text made here depends on the world info activated
     steady: dict[str, str] = field(default_factory=dict)  # card fields that read the same every time (steady_field)
+    all_steady: bool = False  # every field the legacy engine reads in each call is steady: a call runs none again
     persona_scanned: bool = False  # world info read the persona for an entry that matches card fields
     clock: Any = None  # the time macros' clock (macro_clock.MacroClock); None: they stay as written
 
@@ -166,7 +167,7 @@ class MacroEnvironment:
     def card_fields(self) -> _CardFields:
         fields = _CardFields(self)
         if self.engine == "legacy" and self.eager_fields:
-            if self.steady.keys() >= _EAGER_NAMES:  # every field reads as it did: nothing runs again
+            if self.all_steady:  # every field reads as it did: nothing runs again
                 fields.done.update(self.steady)
                 return fields
             for name in _EAGER_ORDER:  # the legacy engine's substituteParams reads every field first
@@ -189,6 +190,7 @@ class MacroEnvironment:
         value = self.base_chat_replace(raw.strip())
         if not (self.touched or self.read_chat or self.read_outlet):
             self.steady[name] = value
+            self.all_steady = self.steady.keys() >= _EAGER_NAMES
         self.touched, self.read_chat = self.touched or touched, self.read_chat or read_chat
         self.read_outlet = self.read_outlet or read_outlet
         return value
@@ -222,7 +224,7 @@ class MacroEnvironment:
         `{{user}}` and `{{char}}` (they read a name, nothing else), a `<USER>`-style token or (Macros 2.0) an escape,
         and the legacy engine's read of every card field would run no macro again. A pass made only for its effects
         may then be left out."""
-        if self.engine == "legacy" and self.eager_fields and not self.steady.keys() >= _EAGER_NAMES:
+        if self.engine == "legacy" and self.eager_fields and not self.all_steady:
             return False
         v2 = self.engine == "v2"
         for text in texts:
@@ -243,7 +245,7 @@ class MacroEnvironment:
         if "<" not in text and not holds_macro(text) and (self.engine != "v2" or "\\" not in text):
             # no macro, token or escape: the text stays as it came (the legacy engine's call still reads the card
             # fields first, which runs their macros again unless every one reads the same every time)
-            if card_fields and self.engine != "v2" and not self.steady.keys() >= _EAGER_NAMES:
+            if card_fields and self.engine != "v2" and not self.all_steady:
                 self.card_fields()
             return text
         if self.engine == "v2":
