@@ -418,9 +418,10 @@ def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetG
 
 def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]
                 ) -> tuple[list[RequestMessage], list[Node], dict[str, tuple[int, str, str]]]:
-    """The request messages of the plan, the nodes in request order and where each went; `counted` holds the content tokens the
-    budget already counted, by message id (the messages' ids are unique and their texts as counted). SillyTavern
-    never sends an empty message; a conversation message (a tool call has no text) always goes."""
+    """The request messages of the plan, the nodes in request order and where each went; `counted` holds the
+    content tokens the budget already counted, by message id (the messages' ids are unique and their texts as
+    counted). SillyTavern never sends an empty message; a conversation message (a tool call has no text) always
+    goes."""
     messages: list[RequestMessage] = []
     order: list[Node] = []
     placed: dict[str, tuple[int, str, str]] = {}
