@@ -67,7 +67,8 @@ def user_create(*, username: str, password: str, role: str):
     if not username or len(username) > 150:
         raise invalid("username", "a user name of 1 to 150 characters")
     if model.objects.filter(username=username).exists():
-        raise ServiceError("CONFLICT", f"username: {username!r} is taken", status=409, detail={"path": "username", "reason": "username_taken", "username": username})
+        raise ServiceError("CONFLICT", f"username: {username!r} is taken", status=409,
+                           detail={"path": "username", "reason": "username_taken", "username": username})
     _check_role(role)
     try:
         validate_password(password, model(username=username))

@@ -119,4 +119,5 @@ def test_a_refusal_explains_itself_in_the_pages_language(users):
                        HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "用户名“qa-user”已被占用" in page.content.decode()
     page = client.post("/users/add/", {"username": "", "password": "x", "role": "qa"})  # no situation: the code's
-    assert page.status_code == 400 and "A field of the form is missing or has the wrong kind of value" in page.content.decode()
+    assert page.status_code == 400
+    assert "A field of the form is missing or has the wrong kind of value" in page.content.decode()
