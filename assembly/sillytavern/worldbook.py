@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from assembly.reading import (
@@ -109,7 +110,7 @@ _ENTRY_FLAGS = (
 )
 
 
-def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, given: set[str | None], *,
+def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, given: frozenset[str | None], *,
                  book_form: bool) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
     """An entry's uid, whether it is enabled (`enabled` and `disable` must agree), its position (a card book's exact
     number lives in extensions.position), its recursion delay and its character filter."""
@@ -151,11 +152,32 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     return uid, enabled, position, delay_until_recursion, character_filter
 
 
-def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What an entry's keys (and its card-book `extensions`' keys) say before any value is read: the fields it gives,
+    and the ones with a reader of their own in reading order (the first refusal is the one reported)."""
+
+    given: frozenset[str | None]
+    first: tuple[str, ...]
+    later: tuple[str, ...]
+
+
+def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...]) -> _Shape:
+    given = frozenset(_FIELD_OF_SPELLING.get(key) for key in (*keys, *fallback_keys))
+    return _Shape(given, tuple(sorted(given.intersection(_FIRST_READERS), key=_READING_RANK.__getitem__)),
+                  tuple(sorted(given.intersection(_LATER_READERS), key=_READING_RANK.__getitem__)))
+
+
+# An entry's shape by its keys and its extensions' keys: a book's entries share a few (an export writes every
+# entry with the same fields), so each shape is worked out once per book.
+_Shapes = dict[tuple[tuple[str, ...], tuple[str, ...]], _Shape]
+
+
+def _entry(value: Any, path: str, default_uid: int | str, shapes: _Shapes, *, book_form: bool) -> dict[str, Any]:
     """One entry's fields, each read and checked (the book validates them as its entries in one call). `book_form`:
     a list entry (card character_book or the simplified list) whose `extensions` carry SillyTavern's fields in
-    snake_case; a native entry keeps its `extensions` untouched. Only the fields the entry gives are read (one pass
-    over its keys); the others take their defaults."""
+    snake_case; a native entry keeps its `extensions` untouched. Only the fields the entry gives are read; the others
+    take their defaults."""
     data = read_object(value, path, "a world book entry object")
     ext = data.get("extensions") if book_form else None
     ext_path = join_path(path, "extensions")
@@ -163,17 +185,18 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     r = Reader(data, path, fallback)
     if book_form:
         r.used.add("extensions")
-    given = {_FIELD_OF_SPELLING.get(key) for key in data}  # the fields the entry gives, in one pass over its keys
-    if fallback is not None:
-        given.update(_FIELD_OF_SPELLING.get(key) for key in fallback.data)
+    shape_key = (tuple(data), tuple(fallback.data) if fallback is not None else ())
+    shape = shapes.get(shape_key)
+    if shape is None:
+        shape = shapes[shape_key] = _shape(*shape_key)
+    given = shape.given
 
     uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid, given,
                                                                                     book_form=book_form)
     # the fields the entry gives, read; the model fills in the others' defaults (half the validation of all 43)
     fields: dict[str, Any] = dict(uid=uid, enabled=enabled, position=position,
                                   delay_until_recursion=delay_until_recursion, character_filter=character_filter)
-    # the given fields read in reading order (the first refusal is the one reported), the others left to defaults
-    for name in sorted(given.intersection(_FIRST_READERS), key=_READING_RANK.__getitem__):
+    for name in shape.first:
         fields[name] = _FIRST_READERS[name](*r.read(_KEYS[name]))
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
@@ -182,7 +205,7 @@ def _entry(value: Any, path: str, default_uid: int | str, *, book_form: bool) ->
     if (order_value is MISSING or order_value is None) and second in given:
         order_value, order_path = r.read(_KEYS[second])
     fields["order"] = read_integer(order_value, order_path, 100)
-    for name in sorted(given.intersection(_LATER_READERS), key=_READING_RANK.__getitem__):
+    for name in shape.later:
         fields[name] = _LATER_READERS[name](*r.read(_KEYS[name]))
     other = r.leftovers()
     if fallback is not None:
@@ -246,13 +269,14 @@ def parse_worldbook(value: Any, path: str) -> WorldBook:
     if entries_value is MISSING:
         raise ImportInvalid(entries_path, "the world book's entries (an object keyed by uid, or a list)")
     entries: list[dict[str, Any]] = []
+    shapes: _Shapes = {}
     if isinstance(entries_value, dict):
         for key, item in read_object(entries_value, entries_path).items():
             default_uid: int | str = int(key) if key.isascii() and key.isdecimal() else key
-            entries.append(_entry(item, join_path(entries_path, key), default_uid, book_form=False))
+            entries.append(_entry(item, join_path(entries_path, key), default_uid, shapes, book_form=False))
     elif isinstance(entries_value, list):
         for index, item in enumerate(entries_value):
-            entries.append(_entry(item, join_path(entries_path, index), index, book_form=True))
+            entries.append(_entry(item, join_path(entries_path, index), index, shapes, book_form=True))
     else:
         raise invalid(entries_path, "the world book's entries (an object keyed by uid, or a list)", entries_value)
     seen: dict[int | str, int] = {}

@@ -34,3 +34,28 @@ def test_of_two_bad_fields_the_one_read_first_is_named_whatever_the_key_order():
         with pytest.raises(ImportInvalid) as refused:
             import_worldbook({"entries": {"0": {"uid": 0, **bad}}})
         assert refused.value.path == path, bad
+
+
+def test_entries_of_one_book_each_read_only_the_fields_they_give():
+    # a book's entries share a few key sets; what one entry gives never fills another's defaults
+    book = import_worldbook({"entries": {
+        "0": {"uid": 0, "key": ["wolf"], "content": "A wolf.", "constant": True, "probability": 40},
+        "1": {"uid": 1, "key": ["owl"], "content": "An owl.", "selective": False, "order": 7},
+        "2": {"content": "A fox.", "key": ["fox"], "uid": 2, "constant": False, "probability": 60},
+        "3": {"uid": 3, "key": ["elk"], "content": "An elk.", "constant": True, "probability": 40}}})
+    assert [(e.uid, e.keys, e.constant, e.probability, e.selective, e.order) for e in book.entries] == [
+        (0, ("wolf",), True, 40, True, 100), (1, ("owl",), False, 100, False, 7), (2, ("fox",), False, 60, True, 100),
+        (3, ("elk",), True, 40, True, 100)]
+    assert all(e.other_fields == {} for e in book.entries)
+
+
+def test_a_card_book_entry_reads_its_extensions_beside_entries_without_them():
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Ada", "description": "", "first_mes": "Hi.", "character_book": {"entries": [
+            {"id": 1, "keys": ["wolf"], "content": "A wolf.", "enabled": True, "extensions": {"depth": 2,
+                                                                                                "position": 4}},
+            {"id": 2, "keys": ["owl"], "content": "An owl.", "enabled": True},
+            {"id": 3, "keys": ["elk"], "content": "An elk.", "enabled": True, "extensions": {"probability": 30}}]}}}
+    entries = import_character(card).character_book.entries
+    assert [(e.position, e.depth, e.probability) for e in entries] == [
+        ("at_depth", 2, 100), ("after", None, 100), ("after", None, 30)]
