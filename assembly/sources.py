@@ -383,10 +383,12 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     if book is None:
         return []
     anchors = _world_book_anchor_kinds(ctx)
+    # whether each marker's prompt is sent, asked once for the whole book
+    silent = {position for position, marker in WORLD_INFO_MARKERS.items() if not st_sends_marker(ctx, marker)}
     blocks = []
     for entry, reason in active_world_entries(ctx, book):
         position = entry.position or "after"
-        if position in WORLD_INFO_MARKERS and not st_sends_marker(ctx, WORLD_INFO_MARKERS[position]):
+        if position in silent:
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
         role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
