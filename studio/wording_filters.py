@@ -60,3 +60,15 @@ def colon() -> str:
 def listed(items) -> str:
     """`{{ names|listed }}`: the items joined as the page's language lists them (", " or "、")."""
     return wording.list_words(items or ())
+
+
+@register.filter
+def refusal_line(error) -> str:
+    """`{{ error|refusal_line }}`: a refusal's line (`CodedError.to_json`) in the page's language where the catalogue
+    has its words (`studio.refusal_lines`), marked as English where it is shown as the engine wrote it."""
+    from django.utils.html import format_html
+
+    from studio.refusal_lines import refusal_line as line_of
+
+    line = line_of(error or {})
+    return format_html('<span lang="{}">{}</span>', line.lang, line.text) if line.lang else line.text

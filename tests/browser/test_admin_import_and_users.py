@@ -61,3 +61,22 @@ def test_the_admin_imports_with_one_pick_and_manages_users(live_server, page, lo
     me.locator("form[action$='/role/'] button").click()
     expect(page.locator("[role=alert]")).to_contain_text("last admin")
     shoot(page, f"users-refused-{language}")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_refused_import_names_the_field_in_the_pages_language(live_server, page, login_as, tmp_path, language):
+    login_as("admin")
+    if language != "en":
+        switch_language(page, language)
+    upload = tmp_path / "bad.json"
+    upload.write_text(json.dumps({"prompts": [{"identifier": "main", "injection_depth": "deep"}]}))
+    page.goto(f"{live_server.url}/resources/import/")
+    page.select_option("#id_kind", "preset")
+    page.set_input_files("#id_file", str(upload))
+    page.locator("form.import-form button[type=submit]").click()
+    refusal = page.locator("[role=alert][data-code=IMPORT_INVALID]")
+    expect(refusal).to_contain_text("prompts[0].injection_depth")
+    expect(refusal).to_contain_text("expected an integer, got string 'deep'" if language == "en"
+                                    else "应为整数，实际为字符串 'deep'")
+    assert Preset.objects.count() == 0
+    shoot(page, "import-refused", language)
