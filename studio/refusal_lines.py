@@ -4,8 +4,8 @@ The engine refuses bad input with a line in English, `<path>: expected <what>[, 
 request's own refusals), and the API answers it so. A page in another language says the same in its own words: what
 was expected through the catalogue (context "expected": the engine's phrases, and a pattern for each phrase the
 engine fills in with numbers or names), what was found by its kind. A phrase the catalogue does not have leaves the
-line as the engine wrote it, marked as English unless it holds Chinese (a studio refusal its view translated). `tests/web/test_refusal_lines.py` scans the engine's importers so
-that each phrase they write has its Chinese words.
+line as the engine wrote it, marked as English unless it holds Chinese (a studio refusal its view translated).
+`tests/web/test_refusal_lines.py` scans the engine's importers so that each phrase they write has its Chinese words.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _LINE = re.compile(r"(?P<where>the input|\S+?): expected (?P<rest>.*)\Z", re.S)
 _GOT = ", got "
 
 # The phrases the engine fills in: a pattern over the English, and the catalogue's words with its groups.
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern + r"\Z", re.S), words) for pattern, words in (
+_FILLED_IN = (
     (r"an integer from (?P<low>-?\d+) to (?P<high>-?\d+)", "an integer from %(low)s to %(high)s"),
     (r"an integer >= (?P<low>-?\d+)", "an integer >= %(low)s"),
     (r"the same value as (?P<other>.+) \(both are given\)", "the same value as %(other)s (both are given)"),
@@ -51,7 +51,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(pattern +
     (r"text without lone surrogates \((?P<code>\\u[0-9a-f]{4}); send the character itself\)",
      "text without lone surrogates (%(code)s; send the character itself)"),
     (r"JSON nested at most (?P<depth>\d+) levels deep", "JSON nested at most %(depth)s levels deep"),
-))
+)
+_PATTERNS = tuple((re.compile(pattern + r"\Z", re.S), words) for pattern, words in _FILLED_IN)
 
 # What was found, as `assembly.reading.describe` writes it.
 _FOUND = re.compile(r"(?P<kind>boolean|integer|number|string) (?P<value>.*)\Z", re.S)
