@@ -26,9 +26,11 @@ _GOT = ", got "
 _FILLED_IN = (
     (r"an integer from (?P<low>-?\d+) to (?P<high>-?\d+)", "an integer from %(low)s to %(high)s"),
     (r"an integer >= (?P<low>-?\d+)", "an integer >= %(low)s"),
+    (r"a whole number from (?P<low>-?\d+) to (?P<high>-?\d+)", "a whole number from %(low)s to %(high)s"),
     (r"the same value as (?P<other>.+) \(both are given\)", "the same value as %(other)s (both are given)"),
     (r"one of the fields (?P<fields>.+)", "one of the fields %(fields)s"),
     (r"the opposite of enabled \((?P<value>.+)\)", "the opposite of enabled (%(value)s)"),
+    (r"one of (?P<choices>[^()]+)", "one of %(choices)s"),  # a studio form's choices (after "one of the fields")
     (r"at most (?P<limit>\d+) bytes", "at most %(limit)s bytes"),
     (r"a chat file of at most (?P<limit>\d+) bytes", "a chat file of at most %(limit)s bytes"),
     (r"a file of at most 5 MiB \((?P<limit>\d+) bytes\), got (?P<size>\d+) bytes",

@@ -135,3 +135,14 @@ def test_a_change_the_request_does_not_show_says_nothing_changed_and_why(users, 
     changed, sentence = _effect(client_for(users["designer"]).post(
         f"/resources/presets/{second.pk}/edit/", form, follow=True).content.decode())
     assert changed == 0 and sentence.startswith("Nothing changed in the request.") and "switched off" in sentence
+
+
+def test_bad_input_names_the_field_in_chinese_on_a_chinese_page(users, lamp):
+    nudge = lamp.entries.get(identifier="nudge")
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-role": "narrator"}))
+    assert answer.status_code == 400 and "nudge.role：应为 system, user, assistant 之一" in answer.content.decode()
+    answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-depth": "-1"}))
+    assert answer.status_code == 400 and "nudge.depth：应为 0 到 10000 之间的整数" in answer.content.decode()
+    assert Preset.objects.count() == 1
