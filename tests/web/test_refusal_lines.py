@@ -94,3 +94,10 @@ def test_a_studio_line_that_quotes_an_engine_phrase_is_left_as_written():
     error = {"code": "INPUT_INVALID", "error": "kind: the file looks like a character card, not a persona (spec: "
                                                "expected one of the fields name, description)", "detail": {}}
     assert (in_chinese(error).text, in_chinese(error).lang) == (error["error"], "en")
+
+
+def test_a_studio_refusal_in_the_engines_shape_reads_in_chinese_too():
+    error = {"code": "INPUT_INVALID", "detail": {"path": "token"},
+             "error": "token: expected the token of an upload of yours from a dry run (this one is unknown; pick the "
+                      "file again)"}
+    assert in_chinese(error).text == "token：应为你在试运行中上传的文件的令牌（此令牌未知；请重新选择文件）"
