@@ -77,18 +77,18 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
     line = _LINE.match(message)
     detail = error.get("detail")
     stated = detail.get("expected") if isinstance(detail, Mapping) else None
-    parts = _parts(line["rest"], stated if isinstance(stated, str) else None) if line else None
-    expected = _expected_words(parts[0]) if parts else None
-    if line is None or parts is None or expected is None:
+    read = _read(line["rest"], stated if isinstance(stated, str) else None) if line else None
+    if line is None or read is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")
+    expected, found = read
     where = line["where"]
     where = pgettext("expected", "the input") if where == "the input" else where
-    if parts[1] is None:
+    if found is None:
         return RefusalLine(pgettext("expected", "%(where)s: expected%(expected)s") % {
             "where": where, "expected": _spaced(expected)}, None)
     return RefusalLine(pgettext("expected", "%(where)s: expected%(expected)s, got%(found)s") % {
-        "where": where, "expected": _spaced(expected), "found": _spaced(_found_words(parts[1]))}, None)
+        "where": where, "expected": _spaced(expected), "found": _spaced(_found_words(found))}, None)
 
 
 def _spaced(words: str) -> str:
@@ -97,17 +97,25 @@ def _spaced(words: str) -> str:
     return f" {words}" if words[:1].isascii() else words
 
 
-def _parts(rest: str, stated: str | None) -> tuple[str, str | None] | None:
-    """(what was expected, what was found or None): by the phrase the error states, else the whole rest when it is
-    a phrase of its own (it may hold ", got "), else split at the last ", got "."""
+def _read(rest: str, stated: str | None) -> tuple[str, str | None] | None:
+    """(what was expected in the page's words, what was found as written or None), or None without words: the
+    expected phrase is the one the error states, else the whole rest when it is a phrase of its own (it may hold
+    ", got "), else what stands before the last ", got "."""
     if stated is not None:
         if rest == stated:
-            return stated, None
-        return (stated, rest[len(stated) + len(_GOT):]) if rest.startswith(stated + _GOT) else None
-    if _expected_words(rest) is not None or _GOT not in rest:
-        return rest, None
+            found = None
+        elif rest.startswith(stated + _GOT):
+            found = rest[len(stated) + len(_GOT):]
+        else:
+            return None
+        words = _expected_words(stated)
+        return (words, found) if words is not None else None
+    words = _expected_words(rest)
+    if words is not None or _GOT not in rest:
+        return (words, None) if words is not None else None
     head, _, found = rest.rpartition(_GOT)
-    return head, found
+    words = _expected_words(head)
+    return (words, found) if words is not None else None
 
 
 def _expected_words(phrase: str) -> str | None:

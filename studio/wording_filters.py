@@ -4,8 +4,10 @@ engine's codes in words with `{{ value|engine_word:"role" }}` while its `data-*`
 from __future__ import annotations
 
 from django import template
+from django.utils.html import format_html
 
 from studio import wording
+from studio.refusal_lines import refusal_line as line_of
 
 register = template.Library()
 
@@ -66,9 +68,5 @@ def listed(items) -> str:
 def refusal_line(error) -> str:
     """`{{ error|refusal_line }}`: a refusal's line (`CodedError.to_json`) in the page's language where the catalogue
     has its words (`studio.refusal_lines`), marked as English where it is shown as the engine wrote it."""
-    from django.utils.html import format_html
-
-    from studio.refusal_lines import refusal_line as line_of
-
     line = line_of(error or {})
     return format_html('<span lang="{}">{}</span>', line.lang, line.text) if line.lang else line.text
