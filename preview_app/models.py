@@ -10,6 +10,7 @@ from django.db import models
 
 from strategies_app.models import (
     Character,
+    KeyOrderJSONField,
     Persona,
     Preset,
     RegexScript,
@@ -61,7 +62,7 @@ class Session(models.Model):
     applied_revision = models.ForeignKey(StrategyRevision, null=True, blank=True, on_delete=models.PROTECT,
                                          related_name="sessions")
     applied_document = models.JSONField(null=True, blank=True)
-    chat_file = models.JSONField(
+    chat_file = KeyOrderJSONField(
         default=dict, blank=True,
         help_text="what the last imported SillyTavern chat file carried beyond its messages (its header line, the "
                   "rest of chat_metadata, hidden lines, CRLF line ends), given back on export")

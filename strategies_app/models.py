@@ -7,10 +7,33 @@ field (`*_fields`, `options`, `settings`), so an export gives back the file that
 through `strategies_app.services`; models hold no behaviour beyond naming themselves.
 """
 
+import json
+
 from django.conf import settings
 from django.db import models
 
 ROLE_CHOICES = [("system", "system"), ("user", "user"), ("assistant", "assistant")]
+
+
+class KeyOrderJSONField(models.JSONField):
+    """A JSON object that keeps every key, at every depth, in the order it was written, on every database:
+    PostgreSQL's jsonb keeps no key order, so the object is stored as its JSON text (a JSON string) and read back
+    from it, and an export gives the file's order back. Rows written before (an object, or its top-level
+    `[key, value]` pairs) read as they were stored. The column is JSONField's own (no schema change)."""
+
+    def get_prep_value(self, value):
+        if isinstance(value, dict):
+            value = json.dumps(value, ensure_ascii=False, cls=self.encoder)
+        return super().get_prep_value(value)
+
+    def from_db_value(self, value, expression, connection):
+        value = super().from_db_value(value, expression, connection)
+        if isinstance(value, str) and value.startswith("{"):
+            return json.loads(value, cls=self.decoder)
+        if isinstance(value, list) and all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
+                                           for pair in value):
+            return dict(value)
+        return value
 
 
 class Strategy(models.Model):
@@ -87,8 +110,11 @@ class Preset(models.Model):
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
-    options = models.JSONField(default=dict, blank=True)
+    options = KeyOrderJSONField(default=dict, blank=True)
     has_prompt_order = models.BooleanField(default=True)
+    # The first preset of an edited preset's line (its revision record in `options` says the same): the column the
+    # line's revisions are looked up by, since `options` is stored as text.
+    revision_of = models.PositiveIntegerField(null=True, blank=True, db_index=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -112,7 +138,7 @@ class PromptEntry(models.Model):
     marker = models.BooleanField(default=False)
     enabled = models.BooleanField(default=True, help_text="Sent when in the order (the order's flag).")
     in_order = models.BooleanField(default=True)
-    prompt_fields = models.JSONField(default=dict, blank=True)
+    prompt_fields = KeyOrderJSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["preset", "position", "id"]
@@ -138,7 +164,7 @@ class Character(models.Model):
     system_prompt = models.TextField(blank=True)
     post_history_instructions = models.TextField(blank=True)
     creator_notes = models.TextField(blank=True)
-    card_fields = models.JSONField(default=dict, blank=True)
+    card_fields = KeyOrderJSONField(default=dict, blank=True)
     avatar = models.BinaryField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -174,7 +200,7 @@ class WorldBook(models.Model):
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="+")
-    settings = models.JSONField(default=dict, blank=True)
+    settings = KeyOrderJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -193,7 +219,7 @@ class WorldBookEntry(models.Model):
     comment = models.TextField(blank=True)
     content = models.TextField(blank=True)
     enabled = models.BooleanField(default=True)
-    entry_fields = models.JSONField(default=dict, blank=True)
+    entry_fields = KeyOrderJSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["book", "sort_order", "id"]
@@ -219,7 +245,7 @@ class RegexScript(models.Model):
     disabled = models.BooleanField(default=False)
     prompt_only = models.BooleanField(default=False)
     markdown_only = models.BooleanField(default=False)
-    script_fields = models.JSONField(default=dict, blank=True)
+    script_fields = KeyOrderJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -242,24 +268,6 @@ class PendingUpload(models.Model):
 
     def __str__(self) -> str:
         return self.filename or self.token
-
-
-class KeyOrderJSONField(models.JSONField):
-    """A JSON object whose key order survives every database: PostgreSQL's jsonb keeps no key order, so the object is
-    stored as its `[key, value]` pairs in order and read back as the dict it was (an object stored as an object, as
-    the built-ins' first seeding did, is read as it is). The column is JSONField's own (no schema change)."""
-
-    def get_prep_value(self, value):
-        if isinstance(value, dict):
-            value = [[key, item] for key, item in value.items()]
-        return super().get_prep_value(value)
-
-    def from_db_value(self, value, expression, connection):
-        value = super().from_db_value(value, expression, connection)
-        if isinstance(value, list) and all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)
-                                           for pair in value):
-            return dict(value)
-        return value
 
 
 TEXT_TEMPLATE_KINDS = [("instruct", "instruct"), ("context", "context"), ("sysprompt", "sysprompt"),

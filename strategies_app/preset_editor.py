@@ -14,6 +14,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.db import transaction
+from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -76,7 +77,7 @@ def _root_pk(preset: Preset) -> int:
 def preset_revisions(preset: Preset) -> list[Preset]:
     """The first preset of `preset`'s line and its revisions, oldest first (bounded)."""
     root = _root_pk(preset)
-    rows = Preset.objects.filter(pk=root) | Preset.objects.filter(**{f"options__{PRESET_REVISION_KEY}__of": root})
+    rows = Preset.objects.filter(Q(pk=root) | Q(revision_of=root))
     return list(rows.order_by("id").only("pk", "name", "options", "created_at")[:REVISIONS_LISTED])
 
 
@@ -146,7 +147,7 @@ def preset_save_edited(*, user, source: Preset, name: str, post, note: str = "")
     options = {**source.options, PRESET_REVISION_KEY: {"of": root.pk, "from": source.pk, "number": number,
                                                        "note": note}}
     row = Preset.objects.create(name=distinct_name(Preset, name[:200]), owner=user, options=options,
-                                has_prompt_order=source.has_prompt_order)
+                                has_prompt_order=source.has_prompt_order, revision_of=root.pk)
     PromptEntry.objects.bulk_create(PromptEntry(preset=row, **values) for values in entries)
     return row
 

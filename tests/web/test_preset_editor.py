@@ -2,6 +2,8 @@
 markers shown as markers, macros marked, the settings that change assembly; saving stores a new preset and leaves
 the stored one (and its sessions) unchanged; QA reads but never saves; bad input names the field."""
 
+import importlib
+
 import pytest
 
 from strategies_app import services as strategy_services
@@ -108,6 +110,25 @@ def test_each_save_is_a_numbered_revision_of_the_same_preset(users, lamp):
     assert 'data-preset-revision="3"' in html and "Revision 3 of this preset." in html
     assert html.index(">Lamp</a>") < html.index(">Lamp #2</a>") < html.index('aria-current="page">Lamp #3<')
     assert "studio_revision" not in preset_document(third, third.entries.all())  # never exported nor sent
+    assert (second.revision_of, third.revision_of, Preset.objects.get(pk=lamp.pk).revision_of) == (lamp.pk, lamp.pk,
+                                                                                                  None)
+
+
+def test_revisions_saved_before_the_line_had_its_column_are_found_after_the_migration(users, lamp):
+    """Presets edited before `revision_of` existed keep their line in their options' record only; the migration
+    reads it into the column the revisions are looked up by."""
+    from django.apps import apps
+
+    from strategies_app.preset_editor import preset_revisions
+
+    fill_revision_of = importlib.import_module("strategies_app.migrations.0007_key_order_json").fill_revision_of
+    older = Preset.objects.create(name="Lamp #2", options={**lamp.options, "studio_revision": {
+        "of": lamp.pk, "from": lamp.pk, "number": 2, "note": ""}})
+    odd = Preset.objects.create(name="Odd", options={"studio_revision": {"of": "x"}})
+    assert preset_revisions(older) == [lamp]  # not found by the column yet
+    fill_revision_of(apps, None)
+    assert preset_revisions(older) == [lamp, older]
+    assert Preset.objects.get(pk=odd.pk).revision_of is None
 
 
 def test_saving_states_the_effect_on_the_chosen_session(users, lamp, lamp_session):
