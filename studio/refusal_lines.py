@@ -1,11 +1,16 @@
 """An engine refusal's line in the page's language.
 
-The engine refuses bad input with a line in English, `<path>: expected <what>[, got <value>]` (IMPORT_INVALID, a
-request's own refusals), and the API answers it so. A page in another language says the same in its own words: what
-was expected through the catalogue (context "expected": the engine's phrases, and a pattern for each phrase the
-engine fills in with numbers or names), what was found by its kind. A phrase the catalogue does not have leaves the
-line as the engine wrote it, marked as English unless it holds Chinese (a studio refusal its view translated).
-`tests/web/test_refusal_lines.py` scans the engine's importers so that each phrase they write has its Chinese words.
+The engine refuses bad input with a line in English, in one of two shapes, and the API answers it so:
+- `<path>: expected <what>[, got <value>]`: IMPORT_INVALID, a request's own refusals;
+- `<headline>: <path> must be <what>[, got <value>]`: the strategy validator (`assembly.strategy._fail`), whose
+  headline is one of the reference's texts (context "strategy") and whose path may be "the strategy" itself.
+A page in another language says the same in its own words: the headline and what was expected through the catalogue
+(context "expected": the engine's phrases, and a pattern for each phrase the engine fills in with numbers or names;
+a phrase that is only a code value, `1` or `'native'`, reads the same everywhere), what was found by its kind as the
+engine describes it. A line the catalogue has not every word of is left as the engine wrote it, marked as English
+unless it holds Chinese (a studio refusal its view translated): never half of it translated.
+`tests/web/test_refusal_lines.py` scans the engine's importers and the strategy validator so that each phrase they
+write has its Chinese words.
 """
 
 from __future__ import annotations
@@ -19,8 +24,12 @@ from django.utils.translation import get_language, pgettext
 
 _TRANSLATED = re.compile("[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")  # the page's own script: Chinese
 # a JSON path (no spaces) or the whole input; a line that only quotes such a line is left as written
-_LINE = re.compile(r"(?P<where>the input|\S+?): expected (?P<rest>.*)\Z", re.S)
+_EXPECTED_LINE = re.compile(r"(?P<where>the input|\S+?): expected (?P<rest>.*)\Z", re.S)
+# the strategy validator's: a headline without a colon, then a path (no spaces) or the whole document
+_MUST_BE_LINE = re.compile(r"(?P<headline>[^:]+): (?P<where>the strategy|\S+) must be (?P<rest>.*)\Z", re.S)
 _GOT = ", got "
+# A phrase that is only a code value (the strategy's `version` 1, its quoted format): the same in every language.
+_CODE_VALUE = re.compile(r"-?\d+|'[^'\\]*'")
 
 # The phrases the engine fills in: a pattern over the English, and the catalogue's words with its groups.
 _FILLED_IN = (
@@ -53,12 +62,37 @@ _FILLED_IN = (
     (r"text without lone surrogates \((?P<code>\\u[0-9a-f]{4}); send the character itself\)",
      "text without lone surrogates (%(code)s; send the character itself)"),
     (r"JSON nested at most (?P<depth>\d+) levels deep", "JSON nested at most %(depth)s levels deep"),
+    # the strategy validator's (assembly/strategy.py)
+    (r"a JSON object with format (?P<format>'[^']*') and version (?P<version>\d+)",
+     "a JSON object with format %(format)s and version %(version)s"),
+    (r"a non-blank string of at most (?P<limit>\d+) characters", "a non-blank string of at most %(limit)s characters"),
+    (r"a list of at most (?P<limit>\d+) rules", "a list of at most %(limit)s rules"),
+    (r"given in one spelling only \((?P<first>\S+) and (?P<second>\S+) were both given\)",
+     "given in one spelling only (%(first)s and %(second)s were both given)"),
+    (r"unique, but (?P<id>.+) is already used by an earlier rule", "unique, but %(id)s is already used by an earlier rule"),
+    (r"null or an integer from (?P<low>-?\d+) to (?P<high>-?\d+)", "null or an integer from %(low)s to %(high)s"),
+    (r"a string of at most (?P<limit>\d+) characters", "a string of at most %(limit)s characters"),
+    (r"at most (?P<limit>\d+) characters long", "at most %(limit)s characters long"),
+    (r"a list of at most (?P<limit>\d+) overrides", "a list of at most %(limit)s overrides"),
+    (r"a block id of 1 to (?P<limit>\d+) characters", "a block id of 1 to %(limit)s characters"),
+    (r"'user', 'preset' or a list of (?P<low>\d+) to (?P<high>\d+) stage ids",
+     "'user', 'preset' or a list of %(low)s to %(high)s stage ids"),
+    (r"listed once, but (?P<stage>.+) repeats", "listed once, but %(stage)s repeats"),
+    (r"a list containing preset, resource and default \(missing (?P<missing>.+)\)",
+     "a list containing preset, resource and default (missing %(missing)s)"),
+    (r"a list of at most (?P<limit>\d+) position rows", "a list of at most %(limit)s position rows"),
+    (r"the only row for (?P<key>.+)", "the only row for %(key)s"),
+    (r"another position than the row itself \((?P<key>.+)\)", "another position than the row itself (%(key)s)"),
 )
 _PATTERNS = tuple((re.compile(pattern + r"\Z", re.S), words) for pattern, words in _FILLED_IN)
 
 # What was found, as `assembly.reading.describe` writes it.
 _FOUND = re.compile(r"(?P<kind>boolean|integer|number|string) (?P<value>.*)\Z", re.S)
 _FOUND_ITEMS = re.compile(r"(?P<kind>list|object) of (?P<count>\d+) item\(s\)\Z")
+# What was found, as `assembly.strategy.describe_value` writes it (null, true and false are JSON's own words).
+_DESCRIBED = re.compile(r"the (?P<kind>number|string) (?P<value>.*)\Z", re.S)
+_DESCRIBED_LIST = re.compile(r"a list of (?P<count>\d+) items\Z")
+_DESCRIBED_TYPE = re.compile(r"an? (?P<type>\w+)\Z")  # a value JSON does not have: its Python type's name
 
 
 @dataclass(frozen=True)
@@ -74,27 +108,67 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
     language = get_language() or "en"
     if language.split("-")[0] == "en":
         return RefusalLine(message, None)
-    line = _LINE.match(message)
     detail = error.get("detail")
-    stated = detail.get("expected") if isinstance(detail, Mapping) else None
-    read = _read(line["rest"], stated if isinstance(stated, str) else None) if line else None
-    if line is None or read is None:
+    detail = detail if isinstance(detail, Mapping) else {}
+    stated = detail.get("expected")
+    stated = stated if isinstance(stated, str) else None
+    text = _expected_line(message, stated)
+    if text is None:
+        text = _must_be_line(message, stated, detail.get("path"))
+    if text is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")
+    return RefusalLine(text, None)
+
+
+def _expected_line(message: str, stated: str | None) -> str | None:
+    """`<path>: expected <what>[, got <found>]` in the page's words, or None."""
+    line = _EXPECTED_LINE.match(message)
+    read = _read(line["rest"], stated) if line else None
+    if read is None:
+        return None
     expected, found = read
     where = line["where"]
     where = pgettext("expected", "the input") if where == "the input" else where
     if found is None:
-        return RefusalLine(pgettext("expected", "%(where)s: expected%(expected)s") % {
-            "where": where, "expected": _spaced(expected)}, None)
-    return RefusalLine(pgettext("expected", "%(where)s: expected%(expected)s, got%(found)s") % {
-        "where": where, "expected": _spaced(expected), "found": _spaced(_found_words(found))}, None)
+        return pgettext("expected", "%(where)s: expected%(expected)s") % {
+            "where": where, "expected": _spaced(expected)}
+    return pgettext("expected", "%(where)s: expected%(expected)s, got%(found)s") % {
+        "where": where, "expected": _spaced(expected), "found": _spaced(_found_words(found))}
+
+
+def _must_be_line(message: str, stated: str | None, path: Any) -> str | None:
+    """`<headline>: <path> must be <what>[, got <value>]` in the page's words, or None. The error states its
+    expected phrase and its path ("" for the whole document), so a line that only looks like one is left alone."""
+    line = _MUST_BE_LINE.match(message)
+    if line is None or stated is None or line["where"] != (path or "the strategy"):
+        return None
+    headline = pgettext("strategy", line["headline"])
+    read = _read(line["rest"], stated)
+    if headline == line["headline"] or read is None:
+        return None
+    expected, found = read
+    found_words = _described_words(found) if found is not None else None
+    if found is not None and found_words is None:
+        return None
+    where = line["where"]
+    where = pgettext("strategy", "the strategy") if where == "the strategy" else where
+    values = {"headline": headline, "where": _spaced_before(where), "expected": _spaced(expected)}
+    if found_words is None:
+        return pgettext("strategy", "%(headline)s: %(where)smust be%(expected)s") % values
+    return pgettext("strategy", "%(headline)s: %(where)smust be%(expected)s, got%(found)s") % {
+        **values, "found": _spaced(found_words)}
 
 
 def _spaced(words: str) -> str:
     """The words as they follow a verb: after a space where they start with Latin text (`true`, `null`, a field
     name), joined to it where they start in the page's own script, as Chinese writes them."""
     return f" {words}" if words[:1].isascii() else words
+
+
+def _spaced_before(words: str) -> str:
+    """The words as they come before a verb: `_spaced` the other way round (`rules[0].role 应为`, `策略应为`)."""
+    return f"{words} " if words[-1:].isascii() else words
 
 
 def _read(rest: str, stated: str | None) -> tuple[str, str | None] | None:
@@ -119,6 +193,8 @@ def _read(rest: str, stated: str | None) -> tuple[str, str | None] | None:
 
 
 def _expected_words(phrase: str) -> str | None:
+    if _CODE_VALUE.fullmatch(phrase):
+        return phrase
     words = pgettext("expected", phrase)
     if words != phrase:
         return words
@@ -143,3 +219,25 @@ def _found_words(found: str) -> str:
                  else pgettext("expected", "an object of %(count)s item(s)"))
         return words % {"count": match["count"]}
     return found
+
+
+def _described_words(found: str) -> str | None:
+    """What was found, as `assembly.strategy.describe_value` writes it, in the page's words (its kind translated,
+    its value as written), or None for a description this does not know."""
+    if found in ("null", "true", "false"):
+        return found
+    if found == "an object":
+        return pgettext("expected", "an object")
+    if found == "a very large number":
+        return pgettext("strategy", "a very large number")
+    match = _DESCRIBED.match(found)
+    if match:
+        kind = {"number": pgettext("expected", "number"), "string": pgettext("expected", "string")}[match["kind"]]
+        return f"{kind} {match['value']}"
+    match = _DESCRIBED_LIST.match(found)
+    if match:
+        return pgettext("expected", "a list of %(count)s item(s)") % {"count": match["count"]}
+    match = _DESCRIBED_TYPE.match(found)
+    if match:
+        return pgettext("strategy", "a %(type)s") % {"type": match["type"]}
+    return None

@@ -23,6 +23,8 @@ from typing import Any
 from django.utils.translation import gettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
+from studio.refusal_lines import refusal_line
+
 DIAGNOSTICS: dict[str, Any] = {
     # native backend adjustments
     # turn projection
@@ -571,10 +573,11 @@ def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str
         return gettext("Built-in strategies are read-only: copy this one to edit it.")
     if code == "FORBIDDEN":
         return gettext("You may not change this strategy (%(why)s).") % {"why": error.get("error")}
+    # the engine's own line, in the page's language where the catalogue has its words (a strategy's bad field)
+    why = refusal_line(error).text
     if code == "INPUT_INVALID" or code == "STRATEGY_INVALID":
-        return gettext("The change was refused: %(why)s. Nothing was changed.") % {"why": error.get("error")}
-    return gettext("The change was refused (%(code)s): %(why)s. Nothing was changed.") % {
-        "code": code, "why": error.get("error")}
+        return gettext("The change was refused: %(why)s. Nothing was changed.") % {"why": why}
+    return gettext("The change was refused (%(code)s): %(why)s. Nothing was changed.") % {"code": code, "why": why}
 
 
 # ---------------------------------------------------------------------------------------------- excerpts

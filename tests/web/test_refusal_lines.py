@@ -4,19 +4,27 @@ in Chinese on a Chinese page, the engine's English line as written, marked, wher
 import ast
 import html
 import json
+import re
 from pathlib import Path
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import translation
 
+from assembly import StrategyError, normalize_strategy, strategy
 from assembly.reading import ImportInvalid
 from assembly.sillytavern.preset import import_preset
 from assembly.sillytavern.worldbook import import_worldbook
-from strategies_app.models import Preset
+from strategies_app import services
+from strategies_app.models import Preset, Strategy
 from studio.refusal_lines import refusal_line
 from tests.web.conftest import client_for
 
 ENGINE = Path(__file__).resolve().parents[2] / "assembly"
+CHINESE = re.compile("[\u4e00-\u9fff]")
+# English words a translated line no longer holds, once its quoted code values and {field, lists} are set aside
+ENGLISH_WORDS = re.compile(r"\b(?:must|got|expected|or|and|of|the|at|most|an|string|number|list|object|boolean)\b")
+CODE_VALUES = re.compile(r"'[^']*'|\{[^}]*\}")
 
 
 def importer_phrases() -> set[str]:
@@ -101,3 +109,138 @@ def test_a_studio_refusal_in_the_engines_shape_reads_in_chinese_too():
              "error": "token: expected the token of an upload of yours from a dry run (this one is unknown; pick the "
                       "file again)"}
     assert in_chinese(error).text == "token：应为你在试运行中上传的文件的令牌（此令牌未知；请重新选择文件）"
+
+
+# --- the strategy validator: `<headline>: <path> must be <what>[, got <value>]` ----------------------------------
+
+A2 = {"format": "dsh-tavern-request-assembly", "version": 1, "name": "Lore first",
+      "rules": [{"id": "history", "kind": "history"}, {"id": "input", "kind": "input"}]}
+LAYOUT = {"version": 1, "source": "manual", "identity": "preserve", "fallback": "source-order"}
+
+
+def strategy_phrases() -> list[str]:
+    """Every phrase assembly/strategy.py passes to `_fail` as what it expected, the formatted ones filled in: a
+    module constant with its value, a join with two sample items, anything else with a sample name. A form this
+    does not know fails the scan, so a new call site is read here too."""
+    tree = ast.parse((ENGINE / "strategy.py").read_text())
+
+    def sample(node: ast.expr, local: dict[str, str]) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in local:
+            return local[node.id]
+        if isinstance(node, ast.Name) and node.id.isupper():
+            return getattr(strategy, node.id)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "repr":
+            return repr(sample(node.args[0], local))
+        if (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "join"
+                and isinstance(node.func.value, ast.Constant)):
+            return node.func.value.value.join(["alpha", "beta"])
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    parts.append(part.value)
+                    continue
+                value = part.value
+                shown = str(getattr(strategy, value.id)) if isinstance(value, ast.Name) and value.id.isupper() else (
+                    sample(value, local) if isinstance(value, ast.Call) else "some-id")
+                parts.append(repr(shown) if part.conversion == ord("r") else shown)
+            return "".join(parts)
+        raise AssertionError(f"line {node.lineno}: an expected phrase the scan cannot read: {ast.unparse(node)}")
+
+    phrases = []
+    for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)):
+        local = {target.id: statement.value.value for statement in ast.walk(function)
+                 if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant)
+                 for target in statement.targets if isinstance(target, ast.Name)}
+        phrases += [sample(call.args[2], local) for call in ast.walk(function)
+                    if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "_fail"]
+    return phrases
+
+
+def strategy_refused(document) -> dict:
+    try:
+        normalize_strategy(document)
+    except StrategyError as error:
+        return error.to_json()
+    raise AssertionError("the strategy was taken")
+
+
+def assert_all_chinese(line, english: str) -> None:
+    assert line.lang is None and CHINESE.search(line.text), english
+    assert not ENGLISH_WORDS.search(CODE_VALUES.sub("", line.text)), (english, line.text)
+
+
+def test_every_headline_and_phrase_of_the_strategy_validator_has_chinese_words():
+    phrases = strategy_phrases()
+    assert len(phrases) > 40  # the scan reaches every `_fail`
+    headlines = [value for name, value in vars(strategy).items() if name.startswith("MSG_")]
+    assert len(headlines) == 21
+    for phrase in phrases:
+        error = strategy._fail(strategy.MSG_RULE, "rules[0].x", phrase, got=False).to_json()
+        assert_all_chinese(in_chinese(error), phrase)
+    for headline in headlines:
+        error = strategy._fail(headline, "rules[0].x", "a boolean", "yes").to_json()
+        assert_all_chinese(in_chinese(error), headline)
+
+
+@pytest.mark.parametrize("value", [None, True, "yes", 10 ** 60, 2.5, {"a": 1}, [1, 2], {1}])
+def test_every_kind_of_value_the_strategy_validator_describes_reads_in_chinese(value):
+    error = strategy._fail(strategy.MSG_RULE, "rules[0].enabled", "a boolean", value).to_json()
+    line = in_chinese(error)
+    assert_all_chinese(line, error["error"])
+    assert line.text.startswith("无效的组装规则：rules[0].enabled 应为布尔值，实际为")
+
+
+@pytest.mark.parametrize(("document", "chinese"), [
+    ({**A2, "rules": [{"id": "a", "kind": "history", "role": "narrator"}]},
+     "无效的身份：rules[0].role 应为 preserve、system、user、assistant 之一，实际为字符串 'narrator'"),
+    ({**A2, "rules": [{"id": "a", "kind": "history", "depth": 10001}]},
+     "无效的插入深度：rules[0].depth 应为 null 或 0 到 10000 之间的整数，实际为数字 10001"),
+    ({key: value for key, value in A2.items() if key != "name"},
+     "必须填写预设名称（最多 200 个字符）：name 应为最多 200 个字符的非空白字符串，实际为 null"),
+    ({**A2, "backend": "sideways"}, "无效的组装后端：backend 应为不填、'native' 或 'core'，实际为字符串 'sideways'"),
+    ({**A2, "rules": [{"id": "a", "kind": "history"}, {"id": "a", "kind": "input"}]},
+     "规则 id 必须唯一：rules[1].id 应为唯一，但 'a' 已被前面的规则使用"),
+    ({**A2, "layout": {**LAYOUT, "positions": [{"sourceId": "persona", "positionId": "main", "enabled": True,
+                                                "placement": "list", "anchor": "start"}]}},
+     "无效的位置锚点：layout.positions[0].anchor 应为 'end'，或指向另一个位置的 {sourceId, positionId, side} 对象，"
+     "实际为字符串 'start'"),
+    ({**A2, "layout": {**LAYOUT, "priority": ["preset", "resource"]}},
+     "无效的位置优先级顺序：layout.priority 应为 'user'、'preset'，或含 3 到 128 个阶段 id 的列表，实际为含 2 项的列表"),
+    ({**A2, "layout": {**LAYOUT, "priority": ["preset", "resource", "default", "preset"]}},
+     "无效的位置优先级顺序：layout.priority[3] 应为只出现一次，但 'preset' 重复出现"),
+    ([], "不支持的组装预设格式或版本：策略应为 format 为 'dsh-tavern-request-assembly'、version 为 1 的 JSON 对象，"
+         "实际为含 0 项的列表"),
+    ({**A2, "version": 2}, "不支持的组装预设格式或版本：version 应为 1，实际为数字 2"),
+])
+def test_a_refused_strategy_reads_in_chinese_with_its_path_as_written(document, chinese):
+    error = strategy_refused(document)
+    line = in_chinese(error)
+    assert (line.text, line.lang) == (chinese, None)
+    with translation.override("en"):
+        english = refusal_line(error)
+    assert (english.text, english.lang) == (error["error"], None)  # an English page: the engine's line as written
+
+
+def test_a_strategy_line_with_another_path_or_an_unknown_headline_stays_as_written():
+    error = strategy_refused({**A2, "backend": "sideways"})
+    moved = {**error, "detail": {**error["detail"], "path": "layout"}}
+    unknown = {**error, "error": error["error"].replace("Invalid assembly backend", "Invalid something else")}
+    for stays in (moved, unknown):
+        assert (in_chinese(stays).text, in_chinese(stays).lang) == (stays["error"], "en")
+
+
+def test_the_strategy_editor_says_a_refused_edit_in_chinese(users):
+    mine = services.strategy_create(user=users["designer"], name="Notes", document={
+        **A2, "rules": [{"id": "note", "kind": "custom", "text": "hello"}]})
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    page = client.post(f"/strategies/{mine.slug}/rules/note/edit/", {
+        "version": mine.version, "text": "x" * (strategy.MAX_TEXT_CHARS + 1)})
+    assert page.status_code == 413 and Strategy.objects.get(pk=mine.pk).version == mine.version
+    shown = html.unescape(page.content.decode())
+    line = "自定义文本超出上限：rules[0].text 应为最多 524288 个字符"
+    assert f"更改被拒绝：{line}。未做任何更改。" in shown  # the sentence, and the technical detail under it
+    assert shown.count(line) == 2 and "must be" not in shown
