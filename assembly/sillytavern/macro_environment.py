@@ -321,6 +321,8 @@ def _model(preset: Any) -> str:
         return ""
     fields = preset.other_fields
     source = fields.get("chat_completion_source") or "openai"
+    if not isinstance(source, str):
+        return ""  # a value SillyTavern never writes matches none of its sources: the model is ''
     key = {"makersuite": "google_model", "vertexai": "vertexai_model"}.get(source, f"{source}_model")
     value = fields.get(key)
     return value if isinstance(value, str) else ""

@@ -202,3 +202,16 @@ def test_a_pass_made_for_its_effects_alone_is_inert_only_with_names_alone_and_ca
     assert not restless.inert(["plain text"])
     restless.evaluate("plain text")
     assert restless.variables.snapshot()["local"] == {"n": 2}
+
+
+@pytest.mark.parametrize(("source", "model"), [("claude", "claude-x"), (None, "gpt-x"), (["claude"], ""),
+                                               ({"source": "claude"}, ""), (7, "")])
+def test_the_model_macro_reads_the_model_of_the_presets_source(source, model):
+    body = {"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "legacy",
+            "resources": {"preset": {
+                "chat_completion_source": source, "openai_model": "gpt-x", "claude_model": "claude-x",
+                "prompts": [{"identifier": "main", "role": "system", "content": "model=[{{model}}]"}],
+                "prompt_order": [{"character_id": 100001, "order": [{"identifier": "main", "enabled": True}]}]}},
+            "conversation": {"history": [], "input": []}}
+    messages = assemble(body).model_dump(mode="json")["request"]["messages"]
+    assert messages[0]["content"] == f"model=[{model}]"
