@@ -143,8 +143,10 @@ def _card_lore(session: Session) -> tuple[WorldBook, set[str]] | None:
     raw = session.character.card_fields.get("character_book")
     if not isinstance(raw, dict) or not raw.get("entries"):
         return None
-    names = {raw.get("name"), (session.character.card_fields.get("extensions") or {}).get("world")}
-    return import_worldbook(raw), {n for n in names if isinstance(n, str) and n}
+    extensions = session.character.card_fields.get("extensions")
+    world = extensions.get("world") if isinstance(extensions, dict) else None
+    # a card's fields are kept as the file wrote them: a name that is not text names nothing
+    return import_worldbook(raw), {name for name in (raw.get("name"), world) if isinstance(name, str) and name}
 
 
 def _prefixed(book: WorldBook, prefix: str, lore: str | None) -> tuple[WorldBookEntry, ...]:

@@ -155,3 +155,14 @@ def test_a_sticky_entry_stays_active_on_the_next_turn_from_the_sessions_own_stat
 
     Session.objects.filter(pk=session.pk).update(chat_file={}, updated_at=timezone.now())  # the same chat without its timed state
     assert "The lantern never goes out." not in sent()
+
+
+def test_a_card_whose_linked_world_is_not_text_still_lends_its_lore(users, seraphina):
+    """A card's extensions are kept as its file wrote them: a linked world (`extensions.world`) that is a list names
+    no world, and the preview still reads the card's entries (it answered 500 before)."""
+    card = json.loads((seraphina["folder"] / "st_card_Seraphina.v2.chara.json").read_text(encoding="utf-8"))
+    card["data"]["extensions"]["world"] = ["Eldoria"]
+    report = strategy_services.character_import(user=users["admin"], data=card)
+    seraphina["character"] = Character.objects.get(pk=report.id)
+    found = lore(session_with(users, seraphina, "Hello.", card_lore=True, world_info_activation="all"))
+    assert sorted(node_id for node_id, _ in found) == [f"worldbook:card:{i}" for i in range(4)]
