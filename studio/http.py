@@ -25,6 +25,7 @@ from assembly.reading import MAX_IMPORT_BYTES
 from assembly.sillytavern.png import PNG_SIGNATURE, card_json_from_png
 from studio import input_boundary
 from studio.errors import FormInvalid, ServiceError
+from studio.wording import label_colon
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_BODY_BYTES = MAX_IMPORT_BYTES  # 5 MiB, quality.md "Bad input"
@@ -170,5 +171,5 @@ def valid_form(form_class, request, **kwargs):
     form = form_class(request.POST, **kwargs)
     if not form.is_valid():
         field, errors = next(iter(form.errors.items()))
-        raise FormInvalid(f"{field}: {errors[0]}" if field != "__all__" else errors[0])
+        raise FormInvalid(f"{field}{label_colon()}{errors[0]}" if field != "__all__" else errors[0])
     return form

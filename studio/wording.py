@@ -573,8 +573,9 @@ def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str
         return gettext("Built-in strategies are read-only: copy this one to edit it.")
     if code == "FORBIDDEN":
         return gettext("You may not change this strategy (%(why)s).") % {"why": error.get("error")}
-    # the engine's own line, in the page's language where the catalogue has its words (a strategy's bad field)
-    why = refusal_line(error).text
+    # the engine's own line, in the page's language where the catalogue has its words (a strategy's bad field), as
+    # a clause of the sentence: a form's message ends with its own full stop
+    why = refusal_line(error).text.rstrip().removesuffix(".").removesuffix("。")
     if code == "INPUT_INVALID" or code == "STRATEGY_INVALID":
         return gettext("The change was refused: %(why)s. Nothing was changed.") % {"why": why}
     return gettext("The change was refused (%(code)s): %(why)s. Nothing was changed.") % {"code": code, "why": why}

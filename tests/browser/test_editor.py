@@ -323,3 +323,28 @@ def test_dragging_a_request_block_keeps_the_move(live_server, page, login_as, st
     assert moved.index(ids[storm]) == moved.index(ids[note]) - 1
     [override] = Strategy.objects.get(pk=studio["strategy"].pk).draft["layout"]["overrides"]
     assert (override["target"], override["anchor"], override["side"]) == (ids[storm], ids[note], "before")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_a_refused_setting_says_what_was_refused_in_the_pages_language(live_server, page, login_as, studio,
+                                                                       language):
+    """A blank name (spaces pass the browser's `required`) is refused naming the field, in the page's words and
+    punctuation, and nothing is stored."""
+    from tests.browser.screenshots import shoot
+
+    login_as("designer")
+    page.goto(editor_url(live_server, studio))
+    if language != "en":
+        page.locator("#lang-select").select_option(language)
+        page.locator("form.lang button[type=submit]").click()
+        page.wait_for_url(re.compile(r".*/edit/.*"))
+    page.locator("#settings-panel > details > summary").click()  # a collapsed panel
+    page.locator("#settings-name").fill("   ")
+    page.locator("#settings-name").press("Enter")
+    status = page.locator("#editor-status [data-code=INPUT_INVALID]")
+    status.wait_for()
+    sentence = status.inner_text().splitlines()[0]
+    assert sentence == ("The change was refused: name: This field is required. Nothing was changed." if language == "en"
+                        else "更改被拒绝：name：这个字段是必填项。未做任何更改。")
+    assert Strategy.objects.get(pk=studio["strategy"].pk).draft["name"] == "Lighthouse slots"
+    shoot(page, "editor-refused-setting", language)

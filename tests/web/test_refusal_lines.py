@@ -199,7 +199,7 @@ def test_every_kind_of_value_the_strategy_validator_describes_reads_in_chinese(v
     ({**A2, "rules": [{"id": "a", "kind": "history", "depth": 10001}]},
      "无效的插入深度：rules[0].depth 应为 null 或 0 到 10000 之间的整数，实际为数字 10001"),
     ({key: value for key, value in A2.items() if key != "name"},
-     "必须填写预设名称（最多 200 个字符）：name 应为最多 200 个字符的非空白字符串，实际为 null"),
+     "必须填写策略名称（最多 200 个字符）：name 应为最多 200 个字符的非空白字符串，实际为 null"),
     ({**A2, "backend": "sideways"}, "无效的组装后端：backend 应为不填、'native' 或 'core'，实际为字符串 'sideways'"),
     ({**A2, "rules": [{"id": "a", "kind": "history"}, {"id": "a", "kind": "input"}]},
      "规则 id 必须唯一：rules[1].id 应为唯一，但 'a' 已被前面的规则使用"),
@@ -211,9 +211,9 @@ def test_every_kind_of_value_the_strategy_validator_describes_reads_in_chinese(v
      "无效的位置优先级顺序：layout.priority 应为 'user'、'preset'，或含 3 到 128 个阶段 id 的列表，实际为含 2 项的列表"),
     ({**A2, "layout": {**LAYOUT, "priority": ["preset", "resource", "default", "preset"]}},
      "无效的位置优先级顺序：layout.priority[3] 应为只出现一次，但 'preset' 重复出现"),
-    ([], "不支持的组装预设格式或版本：策略应为 format 为 'dsh-tavern-request-assembly'、version 为 1 的 JSON 对象，"
+    ([], "不支持的策略格式或版本：策略应为 format 为 'dsh-tavern-request-assembly'、version 为 1 的 JSON 对象，"
          "实际为含 0 项的列表"),
-    ({**A2, "version": 2}, "不支持的组装预设格式或版本：version 应为 1，实际为数字 2"),
+    ({**A2, "version": 2}, "不支持的策略格式或版本：version 应为 1，实际为数字 2"),
 ])
 def test_a_refused_strategy_reads_in_chinese_with_its_path_as_written(document, chinese):
     error = strategy_refused(document)
