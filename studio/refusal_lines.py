@@ -62,6 +62,8 @@ _FILLED_IN = (
     (r"text without lone surrogates \((?P<code>\\u[0-9a-f]{4}); send the character itself\)",
      "text without lone surrogates (%(code)s; send the character itself)"),
     (r"JSON nested at most (?P<depth>\d+) levels deep", "JSON nested at most %(depth)s levels deep"),
+    (r"a text of at most (?P<limit>\d+) characters from the macros",
+     "a text of at most %(limit)s characters from the macros"),
     # the strategy validator's (assembly/strategy.py)
     (r"a JSON object with format (?P<format>'[^']*') and version (?P<version>\d+)",
      "a JSON object with format %(format)s and version %(version)s"),

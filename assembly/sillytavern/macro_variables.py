@@ -13,7 +13,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from assembly.errors import AssemblyError
 from assembly.sillytavern.js_numbers import js_number, js_string
+
+# The longest text macros may make, a variable's value or one text's expansion: SillyTavern's own bound is the
+# browser's longest string (some 500 million characters, which no request survives). Past ours the request is
+# refused before the doubling a nested {{setvar}} can do runs the process out of memory.
+MAX_MACRO_TEXT_CHARS = 2 * 1024 * 1024
+
+
+def macro_text_too_large(macro: str) -> AssemblyError:
+    return AssemblyError("ASSEMBLY_TOO_LARGE", f"{{{{{macro}}}}}: expected a text of at most {MAX_MACRO_TEXT_CHARS} "
+                         "characters from the macros", status=413,
+                         detail={"macro": macro, "limit": MAX_MACRO_TEXT_CHARS})
+
 
 VariableValue = str | int | float | bool | None | list[Any] | dict[str, Any]
 _SCOPES = ("local", "global")
@@ -41,7 +54,9 @@ class MacroVariables:
     def get(self, name: str, *, is_global: bool = False) -> Any:
         return js_variable_value(self.scope(is_global).get(name))
 
-    def set(self, name: str, value: Any, *, is_global: bool = False) -> Any:
+    def set(self, name: str, value: Any, *, is_global: bool = False, macro: str = "setvar") -> Any:
+        if isinstance(value, str) and len(value) > MAX_MACRO_TEXT_CHARS:
+            raise macro_text_too_large(macro.replace("var", "globalvar") if is_global else macro)
         self.scope(is_global)[name] = value
         return value
 
@@ -56,13 +71,14 @@ class MacroVariables:
             parsed = None
         if isinstance(parsed, list):
             parsed.append(value)
-            self.set(name, json.dumps(parsed, ensure_ascii=False, separators=(",", ":")), is_global=is_global)
+            self.set(name, json.dumps(parsed, ensure_ascii=False, separators=(",", ":")), is_global=is_global,
+                     macro="addvar")
             return parsed
         increment = js_number(value)
         base = js_number(current)
         if math.isnan(increment) or math.isnan(base):
             text = (js_string(current) if current not in (0, "", None) else "") + js_string(value)
-            self.set(name, text, is_global=is_global)
+            self.set(name, text, is_global=is_global, macro="addvar")
             return text
         total = base + increment
         if math.isnan(total):

@@ -20,6 +20,7 @@ from typing import Any
 from assembly.macros import holds_macro
 from assembly.sillytavern.js_numbers import js_number, js_string
 from assembly.sillytavern.macro_clock import v2_legacy_spelling, v2_macro
+from assembly.sillytavern.macro_variables import MAX_MACRO_TEXT_CHARS, macro_text_too_large
 from assembly.sillytavern.macros_legacy import roll
 from assembly.sillytavern.relative_time import time_diff
 
@@ -203,7 +204,14 @@ def _number(value: Any) -> float:
 
 
 def _render(parts: list[Any], call: _Call) -> str:
-    return "".join(p.text if isinstance(p, _Text) else _evaluate_tag(p, call) for p in parts)
+    pieces, size = [], 0
+    for part in parts:
+        piece = part.text if isinstance(part, _Text) else _evaluate_tag(part, call)
+        size += len(piece)
+        if size > MAX_MACRO_TEXT_CHARS:  # counted as it grows: the text itself is never made
+            raise macro_text_too_large(_head(part)[1] if isinstance(part, _Tag) else "text")
+        pieces.append(piece)
+    return "".join(pieces)
 
 
 def _args(rest: str, tag: _Tag, call: _Call) -> list[str] | None:
@@ -482,6 +490,8 @@ def _repeat(char: str) -> Callable[[_Call, list[str]], Any]:
             return char
         if len(args) == 1:
             count = _count(args[0])
+            if count is not None and count > MAX_MACRO_TEXT_CHARS:
+                raise macro_text_too_large("newline" if char == "\n" else "space")
             return char * count if count is not None else None
         return None
     return run

@@ -78,6 +78,16 @@ def test_a_phrase_with_numbers_reads_in_chinese_by_its_pattern():
     assert in_chinese(whole).text == "输入：应为含 `entries` 的世界书对象，实际为含 0 项的列表"
 
 
+def test_macros_that_make_too_much_text_read_in_chinese():
+    from assembly import assemble
+    from assembly.errors import AssemblyError
+
+    prompt = {"identifier": "main", "role": "system", "content": "{{space::9999999999}}"}
+    with pytest.raises(AssemblyError) as refused_run:
+        assemble({"strategy": "builtin-st", "host": {"core_available": True}, "macro_engine": "v2",
+                  "resources": {"preset": {"prompts": [prompt]}}})
+    assert in_chinese(refused_run.value.to_json()).text == "{{space}}：应为宏生成的文本最多 2097152 个字符"
+
 def test_a_line_without_chinese_words_stays_as_written_and_marked_english():
     error = {"code": "IMPORT_INVALID", "error": "prompts: expected a shape no catalogue knows",
              "detail": {"path": "prompts", "expected": "a shape no catalogue knows"}}

@@ -37,3 +37,19 @@ def test_scopes_are_apart():
 def test_a_bad_request_value_is_refused_naming_the_field(bad):
     with pytest.raises(ValueError, match="macro_variables"):
         parse_macro_variables(bad)
+
+
+def test_a_value_longer_than_the_bound_is_refused_in_either_scope():
+    from assembly.errors import AssemblyError
+    from assembly.sillytavern.macro_variables import MAX_MACRO_TEXT_CHARS
+
+    variables = MacroVariables()
+    variables.set("fits", "x" * MAX_MACRO_TEXT_CHARS)
+    for is_global, macro in ((False, "setvar"), (True, "setglobalvar")):
+        with pytest.raises(AssemblyError) as refused:
+            variables.set("long", "x" * (MAX_MACRO_TEXT_CHARS + 1), is_global=is_global)
+        assert refused.value.code == "ASSEMBLY_TOO_LARGE" and refused.value.detail["macro"] == macro
+    with pytest.raises(AssemblyError) as refused:
+        variables.add("fits", "y")  # addvar joins the text past the bound
+    assert refused.value.detail["macro"] == "addvar"
+    assert variables.snapshot()["global"] == {} and len(variables.get("fits")) == MAX_MACRO_TEXT_CHARS

@@ -105,3 +105,29 @@ def test_macros_after_an_opening_that_never_closes_run_twice_and_read_as_the_fir
     closed = env()  # a closed macro before them, or none after, changes nothing
     assert closed.evaluate("{{user}} {{incvar::n}} {{user") == "Alex 1 {{user"
     assert closed.variables.local == {"n": 1}
+
+
+@pytest.mark.parametrize(("text", "macro"), [
+    # each {{setvar}} doubles the value: 2^40 characters would run the process out of memory (the second
+    # {{getvar}} of the 22nd makes the text too long)
+    ("{{setvar::a::x}}" + "{{setvar::a::{{getvar::a}}{{getvar::a}}}}" * 40, "getvar"),
+    ("{{space::10000000000}}", "space"),
+    ("{{newline::3000000}}", "newline"),
+    ("{{setvar::a::" + "x" * 1_100_000 + "}}{{addvar::a::{{getvar::a}}}}", "addvar"),
+    ("{{.a = " + "x" * 1_100_000 + "}}{{.a += {{getvar::a}}}}", "addvar"),
+])
+def test_macros_that_would_make_more_text_than_the_bound_are_refused_naming_the_macro(text, macro):
+    from assembly.errors import AssemblyError
+    from assembly.sillytavern.macro_variables import MAX_MACRO_TEXT_CHARS
+
+    with pytest.raises(AssemblyError) as refused:
+        env().evaluate(text)
+    assert refused.value.code == "ASSEMBLY_TOO_LARGE" and refused.value.status == 413
+    assert refused.value.detail == {"macro": macro, "limit": MAX_MACRO_TEXT_CHARS}
+    assert str(refused.value).startswith(f"{{{{{macro}}}}}: expected a text of at most {MAX_MACRO_TEXT_CHARS}")
+
+
+def test_text_up_to_the_bound_is_made():
+    doubled = env().evaluate("{{setvar::a::x}}" + "{{setvar::a::{{getvar::a}}{{getvar::a}}}}" * 20 + "{{getvar::a}}")
+    assert doubled == "x" * 2**20
+    assert env().evaluate("{{space::100000}}") == " " * 100_000
