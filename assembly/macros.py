@@ -14,9 +14,12 @@ the text as written, the other placements render it as empty text (as dsh-prompt
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from assembly.sillytavern.js_numbers import js_number, js_string
 
 SLOT_MACROS = ("chatHistory", "history", "input", "worldInfoBefore", "worldInfoAfter", "worldInfo")
 SLOT_MACRO_RE = re.compile(r"\{\{\s*(chatHistory|history|input|worldInfoBefore|worldInfoAfter|worldInfo)\s*\}\}")
@@ -62,12 +65,25 @@ class MacroResult:
     unsupported: tuple[str, ...] = ()
 
 
+def dice_total(count: str, faces: str, bonus: str) -> str | None:
+    """`count` dice of `faces` faces plus `bonus` (their digits as written), each die on its middle face (random() ==
+    0.5 in the reference preview, so a preview never changes between runs); None for dice without faces. Past 15
+    digits the numbers are the JavaScript engines' doubles: rounded, Infinity past 1.8e308, never a total of
+    thousands of digits."""
+    if max(len(count), len(faces), len(bonus)) <= 15:
+        whole_faces = int(faces)
+        return str(int(count) * (whole_faces // 2 + 1) + int(bonus)) if whole_faces > 0 else None
+    doubles = [js_number(text) for text in (count, faces, bonus)]
+    if not doubles[1] > 0:
+        return None
+    middle = doubles[1] / 2 if math.isinf(doubles[1]) else float(math.floor(doubles[1] / 2))
+    return js_string(doubles[0] * (middle + 1) + doubles[2])
+
+
 def _roll(spec: re.Match[str]) -> str:
-    count = int(spec.group(1) or 1)
-    faces = int(spec.group(2))
-    bonus = int((spec.group(3) or "0").replace(" ", ""))
-    # The middle face (random() == 0.5 in the reference preview), so the preview never changes between runs.
-    return str(count * (faces // 2 + 1) + bonus) if faces > 0 else str(bonus)
+    bonus = (spec.group(3) or "0").replace(" ", "")
+    total = dice_total(spec.group(1) or "1", spec.group(2), bonus)
+    return total if total is not None else js_string(js_number(bonus))
 
 
 def holds_macro(text: str) -> bool:

@@ -15,14 +15,24 @@ _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _RADIX = {"0x": (16, re.compile(r"[0-9a-fA-F]+")), "0o": (8, re.compile(r"[0-7]+")), "0b": (2, re.compile(r"[01]+"))}
 
 
+def _double(whole: int) -> float:
+    """An integer as a JavaScript number: Infinity past the largest double (Python's float() raises there)."""
+    try:
+        return float(whole)
+    except OverflowError:
+        return math.inf if whole > 0 else -math.inf
+
+
 def js_number(value: Any) -> float:
     """`Number(value)`: NaN for what JavaScript cannot read as a number."""
     if value is None:
         return 0.0
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
+    if isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return _double(value)
     if not isinstance(value, str):
         return math.nan
     text = value.strip(_JS_SPACE)
@@ -35,7 +45,7 @@ def js_number(value: Any) -> float:
     radix = _RADIX.get(text[:2].lower())
     if radix is not None:
         base, digits = radix
-        return float(int(text[2:], base)) if digits.fullmatch(text[2:]) else math.nan
+        return _double(int(text[2:], base)) if digits.fullmatch(text[2:]) else math.nan
     if _DECIMAL.fullmatch(text):
         try:
             return float(text)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from assembly.macros import holds_macro
+from assembly.macros import dice_total, holds_macro
 from assembly.sillytavern.js_numbers import js_string
 from assembly.sillytavern.macro_clock import legacy_patterns
 from assembly.sillytavern.relative_time import time_diff
@@ -107,9 +107,7 @@ def roll(formula: str) -> str:
     dice = _pattern(_DICE).match(formula)
     if dice is None:
         return ""
-    count, faces = int(dice.group(1) or 1), int(dice.group(2))
-    bonus = int((dice.group(3) or "0").replace(" ", ""))
-    return str(count * (faces // 2 + 1) + bonus) if faces > 0 else ""
+    return dice_total(dice.group(1) or "1", dice.group(2), (dice.group(3) or "0").replace(" ", "")) or ""
 
 
 def _choices(raw: str) -> list[str]:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,8 @@ def _section(raw: Any, path: str, defaults: dict[str, Any]) -> dict[str, Any]:
                     value = int(value)
                 except (TypeError, ValueError):
                     raise TextSettingsInvalid(f"{path}.{key}", "a number", value) from None
+            if isinstance(value, float) and not math.isfinite(value):
+                raise TextSettingsInvalid(f"{path}.{key}", "a finite number", value)
             merged[key] = int(value)
         elif not isinstance(value, str):
             raise TextSettingsInvalid(f"{path}.{key}", "a string", value)

@@ -272,7 +272,7 @@ def parse_worldbook(value: Any, path: str) -> WorldBook:
     shapes: _Shapes = {}
     if isinstance(entries_value, dict):
         for key, item in read_object(entries_value, entries_path).items():
-            default_uid: int | str = int(key) if key.isascii() and key.isdecimal() else key
+            default_uid: int | str = int(key) if key.isascii() and key.isdecimal() and len(key) <= 15 else key
             entries.append(_entry(item, join_path(entries_path, key), default_uid, shapes, book_form=False))
     elif isinstance(entries_value, list):
         for index, item in enumerate(entries_value):

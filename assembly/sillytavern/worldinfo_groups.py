@@ -35,7 +35,7 @@ class GroupLoss:
 def object_key_order(names: Sequence[str]) -> list[str]:
     """Object.keys order: array-index-like names ascending, then the others in insertion order."""
     numeric = [n for n in names if n.isascii() and n.isdecimal() and (n == "0" or not n.startswith("0"))
-               and int(n) < 2**32 - 1]
+               and len(n) <= 10 and int(n) < 2**32 - 1]  # an index has at most 10 digits
     chosen = set(numeric)
     return sorted(numeric, key=int) + [n for n in names if n not in chosen]
 

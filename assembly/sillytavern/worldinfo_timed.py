@@ -60,8 +60,11 @@ def _number(value: Any, where: str) -> int:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+    digits = value.strip() if isinstance(value, str) else ""
+    if digits.isascii() and digits.lstrip("-").isdigit():
+        if len(digits.lstrip("-")) <= 15:  # a message count: more digits than a double holds is no count
+            return int(digits)
+        raise ImportInvalid(where, "a whole number of at most 15 digits", got=value, has_got=True)
     raise ImportInvalid(where, "a whole number", got=value, has_got=True)
 
 

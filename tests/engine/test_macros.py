@@ -28,3 +28,12 @@ def test_many_unclosed_braces_take_linear_time():
                                   "明天{{user}}", "{" * 7, "{}{}{"])
 def test_holds_macro_answers_as_a_search_for_the_two_braces(text):
     assert holds_macro(text) is ("{{" in text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("{{roll:2d6+3}}", "11"),
+    ("{{roll:1d0+3}}", "3"),  # no faces: the bonus alone
+    ("{{roll:1d" + "9" * 5000 + "}}", "Infinity"),  # a JavaScript number, never a 5,000-digit total
+])
+def test_dice_of_any_size_take_the_middle_face(text, expected):
+    assert expand_text_macros(text, MacroContext()).text == expected

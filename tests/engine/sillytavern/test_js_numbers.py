@@ -29,3 +29,9 @@ def test_number_of_anything_else_is_nan(text):
 ])
 def test_string_writes_what_javascript_writes(number, text):
     assert js_number_string(number) == text
+
+
+def test_a_whole_number_past_the_largest_double_is_infinity_as_in_javascript():
+    assert js_number(10**400) == math.inf and js_number(-(10**400)) == -math.inf
+    assert js_number("0x" + "f" * 300) == math.inf  # Number("0xfff...") past 1.8e308
+    assert js_number(2**53 + 1) == float(2**53)  # rounded as a double

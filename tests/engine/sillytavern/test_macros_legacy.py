@@ -180,3 +180,17 @@ def test_a_text_whose_macros_are_all_unknown_stays_as_written():
     env = MacroEnvironment(user="Ann", char="Bo")
     assert env.evaluate("{{nothing}} here") == "{{nothing}} here"
     assert env.unsupported == ["nothing"]
+
+
+@pytest.mark.parametrize(("formula", "total"), [
+    ("2d6+3", "11"),
+    ("999999999d999999999", "499999999500000000"),  # up to 15 digits a number is exact
+    ("1d" + "9" * 5000, "Infinity"),  # past 1.8e308 a JavaScript number is Infinity (no 5,000-digit string)
+    ("9" * 400 + "d6", "Infinity"),
+    ("1d6+" + "9" * 5000, "Infinity"),
+    ("2d" + "1" * 20, "11111111111111110000"),  # 20 digits: a double, written as JavaScript writes it
+])
+def test_dice_of_any_size_total_as_javascript_numbers_do(formula, total):
+    from assembly.sillytavern.macros_legacy import roll
+
+    assert roll(formula) == total

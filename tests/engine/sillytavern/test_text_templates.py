@@ -27,3 +27,9 @@ def test_a_wrong_type_is_refused_with_its_field():
 def test_custom_stopping_strings_are_a_json_array_in_a_string():
     assert custom_stopping_strings('["a", 1, "b"]') == ["a", "b"]
     assert custom_stopping_strings("") == [] and custom_stopping_strings("{}") == []
+
+
+def test_an_infinite_number_is_refused_with_its_field():
+    with pytest.raises(TextSettingsInvalid) as refused:
+        read_text_templates({"context_template": {"story_string_role": float("-inf")}})
+    assert refused.value.detail["path"] == "resources.context_template.story_string_role"

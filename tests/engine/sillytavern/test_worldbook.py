@@ -59,3 +59,9 @@ def test_a_card_book_entry_reads_its_extensions_beside_entries_without_them():
     entries = import_character(card).character_book.entries
     assert [(e.position, e.depth, e.probability) for e in entries] == [
         ("at_depth", 2, 100), ("after", None, 100), ("after", None, 30)]
+
+
+def test_an_entry_keyed_by_thousands_of_digits_keeps_its_key_as_its_uid():
+    long = "9" * 5000
+    book = import_worldbook({"entries": {long: {"key": ["a"], "content": "far"}, "7": {"key": ["b"], "content": "near"}}})
+    assert sorted(str(entry.uid) for entry in book.entries) == sorted([long, "7"])

@@ -89,3 +89,8 @@ def test_entry_delay_counts_the_chat_messages():
 def test_entry_delay_counts_a_swiped_message_the_scan_does_not_see():
     delayed = WorldBookEntry(uid=5, keys=("lamp",), delay=3, content="the lamp is lit")
     assert _uids(_run(delayed, chat=["lamp", "ok"], generation="swipe", full_chat_length=3)) == [5]
+
+
+def test_a_name_of_thousands_of_digits_is_no_array_index():
+    long = "9" * 5000
+    assert object_key_order(["b", long, "10", "2"]) == ["2", "10", "b", long]

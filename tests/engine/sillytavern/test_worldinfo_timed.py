@@ -131,3 +131,13 @@ def test_the_request_carries_the_state_in_and_the_result_carries_it_out():
     bad = {**request, "resources": {**request["resources"], "world_state": {"sticky": {"atlas.1": {"end": "x"}}}}}
     with pytest.raises(Exception, match="world_state"):
         assemble(bad)
+
+
+@pytest.mark.parametrize(("start", "expected"), [("9" * 5000, "a whole number of at most 15 digits"),
+                                                 ("²", "a whole number"), ("-3", None)])
+def test_a_start_written_as_text_is_a_count_of_at_most_15_ascii_digits(start, expected):
+    if expected is None:
+        assert parse_world_state({"sticky": {"a.1": {"start": start, "end": 4}}}).sticky["a.1"].start == -3
+        return
+    with pytest.raises(ImportInvalid, match=f"world_state.sticky.a.1.start: expected {expected}"):
+        parse_world_state({"sticky": {"a.1": {"start": start, "end": 4}}})
