@@ -6,7 +6,8 @@ those whose key `worldinfo_keys.find_key` can find there, whatever their case an
 indexed only when that holds: every key of the candidate is plain (not a regex), ASCII (so lower-casing the text
 around it cannot move it: Python's final-sigma rule and the like touch only non-ASCII letters) and free of "\\n" and
 "\\x01" (so it cannot straddle the "\\n\\x01" that joins buffer segments: a key absent from a buffer can then only
-appear in text appended after it). A candidate with any other key is not indexed and is always scanned in full.
+appear in text appended after it), and at most `MAX_INDEXED_KEY_CHARS` long. A candidate with any other key is not
+indexed and is always scanned in full.
 """
 
 from __future__ import annotations
@@ -17,9 +18,14 @@ import ahocorasick
 
 from assembly.sillytavern.worldinfo_keys import split_regex_key
 
+# pyahocorasick frees its trie recursively: a key of ~500k characters is one chain that deep and crashes the process.
+# A longer key leaves its candidate unindexed, so `find_key` scans it in full (same matches, no automaton).
+MAX_INDEXED_KEY_CHARS = 4096
+
 
 def indexable_key(needle: str) -> bool:
-    return bool(needle) and needle.isascii() and "\n" not in needle and "\x01" not in needle and (
+    return bool(needle) and len(needle) <= MAX_INDEXED_KEY_CHARS and needle.isascii() and "\n" not in needle and (
+        "\x01" not in needle) and (
         not needle.startswith("/") or split_regex_key(needle) is None)
 
 
