@@ -240,11 +240,16 @@ def parse_request(request: dict[str, Any] | AssemblyRequest) -> AssemblyRequest:
         return request
     if not isinstance(request, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"request: expected a JSON object, got {type(request).__name__}")
+    refuse_unsafe(request)
+    return _validated(request)
+
+
+def refuse_unsafe(request: dict[str, Any]) -> None:
+    """ASSEMBLY_REQUEST_INVALID for (part of) a request with NaN, a lone surrogate or JSON nested too deep."""
     unsafe = find_unsafe(request, nul=False)  # the engine stores nothing: NUL is the studio's concern
     if unsafe is not None:
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", f"{unsafe.path}: expected {unsafe.expected}",
                             detail={"path": unsafe.path, "expected": unsafe.expected})
-    return _validated(request)
 
 
 def _validated(request: dict[str, Any]) -> AssemblyRequest:

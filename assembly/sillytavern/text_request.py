@@ -9,7 +9,7 @@ from typing import Any
 
 from assembly.errors import AssemblyError
 from assembly.reading import ImportInvalid
-from assembly.request import parse_request
+from assembly.request import parse_request, refuse_unsafe
 from assembly.results import AssemblyResult, Diagnostic, LayoutView, RequestView, StrategyRef, TextSpan, TokenSummary
 from assembly.sillytavern.macro_environment import text_environment
 from assembly.sillytavern.resource_set import normalize_resources
@@ -33,6 +33,8 @@ def _read(request: dict[str, Any]) -> tuple[Any, Any, Any]:
     raw = request.get("resources") or {}
     if not isinstance(raw, dict):
         raise AssemblyError("ASSEMBLY_REQUEST_INVALID", "resources: expected an object", detail={"path": "resources"})
+    # parse_request sees only the shared resources: the text ones get its check here, under their own paths
+    refuse_unsafe({"resources": {k: v for k, v in raw.items() if k in TEXT_RESOURCES}})
     shared = {k: v for k, v in raw.items() if k not in TEXT_RESOURCES}
     req = parse_request({**{k: v for k, v in request.items() if k not in ("api", "tokenizer")}, "resources": shared})
     if req.generation.type not in _TEXT_GENERATIONS:

@@ -95,6 +95,6 @@ def custom_stopping_strings(value: str) -> list[str]:
         return []
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # "[[[[..." deeper than the parser's stack is as unreadable as bad JSON
         return []
     return [s for s in parsed if isinstance(s, str)] if isinstance(parsed, list) else []

@@ -94,6 +94,25 @@ def test_bad_template_values_are_refused_with_the_field_named():
     assert "instruct_template.names_behavior" in str(refused.value)
 
 
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("resources, path", [
+    ({"context_template": {"story_string": "bad \udfff"}}, "resources.context_template.story_string"),
+    ({"text_settings": {"max_context": float("nan")}}, "resources.text_settings.max_context"),
+    ({"instruct_template": {"wrap": _nested(2000)}}, "resources.instruct_template.wrap"),
+])
+def test_text_resources_get_the_requests_check_for_unsafe_values(resources, path):
+    with pytest.raises(AssemblyError) as refused:
+        assemble(_request(resources=resources))
+    assert refused.value.code == "ASSEMBLY_REQUEST_INVALID"
+    assert refused.value.detail["path"].startswith(path)
+
+
 def test_spans_name_examples_messages_and_the_last_line():
     request = _request(resources={
         "character": {"name": "Bo", "mes_example": "<START>\nBo: an example"},

@@ -29,6 +29,10 @@ def test_custom_stopping_strings_are_a_json_array_in_a_string():
     assert custom_stopping_strings("") == [] and custom_stopping_strings("{}") == []
 
 
+def test_stopping_strings_nested_past_the_parsers_depth_give_none():
+    assert custom_stopping_strings("[" * 100_000) == []
+
+
 def test_an_infinite_number_is_refused_with_its_field():
     with pytest.raises(TextSettingsInvalid) as refused:
         read_text_templates({"context_template": {"story_string_role": float("-inf")}})
