@@ -104,7 +104,11 @@ def world_info_tokens(text: str, encoding: str) -> int:
 
 def world_info_budget(book: WorldBook, max_context: int) -> int:
     """SillyTavern's budget: round(max_context * budget_percent / 100) or 1, capped by budget_cap when > 0."""
-    limit = _round_half_up(book.budget_percent * max_context / 100) or 1
+    try:
+        limit = _round_half_up(book.budget_percent * max_context / 100) or 1
+    except OverflowError:
+        # past a double's range: JavaScript's Infinity budget never binds, nor does the exact integer share here
+        limit = (2 * book.budget_percent * max_context + 100) // 200 or 1
     if book.budget_cap > 0 and limit > book.budget_cap:
         limit = book.budget_cap
     return limit

@@ -114,3 +114,15 @@ def test_a_key_tried_again_in_recursion_keeps_what_its_macros_first_made():
                                  names={"user": "Aria", "char": "Zoe"}, max_context=BIG, macros=macros)
     assert {a.uid: a.reason.scan_pass for a in result.active} == {1: 1, 2: 2}
     assert macros.st.variables.local == {"tried": 1}
+
+
+def test_a_max_context_past_a_doubles_range_gives_a_budget_that_never_binds():
+    from assembly.sillytavern.worldinfo_scan import world_info_budget
+
+    huge = 10**400  # JavaScript reads it as Infinity: the budget then admits everything
+    assert world_info_budget(WorldBook(budget_percent=25), huge) == huge // 4
+    assert world_info_budget(WorldBook(budget_percent=25, budget_cap=300), huge) == 300
+    book = WorldBook(entries=chain(3, 1), activation="keywords", recursive=True)
+    result = activate_world_info(book, chat=[{"role": "user", "content": "beacon0x0"}], names={"user": "Aria"},
+                                 max_context=huge)
+    assert sorted(a.uid for a in result.active) == [0, 1, 2]
