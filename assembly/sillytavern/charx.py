@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import zipfile
+import zlib
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -15,6 +17,9 @@ from assembly.reading import MAX_IMPORT_BYTES, ImportInvalid, read_object
 MAX_ENTRIES = 1000
 _ZIP_SIGNATURE = b"PK\x03\x04"
 _JPEG_SIGNATURE = b"\xff\xd8\xff"
+# what zipfile and its decompressors raise on a corrupt or unsupported archive (bz2 raises OSError)
+_UNREADABLE = (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError, EOFError, ValueError, zlib.error,
+               lzma.LZMAError)
 
 
 def is_charx(raw: bytes) -> bool:
@@ -43,7 +48,7 @@ def card_json_from_charx(raw: bytes) -> bytes:
     itself, like the web's input boundary, parses them)."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
-    except (zipfile.BadZipFile, ValueError):
+    except _UNREADABLE:
         raise ImportInvalid("charx", "a CharX archive (a zip holding card.json)", status=415) from None
     infos = archive.infolist()
     if len(infos) > MAX_ENTRIES:
@@ -61,8 +66,8 @@ def card_json_from_charx(raw: bytes) -> bytes:
     try:
         with archive.open(card_info) as member:
             text = member.read(MAX_IMPORT_BYTES + 1)  # the declared size may lie: read no further than the cap
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as error:
-        raise ImportInvalid("charx[card.json]", f"a readable entry ({error})") from None
+    except _UNREADABLE as error:
+        raise ImportInvalid("charx[card.json]", f"a readable entry ({str(error) or type(error).__name__})") from None
     if len(text) > MAX_IMPORT_BYTES:
         raise ImportInvalid("charx[card.json]", f"at most {MAX_IMPORT_BYTES} bytes", status=413)
     return text

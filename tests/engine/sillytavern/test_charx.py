@@ -70,3 +70,33 @@ def test_not_a_zip_is_415():
     with pytest.raises(ImportInvalid) as error:
         card_from_charx(b"PK\x03\x04garbage")
     assert error.value.status == 415
+
+
+def _patched(compression: int, patch) -> bytes:
+    raw = bytearray(archive({"card.json": json.dumps(CARD).encode()}, compression=compression))
+    patch(raw, 30 + len("card.json"), raw.index(b"PK\x01\x02"), raw.rindex(b"PK\x05\x06"))
+    return bytes(raw)
+
+
+def _garble(raw: bytearray, start: int, stop: int) -> None:
+    for i in range(start, stop):
+        raw[i] ^= 0xFF
+
+
+CORRUPT = {  # each made one of zipfile's or a decompressor's own exceptions before they were refused
+    "version 9.7 needed": _patched(zipfile.ZIP_STORED, lambda r, _d, cd, _e: r.__setitem__(
+        slice(cd + 6, cd + 8), (97).to_bytes(2, "little"))),
+    "deflate stream": _patched(zipfile.ZIP_DEFLATED, lambda r, d, _c, _e: r.__setitem__(slice(d, d + 2), b"\xff\xff")),
+    "lzma stream": _patched(zipfile.ZIP_LZMA, lambda r, d, _c, _e: _garble(r, d + 4, d + 12)),
+    "directory past the end": _patched(zipfile.ZIP_STORED, lambda r, _d, _c, e: r.__setitem__(
+        slice(e + 16, e + 20), (int.from_bytes(r[e + 16:e + 20], "little") + 100_000).to_bytes(4, "little"))),
+    "entry past the end": _patched(zipfile.ZIP_STORED, lambda r, _d, cd, _e: r.__setitem__(
+        slice(cd + 20, cd + 28), (100_000).to_bytes(4, "little") * 2)),
+}
+
+
+@pytest.mark.parametrize("raw", CORRUPT.values(), ids=CORRUPT.keys())
+def test_a_corrupt_or_unsupported_archive_is_refused_as_import_invalid(raw):
+    with pytest.raises(ImportInvalid) as error:
+        card_from_charx(raw)
+    assert error.value.code == "IMPORT_INVALID" and error.value.path.startswith("charx")
