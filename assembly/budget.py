@@ -28,13 +28,14 @@ Error codes (`BudgetError.code`, `status` 400; the message names the item by id 
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import CodedError
+from assembly.reading import describe
 
 _MISSING = object()
 
@@ -92,7 +93,7 @@ def _checked_item(item: Any, index: int) -> tuple[BudgetEntry, bool]:
     label = f"item {raw_id!r} (#{index})" if isinstance(raw_id, str) else f"item #{index}"
 
     def fail(code: str, field: str, expected: str, got: Any) -> BudgetError:
-        shown = "nothing (the field is missing)" if got is _MISSING else repr(got)
+        shown = "nothing (the field is missing)" if got is _MISSING else describe(got)
         return BudgetError(code, f"{label}: {field} must be {expected}, got {shown}", field=field, index=index)
 
     if raw_id is _MISSING or raw_id is None:
@@ -113,7 +114,8 @@ def _checked_item(item: Any, index: int) -> tuple[BudgetEntry, bool]:
     priority = _read(item, "priority")
     if priority is _MISSING or priority is None:
         priority = 0
-    elif type(priority) not in (int, float) or not math.isfinite(priority):
+    elif type(priority) not in (int, float) or not -sys.float_info.max <= priority <= sys.float_info.max:
+        # compared, not math.isfinite(): that converts an int to float and overflows past 1e308
         raise fail("BUDGET_INVALID_ITEM", "priority", "a finite number", priority)
     entry = BudgetEntry(kind="item", index=index, id=item_id, text=text, cost=cost, priority=priority)
     return entry, relevant
@@ -122,9 +124,9 @@ def _checked_item(item: Any, index: int) -> tuple[BudgetEntry, bool]:
 def select_within_budget(goal: str, items: Sequence[Any], limit: int, *, goal_cost: int) -> BudgetSelection:
     """Keep the goal, then the relevant items by descending priority while they fit in `limit`."""
     if not _is_count(limit):
-        raise BudgetError("BUDGET_INVALID_LIMIT", f"limit must be a non-negative integer, got {limit!r}", field="limit")
+        raise BudgetError("BUDGET_INVALID_LIMIT", f"limit must be a non-negative integer, got {describe(limit)}", field="limit")
     if not _is_count(goal_cost):
-        raise BudgetError("BUDGET_INVALID_GOAL_COST", f"goal_cost must be a non-negative integer, got {goal_cost!r}",
+        raise BudgetError("BUDGET_INVALID_GOAL_COST", f"goal_cost must be a non-negative integer, got {describe(goal_cost)}",
                           field="goal_cost")
     if not isinstance(goal, str):
         raise BudgetError("BUDGET_INVALID_GOAL", f"goal must be a string, got {type(goal).__name__}", field="goal")

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from assembly.errors import CodedError
-from assembly.reading import rename_fields
+from assembly.reading import describe, rename_fields
 
 POSITIONS = (
     "before_character",
@@ -192,7 +192,7 @@ def _layout_fields(layout: Any) -> dict:
 
 
 def _layout_error(field_name: str, expected: str, got: Any) -> PlacementError:
-    return PlacementError("INVALID_LAYOUT", f"layout.{field_name}: expected {expected}, got {got!r}", field=field_name)
+    return PlacementError("INVALID_LAYOUT", f"layout.{field_name}: expected {expected}, got {describe(got)}", field=field_name)
 
 
 def _outlet_hosts(value: Any) -> Mapping:
@@ -330,7 +330,7 @@ def _read_block(raw_block: Any, number: int, seen: set[str]) -> dict:
                      block_index=number)
     block_id = fields.get("id")
     if not isinstance(block_id, str) or not block_id:
-        raise PlacementError("INVALID_BLOCK", f"blocks[{number}].id: expected a non-empty string, got {block_id!r}",
+        raise PlacementError("INVALID_BLOCK", f"blocks[{number}].id: expected a non-empty string, got {describe(block_id)}",
                              block_index=number)
     if block_id in seen:
         raise _block_error("DUPLICATE_BLOCK_ID", block_id, "this id is used by an earlier block; ids must be unique")
@@ -338,26 +338,26 @@ def _read_block(raw_block: Any, number: int, seen: set[str]) -> dict:
 
     position = fields.get("position")
     if position not in POSITIONS:
-        raise _block_error("INVALID_BLOCK", block_id, f"position {position!r} is not one of {', '.join(POSITIONS)}")
+        raise _block_error("INVALID_BLOCK", block_id, f"position {describe(position)} is not one of {', '.join(POSITIONS)}")
     if fields.get("order") is None:
         fields["order"] = 0
     order = fields["order"]
     if not _is_int(order):
-        raise _block_error("INVALID_BLOCK", block_id, f"order must be an integer, got {order!r}")
+        raise _block_error("INVALID_BLOCK", block_id, f"order must be an integer, got {describe(order)}")
 
     depth = fields.get("depth")
     if position == "at_depth":
         if not _is_int(depth) or depth < 0:
-            raise _block_error("INVALID_BLOCK", block_id, f"at_depth needs an integer depth >= 0, got {depth!r}")
+            raise _block_error("INVALID_BLOCK", block_id, f"at_depth needs an integer depth >= 0, got {describe(depth)}")
     elif depth is not None:
-        raise _block_error("INVALID_BLOCK", block_id, f"depth {depth!r} only applies to at_depth, not {position}")
+        raise _block_error("INVALID_BLOCK", block_id, f"depth {describe(depth)} only applies to at_depth, not {position}")
 
     outlet_name = fields.get("outlet_name")
     if position == "outlet":
         if not isinstance(outlet_name, str) or not outlet_name:
-            raise _block_error("INVALID_BLOCK", block_id, f"outlet needs a non-empty outlet_name, got {outlet_name!r}")
+            raise _block_error("INVALID_BLOCK", block_id, f"outlet needs a non-empty outlet_name, got {describe(outlet_name)}")
     elif outlet_name is not None:
-        raise _block_error("INVALID_BLOCK", block_id, f"outlet_name {outlet_name!r} only applies to outlet blocks")
+        raise _block_error("INVALID_BLOCK", block_id, f"outlet_name {describe(outlet_name)} only applies to outlet blocks")
     return fields
 
 
@@ -368,11 +368,11 @@ def _resolve_role(fields: dict, host_role: str | None) -> str:
         if role is None:
             return "system"  # lore and rules are instructions unless the caller says otherwise
         if role not in STANDALONE_ROLES:
-            raise _block_error("INVALID_ROLE", block_id, f"role {role!r} is not one of {', '.join(STANDALONE_ROLES)}")
+            raise _block_error("INVALID_ROLE", block_id, f"role {describe(role)} is not one of {', '.join(STANDALONE_ROLES)}")
         return role
     if role is not None and role != host_role:
         raise _block_error("INVALID_ROLE", block_id,
-                           f"{position} content joins a {host_role!r} message, so its role cannot be {role!r}")
+                           f"{position} content joins a {host_role!r} message, so its role cannot be {describe(role)}")
     return host_role
 
 

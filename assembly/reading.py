@@ -45,6 +45,8 @@ def describe(value: Any) -> str:
         return "null"
     if isinstance(value, (dict, list)):
         return f"{kind} of {len(value)} item(s)"
+    if type(value) is int and value.bit_length() > 128:
+        return "a very large integer"  # repr() of a huge int is slow, and refused past 4300 digits
     text = repr(value)
     return f"{kind} {text[:60]}{'...' if len(text) > 60 else ''}"
 

@@ -306,3 +306,32 @@ def test_selection_properties(items, limit, goal_cost):
     keys = [(-items[i]["priority"], i) for i in chosen]
     assert keys == sorted(keys)
     assert left_out == sorted(left_out)
+
+
+def _deep(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("priority", [10**400, -(10**400), float("nan"), float("inf")])
+def test_a_priority_a_double_cannot_hold_is_refused(priority):
+    with pytest.raises(BudgetError) as error:
+        select_within_budget(GOAL, [{"text": "x", "cost": 1, "relevant": True, "priority": priority}], 10, goal_cost=1)
+    assert error.value.code == "BUDGET_INVALID_ITEM" and error.value.field == "priority"
+
+
+def test_a_large_but_finite_integer_priority_still_sorts_first():
+    items = [{"text": "a", "cost": 1, "relevant": True, "priority": 1.5},
+             {"text": "b", "cost": 1, "relevant": True, "priority": 10**300}]
+    assert texts(select_within_budget(GOAL, items, 10, goal_cost=1)) == [GOAL, "b", "a"]
+
+
+@pytest.mark.parametrize("args", [dict(limit=_deep(5000)), dict(goal_cost=_deep(5000)),
+                                  dict(items=[{"text": "x", "cost": _deep(5000), "relevant": True}])])
+def test_a_deeply_nested_value_is_refused_with_a_short_description(args):
+    call = {"items": [], "limit": 10, "goal_cost": 1, **args}
+    with pytest.raises(BudgetError) as error:
+        select_within_budget(GOAL, call["items"], call["limit"], goal_cost=call["goal_cost"])
+    assert error.value.message.endswith("got list of 1 item(s)")

@@ -570,3 +570,20 @@ def test_capabilities_do_not_check_indices_but_reject_a_malformed_layout():
     with pytest.raises(PlacementError) as error:
         get_placement_capabilities({"charcter": {"start": 0, "end": 1}})
     assert error.value.code == "INVALID_LAYOUT" and "charcter" in str(error.value)
+
+
+def _deep(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("bad", [{"order": _deep(5000)}, {"position": "at_depth", "depth": _deep(5000)},
+                                 {"role": _deep(5000)}])
+def test_a_deeply_nested_field_is_refused_with_a_short_description(bad):
+    fields = {"position": "before_character", **bad}
+    with pytest.raises(PlacementError) as error:
+        place_context_blocks([msg("system", "CHAR")], {"character": {"start": 0, "end": 1}},
+                             [block("b", fields.pop("position"), **fields)])
+    assert error.value.code in ("INVALID_BLOCK", "INVALID_ROLE") and "list of 1 item(s)" in error.value.message

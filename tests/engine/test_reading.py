@@ -3,7 +3,7 @@ taking the resources it is handed as models as they are."""
 
 import pytest
 
-from assembly.reading import Reader, js_cut, js_length, rename_fields
+from assembly.reading import Reader, describe, js_cut, js_length, rename_fields
 from assembly.sillytavern.models import Resources
 from assembly.sillytavern.resource_set import normalize_resources
 
@@ -142,3 +142,8 @@ def test_find_unsafe_passes_safe_values_and_nul_when_allowed():
     assert find_unsafe(nested) is None
     problem = find_unsafe([nested])
     assert problem is not None and problem.expected.startswith("JSON nested")
+
+
+def test_describe_names_a_huge_integer_without_printing_it():
+    assert describe(10**5000) == "a very large integer"  # str() refuses past 4300 digits
+    assert describe(12) == "integer 12" and describe([[[]]]) == "list of 1 item(s)"
