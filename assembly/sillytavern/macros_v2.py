@@ -48,6 +48,7 @@ class _Tag:
     scope: list[Any] | None = None  # a scoped macro's content up to its closing tag
     closing_raw: str = ""
     head: tuple[str, str, str] | None = None
+    level: int = 0  # how deep the parse that made it was (past _MAX_DEPTH a tag's inner text stays text)
 
 
 @dataclass
@@ -60,6 +61,8 @@ class _Call:
     original_used: bool = False
     depth: int = 0
     known: dict[str, Callable[..., Any]] = field(default_factory=dict)
+    effects: int = 0  # bumped by each macro that changes what another reads (variables, {{original}}, outlets)
+    memo: dict[tuple[str, int, int], tuple[int, str]] = field(default_factory=dict)  # see _memo_key
 
 
 # parsing ------------------------------------------------------------------------------------------------------------
@@ -104,7 +107,7 @@ def _tree(text: str, lo: int, hi: int, opens: list[int], pairs: dict[int, int], 
             out.append(_Text(text[start:at]))
         inner = _tree(text, at + 2, end - 2, opens, pairs, depth + 1) if depth < _MAX_DEPTH else \
             [_Text(text[at + 2:end - 2])]
-        out.append(_Tag(text[at:end], inner))
+        out.append(_Tag(text[at:end], inner, level=depth))
         start = end
         index = bisect_left(opens, end, index + 1)
     if start < hi:
@@ -267,11 +270,31 @@ def _keep(tag: _Tag, call: _Call) -> str:
 def _evaluate_tag(tag: _Tag, call: _Call) -> str:
     if call.depth > _MAX_DEPTH:
         return tag.raw
+    key = _memo_key(tag, call)
+    known = call.memo.get(key) if key is not None else None
+    if known is not None and known[0] == call.effects:
+        return known[1]
+    stamp = call.effects
     call.depth += 1
     try:
-        return _evaluate(tag, call)
+        value = _evaluate(tag, call)
     finally:
         call.depth -= 1
+    if key is not None and call.effects == stamp:  # it changed nothing: the same tag reads the same until something does
+        call.memo[key] = (stamp, value)
+    return value
+
+
+def _memo_key(tag: _Tag, call: _Call) -> tuple[str, int, int] | None:
+    """What a tag's value depends on besides the state `effects` tracks. A macro left as written has its nested
+    macros run twice (once for its arguments, once for the text kept), so nesting doubles the work at each level:
+    the second reading of a tag that changed nothing is the first one. The depths count only near their bounds
+    (a tag holds at most one nested level per two of its braces); a scoped tag is not reused."""
+    if tag.scope is not None:
+        return None
+    reach = tag.raw.count("{")
+    return (tag.raw, call.depth if call.depth + reach > _MAX_DEPTH else -1,
+            tag.level if tag.level + reach >= _MAX_DEPTH else -1)
 
 
 def _scope_text(tag: _Tag, flags: str, call: _Call, parts: list[Any] | None = None) -> str:
@@ -348,6 +371,8 @@ def _variable(is_global: bool, text: str, call: _Call) -> str:
         return "{{" + ("$" if is_global else ".") + text + "}}"
     call.env.touched = True
     name, op, operand = match.groups()
+    if op in ("=", "+=", "-=", "++", "--", "??="):  # the operators that write
+        call.effects += 1
     operand = _render(_scopes(_split_tags(operand.strip())), call) if operand else ""
     current = variables.get(name, is_global=is_global)
     if op is None:
@@ -411,6 +436,7 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
         if call.original_used:
             return ""
         call.original_used = True
+        call.effects += 1
         return call.original
     if low in ("user",):
         return env.user
@@ -421,7 +447,10 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
     if low in _FIELD_MACROS:
         if not call.card_fields:
             return ""  # a card field read inside a card field: empty
-        return _fields(call).get(_FIELD_MACROS[low]) or ""
+        fields, key = _fields(call), _FIELD_MACROS[low]
+        if key not in getattr(fields, "done", ()):  # its first read runs the field's own macros
+            call.effects += 1
+        return fields.get(key) or ""
     if low == "model":
         return env.model
     if low in ("lastmessage", "lastusermessage", "lastcharmessage", "lastmessageid"):
@@ -450,21 +479,22 @@ def _two(fn: Callable[[_Call, str, str], Any]) -> Callable[[_Call, list[str]], A
     return lambda call, args: fn(call, args[0], args[1]) if len(args) == 2 else None
 
 
-def _var(call: _Call) -> Any:
+def _var(call: _Call, changes: bool = False) -> Any:
     call.env.touched = True
+    call.effects += changes
     return call.env.variables
 
 
 def _set(is_global: bool) -> Callable[[_Call, list[str]], Any]:
-    return _two(lambda call, name, value: (_var(call).set(name.strip(), value, is_global=is_global), "")[1])
+    return _two(lambda call, name, value: (_var(call, True).set(name.strip(), value, is_global=is_global), "")[1])
 
 
 def _add(is_global: bool) -> Callable[[_Call, list[str]], Any]:
-    return _two(lambda call, name, value: (_var(call).add(name.strip(), value, is_global=is_global), "")[1])
+    return _two(lambda call, name, value: (_var(call, True).add(name.strip(), value, is_global=is_global), "")[1])
 
 
 def _step(is_global: bool, by: str) -> Callable[[_Call, list[str]], Any]:
-    return _one(lambda call, name: _var(call).add(name.strip(), by, is_global=is_global))
+    return _one(lambda call, name: _var(call, True).add(name.strip(), by, is_global=is_global))
 
 
 def _get(is_global: bool) -> Callable[[_Call, list[str]], Any]:
@@ -476,7 +506,7 @@ def _has(is_global: bool) -> Callable[[_Call, list[str]], Any]:
 
 
 def _delete(is_global: bool) -> Callable[[_Call, list[str]], Any]:
-    return _one(lambda call, name: (_var(call).delete(name.strip(), is_global=is_global), "")[1])
+    return _one(lambda call, name: (_var(call, True).delete(name.strip(), is_global=is_global), "")[1])
 
 
 def _count(text: str) -> int | None:
@@ -498,6 +528,7 @@ def _repeat(char: str) -> Callable[[_Call, list[str]], Any]:
 
 
 def _outlet(call: _Call, name: str) -> str:
+    call.effects += 1  # the outlets read are counted
     return call.env.outlet(name) if name.strip() else ""
 
 

@@ -131,3 +131,30 @@ def test_text_up_to_the_bound_is_made():
     doubled = env().evaluate("{{setvar::a::x}}" + "{{setvar::a::{{getvar::a}}{{getvar::a}}}}" * 20 + "{{getvar::a}}")
     assert doubled == "x" * 2**20
     assert env().evaluate("{{space::100000}}") == " " * 100_000
+
+
+def _evaluations(monkeypatch, text: str, e: MacroEnvironment) -> tuple[str, int]:
+    from assembly.sillytavern import macros_v2
+
+    calls = []
+    real = macros_v2._evaluate
+    monkeypatch.setattr(macros_v2, "_evaluate", lambda tag, call: calls.append(1) or real(tag, call))
+    return e.evaluate(text), len(calls)
+
+
+@pytest.mark.parametrize("head", ["{{foo::", "{{setvar::", "{{char ", "{{user:", "{{upper::"])
+def test_nested_macros_left_as_written_are_evaluated_in_work_linear_in_their_depth(monkeypatch, head):
+    # each level runs its nested macros for its arguments and again for the text it keeps: the second run is reused
+    counts = {}
+    for depth in (5, 10, 15):
+        out, counts[depth] = _evaluations(monkeypatch, head * depth + "{{user}}" + "}}" * depth, env())
+        assert out == head * depth + "Alex" + "}}" * depth
+    assert counts[15] - counts[10] == counts[10] - counts[5] <= 4 * 5
+
+
+def test_nested_macros_that_change_variables_still_run_as_often_as_sillytavern_runs_them(monkeypatch):
+    # nothing is reused across a change: {{incvar}} runs once per reading, two readings per level kept as written
+    e = env(local={"n": 0})
+    out, _count = _evaluations(monkeypatch, "{{foo::{{foo::{{incvar::n}}}}}}{{getvar::n}}", e)
+    assert out == "{{foo::{{foo::4}}}}4"
+    assert e.variables.local["n"] == 4
