@@ -301,10 +301,21 @@ def _confirmed_or_ask(request, strategy: Strategy, previews: DraftPreviews, cand
 UNDO_KEY = "editor-undo"
 
 
+class UndoNotice(str):
+    """The notice of an undo (or of a redo): what it took back, so the next offer names that edit again."""
+
+    def __new__(cls, text: str, *, what: str, redo: bool):
+        notice = super().__new__(cls, text)
+        notice.what, notice.redo = what, redo
+        return notice
+
+
 def _keep_undo(request, strategy: Strategy, notice: str) -> None:
     fresh_version = Strategy.objects.values_list("version", flat=True).get(pk=strategy.pk)
     kept = dict(request.session.get(UNDO_KEY, {}))
-    kept[strategy.slug] = {"draft": strategy.draft, "version": fresh_version, "what": str(notice)}
+    # Undoing an undo puts the edit back: the offer after an undo is a redo of the same edit, and the reverse.
+    what, redo = ((notice.what, not notice.redo) if isinstance(notice, UndoNotice) else (str(notice), False))
+    kept[strategy.slug] = {"draft": strategy.draft, "version": fresh_version, "what": what, "redo": redo}
     request.session[UNDO_KEY] = kept
 
 
@@ -313,7 +324,7 @@ def _undo_offer(request, strategy: Strategy) -> dict[str, Any] | None:
     kept = request.session.get(UNDO_KEY, {}).get(strategy.slug)
     if not kept or kept["version"] != strategy.version or not can_edit_strategy(request.user, strategy):
         return None
-    return {"what": kept["what"], "url": reverse("strategies:undo", args=[strategy.slug])}
+    return {"what": kept["what"], "redo": kept.get("redo", False), "url": reverse("strategies:undo", args=[strategy.slug])}
 
 
 @editor_write(effect="layout")
@@ -325,7 +336,9 @@ def draft_undo(request, strategy, session):
         raise ServiceError("UNDO_UNAVAILABLE", "version: the last edit of this page is no longer the draft's latest "
                            "change; nothing to undo", status=409, detail={"path": "version"})
     services.draft_update(strategy=strategy, user=request.user, document=kept["draft"], expected_version=version)
-    return _("Undone: %(what)s") % {"what": kept["what"]}
+    redo = kept.get("redo", False)
+    text = (_("Redone: %(what)s") if redo else _("Undone: %(what)s")) % {"what": kept["what"]}
+    return UndoNotice(text, what=kept["what"], redo=redo)
 
 
 @editor_write(effect="modules")

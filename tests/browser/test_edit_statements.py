@@ -119,7 +119,16 @@ def test_a_slot_source_switch_shows_its_effect_first_then_says_it_and_one_click_
     wait_for_new_version(page, old)
     assert "Undone:" in page.locator("#editor-status").inner_text()
     assert Strategy.objects.get(pk=strategy.pk).draft == original
-    assert page.get_by_role("button", name="Undo the last edit").count() == 1  # the undo itself can be undone
+    # After an undo the offer is to put the same edit back, named as such, and it does.
+    redo = page.get_by_role("button", name="Redo the undone edit")
+    assert redo.count() == 1 and page.get_by_role("button", name="Undo the last edit").count() == 0
+    old = version(page)
+    redo.click()
+    wait_for_new_version(page, old)
+    status = page.locator("#editor-status").inner_text()
+    assert "Redone:" in status and "Undone:" not in status
+    assert Strategy.objects.get(pk=strategy.pk).draft == stored
+    assert page.get_by_role("button", name="Undo the last edit").count() == 1
 
 
 def test_the_editor_opens_on_a_session_that_runs_the_strategy_and_parity_says_why_it_cannot(

@@ -179,6 +179,26 @@ def test_csrf_is_required_on_editor_writes(users, editor):
     assert _fresh(strategy).version == strategy.version
 
 
+def test_undo_puts_the_draft_back_and_the_next_offer_redoes_that_edit(users, editor):
+    """The editor's undo is one step: after it the page offers to put the same edit back, and says which it did."""
+    strategy = editor["strategy"]
+    client = client_for(users["designer"])
+    original = _fresh(strategy).draft
+    client.post(_url(strategy, "rules/order/"), {"version": strategy.version, "row": "phi", "direction": "up"})
+    moved = _fresh(strategy)
+    assert moved.draft != original
+    page = client.get(_url(strategy, "edit/")).content.decode()
+    assert "Undo the last edit" in page and "Redo the undone edit" not in page
+    undone = client.post(_url(strategy, "undo/"), {"version": moved.version}, follow=True).content.decode()
+    assert _fresh(strategy).draft == original
+    assert "Undone: Module order saved" in undone and "Redo the undone edit" in undone
+    assert "Undo the last edit" not in undone
+    redone = client.post(_url(strategy, "undo/"), {"version": _fresh(strategy).version}, follow=True).content.decode()
+    assert _fresh(strategy).draft == moved.draft
+    assert "Redone: Module order saved" in redone and "Undone: Undone" not in redone
+    assert "Undo the last edit" in redone
+
+
 # ---------------------------------------------------------------------------------------------- read-only views
 
 
