@@ -268,12 +268,13 @@ def session_copy(*, session: Session, user) -> Session:
 @transaction.atomic
 def session_delete(*, session: Session) -> None:
     """Delete a session and its history. One with golden snapshots is refused: the goldens are QA's record, deleted
-    on purpose (in the admin) or not at all."""
+    on purpose by an admin (the Django admin, the only place they are deleted) or not at all."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     goldens = locked.goldens.count()
     if goldens:
-        raise ServiceError("SESSION_HAS_GOLDENS", f"session {locked.pk}: it has {goldens} golden snapshot(s); QA keeps "
-                           "them, so delete them first (Django admin)", status=409, detail={"goldens": goldens})
+        raise ServiceError("SESSION_HAS_GOLDENS", f"session {locked.pk}: it has {goldens} golden snapshot(s), QA's "
+                           "record of its answers; only an admin can delete them, in the Django admin (Golden snapshots), "
+                           "and then the session", status=409, detail={"goldens": goldens})
     locked.delete()
 
 

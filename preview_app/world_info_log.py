@@ -233,13 +233,20 @@ def _text_reason(reason: SkipReason) -> str:
     return _("waits for recursion level %(level)s; the scan stopped at level %(reached)s") % facts
 
 
-def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...]) -> str:
-    """Where an active entry landed: its request rows and its position."""
+def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...], requested: int | None = None) -> str:
+    """Where an active entry landed: its request rows and its position. A backend that places by its own slots (the
+    standard one) has no depth of its own (`depth` None): the entry then says the depth it asked for and where it
+    went, never a depth it did not get."""
     if not rows:
         return _("not sent: it is in no request message")
     numbers = _numbers(rows)
+    if position == "at_depth" and depth is None:
+        if requested is None:
+            return _("in %(rows)s") % {"rows": numbers}
+        return _("asked for depth %(depth)s, placed in %(rows)s by this backend's own slots") % {
+            "depth": requested, "rows": numbers}
     if position == "at_depth":
-        return _("at depth %(depth)s: %(rows)s") % {"depth": depth if depth is not None else 0, "rows": numbers}
+        return _("at depth %(depth)s: %(rows)s") % {"depth": depth, "rows": numbers}
     if position == "outlet":
         return _("in %(rows)s (filling the outlet “%(outlet)s”)") % {"rows": numbers, "outlet": outlet}
     where = POSITION_WORDS.get(position)
@@ -281,4 +288,4 @@ def _chosen(node: NodeView, request: _Request) -> WorldEntry:
     rows = request.of(node.id)
     position = NODE_POSITIONS.get(node.position_id, node.position_id)
     return WorldEntry(node.id.removeprefix("worldbook:"), node.name or node.id, _("enabled: chosen by the host"),
-                      "host", _landed(position, node.depth, "", rows), rows)
+                      "host", _landed(position, node.depth, "", rows, node.requested_depth), rows)

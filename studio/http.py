@@ -31,6 +31,12 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 MAX_BODY_BYTES = MAX_IMPORT_BYTES  # 5 MiB, quality.md "Bad input"
 
 
+def not_json_where(error: json.JSONDecodeError) -> str:
+    """The decoder's words and where it stopped: "Expecting value: line 1, column 1". Some of its messages end in
+    "at" ("Unterminated string starting at"), so the place follows a colon, never another "at"."""
+    return f"{error.msg}: line {error.lineno}, column {error.colno}"
+
+
 def error_response(error: CodedError) -> JsonResponse:
     return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
 
@@ -104,7 +110,7 @@ def parse_json(raw: bytes, field: str) -> Any:
         raise ServiceError("UNSUPPORTED_MEDIA_TYPE", f"{field}: expected UTF-8 JSON text", status=415,
                            detail={"path": field}) from None
     except json.JSONDecodeError as error:
-        raise ServiceError("INPUT_NOT_JSON", f"{field}: not JSON ({error.msg} at line {error.lineno})",
+        raise ServiceError("INPUT_NOT_JSON", f"{field}: not JSON ({not_json_where(error)})",
                            detail={"path": field}) from None
     except RecursionError:
         raise ServiceError("INPUT_NOT_JSON", f"{field}: JSON nested too deeply", detail={"path": field}) from None

@@ -112,3 +112,37 @@ def test_without_javascript_the_commit_notice_shows_once(live_server, browser, r
     copy_label = f"{roles['en']} (copy)" if language == "en" else f"{roles['zh']}（副本）"
     expect(page.locator(f"label[for] >> text={copy_label}")).to_have_count(1)
     shoot(page, f"new-session-{language}")
+
+
+def test_a_long_name_without_spaces_wraps_inside_its_card(live_server, page, login_as):
+    designer = login_as("designer")
+    name = "Harbour" * 28 + "Quay"  # 200 characters, no space to wrap at
+    session = services.session_create(user=designer, name=name, host={"core_available": True})
+    services.event_append(session=session, role="user", content="The tide is in.")
+    for path in ("/sessions/", f"/sessions/{session.pk}/", f"/sessions/{session.pk}/preview/"):
+        page.goto(f"{live_server.url}{path}")
+        for width in (1400, 800):
+            page.set_viewport_size({"width": width, "height": 900})
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, (path, width)
+            card = page.locator("main .card").first.bounding_box()
+            assert _right(page, "main .card:first-of-type table, main .card:first-of-type h1") <= card["x"] + card["width"] + 0.5, (path, width)
+    page.goto(f"{live_server.url}/sessions/")
+    page.set_viewport_size({"width": 800, "height": 900})
+    card = page.locator("main .card").first.bounding_box()
+    assert _right(page, "table[data-list=sessions] td.links a") <= card["x"] + card["width"], "links"
+    # ordinary words in the other cells still wrap at their spaces, not inside a word
+    assert page.locator("table[data-list=sessions] th").evaluate_all(
+        "els => els.every(e => e.getClientRects().length && e.scrollWidth <= e.clientWidth)")
+
+
+def test_a_long_username_wraps_inside_the_users_card(live_server, page, login_as):
+    from django.contrib.auth import get_user_model
+
+    login_as("admin")
+    get_user_model().objects.create_user(username="u" * 150, password="a long enough password")
+    page.goto(f"{live_server.url}/users/")
+    for width in (1400, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+        card = page.locator("main .card").first.bounding_box()
+        assert _right(page, "main .card:first-of-type table") <= card["x"] + card["width"] + 0.5, width

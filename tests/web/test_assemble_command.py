@@ -161,6 +161,13 @@ def test_a_file_that_is_not_json_exits_1_with_an_error_naming_the_file(tmp_path)
     assert str(path) in error["error"] and "not JSON" in error["error"]
 
 
+def test_an_unterminated_string_says_where_without_a_doubled_at(tmp_path):
+    path = tmp_path / "request.json"
+    path.write_text('{"strategy": "builtin-st', encoding="utf-8")
+    error = run_failing("--input", str(path))
+    assert error["error"] == f"{path}: not JSON (Unterminated string starting at: line 1, column 14)"
+
+
 def test_a_missing_file_exits_1_with_an_error(tmp_path):
     path = tmp_path / "nowhere.json"
     error = run_failing("--input", str(path))

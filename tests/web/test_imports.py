@@ -180,6 +180,14 @@ def test_a_bad_file_is_refused_naming_the_field_and_stores_nothing(users, kind, 
     assert everything_count() == before
 
 
+def test_a_file_with_an_unterminated_string_is_refused_in_plain_words(users):
+    response = upload(client_for(users["admin"]), "preset", b'{"name": "Lamp', "bad.json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert "at at" not in error
+    assert error.endswith("not JSON (Unterminated string starting at: line 1, column 10)")
+
+
 def test_a_corrupted_png_card_stores_nothing(shared_fixtures, users):
     raw = (shared_fixtures / "sillytavern" / "st_card_Seraphina.png").read_bytes()
     response = upload(client_for(users["admin"]), "character", corrupted_png(raw), "broken.png")

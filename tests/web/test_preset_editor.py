@@ -49,6 +49,22 @@ def test_the_page_shows_the_prompt_manager(users, lamp):
     assert "Save a new revision" not in html  # QA reads only
 
 
+def test_qa_sees_the_prompt_managers_controls_disabled_and_a_read_only_note(users, lamp):
+    html = client_for(users["qa"]).get(f"/resources/presets/{lamp.pk}/edit/").content.decode()
+    fieldset = html[html.index('<fieldset class="readonly" disabled>'):html.index("</fieldset>")]
+    assert 'name="p' in fieldset and "<select" in fieldset and 'type="checkbox"' in fieldset  # every control inside
+    assert html.count('name="p') == fieldset.count('name="p')
+    assert "Your role can read presets but not change them." in html
+    assert "Saving stores a new revision" not in html
+
+
+def test_a_designer_edits_the_prompt_manager_with_live_controls(users, lamp):
+    html = client_for(users["designer"]).get(f"/resources/presets/{lamp.pk}/edit/").content.decode()
+    assert "<fieldset" not in html and "disabled" not in html
+    assert "Your role can read presets" not in html
+    assert "Saving stores a new revision" in html and "Save a new revision" in html
+
+
 def test_saving_stores_a_new_preset_and_leaves_the_stored_one(users, lamp):
     ids = {e.identifier: e.pk for e in lamp.entries.all()}
     client = client_for(users["designer"])

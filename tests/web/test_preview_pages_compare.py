@@ -160,3 +160,18 @@ def test_a_comparison_reads_the_session_history_once_for_both_sides(world, users
     history_reads = [q["sql"] for q in queries.captured_queries
                      if 'FROM "preview_app_sessionevent"' in q["sql"] and '"content"' in q["sql"]]
     assert len(history_reads) == 1
+
+
+@pytest.mark.parametrize(("language", "tokens", "shown"), [
+    ("en", 1, "1 token<"), ("en", 1234, "1,234 tokens<"), ("zh-hans", 1, "1 个 token<"), ("zh-hans", 3, "3 个 token<")])
+def test_an_aligned_message_counts_its_tokens_in_the_right_number(language, tokens, shown):
+    from django.template.loader import render_to_string
+    from django.utils import translation
+
+    message = msg("preset:main")
+    message.tokens = tokens
+    with translation.override(language):
+        html = render_to_string("preview/_aligned_message.html", {"m": message, "index": 0})
+    assert f'<span class="muted">{shown}/span>' in html
+    if language == "en" and tokens == 1:
+        assert "1 tokens" not in html

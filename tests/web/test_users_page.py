@@ -78,6 +78,16 @@ def test_the_home_page_says_what_each_role_can_do(users, role, words):
     assert f'data-role-help="{role}"'.encode() in page.content and words in page.content
 
 
+@pytest.mark.parametrize(("language", "approves"), [("en", "answer as a golden snapshot"),
+                                                   ("zh-hans", "并把会话的答案批准为金标")])
+def test_the_qa_home_page_says_qa_approves_goldens(users, language, approves):
+    client = client_for(users["qa"])
+    client.cookies["django_language"] = language
+    page = client.get("/").content.decode()
+    assert approves in page
+    assert "you change nothing" not in page and "你不能做任何修改" not in page
+
+
 def test_the_favicon_is_linked(users):
     assert b'rel="icon" href="/static/favicon.svg"' in client_for(users["qa"]).get("/").content
 

@@ -3,6 +3,7 @@ its request row, the current input, or scanned history the request left out) and
 landed (request rows and position), in both languages."""
 
 import re
+from html import unescape
 
 import pytest
 from django.utils import translation
@@ -145,6 +146,27 @@ def test_the_host_chosen_entries_of_another_backend_say_where_they_landed(world,
     assert _log(html) == [("1", "in", "enabled: chosen by the host", "0",
                            "→ in #0 (before the character description)")]
     assert "The gate is shut at night." in session_preview(world["session"]).request.messages[0].content
+
+
+def test_a_host_chosen_entry_on_the_standard_backend_says_the_depth_it_asked_for_not_depth_zero(users):
+    admin = users["admin"]
+    preset = strategy_services.preset_import(user=admin, name="Coast", data={"prompts": [
+        {"identifier": "main", "role": "system", "content": "You keep the lighthouse."},
+        {"identifier": "chatHistory", "marker": True}]})
+    book = strategy_services.worldbook_import(user=admin, name="Coast", data={"entries": {"1": {
+        "uid": 1, "key": ["storm"], "comment": "Storm warning", "content": "A storm is coming.", "position": 4,
+        "depth": 2}}})
+    session = services.session_create(user=users["designer"], name="Coast", host={"core_available": True},
+                                      preset=Preset.objects.get(pk=preset.id),
+                                      world_books=[WorldBook.objects.get(pk=book.id)], current_input="Any news?")
+    for role, text in CHAT:
+        services.event_append(session=session, role=role, content=text)
+    services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-native-slots"))
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/").content.decode()
+    [(uid, state, _reason, rows, landed)] = _log(html)
+    assert (uid, state) == ("1", "in") and rows
+    assert "depth 0" not in landed
+    assert unescape(landed) == f"→ asked for depth 2, placed in #{rows} by this backend's own slots"
 
 
 def test_the_stateless_api_numbers_the_chat_as_its_request_does(users):

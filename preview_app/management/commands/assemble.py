@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand
 
 from assembly import AssemblyError, assemble
 from strategies_app.presenters import named
+from studio.http import not_json_where
 
 
 class Command(BaseCommand):
@@ -28,7 +29,7 @@ class Command(BaseCommand):
             self._fail({"ok": False, "code": "INPUT_UNREADABLE", "status": 400, "error": str(exc), "detail": {}})
         except json.JSONDecodeError as exc:
             self._fail({"ok": False, "code": "INPUT_NOT_JSON", "status": 400,
-                        "error": f"{source}: not JSON ({exc.msg} at line {exc.lineno})", "detail": {}})
+                        "error": f"{source}: not JSON ({not_json_where(exc)})", "detail": {}})
         except AssemblyError as exc:
             self._fail(exc.to_json())
         if options["format"] == "json":
