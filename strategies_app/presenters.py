@@ -54,6 +54,14 @@ CONTROL_WORDS = {
 }
 
 
+
+def rule_display(draft: dict[str, Any], rule_id: str | None) -> str:
+    """A module's name as the editor lists it (its own name, else its kind's label), for notices about it."""
+    rule = next((r for r in draft["rules"] if r["id"] == rule_id), None)
+    if rule is None:
+        return rule_id or "-"
+    return str(rule["name"] or KIND_LABELS.get(rule["kind"], rule["kind"]))
+
 def _chinese() -> bool:
     return (get_language() or "").lower().startswith("zh")
 

@@ -351,7 +351,7 @@ def rules_order(request, strategy, session):
         raise FormInvalid(error.messages[0]) from None
     services.rules_reorder(strategy=strategy, user=request.user, order=order,
                            expected_version=form.cleaned_data["version"])
-    return _("Module order saved (moved: %(rule)s).") % {"rule": moved or "-"}
+    return _("Module order saved (moved: %(rule)s).") % {"rule": presenters.rule_display(strategy.draft, moved)}
 
 
 @editor_write(keeps_text=True)

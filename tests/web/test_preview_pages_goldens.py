@@ -98,8 +98,12 @@ def test_pin_from_the_preview_of_another_strategy(world, users):
     client = client_for(users["admin"])
     page = client.get(f"/sessions/{session.pk}/preview/?strategy=builtin-st&revision={revision.revision}")
     assert b'action="/goldens/pin/"' in page.content
-    assert client.post("/goldens/pin/", {"session": session.pk, "strategy": "builtin-st",
-                                         "revision": revision.revision}).status_code == 302
+    pinned = client.post("/goldens/pin/", {"session": session.pk, "strategy": "builtin-st",
+                                           "revision": revision.revision}, follow=True)
+    assert pinned.status_code == 200
+    # the notice names the strategy as the pages list it, not by its slug
+    assert f"with {builtin.name} @ {revision.revision[:12]}" in pinned.content.decode()
+    assert "with builtin-st @" not in pinned.content.decode()
     assert GoldenSnapshot.objects.filter(session=session).count() == 2
     filtered = client.get(f"/goldens/?session={session.pk}").content.decode()
     assert len(_statuses(filtered)) == 2 and set(_statuses(filtered).values()) == {"matches"}
