@@ -16,7 +16,7 @@ from strategies_app.presenters import regex_script_row
 from strategies_app.selectors import regex_scripts, resource_rows
 from strategies_app.sillytavern import upload_content
 from studio.errors import ServiceError
-from studio.http import MAX_BODY_BYTES, flag, too_large
+from studio.http import MAX_BODY_BYTES, flag, parse_json, too_large
 
 AUTO = "auto"
 KINDS = [(AUTO, gettext_lazy("Detect from the file")),
@@ -129,6 +129,8 @@ def _import(request) -> dict:
             raise ServiceError("INPUT_INVALID", "kind: the file is a SillyTavern chat (.jsonl), which is imported "
                                "into a session: open the session and use Import chat",
                                detail={"path": "kind", "detected": detected})
+        if detected is None:
+            parse_json(raw, "file")  # a file that is not JSON says so, with where, before "choose the kind"
         if detected not in services.IMPORTERS:
             what = KIND_NAMES.get(detected or "", "")
             raise ServiceError("INPUT_INVALID", (f"kind: the file looks like a {what}, which this page does not "

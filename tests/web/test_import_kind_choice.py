@@ -114,3 +114,16 @@ def test_a_persona_report_does_not_list_its_name_twice(users):
                  file=SimpleUploadedFile("p.json", json.dumps(persona).encode()))
     assert page.status_code == 200 and b"<strong>Traveller</strong>" in page.content
     assert _listed(page) == ("", []) and b"<ol>" not in page.content
+
+
+def test_detecting_a_file_that_is_not_json_says_so_and_where_not_to_choose_a_kind(users):
+    client = client_for(users["admin"])
+    for raw, said in ((b'{"name": "Lamp', "Unterminated string starting at: line 1, column 10"),
+                      (b"", "Expecting value: line 1, column 1")):
+        page = _post(client, kind="auto", dry_run="1", file=SimpleUploadedFile("broken.json", raw))
+        html = page.content.decode()
+        assert page.status_code == 400 and f"not JSON ({said})" in html, html[:2000]
+        assert "could not be told" not in html
+    # valid JSON of no known shape still asks for the kind
+    page = _post(client, kind="auto", dry_run="1", file=SimpleUploadedFile("odd.json", b'{"odd": 1}'))
+    assert page.status_code == 400 and b"the kind could not be told from the file" in page.content
