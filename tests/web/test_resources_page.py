@@ -44,3 +44,17 @@ def test_names_are_escaped(world, users):
     services.persona_import(user=users["admin"], data={"name": "<script>alert(1)</script>", "description": "x"})
     html = client_for(users["qa"]).get("/resources/").content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_two_cards_of_one_name_are_told_apart_by_id_and_import_time(world, users):
+    from strategies_app import services
+    from strategies_app.models import Character
+
+    first = Character.objects.get(pk=world["character"])
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": first.name, "description": "Another."}}
+    services.character_import(user=users["admin"], data=card)
+    html = client_for(users["qa"]).get("/resources/").content.decode()
+    tells = [re.search(r'data-resource-tell[^>]*>#(\d+) · (\d{4}-\d\d-\d\d \d\d:\d\d)</span>', row).groups()
+             for _pk, row in rows(html, "character")]
+    assert [int(pk) for pk, _when in tells] == [int(pk) for pk, _row in rows(html, "character")]
+    assert len({pk for pk, _when in tells}) == 2
