@@ -272,7 +272,7 @@ def chat_import(request, pk):
         created, hidden = services.chat_import(session=session, data=upload.read(),
                                                take_author_note=request.POST.get("author_note") == "1")
     except CodedError as error:
-        return _session_page(request, session, status=error.status, import_error=error.message)
+        return _session_page(request, session, status=error.status, import_error=error.to_json())
     messages.success(request, ngettext("Imported %(count)s message.", "Imported %(count)s messages.", len(created))
                      % {"count": len(created)} + (" " + ngettext(
                          "%(hidden)s hidden message was left out.", "%(hidden)s hidden messages were left out.",

@@ -117,6 +117,10 @@ def _upload(request) -> tuple[bytes, str, object | None]:
     return upload.read(), upload.name or "", None
 
 
+# in the engine's refusal shape, so that a page in another language says it in its words (studio.refusal_lines)
+UNTOLD_KIND = "the kind the file is, chosen from the list (it could not be told from the file)"
+
+
 def _import(request) -> dict:
     kind = request.POST.get("kind") or AUTO
     if kind != AUTO and kind not in services.IMPORTERS:
@@ -133,9 +137,9 @@ def _import(request) -> dict:
             parse_json(raw, "file")  # a file that is not JSON says so, with where, before "choose the kind"
         if detected not in services.IMPORTERS:
             what = KIND_NAMES.get(detected or "", "")
-            raise ServiceError("INPUT_INVALID", (f"kind: the file looks like a {what}, which this page does not "
-                               "import; " if what else "kind: the kind could not be told from the file; ")
-                               + "choose the kind it is", detail={"path": "kind", "detected": detected})
+            raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {what}, which this page does not "
+                               "import; choose the kind it is" if what else
+                               f"kind: expected {UNTOLD_KIND}", detail={"path": "kind", "detected": detected})
         kind = detected
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None

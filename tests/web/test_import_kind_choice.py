@@ -123,7 +123,11 @@ def test_detecting_a_file_that_is_not_json_says_so_and_where_not_to_choose_a_kin
         page = _post(client, kind="auto", dry_run="1", file=SimpleUploadedFile("broken.json", raw))
         html = page.content.decode()
         assert page.status_code == 400 and f"not JSON ({said})" in html, html[:2000]
-        assert "could not be told" not in html
+        assert "could not be told" not in html and "choose the kind" not in html
     # valid JSON of no known shape still asks for the kind
     page = _post(client, kind="auto", dry_run="1", file=SimpleUploadedFile("odd.json", b'{"odd": 1}'))
-    assert page.status_code == 400 and b"the kind could not be told from the file" in page.content
+    assert page.status_code == 400 and b"kind: expected the kind the file is, chosen from the list" in page.content
+    chinese = client_for(users["admin"])
+    chinese.cookies["django_language"] = "zh-hans"
+    page = _post(chinese, kind="auto", dry_run="1", file=SimpleUploadedFile("odd.json", b'{"odd": 1}'))
+    assert "kind：应为从列表中选择的文件类型（无法从文件判断）" in page.content.decode()

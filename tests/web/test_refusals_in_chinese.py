@@ -79,3 +79,15 @@ def test_a_clash_on_the_users_page_is_said_in_chinese_once(users):
     assert page.count("未做任何更改") == 1 and "没有做任何改动" not in page  # "nothing was changed", said once
     _said(client.post(f"/users/{users['admin'].pk}/deactivate/"), 409, "你不能停用自己：可以由另一位管理员停用。")
     _said(client.post(f"/users/{users['qa'].pk}/reactivate/"), 409, "该用户已经是启用状态。")
+
+
+def test_a_refused_chat_file_is_said_in_chinese_on_the_session_page(users, world):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = _chinese(users["designer"])
+    answer = client.post(f"/sessions/{world['session'].pk}/chat/import/",
+                         {"file": SimpleUploadedFile("chat.jsonl", b"\xff\xfe not utf-8")})
+    page = html.unescape(answer.content.decode())
+    assert answer.status_code == 400, page[:400]
+    refusal = re.search(r'<p class="refusal" role="alert">(.*?)</p>', page, re.S).group(1)
+    assert "输入：应为" in refusal and "expected" not in refusal, refusal

@@ -2,6 +2,8 @@
 CSRF on every write; you cannot deactivate yourself and the last admin cannot be demoted. The home page says per role
 what that role can do."""
 
+import html
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -131,3 +133,12 @@ def test_a_refusal_explains_itself_in_the_pages_language(users):
     page = client.post("/users/add/", {"username": "", "password": "x", "role": "qa"})  # no situation: the code's
     assert page.status_code == 400
     assert "A field of the form is missing or has the wrong kind of value" in page.content.decode()
+
+
+def test_a_weak_password_is_refused_in_one_language(users):
+    client = client_for(users["admin"])
+    client.cookies["django_language"] = "zh-hans"
+    page = client.post("/users/add/", {"username": "ona", "password": "123", "role": "qa"})
+    text = html.unescape(page.content.decode())
+    assert page.status_code == 400 and not get_user_model().objects.filter(username="ona").exists()
+    assert "密码长度太短。密码必须包含至少 8 个字符。" in text and "too short" not in text
