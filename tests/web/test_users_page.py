@@ -142,3 +142,16 @@ def test_a_weak_password_is_refused_in_one_language(users):
     text = html.unescape(page.content.decode())
     assert page.status_code == 400 and not get_user_model().objects.filter(username="ona").exists()
     assert "密码长度太短。密码必须包含至少 8 个字符。" in text and "too short" not in text
+
+
+@pytest.mark.parametrize("name", ["QA-User", "new user", "<b>x</b>"])
+def test_a_user_name_another_differs_from_only_in_case_or_the_models_rule_refuses_is_not_added(users, name):
+    client = client_for(users["admin"])
+    before = get_user_model().objects.count()
+    page = client.post("/users/add/", {"username": name, "password": "a long pass phrase 42", "role": "qa"})
+    text = html.unescape(page.content.decode())
+    assert get_user_model().objects.count() == before
+    if name == "QA-User":  # "qa-user" holds it
+        assert page.status_code == 409 and "The user name “qa-user” is taken" in text
+    else:
+        assert page.status_code == 400 and "letters, digits and @ . + - _ only" in text
