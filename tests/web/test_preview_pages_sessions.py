@@ -64,6 +64,10 @@ def test_bad_session_forms_name_the_field_and_store_nothing(world, users, field,
     # The error sits inside the named field's group.
     group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*name="{field}"', html, re.S)
     assert group is not None and "errorlist" in group.group(0)
+    # and the top of the form lists it, linked to the field, before the first field
+    summary = re.search(r'<div class="refusal" role="alert" data-form-errors>(.*?)</div>', html, re.S)
+    assert summary is not None and html.index("data-form-errors") < html.index(f'name="{field}"')
+    assert re.search(rf'<li><a href="#id_{field}">[^<]+</a></li>', summary.group(1)), summary.group(1)
     assert Session.objects.count() == before
 
 
