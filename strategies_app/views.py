@@ -369,7 +369,10 @@ def rule_add(request, strategy, session):
     _updated, rule_id = services.rule_add(strategy=strategy, user=request.user, kind=data["kind"], name=data["name"],
                                           text=data["text"], role=data["role"] or None,
                                           expected_version=data["version"])
-    return _("Custom rule “%(rule)s” added at the end of the module list.") % {"rule": rule_id}
+    added = _("Custom rule “%(rule)s” added at the end of the module list.") % {"rule": rule_id}
+    if not (data["text"] or "").strip():
+        added += " " + _("It has no text yet, so it sends nothing until you write some.")
+    return added
 
 
 @editor_write()

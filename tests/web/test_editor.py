@@ -604,6 +604,17 @@ def test_apply_shows_each_sessions_outcome_inline(users, editor):
 # ---------------------------------------------------------------------------------------------- content and language
 
 
+def test_a_rule_added_without_text_says_it_sends_nothing_yet(users, editor):
+    strategy = editor["strategy"]
+    client = client_for(users["designer"])
+    empty = client.post(_url(strategy, "rules/add/"), {"version": strategy.version, "kind": "custom", "name": "",
+                                                       "text": "  "}, follow=True).content.decode()
+    assert "added at the end of the module list. It has no text yet, so it sends nothing" in empty
+    written = client.post(_url(strategy, "rules/add/"), {"version": _fresh(strategy).version, "kind": "custom",
+                                                         "name": "Note", "text": "Hi"}, follow=True).content.decode()
+    assert "added at the end of the module list." in written and "It has no text yet" not in written
+
+
 def test_user_content_is_escaped_everywhere(users, editor):
     strategy, session = editor["strategy"], editor["session"]
     client = client_for(users["designer"])
