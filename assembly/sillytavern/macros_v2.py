@@ -448,7 +448,7 @@ def _environment_value(call: _Call, name: str, low: str) -> str | None:
         if not call.card_fields:
             return ""  # a card field read inside a card field: empty
         fields, key = _fields(call), _FIELD_MACROS[low]
-        if key not in getattr(fields, "done", ()):  # its first read runs the field's own macros
+        if key not in fields.done:  # its first read runs the field's own macros
             call.effects += 1
         return fields.get(key) or ""
     if low == "model":
