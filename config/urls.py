@@ -9,6 +9,7 @@ from strategies_app import api_views as strategies_api
 from strategies_app import preset_editor, resource_views
 from strategies_app import urls as strategy_urls
 from studio import admin_gate, glossary, users
+from studio.login_form import StudioLoginForm
 
 # The strategy pages, and their apply panel's POST: it writes sessions, so its view is preview_app's (strategies_app
 # never imports preview_app).
@@ -17,7 +18,7 @@ strategy_pages = [*strategy_urls.urlpatterns,
 
 urlpatterns = [
     path("", preview_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", auth_views.LoginView.as_view(authentication_form=StudioLoginForm), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/login/", admin_gate.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),

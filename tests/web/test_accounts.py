@@ -49,3 +49,41 @@ def test_logout_needs_post_with_csrf():
     csrf_client.login(username="erin", password="another long password")
     assert csrf_client.post(reverse("logout")).status_code == 403
     assert csrf_client.get(reverse("logout")).status_code == 405
+
+
+def test_a_deactivated_user_with_their_password_is_told_the_account_is_deactivated(client, designer):
+    designer.is_active = False
+    designer.save()
+    response = client.post(reverse("login"), {"username": "dana", "password": "correct horse battery"})
+    assert response.status_code == 200
+    assert "This account has been deactivated" in response.content.decode()
+    assert "match" not in response.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_deactivated_user_with_a_wrong_password_reads_the_ordinary_refusal(client, designer):
+    designer.is_active = False
+    designer.save()
+    response = client.post(reverse("login"), {"username": "dana", "password": "a guess"})
+    assert "didn&#x27;t match" in response.content.decode()
+    assert "deactivated" not in response.content.decode()
+
+
+def test_a_throttled_login_never_says_the_account_is_deactivated(client, designer, settings):
+    settings.AXES_FAILURE_LIMIT = 2
+    designer.is_active = False
+    designer.save()
+    for _ in range(2):
+        client.post(reverse("login"), {"username": "dana", "password": "a guess"}, REMOTE_ADDR="10.0.0.9")
+    response = client.post(reverse("login"), {"username": "dana", "password": "correct horse battery"},
+                           REMOTE_ADDR="10.0.0.9")
+    assert "deactivated" not in response.content.decode()
+
+
+
+def test_the_deactivated_account_message_is_in_chinese_on_a_chinese_page(client, designer):
+    designer.is_active = False
+    designer.save()
+    response = client.post(reverse("login"), {"username": "dana", "password": "correct horse battery"},
+                           HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "此账号已停用" in response.content.decode()
