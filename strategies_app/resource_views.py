@@ -137,9 +137,10 @@ def _import(request) -> dict:
             parse_json(raw, "file")  # a file that is not JSON says so, with where, before "choose the kind"
         if detected not in services.IMPORTERS:
             what = KIND_NAMES.get(detected or "", "")
-            raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {what}, which this page does not "
-                               "import; choose the kind it is" if what else
-                               f"kind: expected {UNTOLD_KIND}", detail={"path": "kind", "detected": detected})
+            expected = (f"the kind the file is, chosen from the list (it looks like a {what}, which this page does "
+                        "not import)" if what else UNTOLD_KIND)
+            raise ServiceError("INPUT_INVALID", f"kind: expected {expected}",
+                               detail={"path": "kind", "expected": expected, "detected": detected})
         kind = detected
     dry_run = flag(request.POST.get("dry_run"))
     name = filename.rsplit(".", 1)[0] or None

@@ -5,6 +5,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from strategies_app.models import Character, PendingUpload, WorldBook
@@ -131,3 +132,22 @@ def test_detecting_a_file_that_is_not_json_says_so_and_where_not_to_choose_a_kin
     chinese.cookies["django_language"] = "zh-hans"
     page = _post(chinese, kind="auto", dry_run="1", file=SimpleUploadedFile("odd.json", b'{"odd": 1}'))
     assert "kind：应为从列表中选择的文件类型（无法从文件判断）" in page.content.decode()
+
+
+GROUP = {"name": "Harbour crew", "members": ["mira.png"], "chats": ["crew"], "chat_metadata": {}}
+STRATEGY = {"format": "prompt-assembly-strategy", "version": 1, "name": "Mine", "placement": "st", "rules": []}
+
+
+@pytest.mark.parametrize(("content", "english", "chinese"), [
+    (GROUP, "it looks like a group chat definition, which this page does not import", "它看起来是群聊定义"),
+    (STRATEGY, "it looks like a studio strategy, which this page does not import", "它看起来是工作室的策略文件"),
+])
+def test_a_kind_this_page_does_not_import_is_named_and_said_in_the_pages_language(users, content, english,
+                                                                                  chinese):
+    client = client_for(users["admin"])
+    upload = {"kind": "auto", "file": SimpleUploadedFile("file.json", json.dumps(content).encode())}
+    page = _post(client, **upload)
+    assert page.status_code == 400 and english in page.content.decode()
+    upload["file"].seek(0)
+    page = client.post("/resources/import/", upload, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert page.status_code == 400 and f"{chinese}，本页面不导入这种文件" in page.content.decode()
