@@ -14,6 +14,8 @@ from studio.input_boundary import is_row_id
 EDIT_SESSION = "preview_app.edit_session"
 EDIT_ANY_SESSION = "preview_app.edit_any_session"
 APPROVE_GOLDEN = "preview_app.approve_golden"
+# Goldens are QA's record: deleting one is the admin's (the model permission every admin has).
+DELETE_GOLDEN = "preview_app.delete_goldensnapshot"
 
 
 def session_for_read(pk) -> Session:
@@ -31,6 +33,10 @@ def can_create_sessions(user) -> bool:
 
 def can_approve_goldens(user) -> bool:
     return user.has_perm(APPROVE_GOLDEN)
+
+
+def can_delete_goldens(user) -> bool:
+    return user.has_perm(DELETE_GOLDEN)
 
 
 def _owns_or_edits_any(user, session: Session) -> bool:

@@ -268,14 +268,20 @@ def session_copy(*, session: Session, user) -> Session:
 @transaction.atomic
 def session_delete(*, session: Session) -> None:
     """Delete a session and its history. One with golden snapshots is refused: the goldens are QA's record, deleted
-    on purpose by an admin (the Django admin, the only place they are deleted) or not at all."""
+    on purpose by an admin (`golden_delete`) or not at all."""
     locked = Session.objects.select_for_update().get(pk=session.pk)
     goldens = locked.goldens.count()
     if goldens:
         raise ServiceError("SESSION_HAS_GOLDENS", f"session {locked.pk}: it has {goldens} golden snapshot(s), QA's "
-                           "record of its answers; only an admin can delete them, in the Django admin (Golden snapshots), "
-                           "and then the session", status=409, detail={"goldens": goldens})
+                           "record of its answers; only an admin can delete them (on the Goldens page), and then the "
+                           "session", status=409, detail={"goldens": goldens})
     locked.delete()
+
+
+@transaction.atomic
+def golden_delete(*, golden: GoldenSnapshot) -> None:
+    """Delete one golden snapshot; its session, strategy and revision stay. One deleted meanwhile is gone already."""
+    GoldenSnapshot.objects.filter(pk=golden.pk).delete()
 
 
 def card_greetings(character: Character | None) -> list[str]:

@@ -41,4 +41,5 @@ urlpatterns = [
     path("goldens/", views.goldens, name="goldens"),
     path("goldens/pin/", views.golden_pin, name="golden-pin"),
     path("goldens/<int:pk>/latest/", views.golden_latest, name="golden-latest"),
+    path("goldens/<int:pk>/delete/", views.golden_delete, name="golden-delete"),
 ]

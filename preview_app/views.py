@@ -19,7 +19,7 @@ from django.http import HttpResponseRedirect, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly import AssemblyError, get_placement_capabilities
 from assembly.errors import CodedError
@@ -27,7 +27,9 @@ from assembly.turn_projection import DEFAULT_TURNS, MAX_TURNS, project_turns
 from preview_app import presenters, services
 from preview_app.access import (
     APPROVE_GOLDEN,
+    DELETE_GOLDEN,
     can_approve_goldens,
+    can_delete_goldens,
     can_create_sessions,
     can_edit_session,
     golden_for_read,
@@ -47,7 +49,7 @@ from preview_app.strategy_choice import APPLIED, choice_options, query_choice, r
 from preview_app.token_window import across_models, golden_window
 from preview_app.world_info_chance import chance_log, reroll_change
 from strategies_app.access import require, revision_for_read, strategy_for_read
-from strategies_app.presenters import named
+from strategies_app.presenters import named, strategy_name
 from strategies_app.selectors import resources_by_kind, visible_revisions_by_strategy, visible_strategies
 from studio.engine_runs import assemble
 from studio.errors import ServiceError, invalid, not_found
@@ -503,7 +505,7 @@ def goldens(request):
         "statuses": statuses, "session_filter": session_filter, "preview_options": options,
         "rows": [(s, golden_window(s, model)) for s in statuses],
         "differing": sum(1 for s in statuses if s.status == "differs"),
-        "can_pin": can_approve_goldens(request.user),
+        "can_pin": can_approve_goldens(request.user), "can_delete": can_delete_goldens(request.user),
     })
 
 
@@ -516,6 +518,22 @@ def golden_latest(request, pk):
     context = {"s": golden_status(golden), "g": golden, "can_pin": can_approve_goldens(request.user)}
     htmx = request.headers.get("HX-Request") == "true"
     return render(request, "preview/golden_latest.html#latest" if htmx else "preview/golden_latest.html", context)
+
+
+@refusals_as_pages
+@require_http_methods(["GET", "POST"])
+def golden_delete(request, pk):
+    """Delete one golden (admin): the page asks first (GET), the form deletes (POST) and goes back to the goldens."""
+    require(request.user, DELETE_GOLDEN, "delete golden snapshots")
+    golden = golden_for_read(pk)
+    if request.method == "GET":
+        return render(request, "preview/golden_delete.html", {"g": golden})
+    services.golden_delete(golden=golden)
+    messages.success(request, _("Golden deleted: session %(session)s with %(strategy)s @ %(revision)s. The session "
+                                "and the strategy stay.") % {
+        "session": golden.session.name, "strategy": strategy_name(golden.revision.strategy.name),
+        "revision": golden.revision.revision[:12]})
+    return redirect("preview:goldens")
 
 
 @refusals_as_pages

@@ -35,6 +35,7 @@ ACTION_WORDS = {
     "create sessions": gettext_lazy("create sessions"), "edit sessions": gettext_lazy("edit sessions"),
     "apply strategies to sessions": gettext_lazy("apply strategies to sessions"),
     "approve golden snapshots": gettext_lazy("approve golden snapshots"),
+    "delete golden snapshots": gettext_lazy("delete golden snapshots"),
     "import resources": gettext_lazy("import resources"), "manage regex scripts": gettext_lazy("manage regex scripts"),
     "edit strategies": gettext_lazy("edit strategies"), "create strategies": gettext_lazy("create strategies"),
     "import strategies": gettext_lazy("import strategies"), "copy strategies": gettext_lazy("copy strategies"),

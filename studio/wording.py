@@ -193,7 +193,7 @@ REFUSALS: dict[str, Any] = {
                               "preview."),
     "REVISION_NOT_FOUND": _("The strategy has no saved revision yet; save one in the editor first."),
     "SESSION_HAS_GOLDENS": _("The session has golden snapshots, QA's record of its answers. If the session really "
-                             "should go, an admin deletes them first, in the Django admin (Golden snapshots)."),
+                             "should go, an admin deletes them first, on the Goldens page."),
     "SESSION_HISTORY_NOT_EMPTY": _("A greeting starts an empty history, and this session already has messages."),
     "SESSION_HISTORY_CONFLICT": _("Someone changed the history since you loaded the page; reload and try again."),
     "STRATEGY_READ_ONLY": _("Built-in strategies are read-only; copy one to edit it."),

@@ -1,9 +1,12 @@
 """Goldens (web.md screen 5): QA pins a preview; the goldens page says matches or differs, checked against the
 session run with the revision the golden approved, shows what changed message by message and as
 a JSON diff, and says separately whether the strategy's latest revision would change it; approving again replaces
-the golden of that session and strategy."""
+the golden of that session and strategy; an admin deletes one after a confirmation page."""
 
 import re
+
+import pytest
+from django.utils.html import escape
 
 from preview_app import services
 from preview_app.goldens import golden_status
@@ -137,3 +140,51 @@ def test_bad_pin_forms_name_the_field(world, users):
     response = client.post("/goldens/pin/", {"session": world["session"].pk, "strategy": world["own"].slug,
                                              "revision": "0" * 64})
     assert response.status_code == 404
+
+
+def test_an_admin_deletes_a_golden_after_a_confirmation_page_and_the_session_stays(world, users):
+    golden = GoldenSnapshot.objects.get()
+    client = client_for(users["admin"])
+    listing = client.get("/goldens/").content.decode()
+    assert f'href="/goldens/{golden.pk}/delete/"' in listing
+    confirm = client.get(f"/goldens/{golden.pk}/delete/")
+    assert confirm.status_code == 200 and "Delete this golden?" in confirm.content.decode()
+    assert GoldenSnapshot.objects.filter(pk=golden.pk).exists()  # asking deletes nothing
+    done = client.post(f"/goldens/{golden.pk}/delete/", follow=True)
+    assert done.redirect_chain[-1][0] == "/goldens/"
+    assert f"Golden deleted: session {escape(world['session'].name)}" in done.content.decode()
+    assert not GoldenSnapshot.objects.filter(pk=golden.pk).exists()
+    assert world["session"].__class__.objects.filter(pk=world["session"].pk).exists()
+
+
+@pytest.mark.parametrize("role", ["designer", "qa"])
+def test_only_an_admin_may_delete_a_golden(world, users, role):
+    golden = GoldenSnapshot.objects.get()
+    client = client_for(users[role])
+    assert f"/goldens/{golden.pk}/delete/" not in client.get("/goldens/").content.decode()
+    assert client.get(f"/goldens/{golden.pk}/delete/").status_code == 403
+    refused = client.post(f"/goldens/{golden.pk}/delete/")
+    assert refused.status_code == 403 and "may not delete golden snapshots" in refused.content.decode()
+    assert GoldenSnapshot.objects.filter(pk=golden.pk).exists()
+
+
+def test_deleting_a_golden_that_is_gone_is_a_404(world, users):
+    client = client_for(users["admin"])
+    assert client.post("/goldens/999999/delete/").status_code == 404
+
+
+def test_deleting_a_golden_needs_the_csrf_token(world, users):
+    from django.test import Client
+
+    golden = GoldenSnapshot.objects.get()
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(users["admin"])
+    assert client.post(f"/goldens/{golden.pk}/delete/").status_code == 403
+    assert GoldenSnapshot.objects.filter(pk=golden.pk).exists()
+
+
+def test_the_delete_confirmation_is_in_chinese_on_a_chinese_page(world, users):
+    golden = GoldenSnapshot.objects.get()
+    page = client_for(users["admin"]).get(f"/goldens/{golden.pk}/delete/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    html = page.content.decode()
+    assert "删除这个金标？" in html and "会话、策略及其修订版仍保留" in html and "Delete this golden" not in html

@@ -491,7 +491,7 @@ def test_a_session_without_goldens_can_be_deleted_and_one_with_goldens_cannot(wo
     client = client_for(users["designer"])
     refused = client.post(f"/sessions/{session.pk}/delete/")
     assert refused.status_code == 409 and "it has 1 golden snapshot(s)" in refused.content.decode()
-    assert "only an admin can delete them, in the Django admin (Golden snapshots)" in refused.content.decode()
+    assert "only an admin can delete them (on the Goldens page)" in refused.content.decode()
     assert Session.objects.filter(pk=session.pk).exists()
     copy = services.session_copy(session=session, user=users["designer"])
     events = SessionEvent.objects.filter(session=copy).count()
