@@ -8,6 +8,7 @@ from django.db import transaction
 from preview_app import services
 from preview_app.access import (
     APPROVE_GOLDEN,
+    DELETE_GOLDEN,
     EDIT_SESSION,
     event_for_read,
     golden_for_read,
@@ -298,7 +299,12 @@ def goldens(request):
     return ok({"ok": True, **_golden_json(golden, with_status=False)}, status=201)
 
 
-@api_route("GET")
+@api_route("GET", "DELETE")
 def golden_detail(request, pk):
+    """GET: one golden with its status and its approved result. DELETE (admin): delete it."""
+    if request.method == "DELETE":
+        require(request.user, DELETE_GOLDEN, "delete golden snapshots")
+        services.golden_delete(golden=golden_for_read(pk))
+        return ok({"ok": True})
     golden = golden_for_read(pk)
     return ok({**_golden_json(golden, with_status=True), "result": golden.result})

@@ -108,6 +108,7 @@ ROUTES = [
     ("golden approve", "post", lambda w: "/api/goldens", lambda w: {"session": w["session"].pk},
      (401, 201, 403, 201)),
     ("golden detail", "get", lambda w: f"/api/goldens/{w['golden'].pk}", None, (401, 200, 200, 200)),
+    ("golden delete", "delete", lambda w: f"/api/goldens/{w['golden'].pk}", None, (401, 403, 403, 200)),
 ]
 CALLERS = ("anonymous", "qa", "designer", "admin")
 

@@ -188,3 +188,12 @@ def test_the_delete_confirmation_is_in_chinese_on_a_chinese_page(world, users):
     page = client_for(users["admin"]).get(f"/goldens/{golden.pk}/delete/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     html = page.content.decode()
     assert "删除这个金标？" in html and "会话、策略及其修订版仍保留" in html and "Delete this golden" not in html
+
+
+def test_the_api_deletes_a_golden_for_an_admin_only(world, users):
+    golden = GoldenSnapshot.objects.get()
+    refused = client_for(users["qa"]).delete(f"/api/goldens/{golden.pk}")
+    assert refused.status_code == 403 and refused.json()["detail"] == {"permission": "preview_app.delete_goldensnapshot"}
+    assert client_for(users["admin"]).delete(f"/api/goldens/{golden.pk}").json() == {"ok": True}
+    assert not GoldenSnapshot.objects.exists()
+    assert client_for(users["admin"]).delete(f"/api/goldens/{golden.pk}").status_code == 404
