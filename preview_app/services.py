@@ -360,8 +360,11 @@ def _event_fields(role: Any, content: Any, name: Any, tool_calls: Any, tool_call
     if tool_calls is not None and not (isinstance(tool_calls, list) and all(
             isinstance(call, dict) and isinstance(call.get("id"), str) for call in tool_calls)):
         raise invalid("tool_calls", "a list of objects with a string id")
+    tool_call_id = _check_text(tool_call_id, "tool_call_id")
+    if role == "tool" and not tool_call_id:  # the engine refuses a tool result that answers no call
+        raise invalid("tool_call_id", "the id of the tool call this result answers (a tool message needs one)")
     return {"role": role, "content": _check_text(content, "content"), "name": _check_text(name, "name"),
-            "tool_calls": tool_calls, "tool_call_id": _check_text(tool_call_id, "tool_call_id")}
+            "tool_calls": tool_calls, "tool_call_id": tool_call_id}
 
 
 @transaction.atomic

@@ -85,6 +85,9 @@ DIAGNOSTICS: dict[str, Any] = {
     "ST_PATTERN_LIMIT": _("A pattern (a world info key or a regex script's find, see owner) went over a limit the "
                           "preview sets on every pattern (see limit: time, size or output), so it is skipped for "
                           "this request: the key matches nothing, the script changes nothing."),
+    "TEXT_STOP_STRINGS_DROPPED": _("The custom stop strings are read as SillyTavern reads them, a JSON array of "
+                                   "strings; what is not (see dropped) is left out of the stop list, as SillyTavern "
+                                   "leaves it out without a word."),
     "AUTHOR_NOTE_NOT_INSERTED": _("The author's note (with anything that wraps it) could not be inserted into the "
                                   "chat, so it is left out (see reason)."),
 }

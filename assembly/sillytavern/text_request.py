@@ -17,7 +17,7 @@ from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
 from assembly.sillytavern.text_gather import gather
 from assembly.sillytavern.text_prompt import build_prompt
 from assembly.sillytavern.text_stop import stop_strings
-from assembly.sillytavern.text_templates import read_text_templates
+from assembly.sillytavern.text_templates import read_custom_stopping_strings, read_text_templates
 
 TEXT_RESOURCES = ("context_template", "instruct_template", "system_prompt", "text_settings")
 _TEXT_GENERATIONS = ("normal", "continue", "impersonate")
@@ -69,7 +69,8 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
                        spans=[TextSpan(source=s.source, text=s.text, tokens=estimate_tokens(s.text)) for s in spans])
     return AssemblyResult(
         backend="text", placement="st", strategy=StrategyRef(id="builtin-st", name="SillyTavern", revision="1.18"),
-        request=view, nodes=[], diagnostics=_world_info_diagnostics(parts.world_info), runtime_context_controls=[],
+        request=view, nodes=[], diagnostics=[*_world_info_diagnostics(parts.world_info),
+                                             *_stop_string_diagnostics(templates)], runtime_context_controls=[],
         placement_controls=[], positions=[], durable_events=[], tokens=_token_summary(view, templates.settings),
         layout=LayoutView(policy=None, slots=[], blocks=[]), world_info=parts.world_info,
         macro_variables=macros.view(requested=bool(req.macro_variables)))
@@ -78,6 +79,16 @@ def assemble_text(request: dict[str, Any]) -> AssemblyResult:
 def _world_info_diagnostics(activation: Any) -> list[Diagnostic]:
     """The regex keys world info skipped over their limits (ST_PATTERN_LIMIT), as chat completion lists them."""
     return [Diagnostic.of(d) for d in (activation.pattern_limits if activation is not None else ())]
+
+
+def _stop_string_diagnostics(templates: Any) -> list[Diagnostic]:
+    """Custom stop strings SillyTavern drops without a word (a value that is not a JSON array of strings), reported
+    so the designer knows the stop list lacks them."""
+    _strings, dropped = read_custom_stopping_strings(templates.settings["custom_stopping_strings"])
+    if dropped is None:
+        return []
+    return [Diagnostic.of({"code": "TEXT_STOP_STRINGS_DROPPED", "field": "text_settings.custom_stopping_strings",
+                           "dropped": dropped})]
 
 
 def _token_summary(view: RequestView, settings: dict[str, Any]) -> TokenSummary:

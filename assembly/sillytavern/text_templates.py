@@ -91,10 +91,20 @@ def read_text_templates(resources: dict[str, Any]) -> TextTemplates:
 
 def custom_stopping_strings(value: str) -> list[str]:
     """`custom_stopping_strings` as SillyTavern keeps it: a JSON array in a string; anything else gives none."""
+    return read_custom_stopping_strings(value)[0]
+
+
+def read_custom_stopping_strings(value: str) -> tuple[list[str], str | None]:
+    """`custom_stopping_strings` and, when SillyTavern would drop any of it without a word, what it dropped: the
+    whole value when it is not a JSON array, else the items that are not strings."""
     if not value:
-        return []
+        return [], None
     try:
         parsed = json.loads(value)
     except (ValueError, RecursionError):  # "[[[[..." deeper than the parser's stack is as unreadable as bad JSON
-        return []
-    return [s for s in parsed if isinstance(s, str)] if isinstance(parsed, list) else []
+        return [], "the whole value: it is not valid JSON"
+    if not isinstance(parsed, list):
+        return [], "the whole value: it is JSON but not an array of strings"
+    strings = [s for s in parsed if isinstance(s, str)]
+    dropped = len(parsed) - len(strings)
+    return strings, (f"{dropped} item(s) that are not strings" if dropped else None)

@@ -151,6 +151,20 @@ def test_committing_a_turn_appends_the_durable_events_and_the_reply(users, nativ
     assert SessionEvent.objects.filter(session=native_session).count() == len(expected)
 
 
+def test_a_tool_message_without_the_call_it_answers_is_refused_and_stores_nothing(users, native_session):
+    client = client_for(users["designer"])
+    base = f"/api/sessions/{native_session.pk}"
+    refused = client.post(f"{base}/events", {"role": "tool", "content": "42"}, content_type="application/json")
+    assert refused.status_code == 400 and refused.json()["detail"]["path"] == "tool_call_id"
+    assert not SessionEvent.objects.filter(session=native_session).exists()
+    added = client.post(f"{base}/events", {"role": "tool", "content": "42", "tool_call_id": "c1"},
+                        content_type="application/json")
+    seq = added.json()["seq"]
+    cleared = client.put(f"{base}/events/{seq}", {"tool_call_id": ""}, content_type="application/json")
+    assert cleared.status_code == 400 and cleared.json()["detail"]["path"] == "tool_call_id"
+    assert SessionEvent.objects.get(session=native_session, seq=seq).tool_call_id == "c1"
+
+
 def test_history_editing_and_session_fields(users, native_session):
     client = client_for(users["designer"])
     base = f"/api/sessions/{native_session.pk}"

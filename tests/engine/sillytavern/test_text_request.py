@@ -156,3 +156,24 @@ def test_text_completion_takes_the_imported_settings_engine_unless_the_request_n
                                                                "content": "{{if char}}yes{{/if}}"}]})
     assert _prompt(request) == "Ann: yes"
     assert _prompt({**request, "macro_engine": "legacy"}) == "Ann: {{if char}}yes{{/if}}"
+
+
+@pytest.mark.parametrize(("value", "dropped"), [
+    ("[oops", "the whole value: it is not valid JSON"),
+    ('{"a": 1}', "the whole value: it is JSON but not an array of strings"),
+    ('["ok", 3, null]', "2 item(s) that are not strings"),
+])
+def test_custom_stop_strings_sillytavern_drops_are_reported(value, dropped):
+    settings = {"instruct_enabled": False, "max_context": 4096, "amount_gen": 96, "token_padding": 0,
+                "custom_stopping_strings": value}
+    result = assemble(_request(resources={"text_settings": settings})).model_dump(mode="json")
+    assert {"code": "TEXT_STOP_STRINGS_DROPPED", "field": "text_settings.custom_stopping_strings",
+            "dropped": dropped} in result["diagnostics"]
+    assert result["request"]["stop"] == ["\nAnn:"] + (["ok"] if value.startswith('["ok"') else [])
+
+
+def test_readable_custom_stop_strings_report_nothing():
+    settings = {"instruct_enabled": False, "max_context": 4096, "amount_gen": 96, "token_padding": 0,
+                "custom_stopping_strings": '["THE END"]'}
+    result = assemble(_request(resources={"text_settings": settings})).model_dump(mode="json")
+    assert result["diagnostics"] == [] and result["request"]["stop"] == ["\nAnn:", "THE END"]
