@@ -179,3 +179,23 @@ def test_only_the_strategys_editors_move_blocks(users, editor):  # noqa: F811
     assert done.status_code == 303
     qa_page = client_for(users["qa"]).get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
     assert 'id="blocks-panel"' in qa_page and "/blocks/move/" not in qa_page and "/blocks/reset/" not in qa_page
+
+
+def test_every_block_row_has_a_row_id_and_a_locked_one_says_why(users, editor):  # noqa: F811
+    """web.md "Testable markup": a draggable row has data-row-id and data-locked; a locked one a visible reason."""
+    strategy, session = editor["strategy"], editor["session"]
+    page = client_for(users["designer"]).get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
+    blocks_html = page.split('id="block-list"', 1)[1].split("</ol>", 1)[0]
+    rows = re.findall(r'<li class="row[^"]*" id="block-row-\d+" (.*?)</li>', blocks_html, re.S)
+    assert rows
+    bindings = set()
+    for row in rows:
+        assert re.match(r'data-row-id="[^"]+" data-block-id="[^"]+"', row)
+        locked = re.search(r'data-locked="(true|false)"', row)[1] == "true"
+        reason = re.search(r'data-lock-reason="(\w+)">([^<]+)<', row)
+        binding = re.search(r'data-binding="(\w+)"', row)[1]
+        bindings.add(binding)
+        assert (reason is not None) == locked
+        if locked:
+            assert reason[1] == binding and reason[2].strip()
+    assert {"slot", "runtime"} <= bindings
