@@ -201,7 +201,8 @@ def _with_texts(request) -> bool:
 @api_route("GET")
 def session_preview_api(request, pk):
     """The session's request with `?strategy=<id>&revision=<sha>` (no revision: the draft), else the applied one;
-    `generation`, `quiet_prompt`, `tokenizer`, `context_window` and `reserve_output` as on the preview page.
+    `generation`, `quiet_prompt`, `start_reply_with`, `tokenizer`, `context_window`, `reserve_output` and
+    `apply_budget` as on the preview page.
 
     `?texts=0` leaves the texts out of a long answer (quality.md, Performance): the whole AssemblyResult, same keys, but each
     `request.messages[].content` and each `nodes[].text` is null (roles, tokens, parts and every count stay).

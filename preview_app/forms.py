@@ -489,32 +489,47 @@ class PreviewOptionsForm(forms.Form):
     # A blank first option, so a submitted form leaves the picked model's own tokenizer in place.
     tokenizer = forms.ChoiceField(label=_("Tokenizer"), choices=[("", _("— the model's, else o200k_base —"))] + [
         (e, e) for e in ENCODINGS], required=False)
+    start_reply_with = forms.CharField(
+        label=_("Start reply with"), required=False, max_length=10000, strip=False,
+        help_text=_("SillyTavern's Start Reply With: the text the reply must begin with, sent as the request's last "
+                    "assistant message (SillyTavern's order only)."))
     context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
     reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
+    apply_budget = forms.BooleanField(
+        label=_("Apply the eviction plan"), required=False,
+        help_text=_("Leave out what the plan drops, so the request shown is the one that fits the window."))
 
     EXPECTED = {"generation": "one of normal, continue, impersonate, swipe, regenerate, quiet",
                 "quiet_prompt": "a text of at most 10,000 characters",
+                "start_reply_with": "a text of at most 10,000 characters",
                 "tokenizer": "one of " + ", ".join(ENCODINGS),
                 "model": "a model of the catalogue",
                 "context_window": "a whole number of tokens, 1 or more",
                 "reserve_output": "a whole number of tokens, 0 or more"}
-    TURN_FIELDS = ("generation", "quiet_prompt", "model", "tokenizer")
-    BUDGET_FIELDS = ("context_window", "reserve_output")
+    TURN_FIELDS = ("generation", "quiet_prompt", "start_reply_with", "model", "tokenizer")
+    BUDGET_FIELDS = ("context_window", "reserve_output", "apply_budget")
 
-    def budget(self) -> dict[str, int] | None:
+    def budget(self) -> dict[str, Any] | None:
         window = self.cleaned_data.get("context_window")
         if not window:
             return None
-        return {"context_window": window, "reserve_output": self.cleaned_data.get("reserve_output") or 0}
+        budget: dict[str, Any] = {"context_window": window,
+                                  "reserve_output": self.cleaned_data.get("reserve_output") or 0}
+        if self.cleaned_data.get("apply_budget"):
+            budget["apply"] = True
+        return budget
 
     def request_fields(self) -> dict[str, Any]:
         """The engine request's fields these options set (none when the form is unbound or invalid)."""
         if not self.is_bound or not self.is_valid():
             return {}
         data, fields = self.cleaned_data, {}
-        if data.get("generation") and data["generation"] != "normal" or data.get("quiet_prompt"):
+        if data.get("generation") and data["generation"] != "normal" or data.get("quiet_prompt") or data.get(
+                "start_reply_with"):
             fields["generation"] = {"type": data.get("generation") or "normal",
-                                    **({"quiet_prompt": data["quiet_prompt"]} if data.get("quiet_prompt") else {})}
+                                    **({"quiet_prompt": data["quiet_prompt"]} if data.get("quiet_prompt") else {}),
+                                    **({"start_reply_with": data["start_reply_with"]}
+                                       if data.get("start_reply_with") else {})}
         if data.get("tokenizer"):
             fields["tokenizer"] = data["tokenizer"]
         if data.get("model"):
@@ -529,10 +544,12 @@ class PreviewOptionsForm(forms.Form):
             return {}
         data = self.cleaned_data
         values = {"generation": data.get("generation") if data.get("generation") != "normal" else "",
-                  "quiet_prompt": data.get("quiet_prompt") or "", "model": data.get("model") or "",
-                  "tokenizer": data.get("tokenizer") or ""}
-        if self.budget():
-            values.update({k: str(v) for k, v in self.budget().items()})
+                  "quiet_prompt": data.get("quiet_prompt") or "", "start_reply_with": data.get("start_reply_with") or "",
+                  "model": data.get("model") or "", "tokenizer": data.get("tokenizer") or ""}
+        budget = self.budget()
+        if budget:
+            values.update(context_window=str(budget["context_window"]), reserve_output=str(budget["reserve_output"]),
+                          apply_budget="on" if budget.get("apply") else "")
         return {k: v for k, v in values.items() if v and k not in without}
 
     def first_error(self) -> tuple[str, str]:

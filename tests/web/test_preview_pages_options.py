@@ -102,3 +102,34 @@ def test_the_request_options_come_before_the_request_messages(world, users):
     assert "data-request-options>" in html  # folded: no option is set
     html = preview(client, session, "generation=continue").content.decode()
     assert "data-request-options open>" in html
+
+
+def test_start_reply_with_is_sent_as_the_last_assistant_message(world, users):
+    """engine.md §1 `generation.start_reply_with`: SillyTavern's Start Reply With, its macros filled in."""
+    session, client = world["session"], client_for(users["qa"])
+    api = client.get(f"/api/sessions/{session.pk}/preview?strategy=builtin-st"
+                     "&start_reply_with=%7B%7Bchar%7D%7D+smiles,").json()
+    last = api["request"]["messages"][-1]
+    assert (last["role"], last["content"]) == ("assistant", "Ada smiles,")  # the world's card is Ada
+    html = preview(client, session, "start_reply_with=Softly,").content.decode()
+    forms = dict(re.findall(r'<form method="get" class="([^"]+)"(.*?)</form>', html, re.S))
+    assert 'name="start_reply_with"' in forms["options-form"] and 'value="Softly,"' in forms["options-form"]
+    assert 'type="hidden" name="start_reply_with" value="Softly,"' in forms["budget-form"]
+
+
+def test_applying_the_eviction_plan_leaves_out_what_it_drops(world, users):
+    """engine.md §8: with `apply` the plan is applied and the request leaves the dropped items out."""
+    session, client = world["session"], client_for(users["qa"])
+    base = f"/api/sessions/{session.pk}/preview?strategy=builtin-st&context_window=15&reserve_output=0"
+    planned, applied = client.get(base).json(), client.get(base + "&apply_budget=on").json()
+    plan = planned["budget"]["eviction_plan"]
+    assert plan and planned["budget"]["applied"] is False and applied["budget"]["applied"] is True
+    sent = {m["id"] for m in applied["request"]["messages"]}
+    planned_sent = {m["id"] for m in planned["request"]["messages"]}
+    assert sent < planned_sent
+    assert applied["budget"]["total_after"] < planned["budget"]["total"]
+    html = preview(client, session, "context_window=15&reserve_output=0&apply_budget=on").content.decode()
+    assert "Applied: the request above already leaves these out" in html
+    forms = dict(re.findall(r'<form method="get" class="([^"]+)"(.*?)</form>', html, re.S))
+    assert 'type="hidden" name="apply_budget" value="on"' in forms["options-form"]
+    assert re.search(r'<input type="checkbox" name="apply_budget"[^>]*checked', forms["budget-form"])
