@@ -1,12 +1,18 @@
-"""The text-completion settings form of a session (chat or text completion, its templates, instruct on or off, the
-context size and response length)."""
+"""The text-completion settings form of a session: chat or text completion, its templates, instruct on or off, the
+context size and response length, and SillyTavern's other text-completion settings (text-completion.md, Request)."""
 
 from __future__ import annotations
+
+import json
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from preview_app.services import TEXT_SETTING_KEYS
 from strategies_app.models import TextTemplate
+
+# The settings this form edits: every key of the session's `text_settings`.
+SETTING_FIELDS = TEXT_SETTING_KEYS
 
 
 class TemplateChoice(forms.ModelChoiceField):
@@ -32,6 +38,35 @@ class TextSettingsForm(forms.Form):
     sysprompt_template = _templates("sysprompt", _("System prompt"), _("— none (system prompt off) —"))
     max_context = forms.IntegerField(label=_("Context size (tokens)"), min_value=1, max_value=10_000_000)
     amount_gen = forms.IntegerField(label=_("Response length (tokens)"), min_value=0, max_value=10_000_000)
+    token_padding = forms.IntegerField(
+        label=_("Token padding"), min_value=-2048, max_value=2048, required=False,
+        help_text=_("Tokens SillyTavern keeps free on top of the response length, for its own estimate's error."))
+    user_prompt_bias = forms.CharField(
+        label=_("Start reply with"), required=False, strip=False, max_length=10000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("The text the reply begins with, written after the last prompt line."))
+    custom_stopping_strings = forms.CharField(
+        label=_("Custom stopping strings"), required=False, max_length=10000,
+        help_text=_('A JSON array of strings, as SillyTavern keeps them: ["\\nUser:", "THE END"].'))
+    pin_examples = forms.BooleanField(label=_("Keep the example dialogues however long the chat is"), required=False)
+    strip_examples = forms.BooleanField(label=_("Leave the example dialogues out"), required=False)
+    collapse_newlines = forms.BooleanField(label=_("Collapse repeated blank lines"), required=False)
+    prefer_character_prompt = forms.BooleanField(label=_("Prefer the card's system prompt"), required=False)
+    prefer_character_jailbreak = forms.BooleanField(label=_("Prefer the card's post-history instructions"),
+                                                    required=False)
+
+    def clean_custom_stopping_strings(self) -> str:
+        value = self.cleaned_data["custom_stopping_strings"]
+        if not value.strip():
+            return ""
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            parsed = None
+        if not isinstance(parsed, list) or not all(isinstance(item, str) for item in parsed):
+            raise forms.ValidationError(_("Write a JSON array of strings, such as [\"\\nUser:\"]: SillyTavern ignores "
+                                          "anything else."))
+        return value
 
     def clean(self):
         data = super().clean()

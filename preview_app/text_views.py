@@ -13,11 +13,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from assembly.errors import CodedError
+from assembly.sillytavern.text_templates import TEXT_SETTINGS_DEFAULTS
 from preview_app import presenters, services
 from preview_app.access import can_approve_goldens, can_edit_session, session_for_edit, session_for_read
 from preview_app.models import Session
 from preview_app.previews import TEXT_STRATEGY, session_request, session_text_templates, text_request
-from preview_app.text_forms import TextSettingsForm
+from preview_app.text_forms import SETTING_FIELDS, TextSettingsForm
 from preview_app.text_parity import read_sent_text, text_parity
 from preview_app.text_preview import text_preview, untrimmed_request
 from strategies_app.access import resource_for_read
@@ -27,7 +28,6 @@ from studio.engine_runs import assemble
 from studio.errors import invalid
 from studio.http import MAX_BODY_BYTES, too_large
 
-DEFAULT_MAX_CONTEXT, DEFAULT_AMOUNT_GEN = 4096, 512  # SillyTavern's defaults (text_templates._SETTINGS_DEFAULTS)
 TEXT_GENERATIONS = ("normal", "continue", "impersonate")  # what text completion builds
 
 
@@ -44,13 +44,14 @@ def run_text(request_data: dict[str, Any], *, template_names: dict[str, str] | N
 
 
 def _settings_form(session: Session, data=None) -> TextSettingsForm:
+    """The session's settings as the engine reads them (SillyTavern's defaults where the session sets none)."""
     settings = session.text_settings or {}
     return TextSettingsForm(data, initial={
         "completion": session.completion, "instruct_template": session.instruct_template_id,
         "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
         "instruct_enabled": session.instruct_enabled,
-        "max_context": settings.get("max_context", DEFAULT_MAX_CONTEXT),
-        "amount_gen": settings.get("amount_gen", DEFAULT_AMOUNT_GEN)})
+        **{name: settings[name] if settings.get(name) is not None else TEXT_SETTINGS_DEFAULTS[name]
+           for name in SETTING_FIELDS}})
 
 
 def _page(request, session: Session, *, status: int = 200, form=None, form_error=None):
@@ -83,7 +84,8 @@ def text_preview_page(request, pk):
 
 @require_POST
 def text_settings(request, pk):
-    """Designers: chat or text completion, the templates, instruct on or off, the context and response sizes."""
+    """Designers: chat or text completion, the templates, instruct on or off, the context and response sizes and
+    SillyTavern's other text-completion settings."""
     try:
         session = session_for_edit(request.user, pk)
     except CodedError as error:
@@ -98,8 +100,8 @@ def text_settings(request, pk):
             session=session, completion=data["completion"], instruct_template=data["instruct_template"],
             context_template=data["context_template"], sysprompt_template=data["sysprompt_template"],
             instruct_enabled=data["instruct_enabled"],
-            text_settings={**(session.text_settings or {}), "max_context": data["max_context"],
-                           "amount_gen": data["amount_gen"]})
+            text_settings={**(session.text_settings or {}),
+                           **{name: data[name] for name in SETTING_FIELDS if data[name] is not None}})
     except CodedError as error:
         return _page(request, session, status=error.status, form=form, form_error=presenters.error_context(error))
     return redirect(reverse("preview:text", args=[session.pk]))

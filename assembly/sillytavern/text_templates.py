@@ -23,7 +23,7 @@ _CONTEXT_DEFAULTS: dict[str, Any] = {
     "names_as_stop_strings": True, "story_string_position": 0, "story_string_depth": 1, "story_string_role": 0,
     "always_force_name2": False, "single_line": False,
 }
-_SETTINGS_DEFAULTS: dict[str, Any] = {
+TEXT_SETTINGS_DEFAULTS: dict[str, Any] = {
     "instruct_enabled": False, "sysprompt_enabled": False, "max_context": 4096, "amount_gen": 512,
     "token_padding": 64, "pin_examples": False, "strip_examples": False, "collapse_newlines": False,
     "user_prompt_bias": "", "custom_stopping_strings": "", "prefer_character_prompt": True,
@@ -84,7 +84,7 @@ def read_text_templates(resources: dict[str, Any]) -> TextTemplates:
         raise TextSettingsInvalid("instruct_template.names_behavior", "none, force or always",
                                   instruct["names_behavior"])
     system = _section(resources.get("system_prompt"), "system_prompt", {"name": "", "content": "", "post_history": ""})
-    settings = _section(resources.get("text_settings"), "text_settings", _SETTINGS_DEFAULTS)
+    settings = _section(resources.get("text_settings"), "text_settings", TEXT_SETTINGS_DEFAULTS)
     return TextTemplates(context=_section(resources.get("context_template"), "context_template", _CONTEXT_DEFAULTS),
                          instruct=instruct, system_prompt=system, settings=settings)
 

@@ -72,7 +72,11 @@ def test_the_designer_switches_a_session_to_text_and_picks_templates(world, user
     session = Session.objects.get(pk=session.pk)
     assert (session.completion, session.instruct_template.name, session.sysprompt_template) == ("text", "Llama 3",
                                                                                                  None)
-    assert session.text_settings == {"max_context": 8192, "amount_gen": 300}
+    # the form sends every setting it shows; a box left unticked is off
+    assert session.text_settings == {"max_context": 8192, "amount_gen": 300, "user_prompt_bias": "",
+                                     "custom_stopping_strings": "", "pin_examples": False, "strip_examples": False,
+                                     "collapse_newlines": False, "prefer_character_prompt": False,
+                                     "prefer_character_jailbreak": False}
     html = client.get(f"/sessions/{session.pk}/text/").content.decode()
     assert "&lt;|start_header_id|&gt;user&lt;|end_header_id|&gt;" in html
 
@@ -247,3 +251,43 @@ def test_a_text_session_runs_its_macro_engine_and_variables(text_session, users)
     Session.objects.filter(pk=text_session.pk).update(macro_engine="legacy")
     html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
     assert "{{if .mood}}" in html and "Mood: calm." not in html
+
+
+def test_the_settings_form_shows_sillytaverns_defaults_and_saves_every_setting(text_session, users):
+    """text-completion.md, Request: Start Reply With, stop strings, padding and the example and card switches."""
+    client = client_for(users["designer"])
+    html = client.get(f"/sessions/{text_session.pk}/text/").content.decode()
+    assert re.search(r'name="token_padding" value="64"', html)  # SillyTavern's default padding
+    assert re.search(r'<input type="checkbox" name="prefer_character_prompt"[^>]*checked', html)
+    answer = client.post(f"/sessions/{text_session.pk}/text/settings/", {
+        "completion": "text", "max_context": "4096", "amount_gen": "200", "token_padding": "0",
+        "user_prompt_bias": "Sure,", "custom_stopping_strings": '["THE END"]', "collapse_newlines": "on",
+        "prefer_character_prompt": "on", "prefer_character_jailbreak": "on"})
+    assert answer.status_code == 302
+    settings = Session.objects.get(pk=text_session.pk).text_settings
+    assert settings["user_prompt_bias"] == "Sure," and settings["custom_stopping_strings"] == '["THE END"]'
+    assert (settings["token_padding"], settings["collapse_newlines"], settings["pin_examples"]) == (0, True, False)
+    api = client.get(f"/api/sessions/{text_session.pk}/preview").json()
+    assert api["request"]["prompt"].endswith("Sure,") and "THE END" in api["request"]["stop"]
+
+
+def test_stopping_strings_that_sillytavern_would_ignore_are_refused_beside_the_field(text_session, users):
+    answer = client_for(users["designer"]).post(f"/sessions/{text_session.pk}/text/settings/", {
+        "completion": "text", "max_context": "4096", "amount_gen": "200", "custom_stopping_strings": "[oops"})
+    assert answer.status_code == 400
+    html = answer.content.decode()
+    beside = html[html.index('for="id_custom_stopping_strings"'):html.index('id="id_custom_stopping_strings"')]
+    assert "Write a JSON array of strings" in beside
+    assert Session.objects.get(pk=text_session.pk).text_settings == text_session.text_settings
+
+
+def test_the_new_settings_read_in_chinese_on_a_chinese_page(text_session, users):
+    html = client_for(users["designer"]).get(f"/sessions/{text_session.pk}/text/",
+                                              HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    for words in ("自定义停止字符串", "字符串组成的 JSON 数组", "优先使用角色卡的系统提示词", "合并连续的空行",
+                  "SillyTavern 在回复长度之外额外留出的 token"):
+        assert words in html
+    refused = client_for(users["designer"]).post(f"/sessions/{text_session.pk}/text/settings/", {
+        "completion": "text", "max_context": "4096", "amount_gen": "200", "custom_stopping_strings": "{}"},
+        HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert "请写成字符串组成的 JSON 数组" in refused.content.decode()
