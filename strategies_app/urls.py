@@ -9,6 +9,7 @@ app_name = "strategies"
 urlpatterns = [
     path("", views.strategy_list, name="list"),
     path("new/", views.strategy_create, name="create"),
+    path("import/", views.strategy_import, name="import"),
     path("<slug:slug>/edit/", views.strategy_edit, name="edit"),
     path("<slug:slug>/copy/", views.strategy_copy, name="copy"),
     path("<slug:slug>/settings/", views.settings_update, name="settings"),

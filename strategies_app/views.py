@@ -56,8 +56,8 @@ from strategies_app.access import (
 from strategies_app.models import Strategy
 from strategies_app.selectors import latest_revision, listed_strategies, preset_prompts, strategy_or_404
 from strategies_app.session_previews import DraftPreviews, PreviewSession, session_previews
-from studio.errors import FormInvalid, ServiceError
-from studio.http import valid_form
+from studio.errors import FormInvalid, ServiceError, invalid
+from studio.http import MAX_BODY_BYTES, parse_json, too_large, valid_form
 from studio.user_choices import EDITOR_SESSION, LAST_SESSION, user_choice_remember, user_choices
 from studio.wording import LockWords, known_meaning, refusal_words
 
@@ -486,9 +486,35 @@ def revision_save(request, strategy, session):
 
 @require_GET
 def strategy_list(request):
+    return _list_page(request)
+
+
+def _list_page(request, *, import_refusal: dict[str, Any] | None = None, status: int = 200):
     rows = presenters.strategy_rows(listed_strategies(), request.user, session_previews().applied_by_strategy(),
                                     can_edit_strategy)
-    return render(request, "strategies/list.html", {"rows": rows, "can_create": can_create_strategies(request.user)})
+    return render(request, "strategies/list.html", {"rows": rows, "can_create": can_create_strategies(request.user),
+                                                    "import_refusal": import_refusal}, status=status)
+
+
+@require_POST
+def strategy_import(request):
+    """A strategy's JSON file (its export, reference A.2) -> a new strategy of the user's with that draft and a first
+    revision; the editor opens on it. A refused file stores nothing and the list says why."""
+    try:
+        require(request.user, EDIT_STRATEGY, "import strategies")
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise invalid("file", "a strategy's JSON file (a strategy export)")
+        if upload.size > MAX_BODY_BYTES:
+            raise too_large("file", upload.size)
+        report = services.strategy_import(user=request.user, document=parse_json(upload.read(), "file"))
+    except CodedError as error:
+        return _list_page(request, import_refusal=error.to_json(), status=error.status)
+    messages.success(request, _("Imported “%(name)s” with its first revision.") % {
+        "name": presenters.strategy_name(report.name)})
+    for note in report.notes:
+        messages.info(request, note)
+    return HttpResponseRedirect(reverse("strategies:edit", args=[report.id]), status=303)
 
 
 @require_POST

@@ -151,3 +151,43 @@ def test_a_designer_cannot_edit_another_designers_strategy(users, mine):
     assert response.status_code == 403 and response.json()["code"] == "FORBIDDEN"
     mine.refresh_from_db()
     assert mine.name == "Lore first"
+
+
+def test_the_strategies_page_imports_an_exported_file_and_opens_the_editor(users, mine):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = client_for(users["designer"])
+    assert 'data-strategy-import' in client.get("/strategies/").content.decode()
+    exported = client.get(f"/api/strategies/{mine.slug}?format=export").content
+    answer = client.post("/strategies/import/", {"file": SimpleUploadedFile("lore.json", exported)}, follow=True)
+    slug = f"{mine.slug}-2"  # the exported id is taken: a free one is made, and the page says so
+    assert answer.redirect_chain[-1] == (f"/strategies/{slug}/edit/", 303)
+    page = answer.content.decode()
+    assert "Imported “Lore first” with its first revision." in page and "is taken" in page
+    imported = Strategy.objects.get(slug=slug)
+    assert imported.draft == mine.draft and imported.owner == users["designer"]
+    assert imported.revisions.count() == 1
+
+
+@pytest.mark.parametrize(("content", "words"), [
+    (b"{not json", "file: not JSON"),
+    (json.dumps({**A2, "rules": "none"}).encode(), "rules must be a list"),
+])
+def test_a_refused_strategy_file_stores_nothing_and_the_list_says_why(users, content, words):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    before = Strategy.objects.count()
+    answer = client_for(users["designer"]).post("/strategies/import/", {"file": SimpleUploadedFile("x.json", content)})
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    assert "data-import-refusal" in page and words in page and "The strategy file was not imported" in page
+    assert Strategy.objects.count() == before
+
+
+def test_qa_may_not_import_a_strategy(users):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client = client_for(users["qa"])
+    assert "data-strategy-import" not in client.get("/strategies/").content.decode()
+    answer = client.post("/strategies/import/", {"file": SimpleUploadedFile("x.json", json.dumps(A2).encode())})
+    assert answer.status_code == 403 and Strategy.objects.filter(builtin=False).count() == 0
