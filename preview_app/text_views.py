@@ -149,16 +149,34 @@ def text_compare(request, pk):
     return render(request, "preview/text_compare.html", context)
 
 
+# The line pairs difflib may compare: its search is quadratic, and a pasted prompt (parity) is anyone's text.
+MATCHED_LINE_PAIRS = 1_000_000
+
+
 def line_diff(a: str, b: str) -> list[dict[str, str]]:
-    """The two prompts' lines: each kept, removed (only in A) or added (only in B), in order."""
-    rows = []
+    """The two prompts' lines: each kept, removed (only in A) or added (only in B), in order. The common head and
+    tail are kept at once; the lines between them are matched by difflib only while their pairs stay within
+    MATCHED_LINE_PAIRS, else they are listed as removed, then added."""
     a_lines, b_lines = a.split("\n"), b.split("\n")
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a_lines, b=b_lines, autojunk=False).get_opcodes():
+    head, most = 0, min(len(a_lines), len(b_lines))
+    while head < most and a_lines[head] == b_lines[head]:
+        head += 1
+    tail = 0
+    while tail < most - head and a_lines[-1 - tail] == b_lines[-1 - tail]:
+        tail += 1
+    a_middle, b_middle = a_lines[head:len(a_lines) - tail], b_lines[head:len(b_lines) - tail]
+    if len(a_middle) * len(b_middle) > MATCHED_LINE_PAIRS:
+        opcodes = [("replace", 0, len(a_middle), 0, len(b_middle))]
+    else:
+        opcodes = difflib.SequenceMatcher(a=a_middle, b=b_middle, autojunk=False).get_opcodes()
+    rows = [{"op": "same", "text": line} for line in a_lines[:head]]
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
-            rows += [{"op": "same", "text": line} for line in a_lines[i1:i2]]
+            rows += [{"op": "same", "text": line} for line in a_middle[i1:i2]]
             continue
-        rows += [{"op": "removed", "text": line} for line in a_lines[i1:i2]]
-        rows += [{"op": "added", "text": line} for line in b_lines[j1:j2]]
+        rows += [{"op": "removed", "text": line} for line in a_middle[i1:i2]]
+        rows += [{"op": "added", "text": line} for line in b_middle[j1:j2]]
+    rows += [{"op": "same", "text": line} for line in a_lines[len(a_lines) - tail:]]
     return rows
 
 

@@ -103,3 +103,19 @@ def test_api_assemble_refuses_a_text_request_naming_the_bad_template_field(users
     answer = client_for(users["qa"]).post("/api/assemble", request, content_type="application/json")
     assert 400 <= answer.status_code < 500
     assert "instruct_template.input_suffix" in json.dumps(answer.json())
+
+
+def test_a_pasted_prompt_of_many_repeated_lines_is_diffed_in_bounded_time(text_session, users):
+    """Blank lines repeat in every prompt: matching 200,000 pasted ones against a prompt's took minutes of one
+    worker (difflib compares each pair); the lines that differ are listed without that search past a bound."""
+    import time
+
+    from preview_app.text_views import line_diff
+
+    prompt = "\n".join(["", "x"] * 100)
+    started = time.monotonic()
+    diff = line_diff(prompt, "\n" * 200_000)
+    assert time.monotonic() - started < 10
+    assert sum(line["op"] == "removed" for line in diff) >= 100 and any(line["op"] == "added" for line in diff)
+    page = client_for(users["qa"]).post(f"/sessions/{text_session.pk}/text/parity/", {"sent": "\n" * 200_000})
+    assert page.status_code == 200 and time.monotonic() - started < 20
