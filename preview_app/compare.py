@@ -134,16 +134,20 @@ def _pair(a: list[RequestMessage], b: list[RequestMessage]) -> dict[int, int]:
         if best is not None:
             pairs[i] = best
             taken.add(best)
-    # 3. the same role and content, whatever their parts
+    # 3. the same role and content, whatever their parts: the first one not taken (indexed once: a scan of `b` per
+    # message made a long pasted request quadratic)
+    same_text: dict[tuple[str, str], deque[int]] = defaultdict(deque)
+    for j, other in enumerate(b):
+        if j not in taken:
+            same_text[(other.role, other.content)].append(j)
     for i, message in enumerate(a):
         if i in pairs:
             continue
-        for j, other in enumerate(b):
-            if j not in taken and other.role == message.role and \
-                    other.content == message.content:
-                pairs[i] = j
-                taken.add(j)
-                break
+        queue = same_text.get((message.role, message.content))
+        if queue:
+            j = queue.popleft()
+            pairs[i] = j
+            taken.add(j)
     return pairs
 
 
@@ -227,6 +231,8 @@ def align_messages(a: list[RequestMessage], b: list[RequestMessage]) -> Alignmen
 def _sharing(message: RequestMessage, others: list[RequestMessage]) -> int | None:
     """The index of the message in `others` sharing most parts with `message` (None when none shares any)."""
     mine = set(message.parts)
+    if not mine:  # shares no part with any: no need to look at each (a pasted request's messages have none)
+        return None
     best, best_overlap = None, 0
     for index, other in enumerate(others):
         overlap = len(mine & set(other.parts))

@@ -426,3 +426,18 @@ def test_the_parity_page_names_the_built_in_it_assembles_with_not_its_slug(qa, s
     html = qa.get(page_url(session)).content.decode()
     lead = re.search(r'<p class="lead">(.*?)</p>', html, re.S).group(1)
     assert f"“{name}”" in lead and "builtin-st" not in lead
+
+
+def test_a_long_pasted_request_is_aligned_in_bounded_time():
+    """Every message a pasted request has beyond the assembled ones was compared with each assembled one, twice:
+    300 assembled against 100,000 pasted (a 4 MB paste anyone may send) held a worker for tens of seconds."""
+    import time
+
+    assembled = [{"role": "user", "content": f"a{i}"} for i in range(300)] + [{"role": "user", "content": "same"}]
+    sent = (PlainMessage("user", "same"), *(PlainMessage("user", str(i)) for i in range(100_000)),
+            PlainMessage("user", "a7"))
+    started = time.monotonic()
+    rows = parity_rows(assembled, sent)
+    assert time.monotonic() - started < 5
+    kinds = {(row.assembled_index, row.sent_index): row.kind for row in rows}
+    assert kinds[(300, 0)] == "same" and kinds[(7, 100_001)] == "moved"
