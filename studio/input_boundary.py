@@ -194,6 +194,19 @@ class FileNameLimit(FileUploadHandler):
         return None
 
 
+def _length_refusal(request) -> ServiceError | None:
+    """A form body longer than its fields and one upload may be, refused by its declared length before it is read:
+    Django streams a file part past FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file whatever its size, and forms are
+    read here before the login and CSRF checks."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE + settings.FILE_UPLOAD_MAX_MEMORY_SIZE
+    length = request.META.get("CONTENT_LENGTH") or "0"
+    if not length.isdecimal() or int(length) <= limit:
+        return None
+    return ServiceError("PAYLOAD_TOO_LARGE", f"body: expected at most {limit} bytes of form data and upload "
+                        f"(DATA_UPLOAD_MAX_MEMORY_SIZE + FILE_UPLOAD_MAX_MEMORY_SIZE), got {int(length)}", status=413,
+                        detail={"path": "body", "limit": limit})
+
+
 def _form_refusal(request) -> ServiceError | None:
     """Read the posted form once (Django caches it) and check every field name, value and upload name."""
     try:
@@ -242,7 +255,7 @@ class InputBoundaryMiddleware:
 
     def __call__(self, request):
         if request.method in WRITE_METHODS and request.content_type in FORM_TYPES:
-            refusal = _form_refusal(request)
+            refusal = _length_refusal(request) or _form_refusal(request)
             if refusal is not None:
                 return refusal_response(request, refusal)
         return self.get_response(request)

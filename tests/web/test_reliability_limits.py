@@ -147,3 +147,18 @@ def test_a_png_card_with_a_nul_in_its_json_is_refused_at_the_boundary(users):
     assert response.status_code == 400
     assert response.json()["detail"]["path"] == "file.png[ccv3].data.name"  # card_png writes ccv3 and chara; ccv3 is read first
     assert Character.objects.count() == before
+
+
+def test_an_oversized_multipart_post_is_refused_before_its_file_is_written(client, monkeypatch):
+    """Every posted form is read before the login and CSRF checks, and a file part past the memory cap was streamed
+    to a temporary file whatever its size: anyone, logged in or not, could fill the disk. The body's declared
+    length is checked first."""
+    from django.core.files.uploadhandler import TemporaryFileUploadHandler
+
+    written = []
+    monkeypatch.setattr(TemporaryFileUploadHandler, "receive_data_chunk",
+                        lambda self, raw, start: written.append(len(raw)))
+    big = SimpleUploadedFile("big.json", b"x" * (12 * 1024 * 1024), content_type="application/json")
+    response = client.post("/accounts/login/", {"file": big})
+    assert response.status_code == 413 and not written
+    assert "<title>Too large" in response.content.decode()
