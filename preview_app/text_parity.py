@@ -32,7 +32,7 @@ def read_sent_text(value: Any, *, path: str = "sent") -> SentText:
         if stripped.startswith("{"):
             try:
                 parsed = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth: a prompt string
                 parsed = None
             if isinstance(parsed, dict) and "prompt" in parsed:
                 return read_sent_text(parsed, path=path)

@@ -119,3 +119,12 @@ def test_a_pasted_prompt_of_many_repeated_lines_is_diffed_in_bounded_time(text_s
     assert sum(line["op"] == "removed" for line in diff) >= 100 and any(line["op"] == "added" for line in diff)
     page = client_for(users["qa"]).post(f"/sessions/{text_session.pk}/text/parity/", {"sent": "\n" * 200_000})
     assert page.status_code == 200 and time.monotonic() - started < 20
+
+
+def test_a_pasted_body_nested_too_deeply_is_read_as_text_not_a_server_error(text_session, users):
+    deep = '{"prompt": ' + "[" * 100_000
+    client = client_for(users["qa"])
+    page = client.post(f"/sessions/{text_session.pk}/text/parity/", {"sent": deep})
+    assert page.status_code == 200 and 'data-identical="false"' in page.content.decode()
+    api = client.post(f"/api/sessions/{text_session.pk}/parity", {"sent": deep}, content_type="application/json")
+    assert api.status_code == 200 and api.json()["identical"] is False
