@@ -118,6 +118,10 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = 10
 AXES_COOLOFF_TIME = 1  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# How many proxies in front of the studio append the client's address to X-Forwarded-For (0: none, REMOTE_ADDR is the
+# client's): behind one, every login would otherwise share the proxy's address and lock out everyone.
+STUDIO_TRUSTED_PROXIES = int(os.environ.get("STUDIO_TRUSTED_PROXIES", "0"))
+AXES_CLIENT_IP_CALLABLE = "studio.login_throttle.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False

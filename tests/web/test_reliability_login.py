@@ -46,6 +46,32 @@ def test_throttling_is_per_user_and_ip(reference_data):
     assert response.status_code == 302
 
 
+def test_behind_a_trusted_proxy_throttling_is_per_forwarded_address(reference_data, settings):
+    """One proxy in front (STUDIO_TRUSTED_PROXIES=1): every login arrives from its address, and the client's is the
+    last X-Forwarded-For entry; what the client wrote before it is not trusted."""
+    settings.STUDIO_TRUSTED_PROXIES = 1
+    target = make_user("target")
+    proxy = "10.0.0.1"
+    attacker = Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="198.51.100.7, 203.0.113.5")
+    for attempt in range(10):
+        attacker.post("/accounts/login/", {"username": target.username, "password": f"wrong {attempt}"})
+    assert attacker.post("/accounts/login/", {"username": target.username, "password": PASSWORD}).status_code == 429
+    # The owner, through the same proxy from another address, still logs in; a forged first entry changes nothing.
+    owner = Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="203.0.113.99")
+    assert owner.post("/accounts/login/", {"username": target.username, "password": PASSWORD}).status_code == 302
+    forged = Client(REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="203.0.113.99, 203.0.113.5")
+    assert forged.post("/accounts/login/", {"username": target.username, "password": PASSWORD}).status_code == 429
+
+
+def test_without_trusted_proxies_a_forwarded_header_is_ignored(reference_data):
+    target = make_user("target")
+    client = Client(HTTP_X_FORWARDED_FOR="203.0.113.5")
+    for attempt in range(10):
+        client.post("/accounts/login/", {"username": target.username, "password": f"wrong {attempt}"})
+    other_header = Client(HTTP_X_FORWARDED_FOR="203.0.113.6")  # the same REMOTE_ADDR: still the same address
+    assert other_header.post("/accounts/login/", {"username": target.username, "password": PASSWORD}).status_code == 429
+
+
 def test_a_right_password_before_the_limit_resets_the_count(reference_data):
     user = make_user("target")
     client = Client()
