@@ -16,7 +16,7 @@ from typing import Any
 
 from assembly.blocks import Node
 from assembly.errors import AssemblyError
-from assembly.results import LayoutBlock, LayoutEntry
+from assembly.results import LayoutBlock
 
 NATIVE_PHASES = {"system": 0, "history": 1, "before-input": 2, "input": 3, "after-input:context": 4,
                  "after-input:pre-step": 5}
@@ -100,10 +100,7 @@ def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
         movable=binding == "free", overridable=binding == "slot", region=region,
         reason="user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
         slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
-        node_ids=[n.id for n in run],
-        # by position, in the field order: one entry per node
-        entries=[LayoutEntry(n.id, n.text, n.original_role, n.role, n.position_id, n.position_decision, n.order)
-                 for n in run])
+        node_ids=[n.id for n in run])
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

@@ -2,7 +2,7 @@
 they are. `AssemblyResult.model_dump(mode="json")` is what the HTTP API and `manage.py assemble` print.
 
 The parts made once per message, node, row or block of every request (`RequestMessage`, `NodeView`, `PositionRow`,
-`PlacementControl`, `LayoutBlock`, `LayoutEntry`) are slotted dataclasses built by the stages from values they have
+`PlacementControl`, `LayoutBlock`) are slotted dataclasses built by the stages from values they have
 already checked: pydantic serializes and validates them as fields of `AssemblyResult` (its JSON, a stored result read
 back) and takes a built one as it is, so a request pays no validation per part."""
 
@@ -253,20 +253,9 @@ class BudgetReport(BaseModel):
 
 @_pickled_by_position
 @dataclasses.dataclass(slots=True)
-class LayoutEntry:
-    id: str
-    text: str
-    original_role: str
-    effective_role: str
-    position_id: str
-    position_decision: str
-    order: int
-
-
-@_pickled_by_position
-@dataclasses.dataclass(slots=True)
 class LayoutBlock:
-    """A run of nodes that moves together, with its binding and why it is where it is (reference A.11)."""
+    """A run of nodes that moves together, with its binding and why it is where it is (reference A.11). Its nodes
+    are named by id; their texts, roles, positions and order are the result's `nodes`."""
 
     id: str
     key: list[Any]
@@ -279,7 +268,6 @@ class LayoutBlock:
     original_slot_id: str | None
     limitations: list[str]
     node_ids: list[str]
-    entries: list[LayoutEntry]
 
 
 class LayoutView(BaseModel):

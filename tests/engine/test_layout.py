@@ -5,7 +5,6 @@ import pytest
 from assembly import AssemblyError, assemble
 from assembly.blocks import Node
 from assembly.layout import layout_blocks, with_block_move
-from assembly.results import LayoutEntry
 
 RULES = ["native-system", "preset", "persona", "character", "worldbook", "history", "input", "phi"]
 
@@ -34,8 +33,13 @@ def req(doc, prompts=None, lore=LORE):
             "host": {"core_available": True}}
 
 
+def texts_of(result, block):
+    nodes = {n.id: n for n in result.nodes}
+    return [nodes[i].text for i in block.node_ids]
+
+
 def block_of(result, text):
-    return next(b for b in result.layout.blocks if text in [e.text for e in b.entries])
+    return next(b for b in result.layout.blocks if text in texts_of(result, b))
 
 
 def contents(result):
@@ -47,7 +51,7 @@ def test_l1_slot_blocks_are_fixed_free_blocks_move():
     result = assemble(req(doc))
     a, b = block_of(result, "A"), block_of(result, "B")
     assert a.binding == "slot" and not a.movable
-    assert b.binding == "free" and [e.text for e in b.entries] == ["B", "C"]
+    assert b.binding == "free" and texts_of(result, b) == ["B", "C"]
     assert all(s["emitsText"] is False for s in result.layout.slots)
     head = block_of(result, "HEAD")
     with pytest.raises(AssemblyError, match="follows a slot"):
@@ -114,9 +118,8 @@ def test_l6_native_system_text_cannot_cross_the_input():
         assemble(req(moved, prompts=prompts, lore=[]))
 
 
-def test_a_layout_entry_carries_each_value_of_its_node_under_the_same_name():
-    node = Node(id="n1", rule_id="r", module="m", name="nm", role="user", original_role="system", text="tx",
-                trust="system", position_id="pi", position_decision="pd", order=7)
-    [block] = layout_blocks([node], "core")
-    assert block.entries[0] == LayoutEntry(id="n1", text="tx", original_role="system", effective_role="user",
-                                           position_id="pi", position_decision="pd", order=7)
+def test_a_block_names_its_nodes_by_id_in_their_order():
+    nodes = [Node(id=f"n{i}", rule_id="r", module="m", name="nm", role="user", original_role="system", text=f"t{i}",
+                  trust="system", field="f") for i in (1, 2)]
+    [block] = layout_blocks(nodes, "core")
+    assert block.node_ids == ["n1", "n2"] and not hasattr(block, "entries")
