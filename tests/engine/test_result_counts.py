@@ -1,7 +1,6 @@
 """The result's counts, rows and entries: the framing beside the contents, counts of each text, position rows and
 layout entries of the nodes, request messages of one or several nodes, the history as the host keeps it."""
 
-from dataclasses import asdict
 from types import SimpleNamespace
 
 from assembly import assemble
@@ -82,17 +81,13 @@ def test_a_row_whose_nodes_are_apart_is_split_and_one_run_is_not():
     assert _row(position_rows(doc, nodes, []), "none#r").node_ids == []
 
 
-def test_layout_entries_follow_their_blocks():
+def test_layout_blocks_name_the_nodes_of_their_run():
     nodes = [_node("a", "char"), _node("b", "char"), _node("c", "lore"), _node("d", "char")]
     for node in nodes:
         node.field = "description"  # one group per module: a node without block or field is a group of its own
     blocks = layout_blocks(nodes, "core")
-    assert [[e.id for e in b.entries] for b in blocks] == [["a", "b"], ["c"], ["d"]]
     assert [b.node_ids for b in blocks] == [["a", "b"], ["c"], ["d"]]
     assert blocks[0].id.endswith(":run:a") and blocks[2].id.endswith(":run:d")  # the char key has two runs
-    assert asdict(blocks[1].entries[0]) == {"id": "c", "text": "c", "original_role": "system",
-                                                 "effective_role": "system", "position_id": "content",
-                                                 "position_decision": "source", "order": 100}
 
 
 def test_a_message_of_one_node_takes_its_id_and_trust_and_of_several_the_least_trusted():
