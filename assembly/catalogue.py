@@ -216,7 +216,10 @@ POSITION_CATALOGUE: tuple[dict[str, Any], ...] = (
               "The card's post-history instructions; they may replace the preset's jailbreak prompt.",
               "角色卡的历史后指令，可替换预设的 jailbreak 提示词。"),
     _category("character", "greeting", "Greeting (first message)", "开场白",
-              "The card's first message, shown as an assistant message.", "角色卡的第一条消息，以助手身份出现。"),
+              "The card's first message. It is never sent from this row: as in SillyTavern it opens the chat as "
+              "its first assistant message (the session page's “Start with the character's greeting”).",
+              "角色卡的第一条消息。它从不从这一行发送：与 SillyTavern 一样，它作为聊天的第一条助手消息开场"
+              "（会话页的“以角色的开场白开始”）。"),
     _category("character", "depth_prompt", "Character's note (at depth)", "角色注释（按深度）",
               "The card's depth prompt, inserted into the chat at its depth.", "角色卡的深度提示词，按深度插入聊天记录。"),
     _category("persona", "persona", "Persona description", "用户设定",

@@ -26,3 +26,8 @@ def test_categories_follow_the_catalogue_with_both_names():
     world_before = ResourceCategory.objects.get(key="worldbook#before")
     assert (world_before.module, world_before.position) == ("worldbook", "before")
     assert world_before.help_zh and world_before.help_en
+
+
+def test_the_greeting_row_says_where_the_greeting_is_sent(reference_data):
+    greeting = ResourceCategory.objects.get(key="character#greeting")
+    assert "never sent from this row" in greeting.help_en and "从不从这一行发送" in greeting.help_zh
