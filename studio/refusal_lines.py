@@ -27,6 +27,13 @@ _TRANSLATED = re.compile("[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")  # the pag
 _EXPECTED_LINE = re.compile(r"(?P<where>the input|\S+?): expected (?P<rest>.*)\Z", re.S)
 # the strategy validator's: a headline without a colon, then a path (no spaces) or the whole document
 _MUST_BE_LINE = re.compile(r"(?P<headline>[^:]+): (?P<where>the strategy|\S+) must be (?P<rest>.*)\Z", re.S)
+# the studio's 404: `<what> <key> does not exist` (studio.errors.not_found), the key as Python writes it
+_NOT_FOUND_LINE = re.compile(r"(?P<what>.+?) (?P<key>-?\d+|'[^']*'|\"[^\"]*\") does not exist\Z", re.S)
+_NOT_FOUND_OF = (  # the things a 404 names with another thing's key in them
+    (re.compile(r"revision of (?P<strategy>'[^']*')\Z"), "revision of %(strategy)s"),
+    (re.compile(r"message of session (?P<session>\d+)\Z"), "message of session %(session)s"),
+    (re.compile(r"event of session (?P<session>\d+)\Z"), "event of session %(session)s"),
+)
 _GOT = ", got "
 # A phrase that is only a code value (the strategy's `version` 1, its quoted format): the same in every language.
 _CODE_VALUE = re.compile(r"-?\d+|'[^'\\]*'")
@@ -117,10 +124,31 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
     text = _expected_line(message, stated)
     if text is None:
         text = _must_be_line(message, stated, detail.get("path"))
+    if text is None and error.get("code") == "NOT_FOUND":
+        text = _not_found_line(message)
     if text is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")
     return RefusalLine(text, None)
+
+
+def _not_found_line(message: str) -> str | None:
+    """`<what> <key> does not exist` in the page's words, or None for a thing the catalogue has no word for."""
+    line = _NOT_FOUND_LINE.match(message)
+    if line is None:
+        return None
+    what = line["what"]
+    words = pgettext("not found", what)
+    if words == what:
+        for pattern, msgid in _NOT_FOUND_OF:
+            match = pattern.match(what)
+            if match:
+                words = pgettext("not found", msgid)
+                words = words % match.groupdict() if words != msgid else what
+                break
+    if words == what:
+        return None
+    return pgettext("not found", "%(what)s %(key)s does not exist") % {"what": words, "key": line["key"]}
 
 
 def _expected_line(message: str, stated: str | None) -> str | None:

@@ -254,3 +254,26 @@ def test_the_strategy_editor_says_a_refused_edit_in_chinese(users):
     line = "自定义文本超出上限：rules[0].text 应为最多 524288 个字符"
     assert f"更改被拒绝：{line}。未做任何更改。" in shown  # the sentence, and the technical detail under it
     assert shown.count(line) == 2 and "must be" not in shown
+
+
+@pytest.mark.parametrize(("message", "chinese"), [
+    ("session 999 does not exist", "会话 999 不存在"),
+    ("golden snapshot 7 does not exist", "金标快照 7 不存在"),
+    ("strategy 'gone' does not exist", "策略 'gone' 不存在"),
+    ("revision of 'mine' 'abc123' does not exist", "策略 'mine' 的修订版 'abc123' 不存在"),
+    ("message of session 4 12 does not exist", "会话 4 的消息 12 不存在"),
+])
+def test_a_not_found_line_reads_in_chinese(message, chinese):
+    line = in_chinese({"code": "NOT_FOUND", "error": message, "detail": {}})
+    assert (line.text, line.lang) == (chinese, None)
+
+
+def test_a_not_found_line_for_a_thing_without_words_stays_english():
+    line = in_chinese({"code": "NOT_FOUND", "error": "gizmo 3 does not exist", "detail": {}})
+    assert (line.text, line.lang) == ("gizmo 3 does not exist", "en")
+
+
+def test_a_missing_session_page_says_it_all_in_chinese(users):
+    page = client_for(users["qa"]).get("/sessions/999/preview/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert page.status_code == 404 and "会话 999 不存在" in page.content.decode()
+    assert "does not exist" not in page.content.decode()
