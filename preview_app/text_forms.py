@@ -3,11 +3,10 @@ context size and response length, and SillyTavern's other text-completion settin
 
 from __future__ import annotations
 
-import json
-
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from assembly.sillytavern.text_templates import read_custom_stopping_strings
 from preview_app.services import TEXT_SETTING_KEYS
 from strategies_app.models import TextTemplate
 
@@ -59,11 +58,7 @@ class TextSettingsForm(forms.Form):
         value = self.cleaned_data["custom_stopping_strings"]
         if not value.strip():
             return ""
-        try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError):
-            parsed = None
-        if not isinstance(parsed, list) or not all(isinstance(item, str) for item in parsed):
+        if read_custom_stopping_strings(value)[1] is not None:  # what SillyTavern would drop without a word
             raise forms.ValidationError(_("Write a JSON array of strings, such as [\"\\nUser:\"]: SillyTavern ignores "
                                           "anything else."))
         return value
