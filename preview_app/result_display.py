@@ -341,15 +341,20 @@ def _percent(part: int, whole: int) -> float:
     return 100.0 if not whole else min(100.0, round(100 * part / whole, 2))
 
 
-def display(result: AssemblyResult, host_records: dict[str, str] | None = None) -> PreviewDisplay:
-    """Everything the preview page shows, from an AssemblyResult; `host_records` (message id -> source kind) names
-    the host's records in the history as what they are."""
-    # One entry per code, in order of first appearance, with every occurrence's details.
+def diagnostic_entries(result: AssemblyResult) -> list[dict[str, Any]]:
+    """The result's diagnostics as the pages list them: one entry per code, in order of first appearance, with its
+    meaning and every occurrence's details."""
     diagnostics: dict[str, dict[str, Any]] = {}
     for found in result.diagnostics:
         entry = diagnostics.setdefault(found.code, {"code": found.code, "meaning": meaning(found.code),
                                                     "occurrences": []})
         entry["occurrences"].append(diagnostic_details(found.details))
+    return list(diagnostics.values())
+
+
+def display(result: AssemblyResult, host_records: dict[str, str] | None = None) -> PreviewDisplay:
+    """Everything the preview page shows, from an AssemblyResult; `host_records` (message id -> source kind) names
+    the host's records in the history as what they are."""
     events = []
     kinds = {**EVENT_KIND_WORDS, **(SILLYTAVERN_EVENT_KIND_WORDS if result.placement == "st" else {})}
     for event in result.durable_events:
@@ -360,7 +365,7 @@ def display(result: AssemblyResult, host_records: dict[str, str] | None = None) 
     rows, world_book = Rows(result, host_records), world_book_log(result)
     if world_book is not None:
         rows.activation_words({f"worldbook:{entry.uid}": entry.reason for entry in world_book.active})
-    return PreviewDisplay(result=result, rows=rows, diagnostics=list(diagnostics.values()),
+    return PreviewDisplay(result=result, rows=rows, diagnostics=diagnostic_entries(result),
                           segments=_segments(result.tokens.by_module), budget=budget,
                           preset_budget=preset_budget, world_book=world_book, durable_events=events)
 

@@ -17,6 +17,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from assembly import AssemblyResult
+from preview_app.result_display import diagnostic_entries
 from preview_app.token_window import WindowView, tokens_window
 from strategies_app.text_templates import SEQUENCE_FIELDS
 from studio.wording import excerpt
@@ -58,6 +59,7 @@ class TextPreview:
     trimmed_examples: list[str]
     instruct_on: bool
     templates: list[tuple[str, str, int | None]]  # (kind, the template's name or "", its id): instruct, context, ...
+    diagnostics: list[dict[str, Any]]  # preview_app.result_display.diagnostic_entries
 
 
 def _field(value: Any, name: str, default: Any = "") -> Any:
@@ -277,7 +279,8 @@ def text_preview(request: dict[str, Any], result: AssemblyResult, *, untrimmed: 
                        window=window, total_tokens=result.tokens.request_total, trimmed_messages=dropped,
                        trimmed_examples=examples, instruct_on=instruct_on,
                        templates=[(kind, *_named((template_names or {}).get(kind))) for kind in
-                                  ("instruct", "context", "sysprompt")])
+                                  ("instruct", "context", "sysprompt")],
+                       diagnostics=diagnostic_entries(result))
 
 
 def _named(value: Any) -> tuple[str, int | None]:

@@ -291,3 +291,19 @@ def test_the_new_settings_read_in_chinese_on_a_chinese_page(text_session, users)
         "completion": "text", "max_context": "4096", "amount_gen": "200", "custom_stopping_strings": "{}"},
         HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "请写成字符串组成的 JSON 数组" in refused.content.decode()
+
+
+def test_the_text_page_lists_the_diagnostics_of_the_prompt(text_session, users):
+    """Stop strings SillyTavern drops without a word are set through the API; the page says so."""
+    from preview_app import services as session_services
+
+    session_services.session_text_update(session=text_session, text_settings={
+        **(text_session.text_settings or {}), "custom_stopping_strings": "[oops"})
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    assert 'data-text-diagnostics' in html and 'data-code="TEXT_STOP_STRINGS_DROPPED"' in html
+    assert "the whole value: it is not valid JSON" in html
+
+
+def test_a_text_page_without_diagnostics_has_no_diagnostics_card(text_session, users):
+    html = client_for(users["qa"]).get(f"/sessions/{text_session.pk}/text/").content.decode()
+    assert "data-text-diagnostics" not in html
