@@ -72,6 +72,10 @@ def session_resources(session: Session) -> dict[str, Any]:
     scripts = session.regex_scripts.all()  # in the model's order: the order SillyTavern runs its global scripts
     if scripts:
         resources["regex_scripts"] = tuple(sillytavern.regex_script_model(s) for s in scripts)
+    # SillyTavern's Example Messages Behavior, which chat completion reads too (a text request sends all settings)
+    examples = {key: True for key in ("pin_examples", "strip_examples") if (session.text_settings or {}).get(key)}
+    if examples:
+        resources["text_settings"] = examples
     return resources
 
 

@@ -47,8 +47,12 @@ class TextSettingsForm(forms.Form):
     custom_stopping_strings = forms.CharField(
         label=_("Custom stopping strings"), required=False, max_length=10000,
         help_text=_('A JSON array of strings, as SillyTavern keeps them: ["\\nUser:", "THE END"].'))
-    pin_examples = forms.BooleanField(label=_("Keep the example dialogues however long the chat is"), required=False)
-    strip_examples = forms.BooleanField(label=_("Leave the example dialogues out"), required=False)
+    pin_examples = forms.BooleanField(
+        label=_("Keep the example dialogues however long the chat is"), required=False,
+        help_text=_("SillyTavern's Example Messages Behavior, for chat and text completion alike."))
+    strip_examples = forms.BooleanField(
+        label=_("Leave the example dialogues out"), required=False,
+        help_text=_("For chat and text completion alike, with the world info at the examples' positions."))
     collapse_newlines = forms.BooleanField(label=_("Collapse repeated blank lines"), required=False)
     prefer_character_prompt = forms.BooleanField(label=_("Prefer the card's system prompt"), required=False)
     prefer_character_jailbreak = forms.BooleanField(label=_("Prefer the card's post-history instructions"),

@@ -342,4 +342,7 @@ class Resources(_Frozen):
     macro_engine: Literal["legacy", "v2"] | None = None
     # the settings' global macro variables (extension_settings.variables.global); a request's own win
     global_variables: dict[str, Any] | None = None
+    # SillyTavern's power-user settings as text completion names them (text-completion.md); chat completion reads
+    # their "Example Messages Behavior": pin_examples and strip_examples
+    text_settings: dict[str, Any] | None = None
 

@@ -111,7 +111,8 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
     report = None
     counted: dict[str, int] = {}  # message id -> tokens of its content, as the budget counted them
     if preset is not None:
-        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, picked.by_id, counted)
+        pin = bool((resources.text_settings or {}).get("pin_examples"))
+        plan, report = _preset_budget(plan, preset, tokenizer, extras.diagnostics, picked.by_id, counted, pin)
     if kind == "continue" and collected is not None:
         plan = place_continue_collection(plan, continue_collection_place(preset, collected.prompts))
     if preset is not None and preset.squash_system_messages:
@@ -229,7 +230,7 @@ def _prompt_plan(picked: _Sorted, injections: list[StInjection], extras: Extras,
     em_nodes = [n for n in ordered if n.module == "worldbook" and n.slot_id is not None and n.message is None
                 and n.position_id in _EM_POSITIONS] if utility else []
     step = _PlanStep(picked, preset, user, char, by_id, em_nodes, utility, resources.character is not None,
-                     macro_env=macro_env)
+                     macro_env=macro_env, strip_examples=bool((resources.text_settings or {}).get("strip_examples")))
     slots = EmptySlots(preset)
     plan: list[StMessage] = []
     tail: list[StMessage] = []
@@ -291,6 +292,7 @@ class _PlanStep:
     utility: bool
     has_character: bool
     macro_env: Any
+    strip_examples: bool = False  # "Never include": no dialogue examples, the world info at their positions too
     examples_done: bool = False
 
     def messages(self, index: int, extras: Extras) -> tuple[list[StMessage], int]:
@@ -298,8 +300,8 @@ class _PlanStep:
         if self.em_nodes and any(node is n for n in self.em_nodes):
             while index < len(ordered) and any(ordered[index] is n for n in self.em_nodes):
                 index += 1
-            if self.picked.card_examples is None and not self.examples_done:  # the entries' dialogues alone
-                self.examples_done = True
+            if self.picked.card_examples is None and not self.examples_done and not self.strip_examples:
+                self.examples_done = True  # the entries' dialogues alone
                 return example_blocks(None, self.em_nodes, self.preset, self.user, self.char, self.by_id,
                                       self.macro_env), index
             return [], index
@@ -316,6 +318,8 @@ class _PlanStep:
             return [trusted_message(run[0].id, run[0].role, text, "prompt", tuple(n.id for n in run))], index
         if self.utility and node.module == "character" and node.field == "examples" and self.has_character:
             self.examples_done = True
+            if self.strip_examples:
+                return [], index + 1
             return example_blocks(node, self.em_nodes, self.preset, self.user, self.char, self.by_id,
                                   self.macro_env), index + 1
         message = trusted_message(node.id, node.role, node.text, "prompt", (node.id,),
@@ -362,9 +366,11 @@ _TAIL_KINDS = ("continue_message", "continue_nudge", "continue_prefill")
 
 
 def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnostics: list[dict[str, Any]],
-                   by_id: dict[str, Node], counted: dict[str, int]) -> tuple[list[StMessage], dict[str, Any]]:
+                   by_id: dict[str, Node], counted: dict[str, int], pin_examples: bool = False
+                   ) -> tuple[list[StMessage], dict[str, Any]]:
     """SillyTavern's own budget (sillytavern.md §6): openai_max_context - openai_max_tokens; history newest first,
-    then the examples; what does not fit is dropped and listed. Mandatory prompts that do not fit are reported with
+    then the examples (with `pin_examples`, "Always included", the examples first); what does not fit is dropped and
+    listed. Mandatory prompts that do not fit are reported with
     SillyTavern's message and sent as far as they went (it shows the partial prompt). When the chat ends with the
     assistant, the preset's `send_if_empty` becomes a user message at the end of the history (§4.3) if it fits."""
     # The plan sorted into the budget's parts in one pass: history, separator, continue tail, example blocks (each
@@ -392,7 +398,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
                        mandatory=mandatory, history=history, new_chat=separator, continue_messages=tail,
                        send_if_empty=preset.send_if_empty, examples=examples,
                        has_history_slot=bool(history) or separator is not None,
-                       has_examples_slot=bool(examples), encoding=tokenizer,
+                       has_examples_slot=bool(examples), pin_examples=pin_examples, encoding=tokenizer,
                        content_tokens=counted)
     dropped = {i for d in result.dropped if d.reason != "empty" for i in (d.message_ids or (d.id,))}
     if result.failure is not None:

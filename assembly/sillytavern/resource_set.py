@@ -21,6 +21,7 @@ from assembly.sillytavern.models import (
 from assembly.sillytavern.notes import parse_author_note, parse_extension_prompts, parse_persona
 from assembly.sillytavern.preset import parse_preset
 from assembly.sillytavern.regex import parse_regex_scripts
+from assembly.sillytavern.text_templates import read_text_settings
 from assembly.sillytavern.worldbook import parse_worldbook
 from assembly.sillytavern.worldinfo_timed import WorldState, parse_world_state
 
@@ -35,6 +36,7 @@ _RESOURCE_READERS: dict[str, tuple[tuple[str, ...], type, Callable[[Any, str], A
     "world_state": (("worldState",), WorldState, parse_world_state),
     "macro_engine": (("macroEngine",), type(None), lambda value, path: _macro_engine(value, path)),
     "global_variables": (("globalVariables",), type(None), lambda value, path: parse_global_variables(value, path)),
+    "text_settings": (("textSettings",), type(None), lambda value, _path: read_text_settings(value)),
 }
 
 

@@ -77,6 +77,11 @@ def _section(raw: Any, path: str, defaults: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def read_text_settings(raw: Any) -> dict[str, Any]:
+    """`resources.text_settings` (SillyTavern's power-user settings) with its defaults, each of SillyTavern's type."""
+    return _section(raw, "text_settings", TEXT_SETTINGS_DEFAULTS)
+
+
 def read_text_templates(resources: dict[str, Any]) -> TextTemplates:
     """The four text-completion resources of a request (absent ones get SillyTavern's defaults)."""
     instruct = _section(resources.get("instruct_template"), "instruct_template", _INSTRUCT_DEFAULTS)
@@ -84,7 +89,7 @@ def read_text_templates(resources: dict[str, Any]) -> TextTemplates:
         raise TextSettingsInvalid("instruct_template.names_behavior", "none, force or always",
                                   instruct["names_behavior"])
     system = _section(resources.get("system_prompt"), "system_prompt", {"name": "", "content": "", "post_history": ""})
-    settings = _section(resources.get("text_settings"), "text_settings", TEXT_SETTINGS_DEFAULTS)
+    settings = read_text_settings(resources.get("text_settings"))
     return TextTemplates(context=_section(resources.get("context_template"), "context_template", _CONTEXT_DEFAULTS),
                          instruct=instruct, system_prompt=system, settings=settings)
 

@@ -105,3 +105,15 @@ def test_the_api_creates_a_text_session_or_nothing(users):
     refused = client.post("/api/sessions", {"name": "Broken", "completion": "text", "text_settings": {"x": 1}},
                           content_type="application/json")
     assert refused.status_code == 400 and not Session.objects.filter(name="Broken").exists()
+
+
+def test_the_example_messages_behavior_goes_to_chat_completion_too(text_session):
+    """SillyTavern's pin_examples / strip_examples are one setting for both completions: the session's chat request
+    carries those two keys alone; without them it carries no text settings."""
+    chat = session_request(text_session, "builtin-st", chat=True)
+    assert "text_settings" not in chat["resources"]
+    session = session_services.session_text_update(session=text_session, text_settings={
+        **(text_session.text_settings or {}), "strip_examples": True, "collapse_newlines": True})
+    chat = session_request(session, "builtin-st", chat=True)
+    assert chat["resources"]["text_settings"] == {"strip_examples": True}
+    assert session_request(session, "builtin-st")["resources"]["text_settings"]["collapse_newlines"] is True

@@ -419,3 +419,48 @@ def test_old_presets_wrap_scenario_and_personality(shared_fixtures):
     texts = contents(run(old, character=character))
     assert old["personality_format"].replace("{{char}}", "Sera").replace("{{personality}}", "kind") in texts
     assert old["scenario_format"].replace("{{char}}", "Sera").replace("{{scenario}}", "a glade") in texts
+
+
+def _with_settings(preset, settings, *, character, lore=(), history=("Hello there.", "Hi, traveller.")):
+    chat = [{"id": f"h{i}", "role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(history)]
+    resources = {"preset": preset, "character": character, "text_settings": settings}
+    if lore:
+        resources["worldbook"] = {"entries": list(lore), "activation": "all"}
+    return assemble({"strategy": "builtin-st", "resources": resources, "host": {"core_available": True},
+                     "conversation": {"history": chat, "input": [{"id": "now", "role": "user", "content": "Go on."}]},
+                     "names": {"user": "Alex"}})
+
+
+EXAMPLE_CARD = {"name": "Sera", "description": "A forest guardian.",
+                "mes_example": "<START>\n{{user}}: Who are you?\n{{char}}: A guardian."}
+
+
+def test_never_include_examples_sends_no_example_dialogue_nor_the_world_info_at_their_positions(default_preset):
+    """sillytavern.md §6: strip_examples ("Never include") empties the examples array, the entries spliced in too."""
+    lore = [{"uid": 1, "content": "<START>\n{{user}}: Top?\n{{char}}: Yes.", "position": "before_example_messages",
+             "order": 10}]
+    kept = contents(_with_settings(default_preset, {}, character=EXAMPLE_CARD, lore=lore))
+    assert "[Example Chat]" in kept and "Who are you?" in kept and "Top?" in kept
+    stripped = _with_settings(default_preset, {"strip_examples": True}, character=EXAMPLE_CARD, lore=lore)
+    texts = contents(stripped)
+    assert "[Example Chat]" not in texts and "Who are you?" not in texts and "Top?" not in texts
+    # everything else is sent as before
+    assert [t for t in kept if t not in ("[Example Chat]", "Who are you?", "A guardian.", "Top?", "Yes.")] == texts
+
+
+def test_always_included_examples_take_the_budget_before_the_history(default_preset):
+    """sillytavern.md §6: the history is filled first and the examples get what is left, unless pin_examples."""
+    history = tuple(f"Old message number {i} with a few more words in it." for i in range(12))
+    roomy = _with_settings(default_preset, {}, character=EXAMPLE_CARD, history=history)
+    base = contents(roomy)
+    used = roomy.budget.limit - roomy.budget.remaining  # what SillyTavern's budget charged for everything
+    # five tokens short: less than any message or example block costs, so exactly one part must give way
+    preset = {**default_preset, "openai_max_tokens": 100, "openai_max_context": 100 + used - 5}
+    gradual = contents(_with_settings(preset, {}, character=EXAMPLE_CARD, history=history))
+    pinned = contents(_with_settings(preset, {"pin_examples": True}, character=EXAMPLE_CARD, history=history))
+    assert "Who are you?" in base
+    # gradual: the examples give way first, every chat message stays
+    assert "Who are you?" not in gradual and all(h in gradual for h in history)
+    # pinned: the examples stay and the oldest chat message gives way instead
+    assert "Who are you?" in pinned and history[0] not in pinned and history[-1] in pinned
