@@ -135,7 +135,12 @@ def strategy_import(*, user, document: Any, dry_run: bool = False) -> ImportRepo
                           items=[f"{rule['id']} ({rule['kind']})" for rule in draft["rules"]])
     if dry_run:
         return report
-    strategy = Strategy.objects.create(slug=slug, name=draft["name"], owner=user, draft=draft)
+    # a racing import that took the slug meanwhile makes this one take the next free one (the report says which)
+    strategy = _create_with_free_slug(wanted, name=draft["name"], owner=user, draft=draft)
+    if strategy.slug != slug:
+        report.id = strategy.slug
+        report.notes = [_("id %(wanted)s is taken or not a slug; the strategy is stored as %(slug)s")
+                        % {"wanted": repr(wanted), "slug": repr(strategy.slug)}]
     _save_revision(strategy, user=user, note="imported")
     return report
 

@@ -191,3 +191,19 @@ def test_qa_may_not_import_a_strategy(users):
     assert "data-strategy-import" not in client.get("/strategies/").content.decode()
     answer = client.post("/strategies/import/", {"file": SimpleUploadedFile("x.json", json.dumps(A2).encode())})
     assert answer.status_code == 403 and Strategy.objects.filter(builtin=False).count() == 0
+
+
+def test_an_import_that_loses_its_slug_to_a_racing_writer_takes_the_next_free_one(users, monkeypatch):
+    real, calls = services._free_slug, []
+
+    def free_slug(wanted):  # the write's own look is stale: another import took the slug just before it
+        calls.append(wanted)
+        return "lore-first" if len(calls) == 2 else real(wanted)
+
+    monkeypatch.setattr(services, "_free_slug", free_slug)
+    services.strategy_create(user=users["admin"], name="Lore first", document=A2)  # the racing writer
+    calls.clear()
+    report = services.strategy_import(user=users["designer"], document=A2)
+    assert len(calls) == 3  # the report's look, the stale one refused by the unique index, the retry
+    assert report.id == "lore-first-2" and "stored as 'lore-first-2'" in report.notes[0]
+    assert Strategy.objects.get(slug="lore-first-2").owner == users["designer"]
