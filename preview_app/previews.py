@@ -201,10 +201,13 @@ def session_request(session: Session, strategy: str | dict[str, Any], *, chat: b
     user_name = session.persona.name if session.persona is not None else "User"
     if session.completion == "text" and not chat:  # SillyTavern's text completion: builtin-st builds it
         return text_request(session, {"history": history, "input": inputs}, user_name)
+    generation = session_generation(session)
+    bias = (session.text_settings or {}).get("user_prompt_bias")
+    if bias:  # SillyTavern's Start Reply With is one setting for both completions (a preview option wins)
+        generation["start_reply_with"] = bias
     return {"strategy": strategy, "resources": session_resources(session),
             "conversation": {"history": history, "input": inputs}, "host": session.host,
-            "names": {"user": user_name}, "generation": session_generation(session),
-            **session_macro_fields(session)}
+            "names": {"user": user_name}, "generation": generation, **session_macro_fields(session)}
 
 
 TEXT_STRATEGY = "builtin-st"

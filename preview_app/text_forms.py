@@ -43,7 +43,8 @@ class TextSettingsForm(forms.Form):
     user_prompt_bias = forms.CharField(
         label=_("Start reply with"), required=False, strip=False, max_length=10000,
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text=_("The text the reply begins with, written after the last prompt line."))
+        help_text=_("The text the reply begins with: after the last prompt line in text completion, as the last "
+                    "assistant message in chat completion (SillyTavern's order)."))
     custom_stopping_strings = forms.CharField(
         label=_("Custom stopping strings"), required=False, max_length=10000,
         help_text=_('A JSON array of strings, as SillyTavern keeps them: ["\\nUser:", "THE END"].'))

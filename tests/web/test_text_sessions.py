@@ -117,3 +117,14 @@ def test_the_example_messages_behavior_goes_to_chat_completion_too(text_session)
     chat = session_request(session, "builtin-st", chat=True)
     assert chat["resources"]["text_settings"] == {"strip_examples": True}
     assert session_request(session, "builtin-st")["resources"]["text_settings"]["collapse_newlines"] is True
+
+
+def test_start_reply_with_of_the_session_goes_to_its_chat_request_and_a_preview_option_wins(text_session):
+    from preview_app.previews import with_options
+
+    session = session_services.session_text_update(session=text_session, text_settings={
+        **(text_session.text_settings or {}), "user_prompt_bias": "Sure,"})
+    chat = session_request(session, "builtin-st", chat=True)
+    assert chat["generation"]["start_reply_with"] == "Sure,"
+    asked = with_options(chat, {"generation": {"type": "normal", "start_reply_with": "No,"}})
+    assert asked["generation"]["start_reply_with"] == "No," and asked["generation"]["turn"] == chat["generation"]["turn"]
