@@ -226,7 +226,7 @@ def _logical(run: _Run) -> LogicalResult:
         run.strategy, run.resources, run.history, run.inputs, names=run.names,
         host_system_text=run.host_text,
         variables={k: v for k, v in req.host.variables.items() if isinstance(v, str)},
-        max_context=_world_info_context(req, run.resources), tokenizer=req.tokenizer,
+        max_context=_world_info_context(req, run.resources, run.st_rules), tokenizer=req.tokenizer,
         generation_type=req.generation.type, quiet_prompt=req.generation.quiet_prompt or "",
         swiped=run.swiped is not None, sillytavern=run.stated_placement == "st", turn=req.generation.turn or 0,
         seed=req.generation.seed,
@@ -491,9 +491,11 @@ def _chat_extensions_unused(resources: Resources) -> list[dict[str, Any]]:
     return unused
 
 
-def _world_info_context(req: AssemblyRequest, resources: Resources) -> int:
-    """The context size the world-info budget is a share of: the request's budget, else the preset's own window."""
-    if req.budget is not None:
+def _world_info_context(req: AssemblyRequest, resources: Resources, st_rules: bool) -> int:
+    """The context size the world-info budget is a share of: under SillyTavern's rules its preset's window, as
+    SillyTavern has no other (a request's budget is then checked beside it, §8); else the request's budget, else
+    the preset's window."""
+    if req.budget is not None and not st_rules:
         return max(1, req.budget.context_window - req.budget.reserve_output)
     if resources.preset is not None:
         return max(1, resources.preset.openai_max_context - resources.preset.openai_max_tokens)

@@ -118,3 +118,31 @@ def test_an_answer_leaves_nothing_for_the_cyclic_collector(strategy):
         gc.set_debug(0)
         gc.garbage.clear()
     assert left == []
+
+
+def _world_info_request(strategy: str, *, preset: bool) -> dict:
+    book = {"activation": "keywords", "budget_percent": 1, "entries": [
+        {"uid": 1, "constant": True, "content": "The harbour lantern burns green.", "position": "before"},
+        {"uid": 2, "constant": True, "content": "The chapel bell rings twice.", "position": "before"}]}
+    resources = {"worldbook": book, "character": {"name": "Pell", "description": "A keeper."}}
+    if preset:
+        resources["preset"] = {"prompts": [{"identifier": "main", "role": "system", "content": "Be Pell."},
+                                           {"identifier": "worldInfoBefore", "marker": True},
+                                           {"identifier": "chatHistory", "marker": True}],
+                               "openai_max_context": 100_000, "openai_max_tokens": 300}
+    return {"strategy": strategy, "host": {"core_available": True}, "resources": resources,
+            "budget": {"context_window": 100, "reserve_output": 0},
+            "conversation": {"input": [{"id": "u", "role": "user", "content": "Hello."}]}}
+
+
+def test_under_sillytaverns_rules_the_world_info_budget_is_the_presets_share_not_the_requests_budget():
+    """engine.md §5/§8: SillyTavern's world-info budget is a share of its preset's window; a request's budget is a
+    check beside it and leaves the entries SillyTavern would send in place."""
+    result = api.assemble(_world_info_request("builtin-st", preset=True))
+    assert sorted(a.uid for a in result.world_info.active) == [1, 2]
+    assert result.budget.limit == 100  # the request's budget is still reported
+
+
+def test_without_a_preset_the_request_budget_is_the_window_world_info_shares():
+    result = api.assemble(_world_info_request("builtin-st", preset=False))
+    assert result.world_info is None or not result.world_info.active
