@@ -84,7 +84,7 @@ def assemble(request: dict[str, Any] | AssemblyRequest) -> AssemblyResult:
     ordered = _order(run, logical)
     built = _build(run, ordered.nodes, [*logical.diagnostics, *ordered.diagnostics], logical.regexed_chat)
     counted = _count(run, built)
-    budgeted = _budget(run, built, counted, [*logical.diagnostics, *ordered.diagnostics, *built.diagnostics])
+    budgeted = _budget(run, ordered, built, counted, [*logical.diagnostics, *ordered.diagnostics, *built.diagnostics])
     return _result(run, logical, ordered, built, budgeted)
 
 
@@ -306,18 +306,16 @@ def _count(run: _Run, built: _Built) -> _Counted:
                     sum([m.tokens for m in built.messages]))
 
 
-def _budget(run: _Run, built: _Built, counted: _Counted, earlier: list[dict[str, Any]]) -> _Budgeted:
-    """The budget report (engine.md §8); when it is applied, the request is built again without the evicted nodes
-    (copies of the kept ones: the first build's stay as they were)."""
+def _budget(run: _Run, ordered: _Ordered, built: _Built, counted: _Counted, earlier: list[dict[str, Any]]
+            ) -> _Budgeted:
+    """The budget report (engine.md §8); when it is applied, the ordered nodes are built again without the evicted
+    ones (not the first build's nodes: SillyTavern's build adds its injections and example blocks again)."""
     report, diagnostics = _budget_report(run.req, built.nodes, counted.node_tokens, counted.total)
     if report is None or not (report["applied"] and report["eviction_plan"]):
         return _Budgeted(built, counted, report, diagnostics)
     dropped = {d["id"] for d in report["eviction_plan"]}
-    kept = [dataclasses.replace(n, request_index=None) for n in built.nodes if n.id not in dropped]
-    rebuilt = _build(run, kept, [*earlier, *diagnostics])
-    kept_ids = {n.id for n in kept}  # the first build already ran the scripts on the nodes that stay
-    rebuilt = dataclasses.replace(rebuilt, regex_changes=[
-        *[c for c in built.regex_changes if c.part in kept_ids], *rebuilt.regex_changes])
+    # the kept chat goes through the regex scripts once, as the request it now is (their depths count from its end)
+    rebuilt = _build(run, [n for n in ordered.nodes if n.id not in dropped], [*earlier, *diagnostics])
     node_tokens = dict(counted.node_tokens)
     node_tokens.update({n.id: count_tokens(n.text, run.req.tokenizer) for n in rebuilt.nodes
                         if n.id not in node_tokens})

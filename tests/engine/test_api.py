@@ -146,3 +146,27 @@ def test_under_sillytaverns_rules_the_world_info_budget_is_the_presets_share_not
 def test_without_a_preset_the_request_budget_is_the_window_world_info_shares():
     result = api.assemble(_world_info_request("builtin-st", preset=False))
     assert result.world_info is None or not result.world_info.active
+
+
+def test_an_applied_plan_under_sillytaverns_rules_sends_each_injection_once_and_fits():
+    """engine.md §8 with `apply`: the ordered nodes are built again without the evicted ones; SillyTavern's build
+    adds its in-chat injections (here the author's note) again, so none may come from the first build too."""
+    history = [{"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"Message {i} about the storm over the harbour tonight."} for i in range(8)]
+    request = {"strategy": "builtin-st", "host": {"core_available": True},
+               "resources": {"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Be Mira."},
+                                                    {"identifier": "chatHistory", "marker": True}],
+                                        "openai_max_context": 100_000, "openai_max_tokens": 300},
+                             "character": {"name": "Mira", "description": "A keeper."},
+                             "author_note": {"content": "[Style: {{char}} is terse.]", "position": "in_chat",
+                                             "depth": 2}},
+               "conversation": {"history": history, "input": [{"id": "now", "role": "user", "content": "Go."}]}}
+    roomy = api.assemble(request)
+    limit = roomy.tokens.total - 30
+    applied = api.assemble({**request, "budget": {"context_window": limit, "apply": True}})
+    contents = [m.content for m in applied.request.messages]
+    assert applied.budget.applied and applied.budget.eviction_plan
+    assert contents.count("[Style: Mira is terse.]") == 1 and not any("{{char}}" in c for c in contents)
+    assert applied.budget.total_after <= limit and applied.tokens.total == applied.budget.total_after
+    note = contents.index("[Style: Mira is terse.]")  # depth 2 of the chat that is sent: before its last two
+    assert contents[note + 1:note + 3] == [history[-1]["content"], "Go."]
