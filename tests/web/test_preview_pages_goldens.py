@@ -197,3 +197,13 @@ def test_the_api_deletes_a_golden_for_an_admin_only(world, users):
     assert client_for(users["admin"]).delete(f"/api/goldens/{golden.pk}").json() == {"ok": True}
     assert not GoldenSnapshot.objects.exists()
     assert client_for(users["admin"]).delete(f"/api/goldens/{golden.pk}").status_code == 404
+
+
+def test_the_pin_form_says_a_golden_leaves_the_pages_options_out(world, users):
+    session, client = world["session"], client_for(users["qa"])
+    revision = world["revision"]
+    plain = client.get(f"/sessions/{session.pk}/preview/?strategy={world['own'].slug}&revision={revision.revision}")
+    assert "data-pin-without-options" not in plain.content.decode()
+    asked = client.get(f"/sessions/{session.pk}/preview/?strategy={world['own'].slug}&revision={revision.revision}"
+                       "&context_window=50&apply_budget=on")
+    assert "data-pin-without-options" in asked.content.decode() and "are not part of it" in asked.content.decode()
