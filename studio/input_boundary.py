@@ -265,9 +265,11 @@ def refusal_response(request, error: ServiceError) -> HttpResponse:
     """The error JSON under /api/, otherwise a small page (or an htmx fragment) saying the same."""
     if request.path.startswith("/api/"):
         return JsonResponse(error.to_json(), status=error.status, json_dumps_params={"ensure_ascii": False})
-    title = {413: _("Too large"), 503: _("Took too long"), 422: _("Could not assemble")}.get(error.status,
-                                                                                            _("Not accepted"))
-    page = render_to_string("errors/refused.html", {"title": title, "error": error, "back": _back(request)})
+    title = {404: _("Not found"), 403: _("Not allowed"), 413: _("Too large"), 503: _("Took too long"),
+             422: _("Could not assemble")}.get(error.status, _("Not accepted"))
+    page = render_to_string("errors/refused.html", {
+        "title": title, "error": error, "refusal": error.to_json(), "back": _back(request),
+        "writing": request.method in WRITE_METHODS})
     return HttpResponse(page, status=error.status)
 
 

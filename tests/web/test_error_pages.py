@@ -81,3 +81,14 @@ def test_the_server_error_page_renders_without_a_context():
     answer = server_error(RequestFactory().get("/"))
     page = answer.content.decode()
     assert answer.status_code == 500 and "data-server-error" in page and "nothing was stored" in page
+
+
+@pytest.mark.parametrize(("language", "title", "line"), [
+    ("en", "Not found (404)", "session 999999 does not exist"),
+    ("zh-hans", "(404)", "会话 999999 不存在"),
+])
+def test_a_missing_session_on_a_text_page_says_not_found_and_no_form_words(users, language, title, line):
+    page = client_for(users["qa"]).get("/sessions/999999/text/", HTTP_ACCEPT_LANGUAGE=language)
+    html = page.content.decode()
+    assert page.status_code == 404 and title in html and line in html
+    assert "Nothing was stored" not in html and "没有保存任何内容" not in html
