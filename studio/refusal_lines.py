@@ -34,6 +34,9 @@ _NOT_FOUND_OF = (  # the things a 404 names with another thing's key in them
     (re.compile(r"message of session (?P<session>\d+)\Z"), "message of session %(session)s"),
     (re.compile(r"event of session (?P<session>\d+)\Z"), "event of session %(session)s"),
 )
+# the studio's refusal of a body or file that is not JSON (studio.http.parse_json): the decoder's reason and place
+_NOT_JSON_LINE = re.compile(r"(?P<where>\S+): not JSON \((?P<reason>.+?): line (?P<line>\d+), column "
+                            r"(?P<column>\d+)\)\Z")
 _GOT = ", got "
 # A phrase that is only a code value (the strategy's `version` 1, its quoted format): the same in every language.
 _CODE_VALUE = re.compile(r"-?\d+|'[^'\\]*'")
@@ -126,10 +129,25 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
         text = _must_be_line(message, stated, detail.get("path"))
     if text is None and error.get("code") == "NOT_FOUND":
         text = _not_found_line(message)
+    if text is None and error.get("code") == "INPUT_NOT_JSON":
+        text = _not_json_line(message)
     if text is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")
     return RefusalLine(text, None)
+
+
+def _not_json_line(message: str) -> str | None:
+    """`<field>: not JSON (<the decoder's reason>: line L, column C)` in the page's words, or None for a reason
+    the catalogue has no words for."""
+    line = _NOT_JSON_LINE.match(message)
+    if line is None:
+        return None
+    reason = pgettext("json decoder", line["reason"])
+    if reason == line["reason"]:
+        return None
+    return pgettext("json decoder", "%(where)s: not JSON (%(reason)s: line %(line)s, column %(column)s)") % {
+        "where": line["where"], "reason": reason, "line": line["line"], "column": line["column"]}
 
 
 def _not_found_line(message: str) -> str | None:

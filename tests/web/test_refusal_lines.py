@@ -277,3 +277,32 @@ def test_a_missing_session_page_says_it_all_in_chinese(users):
     page = client_for(users["qa"]).get("/sessions/999/preview/", HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert page.status_code == 404 and "会话 999 不存在" in page.content.decode()
     assert "does not exist" not in page.content.decode()
+
+
+@pytest.mark.parametrize(("message", "chinese"), [
+    ("file: not JSON (Expecting value: line 1, column 27)", "file：不是 JSON（第 1 行第 27 列：此处应为一个值）"),
+    ("file: not JSON (Expecting ':' delimiter: line 2, column 5)", "file：不是 JSON（第 2 行第 5 列：此处应为冒号 “:”）"),
+])
+def test_a_file_that_is_not_json_reads_in_chinese(message, chinese):
+    line = in_chinese({"code": "INPUT_NOT_JSON", "error": message, "detail": {"path": "file"}})
+    assert (line.text, line.lang) == (chinese, None)
+
+
+def test_a_decoder_reason_without_words_stays_english():
+    message = "file: not JSON (Something new: line 1, column 1)"
+    line = in_chinese({"code": "INPUT_NOT_JSON", "error": message, "detail": {"path": "file"}})
+    assert (line.text, line.lang) == (message, "en")
+
+
+def test_every_reason_the_json_decoder_gives_has_chinese_words():
+    import json as json_module
+
+    reasons = set()
+    for bad in ("", "{", '{"a" 1}', "[1 2]", '"abc', '{"a":1}x', '"\\q"', '"\\u12"', '"a\tb"'):
+        try:
+            json_module.loads(bad)
+        except json_module.JSONDecodeError as error:
+            reasons.add(error.msg)
+    assert len(reasons) == 9  # each bad text above gives its own reason
+    with translation.override("zh-hans"):
+        assert [r for r in sorted(reasons) if translation.pgettext("json decoder", r) == r] == []
