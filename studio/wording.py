@@ -529,6 +529,21 @@ class LockWords:
 # ---------------------------------------------------------------------------------------------- refused writes
 
 
+# The engine's layout refusals (assembly/layout.py) by their opening words, as the editor says them.
+_LAYOUT_REFUSALS = (
+    ("This block follows a slot or a runtime anchor", _(
+        "This block follows its preset slot, or a place the chat fixes: tick “detach it from its slot” to move a slot's "
+        "block; the chat and the items at a depth never move. Nothing was changed.")),
+    ("This move crosses a native role or delivery boundary", _(
+        "In the standard backend this move would cross a boundary between the system prompt, the history, the input "
+        "and what follows it, so the block would change its role or delivery. Nothing was changed.")),
+    ("Explicitly adopt a resource layout policy", _(
+        "Choose a layout policy first (the “Priority and layout policy” panel), then move blocks. Nothing was changed.")),
+    ("Refresh current resources before moving this block", _(
+        "A block of this move is no longer in the preview: reload the page and move it again. Nothing was changed.")),
+)
+
+
 def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str:
     """The editor's sentence for a refused write (`error`: its JSON); `positions`: the editor's rows, to name the
     locked ones."""
@@ -559,7 +574,11 @@ def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str
     if code == "RULE_NOT_REMOVABLE":
         return gettext("Only custom text rules can be removed; switch a module off instead. Nothing was changed.")
     if code == "ASSEMBLY_LAYOUT_UNSUPPORTED":
-        why = re.sub(r": block:.*$", "", error.get("error") or "")  # the block's id is in the technical detail
+        message = error.get("error") or ""
+        for opening, words in _LAYOUT_REFUSALS:
+            if message.startswith(opening):
+                return str(words)
+        why = re.sub(r": block:.*$", "", message)  # the block's id is in the technical detail
         return gettext("This block cannot move like that: %(why)s. Nothing was changed.") % {"why": why}
     if code == "BLOCK_ALREADY_THERE":
         return gettext("The block already sits there in this session's request: no move was stored.")

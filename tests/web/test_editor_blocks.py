@@ -86,7 +86,7 @@ def test_a_slot_block_moves_only_when_detached(users, editor):  # noqa: F811
     version = Strategy.objects.get(pk=strategy.pk).version
     refused = move(client, strategy, session, description.id, phi.id)
     assert refused.status_code == 409
-    assert "This block cannot move like that: This block follows a slot or a runtime anchor." in \
+    assert "This block follows its preset slot, or a place the chat fixes: tick “detach it from its slot”" in \
         refused.content.decode()
     assert Strategy.objects.get(pk=strategy.pk).version == version
     done = move(client, strategy, session, description.id, phi.id, detach=True)
@@ -199,3 +199,15 @@ def test_every_block_row_has_a_row_id_and_a_locked_one_says_why(users, editor): 
         if locked:
             assert reason[1] == binding and reason[2].strip()
     assert {"slot", "runtime"} <= bindings
+
+
+def test_a_refused_move_reads_in_chinese_on_a_chinese_page(users, editor):  # noqa: F811
+    strategy, session = editor["strategy"], editor["session"]
+    blocks, _ = blocks_of(strategy, session)
+    description, phi = block(blocks, "character", "description"), block(blocks, "preset", "jailbreak")
+    data = {"version": Strategy.objects.get(pk=strategy.pk).version, "session": session.pk,
+            "target": description.id, "anchor": phi.id, "side": "before"}
+    refused = client_for(users["designer"]).post(f"/strategies/{strategy.slug}/blocks/move/", data,
+                                                  HTTP_ACCEPT_LANGUAGE="zh-hans", **HTMX)
+    html = refused.content.decode()
+    assert refused.status_code == 409 and "这个块跟随它的预设插槽" in html and "This block follows" not in html
