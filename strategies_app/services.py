@@ -125,12 +125,10 @@ def strategy_import(*, user, document: Any, dry_run: bool = False) -> ImportRepo
     """An A.2 document -> a new strategy with that draft and a first revision. The document's `id` is used as the
     slug when it is free; otherwise a free one is made from it (the report says so)."""
     draft = normalize_strategy(document)
-    wanted = document.get("id") if isinstance(document.get("id"), str) else draft["name"]
+    given = document.get("id") if isinstance(document.get("id"), str) else None
+    wanted = given if given is not None else draft["name"]
     slug = _free_slug(wanted)
-    notes = [] if slug == wanted else [
-        _("id %(wanted)s is taken or not a slug; the strategy is stored as %(slug)s")
-        % {"wanted": repr(wanted), "slug": repr(slug)}]
-    report = ImportReport(kind="strategy", name=draft["name"], dry_run=dry_run, id=slug, notes=notes,
+    report = ImportReport(kind="strategy", name=draft["name"], dry_run=dry_run, id=slug, notes=_slug_notes(given, slug),
                           creates={"strategy": 1, "revision": 1},
                           items=[f"{rule['id']} ({rule['kind']})" for rule in draft["rules"]])
     if dry_run:
@@ -138,11 +136,17 @@ def strategy_import(*, user, document: Any, dry_run: bool = False) -> ImportRepo
     # a racing import that took the slug meanwhile makes this one take the next free one (the report says which)
     strategy = _create_with_free_slug(wanted, name=draft["name"], owner=user, draft=draft)
     if strategy.slug != slug:
-        report.id = strategy.slug
-        report.notes = [_("id %(wanted)s is taken or not a slug; the strategy is stored as %(slug)s")
-                        % {"wanted": repr(wanted), "slug": repr(strategy.slug)}]
+        report.id, report.notes = strategy.slug, _slug_notes(given, strategy.slug)
     _save_revision(strategy, user=user, note="imported")
     return report
+
+
+def _slug_notes(given: str | None, slug: str) -> list[str]:
+    """What an import says of its id: nothing when the file's own id is used (or it gave none)."""
+    if given is None or given == slug:
+        return []
+    return [_("The file's id “%(given)s” is taken or is not a valid id, so the strategy is stored as “%(slug)s”.")
+            % {"given": given, "slug": slug}]
 
 
 @transaction.atomic

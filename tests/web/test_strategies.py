@@ -205,5 +205,13 @@ def test_an_import_that_loses_its_slug_to_a_racing_writer_takes_the_next_free_on
     calls.clear()
     report = services.strategy_import(user=users["designer"], document=A2)
     assert len(calls) == 3  # the report's look, the stale one refused by the unique index, the retry
-    assert report.id == "lore-first-2" and "stored as 'lore-first-2'" in report.notes[0]
+    assert report.id == "lore-first-2" and report.notes == []  # the file gave no id: nothing to say of it
     assert Strategy.objects.get(slug="lore-first-2").owner == users["designer"]
+
+
+def test_an_import_without_an_id_says_nothing_of_one_and_one_with_a_taken_id_says_so(users, mine):
+    fresh = services.strategy_import(user=users["designer"], document={**A2, "name": "Brand new"})
+    assert (fresh.id, fresh.notes) == ("brand-new", [])
+    taken = services.strategy_import(user=users["designer"], document={**A2, "id": mine.slug})
+    assert taken.notes == [f"The file's id “{mine.slug}” is taken or is not a valid id, so the strategy is stored "
+                           f"as “{taken.id}”."]
