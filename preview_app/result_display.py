@@ -329,12 +329,19 @@ def _budget(result: AssemblyResult) -> tuple[BudgetView | None, PresetBudgetView
                                   failure=preset_report.failure)
     if isinstance(budget, PresetBudget):
         return None, preset
-    names = {node.id: node.name or node.id for node in result.nodes}
+    names = {node.id: _plan_name(node) for node in result.nodes}
     limit = budget.limit
     return BudgetView(limit=limit, total=budget.total, over_by=budget.over_by, fixed_tokens=budget.fixed_tokens,
                       applied=budget.applied, total_after=budget.total_after,
                       plan=[{**item.model_dump(), "name": names.get(item.id, item.id)} for item in budget.eviction_plan],
                       used_percent=_percent(budget.total, limit)), preset
+
+
+def _plan_name(node: Any) -> str:
+    """An evicted item in words: a chat message by its role and opening words, anything else by its name."""
+    if node.module == "history":
+        return f"{engine_word('role', node.role)}: “{excerpt(node.text, 48)}”"
+    return node_name(node.name) or node.id
 
 
 def _percent(part: int, whole: int) -> float:

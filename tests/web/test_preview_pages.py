@@ -305,6 +305,8 @@ def test_budget_bar_and_eviction_plan(world, users):
     plan = re.findall(r'data-evict="([^"]+)"', html)
     assert plan == [item.id for item in budget.eviction_plan] and plan
     assert not any(item.startswith("input:") for item in plan)
+    # a chat message of the plan is named by its role and opening words, not by its id twice
+    assert plan[0].startswith("history:") and "<strong>user: “Earlier”</strong>" in html
     assert 'class="budget-bar over"' in html
     # The budget stays in the picker and the export links, so switching strategy keeps it.
     assert 'name="context_window" value="20"' in html
