@@ -305,8 +305,6 @@ def test_budget_bar_and_eviction_plan(world, users):
     plan = re.findall(r'data-evict="([^"]+)"', html)
     assert plan == [item.id for item in budget.eviction_plan] and plan
     assert not any(item.startswith("input:") for item in plan)
-    # a chat message of the plan is named by its role and opening words, not by its id twice
-    assert plan[0].startswith("history:") and "<strong>user: “Earlier”</strong>" in html
     assert 'class="budget-bar over"' in html
     # The budget stays in the picker and the export links, so switching strategy keeps it.
     assert 'name="context_window" value="20"' in html
@@ -477,3 +475,10 @@ def test_the_preview_projects_turns_and_names_a_pre_step_that_piles_up(world, us
     assert 'data-turns="3"' in asked and "preview/projection/?turns=3" in asked
     bad = client.get(f"/sessions/{world['session'].pk}/preview/projection/?turns=99")
     assert bad.status_code == 400 and "turns: expected a whole number from 1 to 20" in bad.content.decode()
+
+
+def test_an_evicted_chat_message_is_named_by_its_role_and_opening_words(world, users):
+    session = world["session"]
+    html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/?strategy=builtin-st&context_window=20"
+                                       "&reserve_output=0").content.decode()
+    assert 'data-evict="history:s1e1"><strong>user: “Earlier”</strong>' in html
