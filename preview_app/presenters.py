@@ -40,7 +40,7 @@ def apply_options(strategies: list[Strategy], revisions: dict[int, list[Strategy
             "strategy": name, "sha": saved[0].revision[:12]})]
         options += [(f"{strategy.slug}@{r.revision}", f"{name} @ {r.revision[:12]}" +
                      (f" · {revision_note(r.note)}" if r.note else "")) for r in saved]
-        groups.append((strategy.name, options))
+        groups.append((name, options))
     return groups
 
 

@@ -554,5 +554,5 @@ def golden_pin(request):
         raise ServiceError(error.code, _("This preview cannot be pinned: %(error)s") % {"error": error.message},
                            status=error.status) from None
     messages.success(request, _("Pinned as golden: session %(session)s with %(strategy)s @ %(revision)s.") % {
-        "session": session.name, "strategy": revision.strategy.name, "revision": revision.revision[:12]})
+        "session": session.name, "strategy": strategy_name(revision.strategy.name), "revision": revision.revision[:12]})
     return HttpResponseRedirect(reverse("preview:goldens") + f"#golden-{golden.pk}")

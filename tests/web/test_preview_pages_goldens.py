@@ -105,7 +105,8 @@ def test_pin_from_the_preview_of_another_strategy(world, users):
                                            "revision": revision.revision}, follow=True)
     assert pinned.status_code == 200
     # the notice names the strategy as the pages list it, not by its slug
-    assert f"with {builtin.name} @ {revision.revision[:12]}" in pinned.content.decode()
+    assert f"with Preset slots first (advanced) @ {revision.revision[:12]}" in pinned.content.decode()  # English page
+    assert "预设插槽优先" not in pinned.content.decode()
     assert "with builtin-st @" not in pinned.content.decode()
     assert GoldenSnapshot.objects.filter(session=session).count() == 2
     filtered = client.get(f"/goldens/?session={session.pk}").content.decode()
