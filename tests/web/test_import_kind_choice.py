@@ -151,3 +151,14 @@ def test_a_kind_this_page_does_not_import_is_named_and_said_in_the_pages_languag
     upload["file"].seek(0)
     page = client.post("/resources/import/", upload, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert page.status_code == 400 and f"{chinese}，本页面不导入这种文件" in page.content.decode()
+
+
+def test_a_file_read_as_another_kind_than_it_looks_says_so_in_the_dry_run(users):
+    client = client_for(users["admin"])
+    page = _post(client, kind="character", dry_run="1",
+                 file=SimpleUploadedFile("crew.json", json.dumps(STRATEGY).encode()))
+    html = page.content.decode()
+    assert page.status_code == 200 and "data-kind-mismatch" in html
+    assert "The file looks like a" in html and "only what a" in html
+    same = _dry_run(client).content.decode()  # a card read as a card: nothing to say
+    assert "data-kind-mismatch" not in same
