@@ -126,7 +126,9 @@ def _where(source: MatchSource | None, request: _Request, entry_names: dict[str,
 
 
 def _found(key: str | None, source: MatchSource | None, request: _Request, names: dict[str, str]) -> str:
-    return _("key “%(key)s” found in %(where)s") % {"key": key or "", "where": _where(source, request, names)}
+    if not key:  # a constant (or @@activate) entry needs no key
+        return _("active without a key (constant or @@activate)")
+    return _("key “%(key)s” found in %(where)s") % {"key": key, "where": _where(source, request, names)}
 
 
 def _active_reason(reason: ActivationReason, request: _Request, names: dict[str, str]) -> str:

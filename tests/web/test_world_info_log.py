@@ -203,3 +203,13 @@ def test_the_parts_tables_say_why_an_entry_is_in_as_the_panel_does(glade, world,
         assert parts["0"] == glade_
     html = client.get(f"/sessions/{world['session'].pk}/preview/").content.decode()
     assert re.search(rf'data-part-id="worldbook:1".*?data-activation>[^<:：]*(?:: |：){host}</div>', html, re.S)
+
+
+def test_a_constant_entry_left_out_by_the_budget_is_not_said_to_have_a_key():
+    from assembly.sillytavern.worldinfo_models import SkipReason
+    from preview_app.world_info_log import _skip_reason
+
+    reason = SkipReason(kind="over_budget", message="over budget", budget=38, tokens=50)
+    words = _skip_reason(reason, None, {})
+    assert words.startswith("active without a key (constant or @@activate), but the world info budget (38")
+    assert "“”" not in words
