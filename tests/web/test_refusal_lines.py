@@ -281,7 +281,7 @@ def test_a_missing_session_page_says_it_all_in_chinese(users):
 
 @pytest.mark.parametrize(("message", "chinese"), [
     ("file: not JSON (Expecting value: line 1, column 27)", "file：不是 JSON（第 1 行第 27 列：此处应为一个值）"),
-    ("file: not JSON (Expecting ':' delimiter: line 2, column 5)", "file：不是 JSON（第 2 行第 5 列：此处应为冒号 “:”）"),
+    ("file: not JSON (Expecting ':' delimiter: line 2, column 5)", "file：不是 JSON（第 2 行第 5 列：此处应为英文冒号）"),
 ])
 def test_a_file_that_is_not_json_reads_in_chinese(message, chinese):
     line = in_chinese({"code": "INPUT_NOT_JSON", "error": message, "detail": {"path": "file"}})
