@@ -371,9 +371,11 @@ def _group_words(module: str, group: str | None) -> str:
     return category["name_zh"] if _chinese() else category["name_en"]
 
 
-def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[str, Any]:
+def block_context(draft: dict[str, Any], result: AssemblyResult | None, words: LockWords | None = None
+                  ) -> dict[str, Any]:
     """The request's layout blocks (reference A.11) in request order, and the stored moves (`layout.overrides`),
-    with a label each; a stored move whose block is not in this preview says so."""
+    with a label each (a slot's block names the slot that holds it, through `words`); a stored move whose block is
+    not in this preview says so."""
     if result is None:
         blocks = []
     else:
@@ -399,7 +401,10 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None) -> dict[
             blocks.append({"id": block.id, "index": index, "label": label, "module": module, "rule": rule_id,
                            "group": group, "group_words": _group_words(module, group), "role": role,
                            "depth": depth, "region": block.region,
-                           "binding": block.binding, "binding_words": BINDING_WORDS[block.binding],
+                           "binding": block.binding, "binding_words": (
+                               _("%(held)s; detach it to move it") % {"held": words.slot(block.slot_id)}
+                               if words is not None and block.binding == "slot" and block.slot_id
+                               else BINDING_WORDS[block.binding]),
                            "movable": block.movable, "overridable": block.overridable,
                            "detached": bool(block.original_slot_id),
                            "tokens": sum(placed.get(node_id, 0) for node_id in members)})

@@ -150,6 +150,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
         get_token(request), strategy.version, session.pk if session is not None else "", previews.model or "",
         previews.generation or "")
     sessions = session_previews()
+    words = _lock_words(draft, session)  # the preset's prompt names, read once for the rows and the blocks
     # (kind, result before the write, moved row): the write's effect against the result shown now
     edit_effect = edit_effects.edit_effect(effect[0], effect[1], result, effect[2]) if effect else None
     return {
@@ -167,8 +168,8 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
         "backend_given": draft.get("backend"), "native": strategy_backend(draft) == "native",
         "rules": presenters.rule_rows(strategy, result, kept), "display_name": presenters.strategy_name(draft), "context_rules": presenters.context_rule_rows(draft, result),
         "has_layout": layout is not None, "policy": policy, "priority": presenters.priority_rows(policy["priority"]),
-        "positions": presenters.editor_positions(draft, result, _lock_words(draft, session)),
-        **presenters.block_context(draft, result),
+        "positions": presenters.editor_positions(draft, result, words),
+        **presenters.block_context(draft, result, words),
         "preview": presenters.preview_view(result, edit_effect), "preview_result": result, "preview_error": preview_error,
         "preview_error_meaning": known_meaning(preview_error["code"]) if preview_error else "",
         "sessions": sessions.picker(),

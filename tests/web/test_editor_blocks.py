@@ -212,3 +212,12 @@ def test_a_refused_move_reads_in_chinese_on_a_chinese_page(users, editor):  # no
     html = refused.content.decode()
     assert refused.status_code == 409 and "<strong>这个块跟随它的预设插槽" in html
     assert '<span lang="en">This block follows' in html  # the engine's own line, in the technical details only
+
+
+def test_a_slot_block_names_the_preset_marker_that_holds_it(users, editor):  # noqa: F811
+    strategy, session = editor["strategy"], editor["session"]
+    page = client_for(users["designer"]).get(f"/strategies/{strategy.slug}/edit/?session={session.pk}").content.decode()
+    blocks_html = page.split('id="block-list"', 1)[1].split("</ol>", 1)[0]
+    reasons = re.findall(r'data-lock-reason="slot">([^<]+)<', blocks_html)
+    assert reasons and all("held by the preset marker “" in r and r.endswith("; detach it to move it")
+                           for r in reasons)
