@@ -7,11 +7,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from assembly.sillytavern.text_templates import read_custom_stopping_strings
-from preview_app.services import TEXT_SETTING_KEYS
 from strategies_app.models import TextTemplate
-
-# The settings this form edits: every key of the session's `text_settings`.
-SETTING_FIELDS = TEXT_SETTING_KEYS
 
 
 class TemplateChoice(forms.ModelChoiceField):

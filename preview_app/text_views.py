@@ -18,7 +18,7 @@ from preview_app import presenters, services
 from preview_app.access import can_approve_goldens, can_edit_session, session_for_edit, session_for_read
 from preview_app.models import Session
 from preview_app.previews import TEXT_STRATEGY, session_request, session_text_templates, text_request
-from preview_app.text_forms import SETTING_FIELDS, TextSettingsForm
+from preview_app.text_forms import TextSettingsForm
 from preview_app.text_parity import read_sent_text, text_parity
 from preview_app.text_preview import text_preview, untrimmed_request
 from strategies_app.access import resource_for_read
@@ -51,7 +51,7 @@ def _settings_form(session: Session, data=None) -> TextSettingsForm:
         "context_template": session.context_template_id, "sysprompt_template": session.sysprompt_template_id,
         "instruct_enabled": session.instruct_enabled,
         **{name: settings[name] if settings.get(name) is not None else TEXT_SETTINGS_DEFAULTS[name]
-           for name in SETTING_FIELDS}})
+           for name in services.TEXT_SETTING_KEYS}})
 
 
 def _page(request, session: Session, *, status: int = 200, form=None, form_error=None):
@@ -101,7 +101,7 @@ def text_settings(request, pk):
             context_template=data["context_template"], sysprompt_template=data["sysprompt_template"],
             instruct_enabled=data["instruct_enabled"],
             text_settings={**(session.text_settings or {}),
-                           **{name: data[name] for name in SETTING_FIELDS if data[name] is not None}})
+                           **{name: data[name] for name in services.TEXT_SETTING_KEYS if data[name] is not None}})
     except CodedError as error:
         return _page(request, session, status=error.status, form=form, form_error=presenters.error_context(error))
     return redirect(reverse("preview:text", args=[session.pk]))
