@@ -145,6 +145,7 @@ class _Built:
     st_budget: dict[str, Any] | None
     regex_changes: list[RegexChange]
     diagnostics: list[dict[str, Any]]
+    macro_env: Any = None  # builtin-st: SillyTavern's macros as this build left them (its variables after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,14 +281,15 @@ def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_
     through the regex scripts as the world info scan read it."""
     req = run.req
     if run.st_rules:
+        # the macros run on the build's own environment: a second build (an applied plan) starts where this one did
+        macro_env = run.macro_env.fork()
         st = st_request(nodes, resources=run.resources, names=run.names, generation=req.generation,
-                        tokenizer=req.tokenizer, regexed_chat=regexed_chat,
-                        macro_env=run.macro_env)
+                        tokenizer=req.tokenizer, regexed_chat=regexed_chat, macro_env=macro_env)
         own: list[dict[str, Any]] = []
         for diagnostic in st.diagnostics:
             if diagnostic not in earlier and diagnostic not in own:
                 own.append(diagnostic)
-        return _Built(st.messages, st.nodes, st.placed, st.budget, st.regex_changes, own)
+        return _Built(st.messages, st.nodes, st.placed, st.budget, st.regex_changes, own, macro_env)
     nodes = _copies(nodes)
     if run.backend == "native":
         messages = native_request(
@@ -361,7 +363,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
                           blocks=layout_blocks(nodes, backend)),
         world_info=logical.world_info,
         regex_changes=built.regex_changes,
-        macro_variables=run.macro_env.view(requested=bool(run.req.macro_variables)) if run.macro_env else None,
+        macro_variables=built.macro_env.view(requested=bool(run.req.macro_variables)) if built.macro_env else None,
     )
 
 

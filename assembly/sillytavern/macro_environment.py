@@ -73,6 +73,10 @@ class _CardFields:
         return value
 
 
+# the containers the macros add to once the chat is read (MacroEnvironment.fork copies them)
+_FORKED = ("outlets_read", "legacy_names", "fields", "unsupported", "prepared", "steady")
+
+
 @dataclass
 class MacroEnvironment:
     """The macros' view of one generation. `card`: raw card fields by SillyTavern's names (description,
@@ -125,6 +129,15 @@ class MacroEnvironment:
             if kind == what and (text is None or raw == text):
                 return value
         return None
+
+    def fork(self) -> MacroEnvironment:
+        """A copy from which the same steps can run again (a second build): the variables and every list, set and
+        dict the macros add to are its own; what they only read (the card, the chat, the clock) is shared."""
+        forked = copy.copy(self)
+        for name in _FORKED:
+            setattr(forked, name, copy.copy(getattr(self, name)))
+        forked.variables = MacroVariables(copy.deepcopy(self.variables.local), copy.deepcopy(self.variables.global_))
+        return forked
 
     def parse_examples(self, text: str) -> None:
         """parseMesExamples: a text with example blocks puts the context template's example separator (their

@@ -215,3 +215,32 @@ def test_the_model_macro_reads_the_model_of_the_presets_source(source, model):
             "conversation": {"history": [], "input": []}}
     messages = assemble(body).model_dump(mode="json")["request"]["messages"]
     assert messages[0]["content"] == f"model=[{model}]"
+
+
+def test_a_fork_changes_its_own_variables_and_notes_and_shares_what_it_only_reads():
+    env = MacroEnvironment(user="Alex", char="Zoe", chat=[{"role": "user", "content": "hi"}])
+    env.variables.local["bag"] = ["rope"]
+    forked = env.fork()
+    assert forked.evaluate("{{setvar::hp::3}}{{incvar::turns}}{{nosuchmacro}}") == "1{{nosuchmacro}}"  # incvar gives the new value
+    forked.variables.local["bag"].append("lamp")
+    assert env.variables.snapshot() == {"local": {"bag": ["rope"]}, "global": {}}
+    assert forked.variables.snapshot() == {"local": {"bag": ["rope", "lamp"], "hp": "3", "turns": 1}, "global": {}}
+    assert env.unsupported == [] and forked.unsupported == ["nosuchmacro"]
+    assert forked.chat is env.chat
+
+
+def test_an_applied_eviction_plan_runs_the_chat_s_macros_once():
+    """engine.md §8 `apply` builds the request again without the evicted messages: the variables a kept message
+    changes are changed once, as in the request built without the plan."""
+    history = [{"id": f"m{i}", "role": "user" if i % 2 == 0 else "assistant",
+                "content": f"Message {i} about the storm over the harbour tonight."} for i in range(8)]
+    history[6]["content"] += " {{incvar::storms}}"
+    body = {"strategy": "builtin-st", "host": {"core_available": True},
+            "resources": {"preset": {"prompts": [{"identifier": "main", "role": "system", "content": "Be Mira."},
+                                                 HISTORY], "openai_max_context": 100_000, "openai_max_tokens": 300},
+                          "character": {"name": "Mira"}},
+            "conversation": {"history": history, "input": [{"id": "now", "role": "user", "content": "Go."}]}}
+    whole = assemble(body)
+    applied = assemble({**body, "budget": {"context_window": whole.tokens.total - 30, "apply": True}})
+    assert applied.budget.applied and "history:m6" not in {item.id for item in applied.budget.eviction_plan}
+    assert whole.macro_variables.after == applied.macro_variables.after == {"local": {"storms": 1}, "global": {}}
