@@ -414,7 +414,9 @@ def block_context(draft: dict[str, Any], result: AssemblyResult | None, words: L
     moved = {o["target"]: o for o in overrides}
     for block in blocks:
         block["override"] = moved.get(block["id"])
-    return {"blocks": blocks, "overrides": overrides}
+    # the standard backend only approximates a depth (reference A.14.1): such an item is a free block there
+    depth_moves = any(block["depth"] is not None and block["movable"] for block in blocks)
+    return {"blocks": blocks, "overrides": overrides, "depth_moves": depth_moves}
 
 
 

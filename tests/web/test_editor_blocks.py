@@ -221,3 +221,19 @@ def test_a_slot_block_names_the_preset_marker_that_holds_it(users, editor):  # n
     reasons = re.findall(r'data-lock-reason="slot">([^<]+)<', blocks_html)
     assert reasons and all("held by the preset marker “" in r and r.endswith("; detach it to move it")
                            for r in reasons)
+
+
+@pytest.mark.parametrize(("strategy", "moves"), [("builtin-native-roles", True), ("builtin-st", False)])
+def test_the_blocks_hint_says_a_depth_item_moves_only_where_its_block_is_free(strategy, moves):
+    """A world book entry at a depth is a runtime block where the depth is kept (SillyTavern's build) and a free
+    block where the standard backend only approximates it (reference A.14.1); the panel's intro follows."""
+    from bench.fixtures import assemble_request
+    from strategies_app.presenters import block_context
+
+    request = assemble_request(strategy, history=4, worldbook=6)
+    request["host"]["native_available"] = True
+    result = assemble(request)
+    context = block_context({}, result, None)
+    depth_blocks = [b for b in context["blocks"] if b["depth"] is not None]
+    assert depth_blocks and {b["movable"] for b in depth_blocks} == {moves}
+    assert context["depth_moves"] is moves
