@@ -157,7 +157,8 @@ def _import(request) -> dict:
         if detected and detected != kind:  # a wrong choice explains itself, not "name: expected a string"
             raise ServiceError("INPUT_INVALID", f"kind: the file looks like a {KIND_NAMES[detected]}, not a "
                                f"{KIND_NAMES[kind]} ({error.message})", status=error.status,
-                               detail={"path": "kind", "detected": detected}) from None
+                               detail={"path": "kind", "detected": detected, "chosen": kind,
+                                       "reason": error.to_json()}) from None
         raise
     if dry_run:
         report.token = kept.token if kept else services.upload_keep(user=request.user, content=raw,

@@ -96,6 +96,7 @@ _FILLED_IN = (
     (r"the only row for (?P<key>.+)", "the only row for %(key)s"),
     (r"another position than the row itself \((?P<key>.+)\)", "another position than the row itself (%(key)s)"),
 )
+_FIELD_LISTS = ("fields", "choices")  # the groups of a filled-in phrase that list field names or codes
 _PATTERNS = tuple((re.compile(pattern + r"\Z", re.S), words) for pattern, words in _FILLED_IN)
 
 # What was found, as `assembly.reading.describe` writes it.
@@ -111,6 +112,7 @@ _DESCRIBED_TYPE = re.compile(r"an? (?P<type>\w+)\Z")  # a value JSON does not ha
 class RefusalLine:
     text: str
     lang: str | None  # "en" where the page shows the engine's English line as written
+    codes: tuple[str, ...] = ()  # parts of a translated text that are field names, shown as code
 
 
 def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
@@ -124,9 +126,14 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
     detail = detail if isinstance(detail, Mapping) else {}
     stated = detail.get("expected")
     stated = stated if isinstance(stated, str) else None
-    text = _expected_line(message, stated)
+    codes: list[str] = []
+    reason = detail.get("reason")
+    if isinstance(reason, Mapping) and isinstance(detail.get("detected"), str) and isinstance(detail.get("chosen"), str):
+        text = _kind_mismatch_line(detail["detected"], detail["chosen"], reason, codes)
+    else:
+        text = _expected_line(message, stated, codes)
     if text is None:
-        text = _must_be_line(message, stated, detail.get("path"))
+        text = _must_be_line(message, stated, detail.get("path"), codes)
     if text is None and error.get("code") == "NOT_FOUND":
         text = _not_found_line(message)
     if text is None and error.get("code") == "INPUT_NOT_JSON":
@@ -134,7 +141,21 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
     if text is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")
-    return RefusalLine(text, None)
+    return RefusalLine(text, None, tuple(codes))
+
+
+def _kind_mismatch_line(detected: str, chosen: str, reason: Mapping[str, Any], codes: list[str]) -> str | None:
+    """The import page's refusal of a file read as another kind than it looks like, with the reader's own refusal
+    in the page's words; None when that refusal has no words here (the line stays English whole)."""
+    from studio.wording import engine_word  # studio.wording builds on this module
+
+    nested = refusal_line(reason)
+    if nested.lang is not None:
+        return None
+    codes += nested.codes
+    return pgettext("expected", "kind: the file looks like a %(detected)s, not a %(chosen)s (%(reason)s)") % {
+        "detected": engine_word("resource_kind", detected), "chosen": engine_word("resource_kind", chosen),
+        "reason": nested.text}
 
 
 def _not_json_line(message: str) -> str | None:
@@ -169,10 +190,10 @@ def _not_found_line(message: str) -> str | None:
     return pgettext("not found", "%(what)s %(key)s does not exist") % {"what": words, "key": line["key"]}
 
 
-def _expected_line(message: str, stated: str | None) -> str | None:
+def _expected_line(message: str, stated: str | None, codes: list[str]) -> str | None:
     """`<path>: expected <what>[, got <found>]` in the page's words, or None."""
     line = _EXPECTED_LINE.match(message)
-    read = _read(line["rest"], stated) if line else None
+    read = _read(line["rest"], stated, codes) if line else None
     if read is None:
         return None
     expected, found = read
@@ -185,14 +206,14 @@ def _expected_line(message: str, stated: str | None) -> str | None:
         "where": where, "expected": _spaced(expected), "found": _spaced(_found_words(found))}
 
 
-def _must_be_line(message: str, stated: str | None, path: Any) -> str | None:
+def _must_be_line(message: str, stated: str | None, path: Any, codes: list[str]) -> str | None:
     """`<headline>: <path> must be <what>[, got <value>]` in the page's words, or None. The error states its
     expected phrase and its path ("" for the whole document), so a line that only looks like one is left alone."""
     line = _MUST_BE_LINE.match(message)
     if line is None or stated is None or line["where"] != (path or "the strategy"):
         return None
     headline = pgettext("strategy", line["headline"])
-    read = _read(line["rest"], stated)
+    read = _read(line["rest"], stated, codes)
     if headline == line["headline"] or read is None:
         return None
     expected, found = read
@@ -219,7 +240,7 @@ def _spaced_before(words: str) -> str:
     return f"{words} " if words[-1:].isascii() else words
 
 
-def _read(rest: str, stated: str | None) -> tuple[str, str | None] | None:
+def _read(rest: str, stated: str | None, codes: list[str]) -> tuple[str, str | None] | None:
     """(what was expected in the page's words, what was found as written or None), or None without words: the
     expected phrase is the one the error states, else the whole rest when it is a phrase of its own (it may hold
     ", got "), else what stands before the last ", got "."""
@@ -230,17 +251,18 @@ def _read(rest: str, stated: str | None) -> tuple[str, str | None] | None:
             found = rest[len(stated) + len(_GOT):]
         else:
             return None
-        words = _expected_words(stated)
+        words = _expected_words(stated, codes)
         return (words, found) if words is not None else None
-    words = _expected_words(rest)
+    words = _expected_words(rest, codes)
     if words is not None or _GOT not in rest:
         return (words, None) if words is not None else None
     head, _, found = rest.rpartition(_GOT)
-    words = _expected_words(head)
+    words = _expected_words(head, codes)
     return (words, found) if words is not None else None
 
 
-def _expected_words(phrase: str) -> str | None:
+def _expected_words(phrase: str, codes: list[str]) -> str | None:
+    """The expected phrase in the page's words; the field names a filled-in phrase lists go to `codes`."""
     if _CODE_VALUE.fullmatch(phrase):
         return phrase
     words = pgettext("expected", phrase)
@@ -250,7 +272,10 @@ def _expected_words(phrase: str) -> str | None:
         match = pattern.match(phrase)
         if match:
             words = pgettext("expected", msgid)
-            return words % match.groupdict() if words != msgid else None
+            if words == msgid:
+                return None
+            codes += [match[name] for name in _FIELD_LISTS if name in match.groupdict()]
+            return words % match.groupdict()
     return None
 
 

@@ -3,8 +3,11 @@ engine's codes in words with `{{ value|engine_word:"role" }}` while its `data-*`
 
 from __future__ import annotations
 
+import re
+
 from django import template
-from django.utils.html import format_html
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 
 from studio import wording
 from studio.refusal_lines import refusal_line as line_of
@@ -69,4 +72,13 @@ def refusal_line(error) -> str:
     """`{{ error|refusal_line }}`: a refusal's line (`CodedError.to_json`) in the page's language where the catalogue
     has its words (`studio.refusal_lines`), marked as English where it is shown as the engine wrote it."""
     line = line_of(error or {})
-    return format_html('<span lang="{}">{}</span>', line.lang, line.text) if line.lang else line.text
+    if line.lang:
+        return format_html('<span lang="{}">{}</span>', line.lang, line.text)
+    if not line.codes:
+        return line.text
+    # the field names a translated line lists stay as written: shown as code, as the page shows them elsewhere
+    parts, last = [], 0
+    for found in re.finditer("|".join(map(re.escape, sorted(set(line.codes), key=len, reverse=True))), line.text):
+        parts += [conditional_escape(line.text[last:found.start()]), format_html("<code>{}</code>", found.group())]
+        last = found.end()
+    return mark_safe("".join([*parts, conditional_escape(line.text[last:])]))  # noqa: S308 (each part is escaped)

@@ -162,3 +162,16 @@ def test_a_file_read_as_another_kind_than_it_looks_says_so_in_the_dry_run(users)
     assert "The file looks like a" in html and "only what a" in html
     same = _dry_run(client).content.decode()  # a card read as a card: nothing to say
     assert "data-kind-mismatch" not in same
+
+
+@pytest.mark.parametrize("data", [CARD, {"spec": "chara_card_v2", "data": {"name": "Mira"}}])
+def test_a_wrong_kind_chosen_is_refused_in_chinese_with_the_reader_s_own_reason(users, data):
+    """The refusal names both kinds and the reader's refusal in the page's words, or stays English whole."""
+    client = client_for(users["admin"])
+    client.cookies["django_language"] = "zh-hans"
+    page = _post(client, kind="persona", file=SimpleUploadedFile("mira.json", json.dumps(data).encode()))
+    html = page.content.decode()
+    assert page.status_code == 400
+    line = re.search(r"<p>详情：(.*?) <span", html).group(1)
+    assert line.startswith("kind：文件看起来是角色卡，不是用户设定（") and "expected" not in line, line
+    assert "应为字段 <code>name, description, position, depth, role</code> 之一" in line  # field names as code

@@ -179,7 +179,7 @@ def test_bad_input_names_the_field_in_chinese_on_a_chinese_page(users, lamp):
     client = client_for(users["designer"])
     client.cookies["django_language"] = "zh-hans"
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-role": "narrator"}))
-    assert answer.status_code == 400 and "nudge.role：应为 system, user, assistant 之一" in answer.content.decode()
+    assert answer.status_code == 400 and "nudge.role：应为 <code>system, user, assistant</code> 之一" in answer.content.decode()
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-depth": "-1"}))
     assert answer.status_code == 400 and "nudge.depth：应为 0 到 10000 之间的整数" in answer.content.decode()
     assert Preset.objects.count() == 1

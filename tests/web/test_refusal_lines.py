@@ -306,3 +306,19 @@ def test_every_reason_the_json_decoder_gives_has_chinese_words():
     assert len(reasons) == 9  # each bad text above gives its own reason
     with translation.override("zh-hans"):
         assert [r for r in sorted(reasons) if translation.pgettext("json decoder", r) == r] == []
+
+
+def test_a_kind_mismatch_reads_in_chinese_only_when_the_reader_s_refusal_does():
+    """The import page's refusal of a wrong kind carries the reader's own refusal: both in the page's words, or the
+    whole line as the engine wrote it (never half of it translated)."""
+    def mismatch(reason: dict) -> dict:
+        return {"code": "INPUT_INVALID", "error": f"kind: the file looks like a preset, not a world book "
+                f"({reason['error']})", "detail": {"path": "kind", "detected": "preset", "chosen": "worldbook",
+                                                     "reason": reason}}
+
+    known = mismatch(refused(import_worldbook, {"entries": 5}))
+    line = in_chinese(known)
+    assert line.lang is None and line.text.startswith("kind：文件看起来是") and "expected" not in line.text
+    unknown = mismatch({"code": "IMPORT_INVALID", "error": "entries: expected words no catalogue has"})
+    line = in_chinese(unknown)
+    assert line.lang == "en" and line.text == unknown["error"]
