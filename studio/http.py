@@ -112,8 +112,6 @@ def parse_json(raw: bytes, field: str) -> Any:
     except json.JSONDecodeError as error:
         raise ServiceError("INPUT_NOT_JSON", f"{field}: not JSON ({not_json_where(error)})",
                            detail={"path": field}) from None
-    except RecursionError:
-        raise ServiceError("INPUT_NOT_JSON", f"{field}: JSON nested too deeply", detail={"path": field}) from None
 
 
 def json_body(request) -> Any:

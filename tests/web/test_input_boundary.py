@@ -27,6 +27,7 @@ BAD = {
     "nul": ('"a\\u0000b"', "INPUT_UNSAFE", "NUL"),
     "lone surrogate": ('"a\\ud800b"', "INPUT_UNSAFE", "surrogate"),
     "deep": ("[" * 900 + "]" * 900, "INPUT_UNSAFE", "nested"),
+    "past the decoder's depth": ("[" * 200_000 + "]" * 200_000, "INPUT_UNSAFE", "expected JSON nested at most 64"),
     "repeated key": ('{"k": 1, "k": 2}', "INPUT_DUPLICATE_KEY", "each key once"),
 }
 
