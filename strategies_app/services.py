@@ -63,7 +63,8 @@ class ImportReport:
     def to_json(self) -> dict[str, Any]:
         return {"ok": True, "kind": self.kind, "dry_run": self.dry_run, "id": self.id, "name": self.name,
                 "creates": self.creates, "items": self.items, "notes": self.notes, "removed": self.removed,
-                "token": self.token, "same_as": self.same_as}
+                "token": self.token, "same_as": self.same_as,
+                "reused": self.same_as is not None and not any(self.creates.values())}
 
 
 # ---------------------------------------------------------------------------------------------- strategies

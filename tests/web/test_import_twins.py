@@ -67,9 +67,25 @@ def test_the_import_page_offers_reuse_or_keep_both(shared_fixtures, users):
     html = page.content.decode()
     assert "The same content is already stored as “Default”" in html
     assert 'name="duplicate" value="reuse" checked' in html and 'name="duplicate" value="keep"' in html
+    # the heading says what the file is; what would be stored is what keeping both stores
+    assert "Dry run: the same content is already stored" in html and "Dry run: this would be created" not in html
+    assert "Keeping both would store:" in html
     token = html.split('name="token" value="')[1].split('"')[0]
-    client.post("/resources/import/", {"token": token, "kind": "preset", "duplicate": "reuse"})
+    done = client.post("/resources/import/", {"token": token, "kind": "preset", "duplicate": "reuse"})
     assert Preset.objects.count() == 1
+    html = done.content.decode()
+    assert "Nothing new stored: the stored one is used" in html and "<h2>Imported</h2>" not in html
+
+
+def test_keeping_both_says_imported(shared_fixtures, users):
+    client = client_for(users["admin"])
+    raw = _fixture(shared_fixtures, "st_cc_preset_Default.json")
+    _upload(client, "preset", raw, "Default.json")
+    page = client.post("/resources/import/", {"file": SimpleUploadedFile("Default.json", raw), "kind": "preset",
+                                              "dry_run": "1"})
+    token = page.content.decode().split('name="token" value="')[1].split('"')[0]
+    done = client.post("/resources/import/", {"token": token, "kind": "preset", "duplicate": "keep"})
+    assert Preset.objects.count() == 2 and "<h2>Imported</h2>" in done.content.decode()
 
 
 def test_an_unknown_duplicate_choice_is_refused_naming_the_field(shared_fixtures, users):
