@@ -107,7 +107,7 @@ REFUSALS: dict[str, Any] = {
                                         "not have it. Turn on \"core available\" in the host settings or pick a "
                                         "standard-backend strategy."),
     "ASSEMBLY_NATIVE_UNSUPPORTED": _("The strategy asks the standard backend for something it cannot do (for example "
-                                     "a disabled history rule); the message names the rule."),
+                                     "a disabled history rule, or a depth); the rule or item is named with it."),
     "ASSEMBLY_NATIVE_UNAVAILABLE": _("The host offers no standard system-prompt assembly, so a standard-backend "
                                      "strategy cannot run."),
     "ASSEMBLY_NATIVE_SYSTEM_ORDER": _("The order puts conversation messages before the host's system prompt; move "

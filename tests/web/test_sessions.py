@@ -284,3 +284,13 @@ def test_the_api_sets_extension_prompts_and_refuses_bad_ones(users, native_sessi
     preview = client.get(f"{base}/preview").json()
     assert {"code": "CHAT_EXTENSION_UNUSED", "resource": "extension_prompts", "name": "3_vectors"} in \
         preview["diagnostics"]
+
+
+def test_the_editor_names_the_rule_a_standard_backend_refusal_is_about(users, native_session):
+    """The engine's line for a rule the standard backend cannot run may not name it; its detail does, and the
+    editor's refusal shows it."""
+    strategy = saved(users["designer"], NATIVE_NO_HISTORY)
+    page = client_for(users["designer"]).get(f"/strategies/{strategy.slug}/edit/?session={native_session.pk}")
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-code="ASSEMBLY_NATIVE_UNSUPPORTED"' in html
+    assert 'data-rule-id="history"' in html and "<code>history</code>" in html
