@@ -96,9 +96,12 @@ class Names(_Model):
     char: str | None = None
 
 
+MAX_CONTEXT_WINDOW = 100_000_000  # tokens: a hundred times the largest window a model offers today
+
+
 class BudgetRequest(_Model):
-    context_window: int = Field(gt=0)
-    reserve_output: int = Field(default=0, ge=0)
+    context_window: int = Field(gt=0, le=MAX_CONTEXT_WINDOW)
+    reserve_output: int = Field(default=0, ge=0, le=MAX_CONTEXT_WINDOW)
     apply: bool = False
 
 

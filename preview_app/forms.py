@@ -11,6 +11,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from assembly.catalogue import BUILTIN_NAMES
+from assembly.request import MAX_CONTEXT_WINDOW
 from assembly.strategy import strategy_backend
 from assembly.tokens import ENCODINGS
 from preview_app.macro_variables import MACRO_ENGINE_WORDS
@@ -493,8 +494,10 @@ class PreviewOptionsForm(forms.Form):
         label=_("Start reply with"), required=False, max_length=10000, strip=False,
         help_text=_("SillyTavern's Start Reply With: the text the reply must begin with, sent as the request's last "
                     "assistant message (SillyTavern's order only)."))
-    context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1)
-    reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0)
+    context_window = forms.IntegerField(label=_("Context window (tokens)"), required=False, min_value=1,
+                                        max_value=MAX_CONTEXT_WINDOW)
+    reserve_output = forms.IntegerField(label=_("Reserved for the reply (tokens)"), required=False, min_value=0,
+                                        max_value=MAX_CONTEXT_WINDOW)
     apply_budget = forms.BooleanField(
         label=_("Apply the eviction plan"), required=False,
         help_text=_("Leave out what the plan drops, so the request shown is the one that fits the window."))
@@ -504,8 +507,8 @@ class PreviewOptionsForm(forms.Form):
                 "start_reply_with": "a text of at most 10,000 characters",
                 "tokenizer": "one of " + ", ".join(ENCODINGS),
                 "model": "a model of the catalogue",
-                "context_window": "a whole number of tokens, 1 or more",
-                "reserve_output": "a whole number of tokens, 0 or more"}
+                "context_window": f"a whole number of tokens from 1 to {MAX_CONTEXT_WINDOW}",
+                "reserve_output": f"a whole number of tokens from 0 to {MAX_CONTEXT_WINDOW}"}
     TURN_FIELDS = ("generation", "quiet_prompt", "start_reply_with", "model", "tokenizer")
     BUDGET_FIELDS = ("context_window", "reserve_output", "apply_budget")
 

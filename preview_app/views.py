@@ -112,9 +112,13 @@ PROJECTED_BY_DEFAULT = 400  # history messages up to which the preview page load
 COUNTED_BY_DEFAULT = 400  # ... and the across-models table (every tokenizer counts the whole request)
 
 
-def _turns(request) -> int:
+def _turns(request) -> int | str:
+    """`?turns=`: absent, the default; anything but a count from 1 to MAX_TURNS is left for the projection to refuse,
+    and its heading to name as it was asked (a text cut to 20 characters)."""
     raw = request.GET.get("turns", "")
-    return int(raw) if is_row_id(raw) else DEFAULT_TURNS  # out of range: the projection says so
+    if raw == "":
+        return DEFAULT_TURNS
+    return int(raw) if is_row_id(raw) else raw[:20]
 
 
 def _projection(request, request_data: dict[str, Any]) -> dict[str, Any]:

@@ -115,7 +115,7 @@ REFUSALS: dict[str, Any] = {
     "ASSEMBLY_PLACEMENT_INVALID": _("The strategy's placement mode belongs to the other backend."),
     "STRATEGY_INVALID": _("The strategy document is not valid; the message names the field."),
     "STRATEGY_NOT_FOUND": _("No built-in strategy has this id."),
-    "ASSEMBLY_REQUEST_INVALID": _("The request the session produced is not valid; the message names the field."),
+    "ASSEMBLY_REQUEST_INVALID": _("The request or one of its options is not valid; the message names the field."),
     "ASSEMBLY_DUPLICATE_SOURCE_RULE": _("Two enabled rules take the same source; only one rule may own a source. "
                                         "Disable or delete one of them (the message names both)."),
     "ASSEMBLY_RULE_UNSUPPORTED": _("A rule for the host's own messages (system prompt, history, input) asks for a "

@@ -61,7 +61,9 @@ def test_options_travel_with_the_picker_the_budget_form_and_the_exports(world, u
     ("generation=reroll", "generation", "one of normal, continue, impersonate, swipe, regenerate, quiet"),
     ("tokenizer=gpt2", "tokenizer",
      "one of o200k_base, cl100k_base, llama3, mistral-tekken, mistral-v3, qwen2, deepseek"),
-    ("context_window=-3", "context_window", "a whole number of tokens, 1 or more"),
+    ("context_window=-3", "context_window", "a whole number of tokens from 1 to 100000000"),
+    ("context_window=99999999999999999999", "context_window", "a whole number of tokens from 1 to 100000000"),
+    ("reserve_output=100000001&context_window=5", "reserve_output", "a whole number of tokens from 0 to 100000000"),
 ])
 def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, expected):
     session, client = world["session"], client_for(users["qa"])

@@ -20,6 +20,7 @@ def _heading(world, users, query, language, htmx=False):
 @pytest.mark.parametrize(("language", "query", "status", "heading"), [
     ("en", "?turns=99", 400, "No projection: 99 turns were refused (choose 1 to 20)"),
     ("en", "?turns=0", 400, "No projection: 0 turns were refused (choose 1 to 20)"),
+    ("en", "?turns=-1", 400, "No projection: -1 turns were refused (choose 1 to 20)"),
     ("en", "?strategy=no-such-strategy", 404, "No projection: the preview it starts from was refused"),
     ("en", "?generation=bogus", 400, "No projection: the preview it starts from was refused"),
     ("en", "?turns=3", 200, "After 3 more turns"),
