@@ -424,6 +424,9 @@ class EventForm(forms.Form):
             self.add_error("tool_call_id", _("A tool result needs the id of the call it answers."))
         if data.get("tool_calls") and data.get("role") != "assistant":
             self.add_error("tool_calls", _("Only assistant messages make tool calls."))
+        if "content" in data and not data["content"].strip() and not data.get("tool_calls"):
+            self.add_error("content", _("A message needs some text (only an assistant message that makes tool calls "
+                                        "may have none)."))
         return data
 
     def service_fields(self) -> dict[str, Any]:

@@ -546,3 +546,14 @@ def test_a_session_with_assembly_off_offers_apply_a_strategy_on_its_preview(worl
                                                              "next": f"/sessions/{session.pk}/preview/"})
     assert applied.status_code == 302 and applied["Location"] == f"/sessions/{session.pk}/preview/"
     assert Session.objects.get(pk=session.pk).applied_strategy.slug == "builtin-native-slots"
+
+
+@pytest.mark.parametrize("content", ["", "   \n"])
+def test_an_empty_message_is_refused_and_nothing_is_stored(world, users, content):
+    session = world["session"]
+    before = SessionEvent.objects.filter(session=session).count()
+    answer = client_for(users["designer"]).post(f"/sessions/{session.pk}/events/",
+                                                {"new-role": "user", "new-content": content})
+    assert answer.status_code == 400
+    assert "A message needs some text" in answer.content.decode()
+    assert SessionEvent.objects.filter(session=session).count() == before
