@@ -24,7 +24,7 @@ from django.utils.translation import get_language, pgettext
 
 _TRANSLATED = re.compile("[\u3000-\u30ff\u4e00-\u9fff\uff00-\uffef]")  # the page's own script: Chinese
 # a JSON path (no spaces) or the whole input; a line that only quotes such a line is left as written
-_EXPECTED_LINE = re.compile(r"(?P<where>the input|\S+?): expected (?P<rest>.*)\Z", re.S)
+_EXPECTED_LINE = re.compile(r"(?P<where>the input|line \d+|\S+?): expected (?P<rest>.*)\Z", re.S)
 # the strategy validator's: a headline without a colon, then a path (no spaces) or the whole document
 _MUST_BE_LINE = re.compile(r"(?P<headline>[^:]+): (?P<where>the strategy|\S+) must be (?P<rest>.*)\Z", re.S)
 # the studio's 404: `<what> <key> does not exist` (studio.errors.not_found), the key as Python writes it
@@ -198,7 +198,10 @@ def _expected_line(message: str, stated: str | None, codes: list[str]) -> str | 
         return None
     expected, found = read
     where = line["where"]
-    where = pgettext("expected", "the input") if where == "the input" else where
+    if where == "the input":
+        where = pgettext("expected", "the input")
+    elif where.startswith("line "):  # a line of a JSON-lines file (a chat)
+        where = pgettext("expected", "line %(number)s") % {"number": where[5:]}
     if found is None:
         return pgettext("expected", "%(where)s: expected%(expected)s") % {
             "where": where, "expected": _spaced(expected)}

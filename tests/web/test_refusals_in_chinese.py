@@ -91,3 +91,16 @@ def test_a_refused_chat_file_is_said_in_chinese_on_the_session_page(users, world
     assert answer.status_code == 400, page[:400]
     refusal = re.search(r'<p class="refusal" role="alert">(.*?)</p>', page, re.S).group(1)
     assert "输入：应为" in refusal and "expected" not in refusal, refusal
+
+
+def test_an_empty_user_name_and_a_bad_chat_line_are_said_in_chinese(users, world):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    answer = _chinese(users["admin"]).post("/users/add/", {"username": " ", "password": "p", "role": "qa"})
+    _said(answer, 400, "username：应为 1 到 150 个字符的用户名")
+    answer = _chinese(users["designer"]).post(f"/sessions/{world['session'].pk}/chat/import/",
+                                              {"file": SimpleUploadedFile("chat.jsonl", b'{"a": 1}\n[1, 2]\n')})
+    page = html.unescape(answer.content.decode())
+    assert answer.status_code == 400, page[:400]
+    refusal = re.search(r'<p class="refusal" role="alert">(.*?)</p>', page, re.S).group(1)
+    assert refusal.startswith("第 2 行：应为") and "expected" not in refusal, refusal
