@@ -32,7 +32,7 @@ def test_an_active_user_shows_no_reactivate_and_a_second_one_is_refused(users):
     client = client_for(users["admin"])
     assert b"/reactivate/" not in client.get("/users/").content
     page = client.post(f"/users/{users['qa'].pk}/reactivate/")
-    assert page.status_code == 409 and b"user: already active" in page.content
+    assert page.status_code == 409 and b"This user is already active." in page.content
     assert client.post("/users/999999/reactivate/").status_code == 404
 
 
