@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from assembly.errors import CodedError
 from assembly.reading import MAX_IMPORT_BYTES
 from assembly.sillytavern.chat import export_chat
+from assembly.sillytavern.detect import detect_upload
 from preview_app import presenters, services
 from preview_app.access import (
     EDIT_SESSION,
@@ -258,6 +259,11 @@ def chat_export(request, pk):
     return response
 
 
+# in the engine's refusal shape, so that a page in another language says it in its words (studio.refusal_lines)
+ANOTHER_KIND = ("a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which the Import page "
+                "takes")
+
+
 @refusals_as_pages
 @require_POST
 def chat_import(request, pk):
@@ -269,7 +275,10 @@ def chat_import(request, pk):
             raise invalid("file", "a SillyTavern chat file (.jsonl)")
         if upload.size > MAX_IMPORT_BYTES:  # refused before it is read into memory
             raise too_large("file", upload.size)
-        created, hidden = services.chat_import(session=session, data=upload.read(),
+        raw = upload.read()
+        if detect_upload(raw) not in (None, "chat"):  # a card, preset, book ...: not "line 1" of a chat
+            raise invalid("file", ANOTHER_KIND)
+        created, hidden = services.chat_import(session=session, data=raw,
                                                take_author_note=request.POST.get("author_note") == "1")
     except CodedError as error:
         return _session_page(request, session, status=error.status, import_error=error.to_json())

@@ -119,6 +119,7 @@ def _upload(request) -> tuple[bytes, str, object | None]:
 
 # in the engine's refusal shape, so that a page in another language says it in its words (studio.refusal_lines)
 UNTOLD_KIND = "the kind the file is, chosen from the list (it could not be told from the file)"
+NOT_A_CARD_FILE = "a PNG image or a CharX archive, as the file's name says (its bytes are neither)"
 
 
 def _import(request) -> dict:
@@ -133,6 +134,9 @@ def _import(request) -> dict:
             raise ServiceError("INPUT_INVALID", "kind: the file is a SillyTavern chat (.jsonl), which is imported "
                                "into a session: open the session and use Import chat",
                                detail={"path": "kind", "detected": detected})
+        if detected is None and filename.lower().endswith((".png", ".charx")):  # named as a card, not one
+            raise ServiceError("INPUT_INVALID", f"file: expected {NOT_A_CARD_FILE}",
+                               detail={"path": "file", "expected": NOT_A_CARD_FILE})
         if detected is None:
             parse_json(raw, "file")  # a file that is not JSON says so, with where, before "choose the kind"
         if detected not in services.IMPORTERS:

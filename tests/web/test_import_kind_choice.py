@@ -175,3 +175,31 @@ def test_a_wrong_kind_chosen_is_refused_in_chinese_with_the_reader_s_own_reason(
     line = re.search(r"<p>详情：(.*?) <span", html).group(1)
     assert line.startswith("kind：文件看起来是角色卡，不是用户设定（") and "expected" not in line, line
     assert "应为字段 <code>name, description, position, depth, role</code> 之一" in line  # field names as code
+
+
+@pytest.mark.parametrize(("language", "words"), [
+    ("en", "file: expected a PNG image or a CharX archive, as the file&#x27;s name says (its bytes are neither)"),
+    ("zh-hans", "file：应为文件名所示的 PNG 图片或 CharX 压缩包（但文件内容两者都不是）")])
+def test_a_file_named_as_a_card_that_is_not_one_says_so_not_not_json(users, language, words):
+    client = client_for(users["admin"])
+    client.cookies["django_language"] = language
+    page = _post(client, kind="auto", dry_run="1", file=SimpleUploadedFile("fake.png", b"GIF89a not a png"))
+    assert page.status_code == 400 and words in page.content.decode()
+    assert PendingUpload.objects.count() == 0
+
+
+@pytest.mark.parametrize(("language", "words"), [
+    ("en", "file: expected a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which the "
+           "Import page takes"),
+    ("zh-hans", "file：应为 SillyTavern 聊天文件（.jsonl）；这是另一种 SillyTavern 文件，请在导入页面导入")])
+def test_a_card_given_to_a_session_s_chat_import_is_pointed_to_the_import_page(users, world, language, words):
+    from preview_app.models import SessionEvent
+
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = language
+    session = world["session"]
+    before = SessionEvent.objects.filter(session=session).count()
+    page = client.post(f"/sessions/{session.pk}/chat/import/",
+                       {"file": SimpleUploadedFile("mira.json", json.dumps(CARD, indent=2).encode())})
+    assert page.status_code == 400 and words in page.content.decode()
+    assert SessionEvent.objects.filter(session=session).count() == before
