@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.i18n import set_language
 
 from preview_app import api_views as preview_api
 from preview_app import parity_views, session_views
@@ -22,7 +24,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/login/", admin_gate.admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
-    path("i18n/", include("django.conf.urls.i18n")),
+    # the language is chosen on the login page too: setting a cookie and going back is all the view does
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("strategies/", include((strategy_pages, strategy_urls.app_name))),
     path("", include("preview_app.urls")),
     path("resources/", resource_views.resource_list, name="resources"),

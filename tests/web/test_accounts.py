@@ -87,3 +87,24 @@ def test_the_deactivated_account_message_is_in_chinese_on_a_chinese_page(client,
     response = client.post(reverse("login"), {"username": "dana", "password": "correct horse battery"},
                            HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "此账号已停用" in response.content.decode()
+
+
+def test_the_language_is_chosen_before_logging_in():
+    """The login page offers the language switch; choosing one needs no login (it only sets the cookie) but still
+    needs the CSRF token, and each language is listed by its own name."""
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=True)
+    page = client.get("/accounts/login/?next=/sessions/")
+    html = page.content.decode()
+    assert 'action="/i18n/setlang/"' in html
+    assert '<option value="en" lang="en" selected>English</option>' in html
+    assert '<option value="zh-hans" lang="zh-hans">简体中文</option>' in html
+    token = client.cookies["csrftoken"].value
+    assert client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/accounts/login/"}).status_code == 403
+    answer = client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/accounts/login/?next=/sessions/"},
+                         HTTP_X_CSRFTOKEN=token)
+    assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?next=/sessions/"
+    html = client.get(answer["Location"]).content.decode()
+    assert 'lang="zh-hans"' in html and '<option value="en" lang="en">English</option>' in html
+    assert client.get("/sessions/")["Location"].startswith("/accounts/login/")  # the rest still needs a login

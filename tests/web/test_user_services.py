@@ -32,7 +32,7 @@ def test_a_superuser_counts_as_an_admin_for_the_last_admin_rule(users):
     assert client_for(root).post(f"/users/{admin.pk}/role/", {"role": "qa"}).status_code == 302
     # now the superuser is the last one: neither demoted nor deactivated
     refused = client_for(root).post(f"/users/{root.pk}/role/", {"role": "designer"})
-    assert refused.status_code == 409 and b"last admin" in refused.content
+    assert refused.status_code == 409 and b"This is the last active admin" in refused.content
     root.refresh_from_db()
     assert root.is_superuser
     assert client_for(root).post(f"/users/{root.pk}/deactivate/").status_code == 409  # (and not oneself)
