@@ -121,8 +121,12 @@ def no_effect_reason(kind: str, before: AssemblyResult, after: AssemblyResult, m
 
 
 def edit_effect(kind: str, before: AssemblyResult | None, after: AssemblyResult | None,
-                moved: str | None) -> EditEffect | None:
-    """The effect of one write; None when either run is missing (no session, or the engine refused one)."""
+                moved: str | None, refusal: dict | None = None) -> EditEffect | None:
+    """The effect of one write; None when either run is missing (no session, or the engine refused the one before).
+    `refusal`: the engine's refusal of the draft after the write, which is its effect then."""
+    if before is not None and after is None and refusal is not None:
+        return EditEffect(0, _("Saved, but the engine now refuses this draft on this session (%(code)s): the preview "
+                               "says why.") % {"code": refusal.get("code")})
     if before is None or after is None:
         return None
     alignment = session_previews().align(before.request.messages, after.request.messages)

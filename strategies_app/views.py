@@ -152,7 +152,7 @@ def _editor_context(request, strategy: Strategy, session: PreviewSession | None,
     sessions = session_previews()
     words = _lock_words(draft, session)  # the preset's prompt names, read once for the rows and the blocks
     # (kind, result before the write, moved row): the write's effect against the result shown now
-    edit_effect = edit_effects.edit_effect(effect[0], effect[1], result, effect[2]) if effect else None
+    edit_effect = edit_effects.edit_effect(effect[0], effect[1], result, effect[2], preview_error) if effect else None
     return {
         "edit_effect": edit_effect, "panel": effect[0] if effect else None, "confirm": confirm,
         "undo": _undo_offer(request, strategy),
@@ -257,7 +257,8 @@ def editor_write(keeps_text: bool = False, effect: str | None = "rule"):
                 return _answer(request, strategy, session, notice=notice, previews=previews,
                                effect=(effect, before, moved) if effect else None)
             fresh = Strategy.objects.get(pk=strategy.pk)
-            found = edit_effects.edit_effect(effect, before, previews.shown(fresh.draft)[0], moved) if effect else None
+            after, refused = previews.shown(fresh.draft)
+            found = edit_effects.edit_effect(effect, before, after, moved, refused) if effect else None
             messages.success(request, notice + (" " + found.sentence if found else ""))
             return HttpResponseRedirect(_edit_url(strategy, session, previews.model, previews.generation), status=303)
 

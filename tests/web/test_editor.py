@@ -700,3 +700,18 @@ def test_a_request_only_message_says_so_once_in_the_live_preview(users, world):
     for head in heads:
         words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", head))
         assert words.count("request only") == 1, words
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_saved_edit_the_engine_then_refuses_says_so_with_the_saved_notice(users, editor, htmx):
+    """web.md, the edit's effect: a rule saved with a depth the standard backend's slots cannot take is saved (the
+    document is valid), and what it did to this session's request is that the engine now refuses it."""
+    strategy, session = editor["strategy"], editor["session"]
+    client = client_for(users["designer"])
+    response = _post(client, _url(strategy, "rules/preset/edit/"),
+                     {"version": _fresh(strategy).version, "session": session.pk, "depth": "2"}, htmx=htmx)
+    if not htmx:
+        response = client.get(response["Location"])
+    page = response.content.decode()
+    assert next(r for r in _fresh(strategy).draft["rules"] if r["id"] == "preset")["depth"] == 2
+    assert "Saved, but the engine now refuses this draft on this session (ASSEMBLY_NATIVE_UNSUPPORTED)" in page
