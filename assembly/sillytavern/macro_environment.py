@@ -133,10 +133,13 @@ class MacroEnvironment:
     def fork(self) -> MacroEnvironment:
         """A copy from which the same steps can run again (a second build): the variables and every list, set and
         dict the macros add to are its own; what they only read (the card, the chat, the clock) is shared."""
-        forked = copy.copy(self)
+        forked = object.__new__(MacroEnvironment)  # every field as it is (copy.copy's protocol took 6 µs)
+        forked.__dict__.update(self.__dict__)
         for name in _FORKED:
-            setattr(forked, name, copy.copy(getattr(self, name)))
-        forked.variables = MacroVariables(copy.deepcopy(self.variables.local), copy.deepcopy(self.variables.global_))
+            setattr(forked, name, getattr(self, name).copy())
+        local, global_ = self.variables.local, self.variables.global_  # a value may be a list or an object
+        forked.variables = MacroVariables(copy.deepcopy(local) if local else {},
+                                          copy.deepcopy(global_) if global_ else {})
         return forked
 
     def parse_examples(self, text: str) -> None:
