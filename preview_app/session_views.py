@@ -260,8 +260,8 @@ def chat_export(request, pk):
 
 
 # in the engine's refusal shape, so that a page in another language says it in its words (studio.refusal_lines)
-ANOTHER_KIND = ("a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which the Import page "
-                "takes")
+ANOTHER_KIND = ("a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which an admin imports "
+                "on the Import page")
 
 
 @refusals_as_pages

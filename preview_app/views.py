@@ -187,8 +187,10 @@ def _preview_page(request, session: Session, *, template: str = "preview/preview
     try:
         choice = query_choice(session, request.GET.get("strategy"), request.GET.get("revision"))
         context["choice"] = choice
-        if options.is_bound and not options.is_valid():
+        if options.is_bound and not options.is_valid():  # the preview leaves every option out, and says so
             status = 400
+            context["options_invalid"] = [str(options.fields[name].label) if name in options.fields else name
+                                          for name in options.errors]
         request_data, result = ran if ran is not None else (_preview_request(session, choice, options), None)
         result = result if result is not None else assemble(request_data)
         context["view"] = display(result, host_records(request_data))

@@ -45,6 +45,7 @@ _CODE_VALUE = re.compile(r"-?\d+|'[^'\\]*'")
 _FILLED_IN = (
     (r"an integer from (?P<low>-?\d+) to (?P<high>-?\d+)", "an integer from %(low)s to %(high)s"),
     (r"an integer >= (?P<low>-?\d+)", "an integer >= %(low)s"),
+    (r"a whole number of tokens from (?P<low>\d+) to (?P<high>\d+)", "a whole number of tokens from %(low)s to %(high)s"),
     (r"a whole number from (?P<low>-?\d+) to (?P<high>-?\d+)", "a whole number from %(low)s to %(high)s"),
     (r"the same value as (?P<other>.+) \(both are given\)", "the same value as %(other)s (both are given)"),
     (r"one of the fields (?P<fields>.+)", "one of the fields %(fields)s"),
@@ -138,6 +139,9 @@ def refusal_line(error: Mapping[str, Any]) -> RefusalLine:
         text = _not_found_line(message)
     if text is None and error.get("code") == "INPUT_NOT_JSON":
         text = _not_json_line(message)
+    if text is None:  # a fixed sentence of the engine's (the standard backend's refusals, reference A.6)
+        words = pgettext("engine refusal", message)
+        text = words if words != message else None
     if text is None:
         # as written: the engine's line, or a studio refusal its view may have translated already
         return RefusalLine(message, None if _TRANSLATED.search(message) else "en")

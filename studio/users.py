@@ -32,8 +32,9 @@ def _page(request, *, error=None, status=200, form=None):
 def _refused(request, error: CodedError):
     if isinstance(error, CodedError) and error.status == 403:
         return render(request, "users/list.html", {"denied": error.to_json()}, status=403)
+    # the add form keeps what was typed into it; a refused role change or deactivation leaves it as it was
     return _page(request, error={**error.to_json(), "meaning": _refusal_words(error)}, status=error.status,
-                 form=request.POST)
+                 form=request.POST if "username" in request.POST else None)
 
 
 def _refusal_words(error: CodedError) -> str:

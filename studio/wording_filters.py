@@ -72,13 +72,27 @@ def refusal_line(error) -> str:
     """`{{ error|refusal_line }}`: a refusal's line (`CodedError.to_json`) in the page's language where the catalogue
     has its words (`studio.refusal_lines`), marked as English where it is shown as the engine wrote it."""
     line = line_of(error or {})
-    if line.lang:
-        return format_html('<span lang="{}">{}</span>', line.lang, line.text)
-    if not line.codes:
-        return line.text
-    # the field names a translated line lists stay as written: shown as code, as the page shows them elsewhere
-    parts, last = [], 0
-    for found in re.finditer("|".join(map(re.escape, sorted(set(line.codes), key=len, reverse=True))), line.text):
-        parts += [conditional_escape(line.text[last:found.start()]), format_html("<code>{}</code>", found.group())]
-        last = found.end()
-    return mark_safe("".join([*parts, conditional_escape(line.text[last:])]))  # noqa: S308 (each part is escaped)
+    text = _with_code(line.text, line.codes)
+    return format_html('<span lang="{}">{}</span>', line.lang, text) if line.lang else text
+
+
+_BACKTICKED = re.compile(r"`([^`\n]+)`")
+
+
+def _with_code(text: str, codes: tuple[str, ...]) -> str:
+    """`text` escaped, with what it sets in backticks and the field names a translated line lists (`codes`) as
+    code, as the page shows names elsewhere."""
+    if "`" not in text and not codes:
+        return text
+    named = re.compile("|".join(map(re.escape, sorted(set(codes), key=len, reverse=True)))) if codes else None
+    parts = []
+    for index, piece in enumerate(_BACKTICKED.split(text)):
+        if index % 2:  # the text between a pair of backticks
+            parts.append(format_html("<code>{}</code>", piece))
+            continue
+        last = 0
+        for found in named.finditer(piece) if named is not None else ():
+            parts += [conditional_escape(piece[last:found.start()]), format_html("<code>{}</code>", found.group())]
+            last = found.end()
+        parts.append(conditional_escape(piece[last:]))
+    return mark_safe("".join(parts))  # noqa: S308 (each part is escaped)

@@ -189,9 +189,9 @@ def test_a_file_named_as_a_card_that_is_not_one_says_so_not_not_json(users, lang
 
 
 @pytest.mark.parametrize(("language", "words"), [
-    ("en", "file: expected a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which the "
-           "Import page takes"),
-    ("zh-hans", "file：应为 SillyTavern 聊天文件（.jsonl）；这是另一种 SillyTavern 文件，请在导入页面导入")])
+    ("en", "file: expected a SillyTavern chat file (.jsonl); this is another kind of SillyTavern file, which an "
+           "admin imports on the Import page"),
+    ("zh-hans", "file：应为 SillyTavern 聊天文件（.jsonl）；这是另一种 SillyTavern 文件，由管理员在导入页面导入")])
 def test_a_card_given_to_a_session_s_chat_import_is_pointed_to_the_import_page(users, world, language, words):
     from preview_app.models import SessionEvent
 

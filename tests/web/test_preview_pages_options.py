@@ -77,6 +77,11 @@ def test_a_bad_option_is_refused_naming_the_field(world, users, query, field, ex
     group = re.search(rf'<div class="field[^"]*">(?:(?!<div class="field).)*id="id_{field}"', page.content.decode(),
                       re.S)
     assert group is not None and "errorlist" in group.group(0)
+    # the top of the page says the preview shown leaves the options out; the projection says why it has none
+    assert "data-options-invalid" in page.content.decode() and "This preview leaves every option out" in (
+        page.content.decode())
+    projection = client.get(f"/sessions/{session.pk}/preview/projection/?{query}")
+    assert "No projection: an option of the preview is not valid" in projection.content.decode()
 
 
 def test_compare_runs_both_sides_with_the_same_options(world, users):

@@ -322,3 +322,25 @@ def test_a_kind_mismatch_reads_in_chinese_only_when_the_reader_s_refusal_does():
     unknown = mismatch({"code": "IMPORT_INVALID", "error": "entries: expected words no catalogue has"})
     line = in_chinese(unknown)
     assert line.lang == "en" and line.text == unknown["error"]
+
+
+def test_every_fixed_sentence_of_the_standard_backend_has_chinese_words():
+    """The standard backend refuses with fixed sentences (reference A.6); each reads in Chinese on a Chinese page."""
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "assembly" / "native.py").read_text())
+    sentences = {node.args[0].value for node in ast.walk(tree) if isinstance(node, ast.Call)
+                 and getattr(node.func, "id", None) == "_unsupported" and node.args
+                 and isinstance(node.args[0], ast.Constant) and node.args[0].value.isascii()}
+    sentences |= {"Native assembly must preserve history.", "Native assembly must preserve input."}
+    assert len(sentences) > 12  # the scan reaches them
+    for sentence in sorted(sentences):
+        line = in_chinese({"code": "ASSEMBLY_NATIVE_UNSUPPORTED", "error": sentence})
+        assert line.lang is None and not line.text.isascii(), sentence
+
+
+def test_every_preview_option_s_refusal_reads_in_chinese():
+    from preview_app.forms import PreviewOptionsForm
+
+    for field, expected in PreviewOptionsForm.EXPECTED.items():
+        line = in_chinese({"code": "INPUT_INVALID", "error": f"{field}: expected {expected}",
+                           "detail": {"path": field, "expected": expected}})
+        assert line.lang is None and "expected" not in line.text, (field, line.text)

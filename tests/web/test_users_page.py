@@ -62,6 +62,8 @@ def test_no_self_deactivation_and_the_last_admin_stays(users):
     assert page.status_code == 409 and b"cannot deactivate yourself" in page.content
     page = client.post(f"/users/{admin.pk}/role/", {"role": "qa"})
     assert page.status_code == 409 and b"This is the last active admin: make another user admin" in page.content
+    add_form = page.content.decode().split('action="/users/add/"', 1)[1].split("</form>", 1)[0]
+    assert '<option value="designer" selected' in add_form  # the refused change does not fill the add form
     assert b"Detail" not in page.content  # said once, in the page's words
     admin.refresh_from_db()
     assert admin.is_active and user_role(admin) == "admin"
