@@ -58,13 +58,17 @@ def test_a_different_card_of_the_same_name_is_not_a_twin(users):
     assert other["same_as"] is None
 
 
-def test_the_import_page_offers_reuse_or_keep_both(shared_fixtures, users):
-    client = client_for(users["admin"])
+def _stored_then_dry_run(shared_fixtures, client) -> str:
+    """The default preset imported, then the same file's dry run on the import page (its HTML)."""
     raw = _fixture(shared_fixtures, "st_cc_preset_Default.json")
     _upload(client, "preset", raw, "Default.json")
-    page = client.post("/resources/import/", {"file": SimpleUploadedFile("Default.json", raw), "kind": "preset",
-                                              "dry_run": "1"})
-    html = page.content.decode()
+    return client.post("/resources/import/", {"file": SimpleUploadedFile("Default.json", raw), "kind": "preset",
+                                              "dry_run": "1"}).content.decode()
+
+
+def test_the_import_page_offers_reuse_or_keep_both(shared_fixtures, users):
+    client = client_for(users["admin"])
+    html = _stored_then_dry_run(shared_fixtures, client)
     assert "The same content is already stored as “Default”" in html
     assert 'name="duplicate" value="reuse" checked' in html and 'name="duplicate" value="keep"' in html
     # the heading says what the file is; what would be stored is what keeping both stores
@@ -79,11 +83,7 @@ def test_the_import_page_offers_reuse_or_keep_both(shared_fixtures, users):
 
 def test_keeping_both_says_imported(shared_fixtures, users):
     client = client_for(users["admin"])
-    raw = _fixture(shared_fixtures, "st_cc_preset_Default.json")
-    _upload(client, "preset", raw, "Default.json")
-    page = client.post("/resources/import/", {"file": SimpleUploadedFile("Default.json", raw), "kind": "preset",
-                                              "dry_run": "1"})
-    token = page.content.decode().split('name="token" value="')[1].split('"')[0]
+    token = _stored_then_dry_run(shared_fixtures, client).split('name="token" value="')[1].split('"')[0]
     done = client.post("/resources/import/", {"token": token, "kind": "preset", "duplicate": "keep"})
     assert Preset.objects.count() == 2 and "<h2>Imported</h2>" in done.content.decode()
 
