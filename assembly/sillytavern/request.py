@@ -123,21 +123,24 @@ def st_request(nodes: list[Node], *, resources: Any, names: dict[str, str], gene
 
 
 def _sorted(nodes: list[Node], *, copy_chat: bool) -> _Sorted:
-    """The nodes sorted (`_Sorted`), each a copy this build may change, but the conversation's messages unless
-    `copy_chat` (the regex scripts rewrite every one): the build changes one of those only where its macros change
-    its text (`st_chat._filled_history`, on a copy then). A long chat is most of the nodes."""
+    """The nodes sorted (`_Sorted`), as they were handed in but for the copies this build changes: the resource
+    depth prompts (locked at their depth here) and, with `copy_chat`, the conversation's messages (the regex scripts
+    rewrite every one). Any other node a step changes is copied there (`st_chat._filled_history`,
+    `st_chat._outside_tool_transactions`)."""
     picked = _Sorted()
     for n in nodes:
-        if n.message is None or copy_chat:
+        if copy_chat and n.message is not None:
             n = Node(*node_values(n))
-        picked.by_id[n.id] = n
         module = n.module
         if n.message is None and n.depth is not None:
+            n = Node(*node_values(n))
             n.locked, n.lock_reason, n.position_decision = True, "depth", "resource-depth"
+            picked.by_id[n.id] = n
             picked.depth_nodes.append(n)
             if picked.in_chat_main is None and module == "preset" and n.field == "main":
                 picked.in_chat_main = n
             continue
+        picked.by_id[n.id] = n
         picked.ordered.append(n)
         if module in _CHAT_MODULES:
             picked.conversation.append(n)

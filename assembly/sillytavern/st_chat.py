@@ -320,8 +320,9 @@ def _outside_tool_transactions(history: list[StMessage], run: list[Node], by_id:
             if pending:
                 waiting.append(message)
                 for source in message.sources:
-                    if source in by_id:
-                        by_id[source].adjusted_for_tools = True
+                    if source in by_id:  # the node handed to the build stays as it was: the request's is a copy
+                        adjusted = by_id[source] = Node(*node_values(by_id[source]))
+                        adjusted.adjusted_for_tools = True
             else:
                 out.append(message)
             continue

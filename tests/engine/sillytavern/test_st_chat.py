@@ -71,3 +71,24 @@ def test_a_chat_message_goes_where_its_first_conversation_part_is_and_unknown_so
     assert order == [note, said]
     assert placed == {"worldbook:1": (0, "request", "request"), "input:m1": (0, "request", "input")}
     assert note.request_index is None and said.delivery is None  # the nodes handed in stay as they were
+
+
+def test_an_injection_inside_a_tool_transaction_waits_and_the_node_handed_in_stays_as_it_was():
+    from assembly.sillytavern.messages import StMessage
+    from assembly.sillytavern.st_chat import _outside_tool_transactions
+
+    deep = _world("worldbook:1", "lore", 1)
+    call = Node(id="history:a", rule_id="history", module="history", name="a", role="assistant",
+                original_role="assistant", text="", trust="user",
+                message={"id": "a", "role": "assistant", "content": "", "tool_calls": [{"id": "c1"}]})
+    result = Node(id="history:t", rule_id="history", module="history", name="t", role="tool", original_role="tool",
+                  text="sunny", trust="tool", message={"id": "t", "role": "tool", "content": "sunny",
+                                                       "tool_call_id": "c1"})
+    history = [StMessage("a", "assistant", "", kind="chat", sources=("history:a",)),
+               StMessage("injection@1", "system", "lore", kind="injection", sources=("worldbook:1",)),
+               StMessage("t", "user", "sunny", kind="chat", sources=("history:t",))]
+    by_id = {n.id: n for n in (deep, call, result)}
+    out = _outside_tool_transactions(history, [call, result], by_id)
+    assert [m.id for m in out] == ["a", "t", "injection@1"]
+    assert by_id["worldbook:1"].adjusted_for_tools and by_id["worldbook:1"].text == "lore"
+    assert not deep.adjusted_for_tools  # the request's node is a copy
