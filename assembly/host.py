@@ -52,13 +52,14 @@ def _last(history: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
 
 
 def content_id(*parts: str) -> str:
-    """`str(uuid.UUID(bytes=sha256(parts)[:16], version=5))`, with the version and variant bits set on the bytes
+    """`str(uuid.UUID(bytes=sha256(parts)[:16], version=5))`, its version and variant digits set on the hex digest
     (the UUID object's constructor and formatting were most of its cost, paid by every request's log record)."""
-    head = bytearray(hashlib.sha256("\x00".join(parts).encode()).digest()[:16])
-    head[6] = (head[6] & 0x0F) | 0x50  # version 5
-    head[8] = (head[8] & 0x3F) | 0x80  # the RFC 4122 variant
-    text = head.hex()
-    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
+    text = hashlib.sha256("\x00".join(parts).encode()).hexdigest()
+    # version 5 is the 13th digit; the RFC 4122 variant sets the 17th digit's top two bits to 10
+    return f"{text[:8]}-{text[8:12]}-5{text[13:16]}-{_VARIANT_DIGIT[text[16]]}{text[17:20]}-{text[20:32]}"
+
+
+_VARIANT_DIGIT = {digit: "89ab"[int(digit, 16) & 0x3] for digit in "0123456789abcdef"}
 
 
 def request_message(

@@ -75,32 +75,32 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     runs names each run by its first node."""
     native = backend == "native"
     runs: list[tuple[tuple, list[Node]]] = []
-    for node in nodes:
-        key = _block_key(node, native, backend)
-        if runs and runs[-1][0] == key:
-            runs[-1][1].append(node)
-        else:
-            runs.append((key, [node]))
     counts: dict[tuple, int] = {}
-    for key, _run in runs:
-        counts[key] = counts.get(key, 0) + 1
-    return [_layout_block(key, run, several=counts[key] > 1) for key, run in runs]
+    key: tuple | None = None
+    run: list[Node] = []
+    for node in nodes:
+        node_key = _block_key(node, native, backend)
+        if node_key == key:
+            run.append(node)
+        else:
+            key, run = node_key, [node]
+            runs.append((key, run))
+            counts[key] = counts.get(key, 0) + 1
+    return [_layout_block(key, run, counts[key] > 1) for key, run in runs]
 
 
-def _layout_block(key: tuple, run: list[Node], *, several: bool) -> LayoutBlock:
+def _layout_block(key: tuple, run: list[Node], several: bool) -> LayoutBlock:
     first = run[0]
     binding = _binding(first)
     region = key[-1]  # the key ends with the node's region
-    key_text = _key_text(key)
     limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
-    return LayoutBlock(
-        id=f"block:{key_text}" + (f":run:{first.id}" if several else ""), key=list(key), binding=binding,
-        movable=binding == "free", overridable=binding == "slot", region=region,
-        reason="user-override" if first.position_decision == "user" else first.lock_reason or "source-order",
-        slot_id=first.slot_id, original_slot_id=first.original_slot_id, limitations=limitations,
-        node_ids=[n.id for n in run])
+    block_id = f"block:{_key_text(key)}:run:{first.id}" if several else f"block:{_key_text(key)}"
+    reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
+    return LayoutBlock(  # by position, in the field order: this runs once per block
+        block_id, list(key), binding, binding == "free", binding == "slot", region, reason, first.slot_id,
+        first.original_slot_id, limitations, [n.id for n in run])
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

@@ -9,8 +9,8 @@ optional anchor). Manual positions always win (priority stage `user`); everythin
 from __future__ import annotations
 
 import re
-from dataclasses import fields, replace
-from typing import Any
+from dataclasses import replace
+from typing import Any, NamedTuple
 
 from assembly.blocks import Node
 from assembly.catalogue import CONTEXT_CONTROL_KINDS, POSITION_CATALOGUE
@@ -240,49 +240,64 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     placed = _placed_by_row(nodes)
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
-    for key, values in _row_plan(strategy):  # the plan's values are this call's own
+    for row, rule, setting in _row_plan(strategy):
+        key = row.key
+        enabled = (row.configurable and rule is not None and bool(rule["enabled"])
+                   and (setting is None or setting.get("enabled", True))) and True
         if key in disabled:
-            values["enabled"] = False
+            enabled = False
+        placement, anchor = (setting.get("placement", "source"), setting.get("anchor")) if setting else ("source", None)
+        if isinstance(anchor, dict):  # the strategy's own is the result's layout policy's
+            anchor = dict(anchor)
         spans = placed.get(key)
-        if spans is None:  # the plan says empty, not split, not locked; each row its own lists
-            values["node_ids"], values["lock_reasons"], values["held_by"], values["decisions"] = [], [], [], []
-        elif len(spans) == 2:  # adjacent runs of a row are one span
-            _placed_row(values, nodes[spans[0]:spans[1]], split=False)
+        if spans is None:  # empty, not split, not locked; each row its own lists
+            rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
+                                    row.configurable, rule is not None, placement, anchor, row.missing, [], True,
+                                    False, False, False, [], [], []))
+            continue
+        if len(spans) == 2:  # adjacent runs of a row are one span
+            row_nodes = nodes[spans[0]:spans[1]]
         else:
-            _placed_row(values, [node for start in range(0, len(spans), 2)
-                                 for node in nodes[spans[start]:spans[start + 1]]], split=True)
-        rows.append(PositionRow(**values))
+            row_nodes = [node for start in range(0, len(spans), 2) for node in nodes[spans[start]:spans[start + 1]]]
+        rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
+                                row.configurable, rule is not None, placement, anchor, row.missing,
+                                [node.id for node in row_nodes], False, len(spans) > 2, *_row_locks(row_nodes)))
     return rows
 
 
-def _placed_row(values: dict[str, Any], row_nodes: list[Node], *, split: bool) -> None:
-    """What a row reports of the nodes it placed, set on its values: their ids, whether all or some are locked, and
-    the distinct lock reasons, holders (of the locked ones) and decisions, sorted."""
-    values["node_ids"] = [node.id for node in row_nodes]
-    values["empty"] = False
-    values["split"] = split
+def _row_locks(row_nodes: list[Node]) -> tuple[bool, bool, list[str], list[str], list[str]]:
+    """What a row reports of the nodes it placed: whether all or some are locked, and the distinct lock reasons,
+    holders (of the locked ones) and decisions, sorted."""
     if len(row_nodes) == 1:  # most rows place one node: its own values, nothing to gather or sort
         node = row_nodes[0]
-        values["locked"], values["partly_locked"] = node.locked, False
-        values["lock_reasons"] = [node.lock_reason] if node.locked and node.lock_reason else []
-        values["held_by"] = [node.slot_id] if node.locked and node.slot_id else []
-        values["decisions"] = [node.position_decision]
-        return
+        return (node.locked, False, [node.lock_reason] if node.locked and node.lock_reason else [],
+                [node.slot_id] if node.locked and node.slot_id else [], [node.position_decision])
     locked = [node for node in row_nodes if node.locked]
-    values["locked"] = len(locked) == len(row_nodes)
-    values["partly_locked"] = 0 < len(locked) < len(row_nodes)
-    values["lock_reasons"] = sorted({node.lock_reason for node in locked if node.lock_reason})
-    values["held_by"] = sorted({node.slot_id for node in locked if node.slot_id})
-    values["decisions"] = sorted({node.position_decision for node in row_nodes})
+    return (len(locked) == len(row_nodes), 0 < len(locked) < len(row_nodes),
+            sorted({node.lock_reason for node in locked if node.lock_reason}),
+            sorted({node.slot_id for node in locked if node.slot_id}),
+            sorted({node.position_decision for node in row_nodes}))
 
 
-_PlannedRow = tuple[str, dict[str, Any]]
+class _RowCategory(NamedTuple):
+    """What a row of `key` is in every request, before its rule, setting and nodes."""
+
+    key: str
+    source_id: str
+    position_id: str
+    name_en: str
+    name_zh: str
+    configurable: bool
+    missing: bool  # no category of the catalogue has this key
+    module: str | None
 
 
-def _row_plan(strategy: dict[str, Any]) -> tuple[_PlannedRow, ...]:
-    """What the strategy's rows are before a request's nodes and decisions: in order, each row's key and its values
-    (a new dict: the row's template with its rule and setting applied: enabled, module available, placement, and an
-    anchor, copied when it is a dict: the strategy's own is the result's layout policy's)."""
+_PlannedRow = tuple[_RowCategory, dict[str, Any] | None, dict[str, Any] | None]  # the row, its rule, its setting
+
+
+def _row_plan(strategy: dict[str, Any]) -> list[_PlannedRow]:
+    """What the strategy's rows are before a request's nodes and decisions: in order, each row's category with the
+    first rule of its module and the row's setting."""
     first_rule: dict[str, dict[str, Any]] = {}
     for rule in strategy["rules"]:
         if rule["kind"] not in CONTEXT_CONTROL_KINDS and rule.get("inputMode") != "text":
@@ -293,33 +308,18 @@ def _row_plan(strategy: dict[str, Any]) -> tuple[_PlannedRow, ...]:
     for setting in settings:
         key = _setting_key(setting)
         seen.add(key)
-        plan.append(_planned_row(key, _ROW_TEMPLATES.get(key) or _row_template(key, None), first_rule, setting))
+        row = _ROW_CATEGORIES.get(key) or _row_category(key, None)
+        plan.append((row, first_rule.get(row.source_id), setting))
     # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
     # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
     for module in first_rule:
-        for key, template in _TEMPLATES_BY_MODULE.get(module, ()):
-            if key not in seen:
-                plan.append(_planned_row(key, template, first_rule, None))
-    for key, template in _ROW_TEMPLATE_ITEMS:
-        if template["module"] not in first_rule and key not in seen:
-            plan.append(_planned_row(key, template, first_rule, None))
-    return tuple(plan)
-
-
-def _planned_row(key: str, template: dict[str, Any], first_rule: dict[str, dict[str, Any]],
-                 setting: dict | None) -> _PlannedRow:
-    values = template["values"].copy()
-    rule = first_rule.get(values["source_id"])
-    enabled = (values["configurable"] and rule is not None and bool(rule["enabled"])
-               and (setting is None or setting.get("enabled", True)))
-    values["enabled"] = enabled and True  # a request's disabled decision turns a true one off
-    values["module_available"] = rule is not None
-    if setting:
-        values["placement"] = setting.get("placement", "source")
-        values["anchor"] = setting.get("anchor")
-    if isinstance(values["anchor"], dict):
-        values["anchor"] = dict(values["anchor"])
-    return key, values
+        for row in _CATEGORIES_BY_MODULE.get(module, ()):
+            if row.key not in seen:
+                plan.append((row, first_rule.get(row.source_id), None))
+    for row in _ROW_CATEGORIES.values():
+        if row.module not in first_rule and row.key not in seen:
+            plan.append((row, first_rule.get(row.source_id), None))
+    return plan
 
 
 def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
@@ -345,32 +345,19 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
     return placed
 
 
-def _row_template(key: str, category: dict[str, Any] | None) -> dict[str, Any]:
-    """What a row of `key` is in every request, before its rule, setting and nodes: a copy of
-    the row's fields (each None) with the category's filled, and the row as if empty."""
+def _row_category(key: str, category: dict[str, Any] | None) -> _RowCategory:
     source_id, position_id = key.split("#", 1)
-    values: dict[str, Any] = dict.fromkeys(field.name for field in fields(PositionRow))
-    values["key"] = key
-    values["source_id"] = source_id
-    values["position_id"] = position_id
-    values["name_en"] = category["name_en"] if category else key
-    values["name_zh"] = category["name_zh"] if category else key
-    values["configurable"] = bool(category and category.get("configurable", True))
-    values["placement"] = "source"
-    values["anchor"] = None
-    values["missing"] = category is None
-    values["empty"] = True
-    values["split"] = values["locked"] = values["partly_locked"] = False
-    return {"values": values, "module": category["module"] if category else None}
+    return _RowCategory(key, source_id, position_id, category["name_en"] if category else key,
+                        category["name_zh"] if category else key, bool(category and category.get("configurable", True)),
+                        category is None, category["module"] if category else None)
 
 
-# The rows' categories (no text rule's), in catalogue order, each with its template; by module, in catalogue order.
-_ROW_TEMPLATES = {c["id"]: _row_template(c["id"], c) for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS}
-_ROW_TEMPLATE_ITEMS = tuple(_ROW_TEMPLATES.items())
-_TEMPLATES_BY_MODULE: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {}
-for _key, _template in _ROW_TEMPLATE_ITEMS:
-    _TEMPLATES_BY_MODULE[_template["module"]] = (*_TEMPLATES_BY_MODULE.get(_template["module"], ()), (_key, _template))
-del _key, _template
+# The rows' categories (no text rule's), in catalogue order; by module, in catalogue order.
+_ROW_CATEGORIES = {c["id"]: _row_category(c["id"], c) for c in POSITION_CATALOGUE if c["module"] not in TEXT_RULE_KINDS}
+_CATEGORIES_BY_MODULE: dict[str | None, tuple[_RowCategory, ...]] = {}
+for _row in _ROW_CATEGORIES.values():
+    _CATEGORIES_BY_MODULE[_row.module] = (*_CATEGORIES_BY_MODULE.get(_row.module, ()), _row)
+del _row
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]

@@ -436,18 +436,25 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
     placed: dict[str, tuple[int, str, str]] = {}
     index = -1
     for message in plan:
-        if message.kind != "chat" and not message.content:
+        kind, content, sources = message.kind, message.content, message.sources
+        if not content and kind != "chat":
             continue
         index += 1
-        parts: list[Node] = []
         native = None  # the first conversation message among the parts
-        for source in message.sources:
-            part = by_id.get(source)
-            if part is not None:
-                parts.append(part)
-                if native is None and part.message is not None:
-                    native = part
-        if native is not None and message.kind == "chat":
+        if len(sources) == 1:  # most messages hold one node
+            part = by_id.get(sources[0])
+            parts = [part] if part is not None else []
+            if part is not None and part.message is not None:
+                native = part
+        else:
+            parts = []
+            for source in sources:
+                part = by_id.get(source)
+                if part is not None:
+                    parts.append(part)
+                    if native is None and part.message is not None:
+                        native = part
+        if native is not None and kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"
             role, message_id = native.role, native.message["id"]  # type: ignore[index]
@@ -457,6 +464,6 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
             if part.id not in placed:
                 order.append(part)
             placed[part.id] = (index, "request", delivery if part.message is not None else "request")
-        messages.append(request_message(parts, role, message.content, delivery, "request", status, tokenizer,
+        messages.append(request_message(parts, role, content, delivery, "request", status, tokenizer,
                                         message_id, message.name, "", counted.get(message.id)))
     return messages, order, placed

@@ -150,17 +150,14 @@ def test_a_block_id_writes_its_key_as_the_json_encoder_does():
 
 
 def test_a_row_reports_its_nodes_whether_one_or_several():
-    from assembly.positions import _placed_row
+    from assembly.positions import _row_locks
 
-    one, several = {}, {}
-    _placed_row(one, [node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")],
-                split=False)
-    _placed_row(several, [node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset"),
-                          node("b", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")],
-                split=True)
-    assert one == {"node_ids": ["a"], "empty": False, "split": False, "locked": True, "partly_locked": False,
-                   "lock_reasons": ["depth"], "held_by": ["s1"], "decisions": ["preset"]}
-    assert several == {**one, "node_ids": ["a", "b"], "split": True}
-    unlocked = {}
-    _placed_row(unlocked, [node("a", lock_reason="depth", slot_id="s1")], split=False)
-    assert (unlocked["locked"], unlocked["lock_reasons"], unlocked["held_by"]) == (False, [], [])
+    one = _row_locks([node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")])
+    several = _row_locks([node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset"),
+                          node("b", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")])
+    # locked, partly locked, lock reasons, held by, decisions
+    assert one == several == (True, False, ["depth"], ["s1"], ["preset"])
+    assert _row_locks([node("a", lock_reason="depth", slot_id="s1")])[:4] == (False, False, [], [])
+    partly = _row_locks([node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset"),
+                         node("b", position_decision="source")])
+    assert partly == (False, True, ["depth"], ["s1"], ["preset", "source"])
