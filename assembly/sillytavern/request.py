@@ -422,7 +422,7 @@ def _preset_budget(plan: list[StMessage], preset: Any, tokenizer: str, diagnosti
 
 def _mandatory_group(index: int, message: StMessage, reserve: bool) -> StBudgetGroup:
     """The budget group of the plan's `index`-th message."""
-    return StBudgetGroup(id=f"prompt:{index}", messages=(message,), reserve=reserve)
+    return StBudgetGroup(f"prompt:{index}", (message,), reserve)
 
 
 def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, counted: dict[str, int]

@@ -54,14 +54,12 @@ def collection(preset: Any, kind: str) -> Collection:
 
 def _collection(preset: Any, kind: str) -> Collection:
     prompts = tuple(ordered_prompts(preset, kind))
-    made = Collection(
-        prompts=prompts, order=tuple(e.identifier for e in preset.prompt_order),
-        index=MappingProxyType({p.identifier: i for i, p in enumerate(prompts)}),
-        in_chat_markers=MappingProxyType({p.identifier: p for p in prompts
-                                          if p.identifier in _PULLED_MARKERS and p.injection_position == 1}),
-        sends_history=any(p.identifier == "chatHistory" for p in prompts),
-        silent=tuple(p for p in prompts if _silent(p)))
-    return made
+    index = {p.identifier: i for i, p in enumerate(prompts)}
+    return Collection(
+        prompts, tuple([e.identifier for e in preset.prompt_order]), MappingProxyType(index),
+        MappingProxyType({p.identifier: p for p in prompts
+                          if p.injection_position == 1 and p.identifier in _PULLED_MARKERS}),
+        "chatHistory" in index, tuple([p for p in prompts if _silent(p)]))
 
 
 @dataclass
