@@ -224,7 +224,7 @@ def parse_preset(value: Any, path: str) -> Preset:
         text = read_text(*r.read(_OPTION_KEYS[key]), default=MISSING)
         if text is not MISSING:
             options[key] = text
-    has_utility = any(k in data for k in _UTILITY_KEYS)
+    has_utility = not _UTILITY_KEYS.isdisjoint(data)
     for key in ("squash_system_messages", "continue_prefill"):
         if key not in given:
             continue
