@@ -441,19 +441,13 @@ def _to_request(plan: list[StMessage], by_id: dict[str, Node], tokenizer: str, c
             continue
         index += 1
         native = None  # the first conversation message among the parts
-        if len(sources) == 1:  # most messages hold one node
-            part = by_id.get(sources[0])
-            parts = [part] if part is not None else []
-            if part is not None and part.message is not None:
-                native = part
-        else:
-            parts = []
-            for source in sources:
-                part = by_id.get(source)
-                if part is not None:
-                    parts.append(part)
-                    if native is None and part.message is not None:
-                        native = part
+        parts: list[Node] = []
+        for source in sources:
+            part = by_id.get(source)
+            if part is not None:
+                parts.append(part)
+                if native is None and part.message is not None:
+                    native = part
         if native is not None and kind == "chat":
             delivery = "input" if native.module == "input" else "history"
             status = "native" if delivery == "history" else "appended"

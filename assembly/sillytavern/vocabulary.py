@@ -119,6 +119,8 @@ def read_generation_types(value: Any, path: str) -> tuple[str, ...]:
 def world_position(value: Any, path: str = "position") -> str:
     """Any accepted spelling of a world book position -> its canonical name (engine.md §1)."""
     return read_named(value, path, "before", names=WORLD_POSITION_ALIASES, numbers=WORLD_POSITION_BY_NUMBER,
-                  digit_strings=True,
-                  expected="a world book position: " + ", ".join(WORLD_POSITIONS) + ", the seed-000 names "
-                  "(before_character, ...), or SillyTavern's numbers 0..7")
+                      digit_strings=True, expected=_WORLD_POSITION_EXPECTED)
+
+
+_WORLD_POSITION_EXPECTED = ("a world book position: " + ", ".join(WORLD_POSITIONS) + ", the seed-000 names "
+                            "(before_character, ...), or SillyTavern's numbers 0..7")
