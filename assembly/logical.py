@@ -353,12 +353,12 @@ def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
                 plan: dict[str, list[Node]]) -> None:
     key = _key(block)
     if block.type == "reference":
-        targets = _reference_targets_claimed(state, block)
+        pointed = _reference_targets(state, block)
         slot_id = f"{entry.rule['id']}:{block.id}"
         # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
         # (reference A.9).
-        pointed = _reference_targets(state, block)
-        duplicate = bool(pointed) and all(_key(t) in state.placed for t in pointed)
+        placed = state.placed
+        duplicate = bool(pointed) and all(_key(t) in placed for t in pointed)
         state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
                             "group": block.target_group, "emitsText": False, "duplicate": duplicate})
         if duplicate:
@@ -368,11 +368,12 @@ def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
                       owner_rule_id=entry.rule["id"] if slot is None else slot.owner_rule_id,
                       authored_role=(block.role or "system") if slot is None else slot.authored_role,
                       lock=block.lock if slot is None else slot.lock and block.lock)
-        for target in targets:
-            if _key(target) in state.emitted:
+        claimed_by, emitted = state.claimed_by, state.emitted
+        for target in pointed:  # the targets this slot claimed, in its order
+            target_key = _key(target)
+            if claimed_by.get(target_key) != key or target_key in emitted:
                 continue
-            target_entry = state.entries.get(target.source) or entry
-            _emit_block(state, target_entry, target, inner, plan)
+            _emit_block(state, state.entries.get(target.source) or entry, target, inner, plan)
         return
     if key in state.emitted:
         return
@@ -406,11 +407,6 @@ def _block_messages(state: State, block: Block) -> list[dict[str, Any] | None]:
         return state.conversation[block.source]
     by_id = {m["id"]: m for messages in state.conversation.values() for m in messages}
     return [by_id.get(i) for i in block.message_ids]
-
-
-def _reference_targets_claimed(state: State, ref: Block) -> list[Block]:
-    key = _key(ref)
-    return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
 
 
 _FIELD_INDEX = {name: index for index, name in enumerate(f.name for f in fields(Node))}
@@ -586,9 +582,9 @@ def _select_depth(state: State, block: Block, rule: dict, slot: Slot | None) -> 
     setting = state.setting(block)
     if setting is not None and setting.get("placement") == "list":
         return None
-    if state.layout and state.layout.get("priority") and slot is not None and state.beats("preset", "resource"):
+    if state.layout and state.layout.get("priority") and slot is not None and state.preset_over_resource:
         return None
-    if state.beats("default", "resource"):
+    if state.default_over_resource:
         return None
     return depth
 
