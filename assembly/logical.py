@@ -234,16 +234,10 @@ def _find_reference_targets(state: State, ref: Block) -> list[Block]:
             return [b for b in entry.blocks if b.reference_only and ref.target_fields and b.field in ref.target_fields]
     if ref.honor_enabled and not entry.rule["enabled"]:
         return []
-    targets = []
-    for block in _referenceable(state, entry):
-        if ref.target_fields is not None and block.field not in ref.target_fields:
-            continue
-        if ref.target_group is not None and block.group != ref.target_group:
-            continue
-        if block.reference_only and not (ref.target_fields and block.field in ref.target_fields):
-            continue
-        targets.append(block)
-    return targets
+    fields, group = ref.target_fields, ref.target_group
+    if fields is None:  # reference-only blocks come only by name
+        return [b for b in _referenceable(state, entry) if (group is None or b.group == group) and not b.reference_only]
+    return [b for b in _referenceable(state, entry) if b.field in fields and (group is None or b.group == group)]
 
 
 def _referenceable(state: State, entry: Entry) -> list[Block]:
@@ -274,7 +268,7 @@ def _claim(state: State, roots: list[tuple[Entry, Block]]) -> None:
         for _entry, block in group:
             if _key(block) in state.claimed_by:
                 continue
-            _claim_from(state, block, set())
+            _claim_from(state, block, _NO_PATH)
 
 
 def _claim_explicit(state: State, block: Block) -> None:
@@ -296,7 +290,10 @@ def _macro_target(state: State, name: str) -> Block | None:
     return next((b for b in entry.blocks if b.field == field_name), None)
 
 
-def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
+_NO_PATH: frozenset[tuple[str, str]] = frozenset()  # the references a claim came through, at a root
+
+
+def _claim_from(state: State, block: Block, path: frozenset[tuple[str, str]]) -> None:
     key = _key(block)
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
@@ -468,8 +465,11 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
         return None
     if state.macro_ctx.st is not None:
         # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order); the
-        # card and persona fields a macro reads are still this node's children
-        text, children = block.text, _macro_children(state, block)
+        # card and persona fields a macro reads are still this node's children. It sends whitespace as it is.
+        text = block.text
+        if not text:
+            return None
+        children = _macro_children(state, block) if block.macro_claims else NO_CHILDREN
     else:
         text, children = _expand_resource_macros(state, block)
         expanded = expand_text_macros(text, state.macro_ctx)
@@ -477,8 +477,8 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
             state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
                                       "name": block.name, "macro": name})
         text = expanded.text
-    if not text.strip() if state.macro_ctx.st is None else not text:  # SillyTavern sends whitespace as it is
-        return None
+        if not text.strip():
+            return None
     rule = entry.rule
     target_rule = rule
     if block.redirect_source:

@@ -44,6 +44,7 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", _I), "group"),
     (re.compile(r"<GROUP>", _I), "group"),
 )
+_ANY_TOKEN = re.compile(r"<(?:USER|BOT|CHAR|CHARIFNOTGROUP|GROUP)>", _I)  # a text without one skips them all
 _ROLL = r"\{\{roll[ :]([^}]++)\}\}"
 _DICE = r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$"
 _SETVAR = r"\{\{setvar::([^:]++)::([^}]*+)\}\}"
@@ -313,7 +314,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
     """`content` through `evaluateMacros` with this call's environment."""
     if not content:
         return ""
-    for pattern, name in _TOKENS:
+    for pattern, name in _TOKENS if "<" in content and _ANY_TOKEN.search(content) else ():
         if "<" not in content:
             break
         content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
