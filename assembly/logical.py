@@ -272,14 +272,17 @@ def _claim(state: State, roots: list[tuple[Entry, Block]]) -> None:
 
 
 def _claim_explicit(state: State, block: Block) -> None:
-    for name in block.macro_claims:
+    """The claims a block makes by name: its resource macros and the card fields it replaces."""
+    claimed_by, key = state.claimed_by, _key(block)
+    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
+    for name in block.macro_claims if state.macro_ctx.st is None else ():
         target = _macro_target(state, name)
-        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
-            state.claimed_by[_key(target)] = _key(block)
+        if target is not None and _key(target) not in claimed_by and _macro_allowed(state, target):
+            claimed_by[_key(target)] = key
     for field_name in block.field_claims:
         target = _macro_target_field(state, "character", field_name)
-        if target is not None and _key(target) not in state.claimed_by:
-            state.claimed_by[_key(target)] = _key(block)
+        if target is not None and _key(target) not in claimed_by:
+            claimed_by[_key(target)] = key
 
 
 def _macro_target(state: State, name: str) -> Block | None:
@@ -297,23 +300,17 @@ def _claim_from(state: State, block: Block, path: frozenset[tuple[str, str]]) ->
     key = _key(block)
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
-    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
-    for name in block.macro_claims if state.macro_ctx.st is None else ():
-        target = _macro_target(state, name)
-        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
-            state.claimed_by[_key(target)] = key
-    for field_name in block.field_claims:
-        target = _macro_target_field(state, "character", field_name)
-        if target is not None and _key(target) not in state.claimed_by:
-            state.claimed_by[_key(target)] = key
+    if block.macro_claims or block.extra:  # most blocks name nothing
+        _claim_explicit(state, block)
     if block.type != "reference":
         return
     path = path | {key}
+    claimed_by = state.claimed_by
     for target in _reference_targets(state, block):
-        tkey = _key(target)
-        if tkey in state.claimed_by:
+        target_key = _key(target)
+        if target_key in claimed_by:
             continue
-        state.claimed_by[tkey] = key
+        claimed_by[target_key] = key
         _claim_from(state, target, path)
 
 
@@ -338,9 +335,11 @@ def _macro_allowed(state: State, target: Block) -> bool:
 
 def _emit(state: State, roots: list[tuple[Entry, Block]]) -> dict[str, list[Node]]:
     plan: dict[str, list[Node]] = {e.rule["id"]: [] for e in state.rule_entries}
+    claimed_by = state.claimed_by
     for entry, block in roots:
-        owner = state.claimed_by.get(_key(block))
-        if owner is not None and owner != _key(block):
+        key = _key(block)
+        owner = claimed_by.get(key)
+        if owner is not None and owner != key:
             continue  # emitted where its claimant puts it
         _emit_block(state, entry, block, None, plan)
     return plan

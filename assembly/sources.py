@@ -394,12 +394,13 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
         role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
+        uid = str(entry.uid)
         blocks.append(Block(
-            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=role,
+            id=uid, source="worldbook", type="text", text=entry.content, role=role,
             name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
             position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
-            order=entry.order if entry.order is not None else 100, resource_id=str(entry.uid),
+            order=entry.order if entry.order is not None else 100, resource_id=uid,
             activation=reason, extra=(("outlet_name", entry.outlet_name),),
             reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
         ))

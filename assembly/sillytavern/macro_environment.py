@@ -311,12 +311,12 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         "charAuthorsNote": lambda _: "", "defaultAuthorsNote": lambda _: "",
     }
     env.variables_before = env.variables.snapshot()
-    sent = [dict(m) for m in chat]
+    sent = list(chat)  # a message the macros change is replaced by a copy
     for index in range(len(sent) - typed, len(sent)) if typed else ():
         # sendMessageAsUser substitutes the text before the message joins the chat
         env.chat = sent[:index]  # the chat macros read each message's role and content (None as "")
         text = sent[index].get("content") or ""
-        sent[index]["content"] = env.evaluate(text)
+        sent[index] = {**sent[index], "content": env.evaluate(text)}
         if text and not sent[index]["content"] and sent[index].get("id") is not None:
             env.emptied.add(sent[index]["id"])
     env.chat = list(sent)

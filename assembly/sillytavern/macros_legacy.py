@@ -305,7 +305,9 @@ _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}
                           r"(?:time|date|weekday|isotime|isodate|idle_duration)\}\}|datetimeformat |time_UTC)", _I)
 _POST_STEPS = 21  # with a clock (its time macros); without one the group is a part of these
 _PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
-_NAMED_FOUND = re.compile(r"\{\{(" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
+# every `{{word}}`: a known name's pattern matches only such a word (what folds to ASCII letters is a word too), and
+# this walks a text faster than the names' alternation does while folding case
+_WORD_FOUND = re.compile(r"\{\{(\w+)\}\}")
 _NAMED_LOWERED = {name: name.lower() for name in _NAMED}
 _NAMED_LOWER = frozenset(_NAMED_LOWERED.values())
 
@@ -369,10 +371,16 @@ def _pre_keys_in(text: str) -> set[str] | None:
 
 
 def _names_in(text: str) -> set[str] | None:
-    """The known names whose `{{name}}` `text` holds, lowercased; None when a match folds case in a way lowercasing
-    does not (then every pattern runs)."""
-    found = {name.lower() for name in _NAMED_FOUND.findall(text)}
-    return found if found <= _NAMED_LOWER else None
+    """The known names whose `{{name}}` `text` holds, lowercased; None for a word beyond ASCII, which may fold to a
+    name in a way lowercasing does not (then every pattern runs)."""
+    found = set()
+    for word in _WORD_FOUND.findall(text):
+        if not word.isascii():
+            return None
+        lowered = word.lower()
+        if lowered in _NAMED_LOWER:
+            found.add(lowered)
+    return found
 
 
 def _covered() -> tuple[bool, bool]:

@@ -204,3 +204,8 @@ def test_a_token_a_name_brings_is_read_by_the_token_patterns_after_it():
     assert environment.evaluate("<USER>") == "Zoe"
     environment.user, environment.char = "Alex", "<USER>"
     assert environment.evaluate("<BOT>") == "<USER>"  # a pattern never reads what a later one wrote
+
+
+def test_a_name_is_found_in_any_case_and_beside_words_the_engine_does_not_know():
+    # "ſ" folds to "s" as the name's pattern matches it; a word beyond ASCII makes every name's pattern run
+    assert env().evaluate("{{uſer}} {{ChAr}} {{变量}} {{user}}") == "Alex Zoe {{变量}} Alex"
