@@ -195,7 +195,7 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None, ge
             node, original = overrides[name]
             _evaluate_node(node, env, original=original)
     diagnostics = []
-    for node in nodes:
+    for node in nodes if env.unsupported else ():  # only a macro the engine met and left can be named
         if "{{" in node.text:
             seen = dict.fromkeys(m.group(1) for m in _LEFT.finditer(node.text) if m.group(1) in env.unsupported)
             diagnostics += [{"code": "UNSUPPORTED_MACRO", "id": node.id, "name": node.name, "macro": name}
