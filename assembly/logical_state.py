@@ -26,14 +26,14 @@ class LogicalResult:
     regexed_chat: Any = None  # the chat through SillyTavern's regex scripts, when the world info scan read it
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     rule: dict[str, Any]
     index: int
     blocks: list[Block]
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     id: str
     owner: str

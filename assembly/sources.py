@@ -401,7 +401,7 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
             order=entry.order if entry.order is not None else 100, resource_id=uid,
-            activation=reason, extra=(("outlet_name", entry.outlet_name),),
+            activation=reason, extra=(("outlet_name", entry.outlet_name),) if position == "outlet" else (),
             reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
         ))
     return blocks

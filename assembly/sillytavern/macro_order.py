@@ -74,18 +74,19 @@ def _story_string(prompts: _Prompts, env: Any, resources: Any, anchors: dict[str
     through the macros; then the chat-start line's own pass (addChatsSeparator). Their variable macros run."""
     fields = env.fields
     persona = resources.persona if resources is not None else None
-
-    def world(side: str) -> str:
-        return "\n".join(text for text in prompts.world_texts(side) if text)
-
-    params = {"system": fields.get("system") or "", "description": fields.get("description") or "",
+    values = {"system": fields.get("system") or "", "description": fields.get("description") or "",
               "personality": fields.get("personality") or "", "scenario": fields.get("scenario") or "",
               "persona": (fields.get("persona") or "") if persona is not None and persona.position == "in_prompt"
-              else "", "char": env.char, "user": env.user, "wiBefore": world("before"), "wiAfter": world("after"),
-              "anchorBefore": anchors["before_main"].strip(), "anchorAfter": anchors["after_main"]}
-    params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
-    if env.inert(params.values()):  # the template's own macros ({{#if}}, {{trim}}) change nothing: neither would this
+              else "", "char": env.char, "user": env.user}
+    before, after = prompts.world_texts("before"), prompts.world_texts("after")
+    anchor_before, anchor_after = anchors["before_main"].strip(), anchors["after_main"]
+    # the template's own macros ({{#if}}, {{trim}}) change nothing: neither would this (the world info, its entries
+    # joined by lines, holds what they hold)
+    if env.inert([*values.values(), *before, *after, anchor_before, anchor_after]):
         return
+    wi_before, wi_after = "\n".join(text for text in before if text), "\n".join(text for text in after if text)
+    params = {**values, "wiBefore": wi_before, "wiAfter": wi_after, "anchorBefore": anchor_before,
+              "anchorAfter": anchor_after, "loreBefore": wi_before, "loreAfter": wi_after}
     render_story_string(DEFAULT_STORY_STRING, params, user=env.user, char=env.char, in_prompt=True,
                         instruct_on=False, wrap=False, suffix="", outlets=env.outlets, substitute=env.evaluate)
     env.evaluate(DEFAULT_CHAT_START + "\n")
