@@ -42,7 +42,7 @@ class Slot:
     lock: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     strategy: dict[str, Any]
     backend: str

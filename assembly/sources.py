@@ -33,7 +33,7 @@ WORLD_BOOK_POSITIONS = ("before", "after", "before_example_messages", "after_exa
 _VAR_RE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceContext:
     """Everything a source may read. Built once per request by logical assembly."""
 

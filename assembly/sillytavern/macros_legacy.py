@@ -161,9 +161,10 @@ _ENV_VALUES = (("user", "user"), ("char", "char"), ("group", "group"), ("charIfN
 _CARD_FIELD_OF, _ENV_ATTRIBUTE_OF = dict(_CARD_VALUES), dict(_ENV_VALUES)
 
 
-def _environment(call: LegacyCall) -> tuple[str, ...]:
-    """The environment's names in its order (its values come from `_value`). Reading it reads the card fields,
-    as building it does in SillyTavern (their variable macros run first)."""
+def _environment(call: LegacyCall) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """The environment's names in its order (its values come from `_value`), with each name's key (None: a name
+    whose pattern always runs). Reading it reads the card fields, as building it does in SillyTavern (their variable
+    macros run first)."""
     env = call.env
     if call.card_fields:
         call.fields = env.card_fields()
@@ -174,7 +175,7 @@ def _environment(call: LegacyCall) -> tuple[str, ...]:
                  *(name for name, _ in _CARD_VALUES if call.card_fields), *_ENV_ATTRIBUTE_OF]
         known = set(names)
         names += [name for name in (*call.extra, *env.registered) if name not in known and not known.add(name)]
-        kept = env.legacy_names[shape] = tuple(names)
+        kept = env.legacy_names[shape] = (tuple(names), tuple(map(_NAMED_LOWERED.get, names)))
     return kept
 
 
@@ -323,7 +324,8 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if call.card_fields:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
-    named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
+    # before any step runs: it reads the card fields (their variable macros run first)
+    named, named_keys = _environment(call)
     words = _OPENED_WORD.findall(content)
     keys = _known_words(words, _PRE_KEY_SET) if _PRE_COVERED else None
     if keys != set():  # else no step of the group can match: each would leave the text as it is
@@ -333,7 +335,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
             return changed
         if changed is not content:
             content, words = changed, _OPENED_WORD.findall(changed)
-    content = _steps_present(content, _known_words(words, _NAMED_LOWER), map(_NAMED_LOWERED.get, named),
+    content = _steps_present(content, _known_words(words, _NAMED_LOWER), named_keys,
                              lambda index, text: _named(named[index]).sub(
                                  lambda _m: js_string(_sanitized(_value(call, named[index]))), text), _names_in)
     if not content or not holds_macro(content) or (_POST_COVERED and _POST_OPENER.search(content) is None):
@@ -389,13 +391,17 @@ def _known_words(words: list[str], known: frozenset[str]) -> set[str] | None:
 
 
 def _covered() -> tuple[bool, bool]:
-    """Whether the openers cover every step of the groups before and after the environment (counted once)."""
+    """Whether the openers cover every step of the groups before and after the environment (counted once, with what
+    making the steps reads of an environment: the macro environment imports this module)."""
     from datetime import UTC, datetime
+    from types import SimpleNamespace
 
     from assembly.sillytavern.macro_clock import MacroClock
-    from assembly.sillytavern.macro_environment import MacroEnvironment
+    from assembly.sillytavern.macro_variables import MacroVariables
 
-    probe = LegacyCall(MacroEnvironment(clock=MacroClock(now=datetime(2000, 1, 1, tzinfo=UTC))))
+    environment = SimpleNamespace(variables=MacroVariables(), outlet=None,
+                                  clock=MacroClock(now=datetime(2000, 1, 1, tzinfo=UTC)))
+    probe = LegacyCall(environment)  # type: ignore[arg-type]
     return len(_pre_env(probe)) == _PRE_STEPS, len(_post_env(probe)) == _POST_STEPS
 
 
