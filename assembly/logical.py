@@ -209,9 +209,8 @@ def _roots(state: State) -> list[tuple[Entry, Block]]:
     return roots
 
 
-def _reference_targets(state: State, ref: Block) -> list[Block]:
-    # Targets depend only on the request's settings, so claims and emission share one answer per reference.
-    key = _key(ref)
+def _reference_targets(state: State, ref: Block, key: tuple[str, str]) -> list[Block]:
+    # Targets depend only on the request's settings, so claims and emission share one answer per reference (`key`).
     cached = state.targets_cache.get(key)
     if cached is None:
         cached = state.targets_cache[key] = _find_reference_targets(state, ref)
@@ -266,9 +265,9 @@ def _claim(state: State, roots: list[tuple[Entry, Block]]) -> None:
                 if _key(block) not in state.claimed_by:
                     _claim_explicit(state, block)
         for _entry, block in group:
-            if _key(block) in state.claimed_by:
-                continue
-            _claim_from(state, block, _NO_PATH)
+            key = _key(block)
+            if key not in state.claimed_by:
+                _claim_from(state, block, key, _NO_PATH)
 
 
 def _claim_explicit(state: State, block: Block) -> None:
@@ -296,8 +295,7 @@ def _macro_target(state: State, name: str) -> Block | None:
 _NO_PATH: frozenset[tuple[str, str]] = frozenset()  # the references a claim came through, at a root
 
 
-def _claim_from(state: State, block: Block, path: frozenset[tuple[str, str]]) -> None:
-    key = _key(block)
+def _claim_from(state: State, block: Block, key: tuple[str, str], path: frozenset[tuple[str, str]]) -> None:
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
     if block.macro_claims or block.extra:  # most blocks name nothing
@@ -306,12 +304,12 @@ def _claim_from(state: State, block: Block, path: frozenset[tuple[str, str]]) ->
         return
     path = path | {key}
     claimed_by = state.claimed_by
-    for target in _reference_targets(state, block):
+    for target in _reference_targets(state, block, key):
         target_key = _key(target)
         if target_key in claimed_by:
             continue
         claimed_by[target_key] = key
-        _claim_from(state, target, path)
+        _claim_from(state, target, target_key, path)
 
 
 def _macro_target_field(state: State, source: str, field_name: str) -> Block | None:
@@ -341,15 +339,14 @@ def _emit(state: State, roots: list[tuple[Entry, Block]]) -> dict[str, list[Node
         owner = claimed_by.get(key)
         if owner is not None and owner != key:
             continue  # emitted where its claimant puts it
-        _emit_block(state, entry, block, None, plan)
+        _emit_block(state, entry, block, key, None, plan)
     return plan
 
 
-def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
+def _emit_block(state: State, entry: Entry, block: Block, key: tuple[str, str], slot: Slot | None,
                 plan: dict[str, list[Node]]) -> None:
-    key = _key(block)
     if block.type == "reference":
-        pointed = _reference_targets(state, block)
+        pointed = _reference_targets(state, block, key)
         slot_id = f"{entry.rule['id']}:{block.id}"
         # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
         # (reference A.9).
@@ -369,7 +366,7 @@ def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
             target_key = _key(target)
             if claimed_by.get(target_key) != key or target_key in emitted:
                 continue
-            _emit_block(state, state.entries.get(target.source) or entry, target, inner, plan)
+            _emit_block(state, state.entries.get(target.source) or entry, target, target_key, inner, plan)
         return
     if key in state.emitted:
         return
