@@ -350,8 +350,7 @@ def _emit_block(state: State, entry: Entry, block: Block, key: tuple[str, str], 
         slot_id = f"{entry.rule['id']}:{block.id}"
         # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
         # (reference A.9).
-        placed = state.placed
-        duplicate = bool(pointed) and all(_key(t) in placed for t in pointed)
+        duplicate = bool(pointed) and state.placed.issuperset(map(_key, pointed))
         state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
                             "group": block.target_group, "emitsText": False, "duplicate": duplicate})
         if duplicate:
