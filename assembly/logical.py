@@ -209,9 +209,8 @@ def _roots(state: State) -> list[tuple[Entry, Block]]:
     return roots
 
 
-def _reference_targets(state: State, ref: Block) -> list[Block]:
-    # Targets depend only on the request's settings, so claims and emission share one answer per reference.
-    key = _key(ref)
+def _reference_targets(state: State, ref: Block, key: tuple[str, str]) -> list[Block]:
+    # Targets depend only on the request's settings, so claims and emission share one answer per reference (`key`).
     cached = state.targets_cache.get(key)
     if cached is None:
         cached = state.targets_cache[key] = _find_reference_targets(state, ref)
@@ -234,16 +233,10 @@ def _find_reference_targets(state: State, ref: Block) -> list[Block]:
             return [b for b in entry.blocks if b.reference_only and ref.target_fields and b.field in ref.target_fields]
     if ref.honor_enabled and not entry.rule["enabled"]:
         return []
-    targets = []
-    for block in _referenceable(state, entry):
-        if ref.target_fields is not None and block.field not in ref.target_fields:
-            continue
-        if ref.target_group is not None and block.group != ref.target_group:
-            continue
-        if block.reference_only and not (ref.target_fields and block.field in ref.target_fields):
-            continue
-        targets.append(block)
-    return targets
+    fields, group = ref.target_fields, ref.target_group
+    if fields is None:  # reference-only blocks come only by name
+        return [b for b in _referenceable(state, entry) if (group is None or b.group == group) and not b.reference_only]
+    return [b for b in _referenceable(state, entry) if b.field in fields and (group is None or b.group == group)]
 
 
 def _referenceable(state: State, entry: Entry) -> list[Block]:
@@ -272,20 +265,23 @@ def _claim(state: State, roots: list[tuple[Entry, Block]]) -> None:
                 if _key(block) not in state.claimed_by:
                     _claim_explicit(state, block)
         for _entry, block in group:
-            if _key(block) in state.claimed_by:
-                continue
-            _claim_from(state, block, set())
+            key = _key(block)
+            if key not in state.claimed_by:
+                _claim_from(state, block, key, _NO_PATH)
 
 
 def _claim_explicit(state: State, block: Block) -> None:
-    for name in block.macro_claims:
+    """The claims a block makes by name: its resource macros and the card fields it replaces."""
+    claimed_by, key = state.claimed_by, _key(block)
+    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
+    for name in block.macro_claims if state.macro_ctx.st is None else ():
         target = _macro_target(state, name)
-        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
-            state.claimed_by[_key(target)] = _key(block)
+        if target is not None and _key(target) not in claimed_by and _macro_allowed(state, target):
+            claimed_by[_key(target)] = key
     for field_name in block.field_claims:
         target = _macro_target_field(state, "character", field_name)
-        if target is not None and _key(target) not in state.claimed_by:
-            state.claimed_by[_key(target)] = _key(block)
+        if target is not None and _key(target) not in claimed_by:
+            claimed_by[_key(target)] = key
 
 
 def _macro_target(state: State, name: str) -> Block | None:
@@ -296,28 +292,24 @@ def _macro_target(state: State, name: str) -> Block | None:
     return next((b for b in entry.blocks if b.field == field_name), None)
 
 
-def _claim_from(state: State, block: Block, path: set[tuple[str, str]]) -> None:
-    key = _key(block)
+_NO_PATH: frozenset[tuple[str, str]] = frozenset()  # the references a claim came through, at a root
+
+
+def _claim_from(state: State, block: Block, key: tuple[str, str], path: frozenset[tuple[str, str]]) -> None:
     if key in path:
         raise AssemblyError("ASSEMBLY_REFERENCE_CYCLE", f"{block.source}:{block.id}: cyclic source block reference")
-    # under SillyTavern's own macros {{description}} and the like are text: they claim nothing
-    for name in block.macro_claims if state.macro_ctx.st is None else ():
-        target = _macro_target(state, name)
-        if target is not None and _key(target) not in state.claimed_by and _macro_allowed(state, target):
-            state.claimed_by[_key(target)] = key
-    for field_name in block.field_claims:
-        target = _macro_target_field(state, "character", field_name)
-        if target is not None and _key(target) not in state.claimed_by:
-            state.claimed_by[_key(target)] = key
+    if block.macro_claims or block.extra:  # most blocks name nothing
+        _claim_explicit(state, block)
     if block.type != "reference":
         return
     path = path | {key}
-    for target in _reference_targets(state, block):
-        tkey = _key(target)
-        if tkey in state.claimed_by:
+    claimed_by = state.claimed_by
+    for target in _reference_targets(state, block, key):
+        target_key = _key(target)
+        if target_key in claimed_by:
             continue
-        state.claimed_by[tkey] = key
-        _claim_from(state, target, path)
+        claimed_by[target_key] = key
+        _claim_from(state, target, target_key, path)
 
 
 def _macro_target_field(state: State, source: str, field_name: str) -> Block | None:
@@ -341,24 +333,24 @@ def _macro_allowed(state: State, target: Block) -> bool:
 
 def _emit(state: State, roots: list[tuple[Entry, Block]]) -> dict[str, list[Node]]:
     plan: dict[str, list[Node]] = {e.rule["id"]: [] for e in state.rule_entries}
+    claimed_by = state.claimed_by
     for entry, block in roots:
-        owner = state.claimed_by.get(_key(block))
-        if owner is not None and owner != _key(block):
+        key = _key(block)
+        owner = claimed_by.get(key)
+        if owner is not None and owner != key:
             continue  # emitted where its claimant puts it
-        _emit_block(state, entry, block, None, plan)
+        _emit_block(state, entry, block, key, None, plan)
     return plan
 
 
-def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
+def _emit_block(state: State, entry: Entry, block: Block, key: tuple[str, str], slot: Slot | None,
                 plan: dict[str, list[Node]]) -> None:
-    key = _key(block)
     if block.type == "reference":
-        targets = _reference_targets_claimed(state, block)
+        pointed = _reference_targets(state, block, key)
         slot_id = f"{entry.rule['id']}:{block.id}"
         # A slot is a repeat when everything it points at already stands in the order, whoever claimed it
         # (reference A.9).
-        pointed = _reference_targets(state, block)
-        duplicate = bool(pointed) and all(_key(t) in state.placed for t in pointed)
+        duplicate = bool(pointed) and state.placed.issuperset(map(_key, pointed))
         state.slots.append({"id": slot_id, "source": block.source, "targetSourceId": block.target_source,
                             "group": block.target_group, "emitsText": False, "duplicate": duplicate})
         if duplicate:
@@ -368,11 +360,12 @@ def _emit_block(state: State, entry: Entry, block: Block, slot: Slot | None,
                       owner_rule_id=entry.rule["id"] if slot is None else slot.owner_rule_id,
                       authored_role=(block.role or "system") if slot is None else slot.authored_role,
                       lock=block.lock if slot is None else slot.lock and block.lock)
-        for target in targets:
-            if _key(target) in state.emitted:
+        claimed_by, emitted = state.claimed_by, state.emitted
+        for target in pointed:  # the targets this slot claimed, in its order
+            target_key = _key(target)
+            if claimed_by.get(target_key) != key or target_key in emitted:
                 continue
-            target_entry = state.entries.get(target.source) or entry
-            _emit_block(state, target_entry, target, inner, plan)
+            _emit_block(state, state.entries.get(target.source) or entry, target, target_key, inner, plan)
         return
     if key in state.emitted:
         return
@@ -406,11 +399,6 @@ def _block_messages(state: State, block: Block) -> list[dict[str, Any] | None]:
         return state.conversation[block.source]
     by_id = {m["id"]: m for messages in state.conversation.values() for m in messages}
     return [by_id.get(i) for i in block.message_ids]
-
-
-def _reference_targets_claimed(state: State, ref: Block) -> list[Block]:
-    key = _key(ref)
-    return [t for t in _reference_targets(state, ref) if state.claimed_by.get(_key(t)) == key]
 
 
 _FIELD_INDEX = {name: index for index, name in enumerate(f.name for f in fields(Node))}
@@ -472,8 +460,11 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
         return None
     if state.macro_ctx.st is not None:
         # SillyTavern's own macros run after emission, in the order its Generate() runs them (macro_order); the
-        # card and persona fields a macro reads are still this node's children
-        text, children = block.text, _macro_children(state, block)
+        # card and persona fields a macro reads are still this node's children. It sends whitespace as it is.
+        text = block.text
+        if not text:
+            return None
+        children = _macro_children(state, block) if block.macro_claims else NO_CHILDREN
     else:
         text, children = _expand_resource_macros(state, block)
         expanded = expand_text_macros(text, state.macro_ctx)
@@ -481,8 +472,8 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
             state.diagnostics.append({"code": "UNSUPPORTED_MACRO", "id": f"{entry.rule['id']}:{block.id}",
                                       "name": block.name, "macro": name})
         text = expanded.text
-    if not text.strip() if state.macro_ctx.st is None else not text:  # SillyTavern sends whitespace as it is
-        return None
+        if not text.strip():
+            return None
     rule = entry.rule
     target_rule = rule
     if block.redirect_source:
@@ -586,9 +577,9 @@ def _select_depth(state: State, block: Block, rule: dict, slot: Slot | None) -> 
     setting = state.setting(block)
     if setting is not None and setting.get("placement") == "list":
         return None
-    if state.layout and state.layout.get("priority") and slot is not None and state.beats("preset", "resource"):
+    if state.layout and state.layout.get("priority") and slot is not None and state.preset_over_resource:
         return None
-    if state.beats("default", "resource"):
+    if state.default_over_resource:
         return None
     return depth
 

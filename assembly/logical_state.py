@@ -26,14 +26,14 @@ class LogicalResult:
     regexed_chat: Any = None  # the chat through SillyTavern's regex scripts, when the world info scan read it
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     rule: dict[str, Any]
     index: int
     blocks: list[Block]
 
 
-@dataclass
+@dataclass(slots=True)
 class Slot:
     id: str
     owner: str
@@ -42,7 +42,7 @@ class Slot:
     lock: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     strategy: dict[str, Any]
     backend: str
@@ -66,9 +66,18 @@ class State:
     targets_cache: dict[tuple[str, str], list[Block]] = field(default_factory=dict)
 
     rank: dict[str, int] = field(init=False)  # each stage's place in `priority`
+    # the priority questions blocks ask, answered once for the request
+    default_over_preset: bool = field(init=False)
+    resource_over_preset: bool = field(init=False)
+    default_over_resource: bool = field(init=False)
+    preset_over_resource: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.rank = {stage: i for i, stage in enumerate(self.priority)}
+        self.default_over_preset = self.beats("default", "preset")
+        self.resource_over_preset = self.beats("resource", "preset")
+        self.default_over_resource = self.beats("default", "resource")
+        self.preset_over_resource = self.beats("preset", "resource")
 
     def beats(self, candidate: str, other: str) -> bool:
         rank = self.rank
@@ -80,20 +89,23 @@ class State:
         return self.settings.get(f"{block.source}#{block.position_id}")
 
     def position_enabled(self, block: Block) -> bool:
-        if block.type == "reference" or block.source in ("history", "input"):
+        if not self.settings or block.type == "reference" or block.source in ("history", "input"):
             return True
-        setting = self.setting(block)
+        setting = self.settings.get(f"{block.source}#{block.position_id}")
         return not (setting is not None and setting.get("enabled") is False)
 
     def user_placed(self, block: Block) -> bool:
-        setting = self.setting(block)
+        if not self.settings:
+            return False
+        setting = self.settings.get(f"{block.source}#{block.position_id}")
         return (block.type != "reference" and setting is not None and setting.get("placement") == "list"
                 and setting.get("enabled", True) and block.source not in HOST_KINDS)
 
     def prefer_source(self, block: Block) -> bool:
         if block.type == "native" or block.source not in self.entries:
             return False
-        if self.beats("default", "preset"):
+        if self.default_over_preset:
             return True
-        has_anchor = block.source == "worldbook" and block.group in ("before", "after") or block.depth is not None
-        return bool(self.layout and has_anchor and self.beats("resource", "preset"))
+        if not (self.resource_over_preset and self.layout):
+            return False
+        return block.source == "worldbook" and block.group in ("before", "after") or block.depth is not None

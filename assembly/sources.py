@@ -33,7 +33,7 @@ WORLD_BOOK_POSITIONS = ("before", "after", "before_example_messages", "after_exa
 _VAR_RE = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\s*\}\}")
 
 
-@dataclass
+@dataclass(slots=True)
 class SourceContext:
     """Everything a source may read. Built once per request by logical assembly."""
 
@@ -61,14 +61,16 @@ class SourceContext:
     turn: int = 0  # the generation's index in its chat session: what earlier generations left behind
     macro_env: Any = None  # SillyTavern's macros for this generation (assembly.sillytavern.macro_environment)
     sent_prompts: list[Any] = field(init=False)  # `ordered_prompts` for the generation type: every marker asks
+    sent_identifiers: frozenset[str] = field(init=False)  # their identifiers
+    placement: str = field(init=False)
+    collection: bool = field(init=False)  # `st_collection`: SillyTavern's prompt collection decides what is sent
 
     def __post_init__(self) -> None:
         preset = self.resources.preset
         self.sent_prompts = ordered_prompts(preset, self.generation_type) if preset is not None else []
-
-    @property
-    def placement(self) -> str:
-        return self.strategy.get("placement", "modules")
+        self.sent_identifiers = frozenset([p.identifier for p in self.sent_prompts])
+        self.placement = self.strategy.get("placement", "modules")
+        self.collection = self.placement == "st" and preset is not None and preset.has_prompt_order
 
     def enabled_kinds(self) -> set[str]:
         return {r["kind"] for r in self.strategy["rules"] if r["enabled"]}
@@ -125,19 +127,11 @@ WORLD_INFO_MARKERS = {"before": "worldInfoBefore", "after": "worldInfoAfter",
                       "before_example_messages": "dialogueExamples", "after_example_messages": "dialogueExamples"}
 
 
-def st_collection(ctx: SourceContext) -> bool:
-    """Placement `st` with a preset in SillyTavern's shape (it has a prompt_order): its prompt collection decides
-    what is sent (sillytavern.md §2.6). A bare prompt list keeps the project's own reading."""
-    preset = ctx.resources.preset
-    return ctx.placement == "st" and preset is not None and preset.has_prompt_order
-
-
 def st_sends_marker(ctx: SourceContext, identifier: str) -> bool:
-    """Under SillyTavern's collection a marker's content goes only through its enabled prompt (§2.6, §11.9): a
-    disabled or missing marker sends nothing. Otherwise it is always available."""
-    if not st_collection(ctx):
-        return True
-    return any(p.identifier == identifier for p in ctx.sent_prompts)
+    """Under SillyTavern's collection (placement `st` with a preset in SillyTavern's shape, one with a prompt_order,
+    §2.6; a bare prompt list keeps the project's own reading) a marker's content goes only through its enabled prompt
+    (§2.6, §11.9): a disabled or missing marker sends nothing. Otherwise it is always available."""
+    return not ctx.collection or identifier in ctx.sent_identifiers
 
 
 def _st_claimed_by_macro(ctx: SourceContext, source: str, field_name: str) -> bool:
@@ -155,18 +149,18 @@ def preset_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
     blocks: list[Block] = []
     for prompt in prompts:
         role = prompt.role or "system"
-        common = {"role": role, "name": prompt.name or prompt.identifier, "field": prompt.identifier,
-                  "position_id": _preset_position(prompt)}
+        name = prompt.name or prompt.identifier
         ident = prompt.identifier
         slot_groups = _WORLD_BOOK_SLOT_GROUPS[ident] if ident in anchors else None
         if slot_groups:
-            blocks.append(_wb_slot(ident, slot_groups[0], role, common["name"]))
+            blocks.append(_wb_slot(ident, slot_groups[0], role, name))
         if prompt.marker:
-            blocks.extend(_marker_blocks(ctx, prompt, common))
+            blocks.extend(_marker_blocks(ctx, ident, role, name))
         else:
-            blocks.extend(_prompt_blocks(ctx, prompt, common))
+            blocks.extend(_prompt_blocks(ctx, prompt, {"role": role, "name": name, "field": ident,
+                                                       "position_id": _preset_position(prompt)}))
         if slot_groups:
-            blocks.append(_wb_slot(ident, slot_groups[1], role, common["name"]))
+            blocks.append(_wb_slot(ident, slot_groups[1], role, name))
     return blocks
 
 
@@ -197,7 +191,7 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     character = ctx.resources.character
     text = prompt.content or ""
     claims: tuple[str, ...] = ()
-    override_field = {"main": "system", "jailbreak": "phi"}.get(ident)
+    override_field = _OVERRIDDEN_FIELDS.get(ident)
     original: tuple[tuple[str, str], ...] = ()
     if override_field and character is not None and _may_override(ctx, prompt, override_field):
         replacement = _character_field(character, override_field)
@@ -227,6 +221,9 @@ def _prompt_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> l
     return pieces
 
 
+_OVERRIDDEN_FIELDS = {"main": "system", "jailbreak": "phi"}  # the card field a prompt's override replaces
+
+
 def _macro_names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.group(1) for m in RESOURCE_MACRO_RE.finditer(text)))
 
@@ -244,30 +241,35 @@ def _wb_slot(ident: str, group: str, role: str, name: str) -> Block:
                  target_source="worldbook", target_group=group)
 
 
-def _marker_blocks(ctx: SourceContext, prompt: Any, common: dict[str, Any]) -> list[Block]:
-    ident = prompt.identifier
-    base = {"source": "preset", "role": common["role"], "name": common["name"], "field": ident}
+def _marker_blocks(ctx: SourceContext, ident: str, role: str, name: str) -> list[Block]:
     if ident in CHARACTER_MARKERS:
-        return [Block(id=ident, type="reference", target_source="character",
-                      target_fields=(CHARACTER_MARKERS[ident],), honor_enabled=False, **base)]
+        return [Block(id=ident, source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source="character", target_fields=_MARKER_TARGET_FIELDS[ident], honor_enabled=False)]
     if ident in PERSONA_MARKERS:
         if ctx.placement == "st":
-            return [Block(id=ident, type="reference", target_source="persona", **base)]
+            return [Block(id=ident, source="preset", type="reference", role=role, name=name, field=ident,
+                          target_source="persona")]
         # like a card marker: it pulls the persona with its own rule off, and from a listed persona in module order
-        return [Block(id=ident, type="reference", target_source="persona", target_fields=("persona",),
-                      honor_enabled=False, **base)]
+        return [Block(id=ident, source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source="persona", target_fields=("persona",), honor_enabled=False)]
     if ident in AUTHOR_NOTE_MARKERS:
-        return [Block(id=ident, type="text", text="", anchor=True, **base)]
+        return [Block(id=ident, source="preset", type="text", role=role, name=name, field=ident, anchor=True)]
     if ident == "chatHistory":
-        return [Block(id=f"{ident}:history", type="reference", target_source="history", **base),
-                Block(id=f"{ident}:input", type="reference", target_source="input", **base)]
+        return [Block(id=f"{ident}:history", source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source="history"),
+                Block(id=f"{ident}:input", source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source="input")]
     if ident in ("history", "input"):
-        return [Block(id=ident, type="reference", target_source=ident, **base)]
+        return [Block(id=ident, source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source=ident)]
     if ident in WORLD_INFO_GROUPS:
-        return [Block(id=f"{ident}:{g}", type="reference", target_source="worldbook", target_group=g, **base)
-                for g in WORLD_INFO_GROUPS[ident]]
-    ctx.diagnostics.append({"code": "UNSUPPORTED_MARKER", "id": ident, "name": common["name"]})
+        return [Block(id=f"{ident}:{g}", source="preset", type="reference", role=role, name=name, field=ident,
+                      target_source="worldbook", target_group=g) for g in WORLD_INFO_GROUPS[ident]]
+    ctx.diagnostics.append({"code": "UNSUPPORTED_MARKER", "id": ident, "name": name})
     return []
+
+
+_MARKER_TARGET_FIELDS = {marker: (field_name,) for marker, field_name in CHARACTER_MARKERS.items()}
 
 
 def _may_override(ctx: SourceContext, prompt: Any, field_name: str) -> bool:
@@ -330,7 +332,7 @@ def _st_sends_field(ctx: SourceContext, rule: dict[str, Any], name: str) -> bool
     """Placement `st`: a card field goes only through its marker (or a resource macro of an enabled prompt); the
     card's system prompt and post-history instructions only as the Main / Post-History prompt they override
     (sillytavern.md §4.1 step 5): with that prompt disabled, or its overrides forbidden, the card's text is not sent."""
-    if not st_collection(ctx):
+    if not ctx.collection:
         return True
     if name in ("system", "phi"):
         identifier = "main" if name == "system" else "jailbreak"
@@ -392,13 +394,14 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
             continue  # activated, but its prompt is disabled: SillyTavern sends nothing of it
         # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
         role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
+        uid = str(entry.uid)
         blocks.append(Block(
-            id=str(entry.uid), source="worldbook", type="text", text=entry.content, role=role,
+            id=uid, source="worldbook", type="text", text=entry.content, role=role,
             name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
             position_id="depth" if position == "at_depth" else position,
             depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
-            order=entry.order if entry.order is not None else 100, resource_id=str(entry.uid),
-            activation=reason, extra=(("outlet_name", entry.outlet_name),),
+            order=entry.order if entry.order is not None else 100, resource_id=uid,
+            activation=reason, extra=(("outlet_name", entry.outlet_name),) if position == "outlet" else (),
             reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
         ))
     return blocks

@@ -25,6 +25,7 @@ from typing import Any
 from assembly.macros import holds_macro
 from assembly.sillytavern.macro_clock import conversation_clock, request_clock
 from assembly.sillytavern.macro_variables import MacroVariables
+from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
 
 _START = re.compile(r"<START>", re.IGNORECASE)
 # the character fields world-info entries can match (matchCharacterDescription, ...), as macros
@@ -96,7 +97,8 @@ class MacroEnvironment:
     model: str = ""
     max_prompt: int = 0
     registered: dict[str, Callable[[MacroEnvironment], Any]] = field(default_factory=dict)  # called with this environment
-    legacy_names: dict[tuple, tuple[str, ...]] = field(default_factory=dict)  # the legacy engine's name order, by call shape
+    # the legacy engine's name order (and the names' keys), by call shape
+    legacy_names: dict[tuple, tuple[tuple[str, ...], tuple[str | None, ...]]] = field(default_factory=dict)
     variables_before: dict[str, dict[str, Any]] = field(default_factory=dict)
     sent: list[dict[str, Any]] = field(default_factory=list)  # the chat, the messages sent now substituted
     emptied: set[str] = field(default_factory=set)  # ids of sent messages whose macros left nothing
@@ -199,14 +201,20 @@ class MacroEnvironment:
     def steady_field(self, name: str, raw: str) -> str:
         """A card field through baseChatReplace. A field whose macros neither touch the variables nor read the
         chat or the outlets reads the same every time: it is worked out once (reads of the others run again)."""
-        if name in self.steady:
-            return self.steady[name]
+        steady = self.steady
+        if name in steady:
+            return steady[name]
+        text = raw.strip()
+        if not text:  # nothing to substitute (a card leaves most fields empty)
+            steady[name] = ""
+            self.all_steady = steady.keys() >= _EAGER_NAMES
+            return ""
         touched, read_chat, read_outlet = self.touched, self.read_chat, self.read_outlet
         self.touched = self.read_chat = self.read_outlet = False
-        value = self.base_chat_replace(raw.strip())
+        value = self.base_chat_replace(text)
         if not (self.touched or self.read_chat or self.read_outlet):
-            self.steady[name] = value
-            self.all_steady = self.steady.keys() >= _EAGER_NAMES
+            steady[name] = value
+            self.all_steady = steady.keys() >= _EAGER_NAMES
         self.touched, self.read_chat = self.touched or touched, self.read_chat or read_chat
         self.read_outlet = self.read_outlet or read_outlet
         return value
@@ -268,8 +276,6 @@ class MacroEnvironment:
             from assembly.sillytavern.macros_v2 import evaluate_v2
 
             return evaluate_v2(text, self, original=original, card_fields=card_fields, extra=extra or {})
-        from assembly.sillytavern.macros_legacy import LegacyCall, evaluate_legacy
-
         out = evaluate_legacy(text, LegacyCall(self, original, card_fields, extra or {}))
         if holds_macro(out):  # what the legacy engine leaves in the braces is what it does not know
             self.unsupported.extend(m.group(1) for m in _LEFT.finditer(out))
@@ -311,12 +317,12 @@ def generation_environment(*, engine: str, variables: Mapping[str, Any] | None, 
         "charAuthorsNote": lambda _: "", "defaultAuthorsNote": lambda _: "",
     }
     env.variables_before = env.variables.snapshot()
-    sent = [dict(m) for m in chat]
+    sent = list(chat)  # a message the macros change is replaced by a copy
     for index in range(len(sent) - typed, len(sent)) if typed else ():
         # sendMessageAsUser substitutes the text before the message joins the chat
         env.chat = sent[:index]  # the chat macros read each message's role and content (None as "")
         text = sent[index].get("content") or ""
-        sent[index]["content"] = env.evaluate(text)
+        sent[index] = {**sent[index], "content": env.evaluate(text)}
         if text and not sent[index]["content"] and sent[index].get("id") is not None:
             env.emptied.add(sent[index]["id"])
     env.chat = list(sent)

@@ -42,30 +42,57 @@ _AN_PERSONA = ("top_an", "bottom_an")
 _EM_POSITIONS = ("before_example_messages", "after_example_messages")
 
 
-def _story_string(nodes: list[Any], env: Any, resources: Any, anchors: dict[str, str]) -> None:
+class _Prompts:
+    """The prompt nodes by what the steps look for, found in one pass (each list in node order)."""
+
+    def __init__(self, nodes: list[Any]):
+        self.world: dict[str, list[Any]] = {}  # world book nodes by position
+        self.examples: list[Any] = []  # world book nodes at the example positions
+        self.card: dict[str, list[Any]] = {}  # card field nodes by field
+        self.preset: list[Any] = []
+        self.persona: list[Any] = []
+        for node in nodes:
+            module = node.module
+            if module == "worldbook":
+                self.world.setdefault(node.position_id, []).append(node)
+                if node.position_id in _EM_POSITIONS:
+                    self.examples.append(node)
+            elif module == "character":
+                self.card.setdefault(node.field, []).append(node)
+            elif module == "preset":
+                self.preset.append(node)
+            elif module == "persona":
+                self.persona.append(node)
+
+    def world_texts(self, position: str) -> list[str]:
+        return [n.text for n in self.world.get(position, ())]
+
+
+def _story_string(prompts: _Prompts, env: Any, resources: Any, anchors: dict[str, str]) -> None:
     """renderStoryString, which Generate() runs for chat completion too (the text is only counted): SillyTavern's
     default story string over the card fields as Generate() read them, the world info and the prompt anchors,
     through the macros; then the chat-start line's own pass (addChatsSeparator). Their variable macros run."""
     fields = env.fields
     persona = resources.persona if resources is not None else None
-
-    def world(side: str) -> str:
-        return "\n".join(n.text for n in nodes if n.module == "worldbook" and n.position_id == side and n.text)
-
-    params = {"system": fields.get("system") or "", "description": fields.get("description") or "",
+    values = {"system": fields.get("system") or "", "description": fields.get("description") or "",
               "personality": fields.get("personality") or "", "scenario": fields.get("scenario") or "",
               "persona": (fields.get("persona") or "") if persona is not None and persona.position == "in_prompt"
-              else "", "char": env.char, "user": env.user, "wiBefore": world("before"), "wiAfter": world("after"),
-              "anchorBefore": anchors["before_main"].strip(), "anchorAfter": anchors["after_main"]}
-    params["loreBefore"], params["loreAfter"] = params["wiBefore"], params["wiAfter"]
-    if env.inert(params.values()):  # the template's own macros ({{#if}}, {{trim}}) change nothing: neither would this
+              else "", "char": env.char, "user": env.user}
+    before, after = prompts.world_texts("before"), prompts.world_texts("after")
+    anchor_before, anchor_after = anchors["before_main"].strip(), anchors["after_main"]
+    # the template's own macros ({{#if}}, {{trim}}) change nothing: neither would this (the world info, its entries
+    # joined by lines, holds what they hold)
+    if env.inert([*values.values(), *before, *after, anchor_before, anchor_after]):
         return
+    wi_before, wi_after = "\n".join(text for text in before if text), "\n".join(text for text in after if text)
+    params = {**values, "wiBefore": wi_before, "wiAfter": wi_after, "anchorBefore": anchor_before,
+              "anchorAfter": anchor_after, "loreBefore": wi_before, "loreAfter": wi_after}
     render_story_string(DEFAULT_STORY_STRING, params, user=env.user, char=env.char, in_prompt=True,
                         instruct_on=False, wrap=False, suffix="", outlets=env.outlets, substitute=env.evaluate)
     env.evaluate(DEFAULT_CHAT_START + "\n")
 
 
-def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: str, nudge: str,
+def _system_prompts(prompts: _Prompts, env: Any, resources: Any, impersonation: str, nudge: str,
                     note_text: str) -> None:
     """preparePromptsForChatCompletion's `systemPrompts`, each through the macros once more in its order: the world
     info before and after (as `wi_format` wraps them), the description, personality and scenario, the impersonation
@@ -75,30 +102,27 @@ def _system_prompts(nodes: list[Any], env: Any, resources: Any, impersonation: s
     preset = resources.preset if resources is not None else None
     wi_format = preset.wi_format if preset is not None else "{0}"
     for side in ("before", "after"):
-        text = format_world_info([n.text for n in nodes if n.module == "worldbook" and n.position_id == side],
-                                 wi_format)
+        text = format_world_info(prompts.world_texts(side), wi_format)
         if text:
             env.prepared[("world_info", text)] = env.evaluate(text)
     for name in _MARKER_FIELDS:
-        for node in nodes:
-            if node.module == "character" and node.field == name:
-                _evaluate_node(node, env)
+        for node in prompts.card.get(name, ()):
+            _evaluate_node(node, env)
     for what, text in (("impersonate", impersonation), ("quiet", env.quiet_prompt), ("group_nudge", nudge),
                        ("bias", env.reply_start), ("author_note", note_text)):
         if text:
             env.prepared[(what, text)] = env.evaluate(text)
     persona = resources.persona if resources is not None else None
-    for node in nodes:  # the persona description, when it is in the prompt
-        if node.module == "persona" and (persona is None or persona.position == "in_prompt"):
-            _evaluate_node(node, env)
+    for node in prompts.persona if persona is None or persona.position == "in_prompt" else ():
+        _evaluate_node(node, env)  # the persona description, when it is in the prompt
 
 
-def author_note_text(nodes: list[Any], env: Any, resources: Any) -> str:
+def author_note_text(prompts: _Prompts, env: Any, resources: Any) -> str:
     """The author's note as SillyTavern's extension prompt holds it this turn (the world info at its top and
     bottom and a persona placed there around it), or "" when it is not inserted."""
     note = resources.author_note if resources is not None else None
-    top = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "before_author_note"]
-    bottom = [(n.id, n.text) for n in nodes if n.module == "worldbook" and n.position_id == "after_author_note"]
+    top = [(n.id, n.text) for n in prompts.world.get("before_author_note", ())]
+    bottom = [(n.id, n.text) for n in prompts.world.get("after_author_note", ())]
     persona = resources.persona if resources is not None else None
     if note is None and not top and not bottom and not (persona is not None and persona.position in _AN_PERSONA):
         return ""
@@ -135,23 +159,23 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None, ge
     """Each prompt node's text through SillyTavern's macros, in Generate()'s order, in place; an UNSUPPORTED_MACRO
     diagnostic for each macro a node keeps as written because the engine does not know it."""
     env.unsupported.clear()
-    for node in sorted((n for n in nodes if n.module == "worldbook" and n.position_id in _EM_POSITIONS and n.text),
+    prompts = _Prompts(nodes)
+    for node in sorted((n for n in prompts.examples if n.text),
                        key=lambda n: n.order if n.order is not None else 100):
         # Generate() parses world info at the example positions: baseChatReplace, then parseMesExamples
         text = env.base_chat_replace(node.text)
         env.prepared[("example_entry", node.text)] = text
         env.parse_examples(text)
     note = resources.author_note if resources is not None else None
-    note_text = author_note_text(nodes, env, resources)
+    note_text = author_note_text(prompts, env, resources)
     anchors = {"before_main": "", "after_main": ""}
     if note_text and note is not None and note.position != "in_chat":
         anchors[note.position] = env.evaluate(note_text)  # Generate()'s prompt anchors read a note beside Main
-    _story_string(nodes, env, resources, anchors)
+    _story_string(prompts, env, resources, anchors)
     overrides: dict[str, tuple[Any, str]] = {}
     for name in ("scenario", "personality"):  # the preset's scenario, then personality format (a field with text)
-        for node in nodes:
-            if node.module == "character" and node.field == name and node.block is not None and \
-                    dict(node.block.extra).get("format"):
+        for node in prompts.card.get(name, ()):
+            if node.block is not None and dict(node.block.extra).get("format"):
                 _evaluate_node(node, env)
     preset = resources.preset if resources is not None else None
     # then the group nudge and the impersonation prompt, whatever the chat or generation; a one-to-one chat never
@@ -160,21 +184,19 @@ def evaluate_prompt_macros(nodes: list[Any], env: Any, resources: Any = None, ge
     impersonation = "" if preset is None else (env.evaluate(preset.impersonation_prompt)
                                                if generation_type == "impersonate"
                                                else _unsent(env, preset.impersonation_prompt))
-    for node in nodes:
-        if node.module != "preset":
-            continue
+    for node in prompts.preset:
         extra = dict(node.block.extra) if node.block is not None else {}
         if "original" in extra:
             overrides[node.field] = (node, env.evaluate(extra["original"]))
         else:
             _evaluate_node(node, env)
-    _system_prompts(nodes, env, resources, impersonation, nudge, note_text)
+    _system_prompts(prompts, env, resources, impersonation, nudge, note_text)
     for name in _OVERRIDES:
         if name in overrides:
             node, original = overrides[name]
             _evaluate_node(node, env, original=original)
     diagnostics = []
-    for node in nodes:
+    for node in nodes if env.unsupported else ():  # only a macro the engine met and left can be named
         if "{{" in node.text:
             seen = dict.fromkeys(m.group(1) for m in _LEFT.finditer(node.text) if m.group(1) in env.unsupported)
             diagnostics += [{"code": "UNSUPPORTED_MACRO", "id": node.id, "name": node.name, "macro": name}

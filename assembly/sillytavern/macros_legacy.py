@@ -44,6 +44,7 @@ _TOKENS = (
     (re.compile(r"<CHARIFNOTGROUP>", _I), "group"),
     (re.compile(r"<GROUP>", _I), "group"),
 )
+_ANY_TOKEN = re.compile(r"<(?:USER|BOT|CHAR|CHARIFNOTGROUP|GROUP)>", _I)  # a text without one skips them all
 _ROLL = r"\{\{roll[ :]([^}]++)\}\}"
 _DICE = r"^(\d*)d(\d+)\s*([+-]\s*\d+)?$"
 _SETVAR = r"\{\{setvar::([^:]++)::([^}]*+)\}\}"
@@ -160,9 +161,10 @@ _ENV_VALUES = (("user", "user"), ("char", "char"), ("group", "group"), ("charIfN
 _CARD_FIELD_OF, _ENV_ATTRIBUTE_OF = dict(_CARD_VALUES), dict(_ENV_VALUES)
 
 
-def _environment(call: LegacyCall) -> tuple[str, ...]:
-    """The environment's names in its order (its values come from `_value`). Reading it reads the card fields,
-    as building it does in SillyTavern (their variable macros run first)."""
+def _environment(call: LegacyCall) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+    """The environment's names in its order (its values come from `_value`), with each name's key (None: a name
+    whose pattern always runs). Reading it reads the card fields, as building it does in SillyTavern (their variable
+    macros run first)."""
     env = call.env
     if call.card_fields:
         call.fields = env.card_fields()
@@ -173,7 +175,7 @@ def _environment(call: LegacyCall) -> tuple[str, ...]:
                  *(name for name, _ in _CARD_VALUES if call.card_fields), *_ENV_ATTRIBUTE_OF]
         known = set(names)
         names += [name for name in (*call.extra, *env.registered) if name not in known and not known.add(name)]
-        kept = env.legacy_names[shape] = tuple(names)
+        kept = env.legacy_names[shape] = (tuple(names), tuple(map(_NAMED_LOWERED.get, names)))
     return kept
 
 
@@ -288,23 +290,24 @@ def _named(name: str) -> re.Pattern[str]:
     return pattern if pattern is not None else re.compile("\\{\\{" + re.escape(name) + "\\}\\}", _I)
 
 
-# One search finds which steps can match (any case, as their patterns): before the environment each step's key
-# (`_PRE_FOUND`: a step whose key the text lacks is passed over), after it the group's openers (`_POST_OPENER`: a
-# text without one skips the group). A group with another number of steps than these cover (a macro added) runs
-# step by step (`_PRE_COVERED`, `_POST_COVERED`).
+# One search finds which steps can match (any case, as their patterns): the word after each `{{` (`_OPENED_WORD`),
+# read as the keys of the steps before the environment and the names of the environment (a step whose key the text
+# lacks is passed over; one whose key it holds may still match nothing), then after it the group's openers
+# (`_POST_OPENER`: a text without one skips the group). A group with another number of steps than these cover (a macro
+# added) runs step by step (`_PRE_COVERED`, `_POST_COVERED`).
 _PRE_STEPS = 15
 # each step's key, in `_pre_env`'s order
 _PRE_KEYS = ("roll", "setvar", "addvar", "incvar", "decvar", "getvar", "setglobalvar", "addglobalvar", "incglobalvar",
              "decglobalvar", "getglobalvar", "newline", "trim", "noop", "input")
 _PRE_KEY_SET = frozenset(_PRE_KEYS)
-_PRE_FOUND = re.compile(r"\{\{(roll(?=[ :])|(?:set|add|inc|dec|get)(?:global)?var(?=::)|(?:newline|trim|noop|input)"
-                        r"(?=\}\}))", _I)
+# a step's pattern opens with `{{` and its whole key or name (what folds to ASCII letters is a word character too);
+# this plain pattern walks a text faster than the steps' alternations do while folding case
+_OPENED_WORD = re.compile(r"\{\{(\w+)")
 _POST_OPENER = re.compile(r"\{\{(?:maxPrompt\}\}|lastMessage|lastUserMessage\}\}|lastCharMessage\}\}|"
                           r"firstIncludedMessageId\}\}|reverse:|//|timeDiff::|outlet::|random|pick|banned \"|"
                           r"(?:time|date|weekday|isotime|isodate|idle_duration)\}\}|datetimeformat |time_UTC)", _I)
 _POST_STEPS = 21  # with a clock (its time macros); without one the group is a part of these
 _PRE_COVERED = _POST_COVERED = False  # set below, once the steps are defined
-_NAMED_FOUND = re.compile(r"\{\{(" + "|".join(re.escape(name) for name in _NAMED) + r")\}\}", _I)
 _NAMED_LOWERED = {name: name.lower() for name in _NAMED}
 _NAMED_LOWER = frozenset(_NAMED_LOWERED.values())
 
@@ -313,7 +316,7 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
     """`content` through `evaluateMacros` with this call's environment."""
     if not content:
         return ""
-    for pattern, name in _TOKENS:
+    for pattern, name in _TOKENS if "<" in content and _ANY_TOKEN.search(content) else ():
         if "<" not in content:
             break
         content = pattern.sub(lambda _m, name=name: getattr(call.env, name), content)
@@ -321,14 +324,20 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
         if call.card_fields:
             call.env.card_fields()  # substituteParams builds its environment (the card fields) before any macro
         return content
-    named = _environment(call)  # before any step runs: it reads the card fields (their variable macros run first)
-    if _pre_keys_in(content) != set():  # else no step of the group can match: each would leave the text as it is
+    # before any step runs: it reads the card fields (their variable macros run first)
+    named, named_keys = _environment(call)
+    words = _OPENED_WORD.findall(content)
+    keys = _known_words(words, _PRE_KEY_SET) if _PRE_COVERED else None
+    if keys != set():  # else no step of the group can match: each would leave the text as it is
         steps = _pre_env(call)
-        content = _steps_present(content, _PRE_KEYS, lambda index, text: steps[index](text), _pre_keys_in)
-        if not content or not holds_macro(content):
-            return content
-    content = _steps_present(content, map(_NAMED_LOWERED.get, named), lambda index, text: _named(named[index]).sub(
-        lambda _m: js_string(_sanitized(_value(call, named[index]))), text), _names_in)
+        changed = _steps_present(content, keys, _PRE_KEYS, lambda index, text: steps[index](text), _pre_keys_in)
+        if not changed or not holds_macro(changed):
+            return changed
+        if changed is not content:
+            content, words = changed, _OPENED_WORD.findall(changed)
+    content = _steps_present(content, _known_words(words, _NAMED_LOWER), named_keys,
+                             lambda index, text: _named(named[index]).sub(
+                                 lambda _m: js_string(_sanitized(_value(call, named[index]))), text), _names_in)
     if not content or not holds_macro(content) or (_POST_COVERED and _POST_OPENER.search(content) is None):
         return content
     for step in _post_env(call):
@@ -340,13 +349,12 @@ def evaluate_legacy(content: str, call: LegacyCall) -> str:
     return content
 
 
-def _steps_present(content: str, keys: Iterable[str | None], apply: Callable[[int, str], str],
-                   keys_in: Callable[[str], set[str] | None]) -> str:
+def _steps_present(content: str, present: set[str] | None, keys: Iterable[str | None],
+                   apply: Callable[[int, str], str], keys_in: Callable[[str], set[str] | None]) -> str:
     """A group's steps in their order (`apply(index, text)`), each over the whole text as it stands. A step whose
-    key the text does not hold (`keys_in`, None when it cannot tell) is passed over: its pattern would leave the text
-    as it is. The keys are found again whenever a step changed the text, as a value may bring macros of later
-    steps; a step without a key always runs. Stops where no `{{` is left."""
-    present = keys_in(content)
+    key the text does not hold (`present`, found again by `keys_in` whenever a step changed the text, as a value may
+    bring macros of later steps; None when it cannot tell) is passed over: its pattern would leave the text as it
+    is. A step without a key always runs. Stops where no `{{` is left."""
     for index, key in enumerate(keys):
         if present is not None and key is not None and key not in present:
             continue
@@ -360,28 +368,40 @@ def _steps_present(content: str, keys: Iterable[str | None], apply: Callable[[in
 
 def _pre_keys_in(text: str) -> set[str] | None:
     """The keys of the steps before the environment whose opening `text` holds, lowercased (None: every step
-    runs, as when a match folds case in a way lowercasing does not)."""
-    if not _PRE_COVERED:
-        return None
-    found = {key.lower() for key in _PRE_FOUND.findall(text)}
-    return found if found <= _PRE_KEY_SET else None
+    runs)."""
+    return _known_words(_OPENED_WORD.findall(text), _PRE_KEY_SET) if _PRE_COVERED else None
 
 
 def _names_in(text: str) -> set[str] | None:
-    """The known names whose `{{name}}` `text` holds, lowercased; None when a match folds case in a way lowercasing
-    does not (then every pattern runs)."""
-    found = {name.lower() for name in _NAMED_FOUND.findall(text)}
-    return found if found <= _NAMED_LOWER else None
+    """The known names whose `{{name` `text` holds, lowercased (None: every name's pattern runs)."""
+    return _known_words(_OPENED_WORD.findall(text), _NAMED_LOWER)
+
+
+def _known_words(words: list[str], known: frozenset[str]) -> set[str] | None:
+    """The `known` words among `words`, lowercased; None for a word beyond ASCII, which may fold to a known one in a
+    way lowercasing does not."""
+    found = set()
+    for word in words:
+        if not word.isascii():
+            return None
+        lowered = word.lower()
+        if lowered in known:
+            found.add(lowered)
+    return found
 
 
 def _covered() -> tuple[bool, bool]:
-    """Whether the openers cover every step of the groups before and after the environment (counted once)."""
+    """Whether the openers cover every step of the groups before and after the environment (counted once, with what
+    making the steps reads of an environment: the macro environment imports this module)."""
     from datetime import UTC, datetime
+    from types import SimpleNamespace
 
     from assembly.sillytavern.macro_clock import MacroClock
-    from assembly.sillytavern.macro_environment import MacroEnvironment
+    from assembly.sillytavern.macro_variables import MacroVariables
 
-    probe = LegacyCall(MacroEnvironment(clock=MacroClock(now=datetime(2000, 1, 1, tzinfo=UTC))))
+    environment = SimpleNamespace(variables=MacroVariables(), outlet=None,
+                                  clock=MacroClock(now=datetime(2000, 1, 1, tzinfo=UTC)))
+    probe = LegacyCall(environment)  # type: ignore[arg-type]
     return len(_pre_env(probe)) == _PRE_STEPS, len(_post_env(probe)) == _POST_STEPS
 
 

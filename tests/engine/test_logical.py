@@ -55,7 +55,7 @@ def test_references_that_pull_each_other_in_are_refused_as_a_cycle():
     b = Block(id="b", source="two", type="reference", target_source="one", honor_enabled=False)
     state = _claim_state({"one": [a], "two": [b]})
     with pytest.raises(AssemblyError) as refused:
-        _claim_from(state, a, set())
+        _claim_from(state, a, ("one", "a"), frozenset())
     assert refused.value.code == "ASSEMBLY_REFERENCE_CYCLE"
 
 
@@ -67,7 +67,7 @@ def test_a_block_that_replaces_a_card_field_claims_it_and_a_plain_block_claims_n
     plain = Block(id="other", source="preset", type="text", text="y")
     system = Block(id="system", source="character", type="text", text="card", field="system")
     state = _claim_state({"preset": [main, plain], "character": [system]})
-    _claim_from(state, plain, set())
+    _claim_from(state, plain, (plain.source, plain.id), frozenset())
     assert state.claimed_by == {}
-    _claim_from(state, main, set())
+    _claim_from(state, main, (main.source, main.id), frozenset())
     assert state.claimed_by == {("character", "system"): ("preset", "main")}

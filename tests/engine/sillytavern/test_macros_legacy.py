@@ -36,6 +36,7 @@ def env(**values):
     ("{{User}} {{CHAR}}", "Alex Zoe"),  # names match whatever their case
     ("{{ user }}", "{{ user }}"),  # no whitespace inside the braces
     ("<USER> <bot> <CHAR> <GROUP>", "Alex Zoe Zoe Zoe"),
+    ("<START> <CHARIFNOTGROUP>", "<START> Zoe"),  # other angle brackets stay as they are
     ("{{group}} {{charIfNotGroup}}", "Zoe Zoe"),  # a one-to-one chat: the group is the character
     ("a{{newline}}b", "a\nb"),
     ("a\n\n{{trim}}\nb", "ab"),
@@ -194,3 +195,17 @@ def test_dice_of_any_size_total_as_javascript_numbers_do(formula, total):
     from assembly.sillytavern.macros_legacy import roll
 
     assert roll(formula) == total
+
+
+def test_a_token_a_name_brings_is_read_by_the_token_patterns_after_it():
+    # <USER> runs before <BOT>: a user named "<BOT>" becomes the character's name
+    environment = env()
+    environment.user = "<BOT>"
+    assert environment.evaluate("<USER>") == "Zoe"
+    environment.user, environment.char = "Alex", "<USER>"
+    assert environment.evaluate("<BOT>") == "<USER>"  # a pattern never reads what a later one wrote
+
+
+def test_a_name_is_found_in_any_case_and_beside_words_the_engine_does_not_know():
+    # "ſ" folds to "s" as the name's pattern matches it; a word beyond ASCII makes every name's pattern run
+    assert env().evaluate("{{uſer}} {{ChAr}} {{变量}} {{user}}") == "Alex Zoe {{变量}} Alex"
