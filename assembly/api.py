@@ -65,7 +65,7 @@ from assembly.sillytavern.request import st_request
 from assembly.sillytavern.resource_set import normalize_resources
 from assembly.sources import SLOT_OWNERS
 from assembly.strategy import stated_placement
-from assembly.tokens import count_each, count_tokens
+from assembly.tokens import count_tokens
 
 _VAR_RE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 _VAR_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -302,10 +302,15 @@ def _build(run: _Run, nodes: list[Node], earlier: list[dict[str, Any]], regexed_
 
 
 def _count(run: _Run, built: _Built) -> _Counted:
-    """Each node's tokens in the request's encoding; the total of the messages (each counted as it was built)."""
-    counts = count_each([n.text for n in built.nodes], run.req.tokenizer)
-    return _Counted({node.id: tokens for node, tokens in zip(built.nodes, counts, strict=True)},
-                    sum([m.tokens for m in built.messages]))
+    """Each node's tokens in the request's encoding; the total of the messages (each counted as it was built). A
+    node whose text is a message's content takes that message's count: most nodes are a message of their own."""
+    tokenizer = run.req.tokenizer
+    built_counts = {m.content: m.tokens for m in built.messages}
+    node_tokens = {}
+    for node in built.nodes:
+        tokens = built_counts.get(node.text)
+        node_tokens[node.id] = count_tokens(node.text, tokenizer) if tokens is None else tokens
+    return _Counted(node_tokens, sum([m.tokens for m in built.messages]))
 
 
 def _budget(run: _Run, ordered: _Ordered, built: _Built, counted: _Counted, earlier: list[dict[str, Any]]

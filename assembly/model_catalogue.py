@@ -20,6 +20,7 @@ Framing is what the family's chat format adds around the messages, as its API co
 # No `from __future__ import annotations`: pydantic reads these annotations as objects, where it would compile
 # each string one at a time when a fresh process imports the engine.
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
@@ -178,20 +179,15 @@ def _role_cost(role: str, encoding: str, framing: Framing) -> int:
 def framing_total(messages: Iterable[FramedMessage], encoding: str, framing: Framing) -> int:
     """The tokens the chat format adds to these messages (`request_total` less their contents): for a caller that
     already holds the contents' count in `encoding`."""
+    messages = messages if isinstance(messages, list) else list(messages)
     total = framing.per_request + framing.reply
-    # the messages tallied by role (and their names gathered) in one pass; a role's cost is worked out once
-    by_role: dict[str, int] = {}
-    names = []
-    for message in messages:
-        role = message.role
-        by_role[role] = by_role.get(role, 0) + 1
-        if message.name:
-            names.append(message.name)
-    for role, count in by_role.items():
+    # the messages tallied by role; a role's cost is worked out once
+    for role, count in Counter([m.role for m in messages]).items():
         total += _role_cost(role, encoding, framing) * count
     if framing.name_tokens:
-        for name in names:
-            total += framing.per_name + count_tokens(name, encoding)
+        for message in messages:
+            if message.name:
+                total += framing.per_name + count_tokens(message.name, encoding)
     return total
 
 

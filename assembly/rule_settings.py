@@ -14,15 +14,18 @@ from assembly.errors import AssemblyError
 def check_host_rule(rule: dict[str, Any], index: int) -> None:
     """Reference A.10.1: the host's own messages keep their roles, live for the request and have no depth, so a rule
     asking otherwise is refused instead of being ignored."""
-    asked = [f"{name} {rule.get(name)!r}" for name, allowed in (("role", "preserve"), ("lifetime", "request"))
-             if rule.get(name) not in (None, allowed)]
-    if rule.get("depth") is not None:
-        asked.append(f"depth {rule['depth']!r}")
-    if asked:
-        raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
-                            f"rules[{index}] ({rule['id']}): Unsupported rule settings for {rule['kind']}: "
-                            f"{', '.join(asked)} (the host's messages keep role preserve, lifetime request and no "
-                            "depth)", detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
+    role, lifetime, depth = rule.get("role"), rule.get("lifetime"), rule.get("depth")
+    if role in (None, "preserve") and lifetime in (None, "request") and depth is None:
+        return  # nearly every rule: the refusal's wording is made only for one that asks more
+    asked = [f"{name} {value!r}" for name, value, allowed in (("role", role, "preserve"),
+                                                              ("lifetime", lifetime, "request"))
+             if value not in (None, allowed)]
+    if depth is not None:
+        asked.append(f"depth {depth!r}")
+    raise AssemblyError("ASSEMBLY_RULE_UNSUPPORTED",
+                        f"rules[{index}] ({rule['id']}): Unsupported rule settings for {rule['kind']}: "
+                        f"{', '.join(asked)} (the host's messages keep role preserve, lifetime request and no depth)",
+                        detail={"ruleId": rule["id"], "sourceId": rule["kind"]})
 
 
 def check_preset_rules(rules: list[dict[str, Any]]) -> None:

@@ -124,11 +124,13 @@ class Preset(_Frozen):
 
     def _ordered_prompts(self) -> tuple[Prompt, ...]:
         by_id = {p.identifier: p for p in self.prompts}
-        return tuple(
-            by_id[e.identifier] if by_id[e.identifier].enabled == e.enabled
-            else by_id[e.identifier].model_copy(update={"enabled": e.enabled})
-            for e in self.prompt_order
-        )
+        ordered = []
+        for entry in self.prompt_order:
+            prompt = by_id[entry.identifier]
+            # a copy only where the order's flag differs (a default preset: one prompt of a dozen)
+            ordered.append(prompt if prompt.enabled == entry.enabled
+                           else prompt.model_copy(update={"enabled": entry.enabled}))
+        return tuple(ordered)
 
 
 class DepthPrompt(_Frozen):

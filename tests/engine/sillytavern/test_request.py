@@ -5,6 +5,7 @@ import json
 import pytest
 
 from assembly import assemble
+from assembly.tokens import count_tokens
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +107,15 @@ def test_content_names_prefix_chat_messages(default_preset):
     preset = dict(default_preset, names_behavior=2)
     texts = contents(run(preset))
     assert "Alex: Hello there." in texts and "Sera: Hi, traveller." in texts
+
+
+
+def test_each_node_counts_its_own_text_where_its_message_says_more(default_preset):
+    # content names prefix the chat messages: a node's text is not its message's, so it is counted on its own
+    result = run(dict(default_preset, names_behavior=2))
+    tokens = {v.id: v.tokens for v in result.nodes}
+    assert {v.id: count_tokens(v.text) for v in result.nodes} == tokens
+    assert any(m.content != v.text for m in result.request.messages for v in result.nodes if m.parts == [v.id])
 
 
 # sillytavern.md §5 worked examples, end to end through assemble() -----------------------------------------------
