@@ -21,7 +21,7 @@ import json
 import os
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from importlib import resources as importlib_resources
@@ -361,11 +361,6 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     if n is None:
         n = TOKEN_COUNTS.put(key, len(encode(text, encoding)))
     return n
-
-
-def count_each(texts: Iterable[str], encoding: str = "o200k_base") -> list[int]:
-    """`count_tokens` of each text, in order."""
-    return [count_tokens(text, encoding) for text in texts]
 
 
 def clear_token_cache() -> None:

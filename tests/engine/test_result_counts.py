@@ -9,7 +9,7 @@ from assembly.host import conversation_history, request_message
 from assembly.layout import layout_blocks
 from assembly.model_catalogue import FRAMINGS, framing_total, request_total
 from assembly.positions import position_rows
-from assembly.tokens import count_each, count_tokens
+from assembly.tokens import count_tokens
 from tests.engine.test_positions import fixture_request, strategy
 
 
@@ -44,13 +44,6 @@ def test_a_results_framed_total_is_the_request_counted_again():
         messages = assemble(raw).request.messages
         assert tokens.request_total == request_total(messages, tokenizer, FRAMINGS[tokens.framing])
         assert tokens.total == sum(count_tokens(m.content, tokenizer) for m in messages)
-
-
-def test_counting_each_text_answers_as_counting_one_at_a_time():
-    texts = ["a fresh text nobody counted before 8c1f", "a fresh text nobody counted before 8c1f", "",
-             "x" * 300, "hello"]
-    assert count_each(texts, "cl100k_base") == [count_tokens(t, "cl100k_base") for t in texts]
-    assert count_each([], "o200k_base") == []
 
 
 def _node(node_id, module, *, position_id="content", locked=False, lock_reason=None, slot_id=None):
