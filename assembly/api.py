@@ -342,10 +342,7 @@ def _result(run: _Run, logical: LogicalResult, ordered: _Ordered, first: _Built,
         diagnostics.append({"code": "ASSEMBLY_EMPTY"})
     elif all(m.role == "system" for m in messages):
         diagnostics.append({"code": "ASSEMBLY_SYSTEM_ONLY"})
-    views = _node_views(nodes, built.placed, counted.node_tokens)
-    by_module: dict[str, int] = {}
-    for view in views:
-        by_module[view.module] = by_module.get(view.module, 0) + view.tokens
+    views, by_module = _node_views(nodes, built.placed, counted.node_tokens)
     strategy, backend, revision = run.strategy, run.backend, run.revision
     return AssemblyResult(
         ok=True, backend=backend, placement=strategy.get("placement", "modules"),
@@ -377,18 +374,22 @@ def _copies(nodes: list[Node]) -> list[Node]:
 
 
 def _node_views(nodes: list[Node], placed: dict[str, tuple[int | None, str | None, str | None]],
-                tokens: dict[str, int]) -> list[NodeView]:
+                tokens: dict[str, int]) -> tuple[list[NodeView], dict[str, int]]:
     """Each node's view (its own children list: a page may shape the result it is handed), with where the build
-    placed it. By position, in NodeView's field order: keyword arguments took three times as long."""
+    placed it, and the tokens by module (tallied in the same pass). By position, in NodeView's field order: keyword
+    arguments took three times as long."""
     views = []
+    by_module: dict[str, int] = {}
     for node in nodes:
         request_index, region, delivery = placed[node.id]
+        module, count = node.module, tokens[node.id]
+        by_module[module] = by_module.get(module, 0) + count
         views.append(NodeView(
-            node.id, node.rule_id, node.module, node.name, node.field, node.role, node.original_role, node.text,
-            tokens[node.id], node.trust, delivery, region, request_index, node.locked, node.lock_reason,
+            node.id, node.rule_id, module, node.name, node.field, node.role, node.original_role, node.text,
+            count, node.trust, delivery, region, request_index, node.locked, node.lock_reason,
             node.position_decision, node.slot_id, node.depth, node.requested_depth, node.position_id, node.order,
             node.lifetime, node.activation, list(node.children), node.adjusted_for_tools, node.original_slot_id))
-    return views
+    return views, by_module
 
 
 def _token_summary(run: _Run, built: _Built, counted: _Counted, by_module: dict[str, int]) -> TokenSummary:

@@ -95,9 +95,10 @@ def test_a_node_view_carries_each_value_of_its_node_under_the_same_name():
               "depth": 2, "requested_depth": 3, "position_id": "pi", "order": 7, "lifetime": "lt",
               "activation": "ac", "children": [{"id": "c"}], "adjusted_for_tools": True, "original_slot_id": "os"}
     node = api.Node(**{**values, "request_index": None, "region": None, "delivery": None})
-    [view] = api._node_views([node], {"n1": (4, "rg", "dl")}, {"n1": 11})  # where the build placed it
+    [view], by_module = api._node_views([node], {"n1": (4, "rg", "dl")}, {"n1": 11})  # where the build placed it
     assert {f.name: getattr(view, f.name) for f in dataclasses.fields(view)} == {**values, "tokens": 11}
     assert view.children is not node.children
+    assert by_module == {"m": 11}
 
 
 @pytest.mark.parametrize("strategy", ["builtin-st", "builtin-native-slots"])
