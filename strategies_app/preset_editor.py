@@ -18,10 +18,11 @@ from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import mark_safe
+from django.utils.html import escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import capfirst
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from assembly.catalogue import get_builtin_strategy
@@ -57,6 +58,12 @@ SETTING_LABELS = {
     "assistant_prefill": gettext_lazy("Assistant Prefill"),
     "impersonation_prompt": gettext_lazy("Impersonation prompt"), "new_chat_prompt": gettext_lazy("New Chat"),
     "send_if_empty": gettext_lazy("Replace empty message"), "use_sysprompt": gettext_lazy("Use system prompt"),
+}
+# Each posted field of a prompt's row, as a refusal names it beside the prompt's name.
+PROMPT_FIELDS = {
+    "role": pgettext_lazy("preset prompt field", "role"), "content": pgettext_lazy("preset prompt field", "content"),
+    "depth": pgettext_lazy("preset prompt field", "depth"), "order": pgettext_lazy("preset prompt field", "order"),
+    "position": pgettext_lazy("preset prompt field", "place in the order"),
 }
 _MACRO = re.compile(r"\{\{[^{}]{0,200}\}\}")
 MAX_NOTE_CHARS = 500
@@ -136,7 +143,13 @@ def preset_save_edited(*, user, source: Preset, name: str, post, note: str = "")
     note = (note or "").strip()
     if len(note) > MAX_NOTE_CHARS:
         raise invalid("note", f"at most {MAX_NOTE_CHARS} characters")
-    entries = [_edited_entry(entry, post) for entry in source.entries.all()]
+    entries = []
+    for entry in source.entries.all():
+        try:
+            entries.append(_edited_entry(entry, post))
+        except CodedError as refusal:
+            refusal.detail["prompt"] = entry.pk  # the row it refuses, for the page to name it as the row does
+            raise
     ordered = sorted((e for e in entries if e["in_order"]), key=lambda e: (e["position"], e["definition_index"]))
     for index, entry in enumerate(ordered):
         entry["position"] = index  # the posted numbers give the order; stored positions stay 0..n-1
@@ -198,6 +211,27 @@ def _effect_context(request, preset: Preset, lineage: dict[str, Any] | None) -> 
             "effect_strategy": strategy_name(strategy.name) if strategy is not None else ""}
 
 
+def refusal_place(error: dict[str, Any], preset: Preset) -> SafeString | None:
+    """The place a refusal of one prompt's field names, as the page names that prompt: its name as its row shows it,
+    with its identifier where another prompt shows the same name, and the field in words; None for any other
+    refusal (it keeps its own line)."""
+    detail = error.get("detail") or {}
+    path, pk = detail.get("path"), detail.get("prompt")
+    field = path.rpartition(".")[2] if isinstance(path, str) else ""
+    if field not in PROMPT_FIELDS or not isinstance(pk, int):
+        return None
+    shown = {entry.pk: (entry.name or entry.identifier, entry.identifier)
+             for entry in preset.entries.only("pk", "name", "identifier")}
+    if pk not in shown:
+        return None
+    name, identifier = shown[pk]
+    values = {"field": escape(PROMPT_FIELDS[field]), "prompt": escape(name),
+              "identifier": format_html("<code>{}</code>", identifier)}
+    twins = sum(1 for other, _identifier in shown.values() if other == name) > 1
+    words = _("%(field)s of “%(prompt)s” (%(identifier)s)") if twins else _("%(field)s of “%(prompt)s”")
+    return mark_safe(capfirst(words % values))  # noqa: S308 (the catalogue's words, each value escaped)
+
+
 @require_http_methods(["GET", "POST"])
 def preset_editor(request, pk):
     preset = get_object_or_404(Preset, pk=pk)
@@ -209,6 +243,7 @@ def preset_editor(request, pk):
                                        post=request.POST, note=request.POST.get("note", ""))
         except CodedError as refusal:
             error, status = refusal.to_json(), refusal.status
+            error["place"] = refusal_place(error, preset)
             if status == 403:
                 return render(request, "resources/preset_editor.html", {"denied": error}, status=403)
         else:

@@ -80,7 +80,9 @@ def resource_import(request):
     except ServiceError as error:
         return render(request, "resources/import.html", {"error": error.to_json(), "kinds": KINDS},
                       status=error.status)
-    context = {"kinds": KINDS, "import_kinds": KINDS[1:], "kind": request.POST.get("kind", AUTO), "allowed": True}
+    # a fresh form starts with a dry run; a refused upload comes back as the user sent it
+    context = {"kinds": KINDS, "import_kinds": KINDS[1:], "kind": request.POST.get("kind", AUTO), "allowed": True,
+               "dry_run": True}
     status = 200
     if request.method == "POST":
         try:
@@ -89,6 +91,8 @@ def resource_import(request):
             context["items_heading"] = _import_items_heading(context["kind"])
         except CodedError as error:
             context["error"], status = error.to_json(), error.status
+            if not request.POST.get("token"):  # the upload form's own post: its choice is kept
+                context["dry_run"] = flag(request.POST.get("dry_run"))
             # "Import it" as another kind that failed: the upload is still kept, so offer it again
             if request.POST.get("token") and _still_kept(request):
                 context["retry"] = {"token": request.POST["token"], "kind": context["kind"],

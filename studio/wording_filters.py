@@ -72,8 +72,21 @@ def refusal_line(error) -> str:
     """`{{ error|refusal_line }}`: a refusal's line (`CodedError.to_json`) in the page's language where the catalogue
     has its words (`studio.refusal_lines`), marked as English where it is shown as the engine wrote it."""
     line = line_of(error or {})
+    place, path = _place_of(error)
+    if place and line.lang is None and line.text.startswith(path):
+        # the page names the refusal's path in its own words (the preset editor: a prompt as its row shows it)
+        return format_html("{}{}", place, _with_code(line.text[len(path):], line.codes))
     text = _with_code(line.text, line.codes)
     return format_html('<span lang="{}">{}</span>', line.lang, text) if line.lang else text
+
+
+def _place_of(error) -> tuple[str | None, str]:
+    """A page's words for the refusal's path (`error["place"]`, markup its view made safe) and that path."""
+    if not isinstance(error, dict) or not error.get("place"):
+        return None, ""
+    detail = error.get("detail")
+    path = detail.get("path") if isinstance(detail, dict) else None
+    return (error["place"], path) if isinstance(path, str) and path else (None, "")
 
 
 _BACKTICKED = re.compile(r"`([^`\n]+)`")

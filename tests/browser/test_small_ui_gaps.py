@@ -41,6 +41,31 @@ def test_the_strategies_list_keeps_its_buttons_inside_the_card(live_server, page
     shoot(page, f"strategies-list-{language}")
 
 
+def _inner_right(page, selector):
+    """The right edge of the element's content: its box less its right padding and border."""
+    return page.eval_on_selector(selector, """e => { const s = getComputedStyle(e);
+        return e.getBoundingClientRect().right - parseFloat(s.paddingRight) - parseFloat(s.borderRightWidth); }""")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_strategies_table_stays_inside_its_cards_padding_with_sessions_using_its_strategies(
+        live_server, page, login_as, role_users, language):
+    designer = login_as("designer")
+    copy = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-native-slots"))
+    strategy_services.revision_save(strategy=copy, user=designer, note="demo: copied from the built-in")
+    services.session_create(user=designer, name="Demo: the storm (SillyTavern order)", host={"core_available": True},
+                            strategy=Strategy.objects.get(slug="builtin-st"))
+    services.session_create(user=designer, name="Demo: first night at the lighthouse (standard backend)",
+                            host={"core_available": True}, strategy=copy)
+    if language != "en":
+        _switch(page, language)
+    page.goto(f"{live_server.url}/strategies/")
+    for width in (1400, 800):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert _right(page, "table.strategies") <= _inner_right(page, "main .card") + 0.5, width
+    shoot(page, f"strategies-list-with-sessions-{language}")
+
+
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_the_users_password_field_looks_like_the_other_inputs(live_server, page, login_as, language):
     login_as("admin")

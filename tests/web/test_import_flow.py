@@ -59,6 +59,20 @@ def test_a_wrong_choice_explains_itself(users):
     assert b"looks like a character card, not a persona" in page.content
 
 
+def _dry_run_ticked(page) -> bool:
+    box = re.search(rb'<input type="checkbox" name="dry_run"[^>]*>', page.content).group(0)
+    return b" checked" in box
+
+
+def test_a_refused_real_import_shows_the_form_again_with_dry_run_unticked(users):
+    client = client_for(users["admin"])
+    assert _dry_run_ticked(client.get("/resources/import/"))  # a fresh page starts with a dry run
+    page = page_post(client, kind="preset", file=SimpleUploadedFile("broken.json", b"{not json"))
+    assert page.status_code == 400 and not _dry_run_ticked(page)
+    page = page_post(client, kind="preset", dry_run="1", file=SimpleUploadedFile("broken.json", b"{not json"))
+    assert page.status_code == 400 and _dry_run_ticked(page)
+
+
 def test_unknown_foreign_and_expired_tokens_are_refused_naming_the_token(users):
     admin = client_for(users["admin"])
     page = page_post(admin, kind="auto", dry_run="1",

@@ -81,6 +81,33 @@ def test_the_import_page_offers_reuse_or_keep_both(shared_fixtures, users):
     assert "Nothing new stored: the stored one is used" in html and "<h2>Imported</h2>" not in html
 
 
+def test_a_reused_import_says_nothing_was_stored_and_names_the_stored_copy_above_its_prompts(shared_fixtures,
+                                                                                               users):
+    client = client_for(users["admin"])
+    token = _stored_then_dry_run(shared_fixtures, client).split('name="token" value="')[1].split('"')[0]
+    stored = Preset.objects.get()
+    html = client.post("/resources/import/", {"token": token, "kind": "preset", "duplicate": "reuse"}).content.decode()
+    report = html[html.index("data-report-kind"):]
+    assert (f"Stored: nothing new. The stored “Default” (id {stored.pk}) holds the same content as the file."
+            in report)
+    assert "Stored:</p>" not in report and ": 0</li>" not in report  # no counts that read as an empty preset
+    prompts = report[report.index("data-items-heading"):]
+    assert prompts.count("<li>") == stored.entries.count() > 0
+
+
+def test_a_real_import_labels_its_counts_as_what_was_stored_in_both_languages(shared_fixtures, users):
+    raw = _fixture(shared_fixtures, "st_cc_preset_Default.json")
+    client = client_for(users["admin"])
+    html = client.post("/resources/import/", {"file": SimpleUploadedFile("Default.json", raw),
+                                              "kind": "preset"}).content.decode()
+    count = Preset.objects.get().entries.count()
+    assert "<p data-stored-counts>Stored:</p>" in html and f"prompts: {count}</li>" in html
+    client.cookies["django_language"] = "zh-hans"
+    html = client.post("/resources/import/", {"token": _stored_then_dry_run(shared_fixtures, client).split(
+        'name="token" value="')[1].split('"')[0], "kind": "preset", "duplicate": "reuse"}).content.decode()
+    assert "已保存：无新内容。已保存的“Default”" in html
+
+
 def test_keeping_both_says_imported(shared_fixtures, users):
     client = client_for(users["admin"])
     token = _stored_then_dry_run(shared_fixtures, client).split('name="token" value="')[1].split('"')[0]

@@ -80,14 +80,34 @@ def test_saving_stores_a_new_preset_and_leaves_the_stored_one(users, lamp):
     assert lamp.entries.get(identifier="nudge").role == "system"  # the stored preset is unchanged
 
 
-def test_bad_input_names_the_field_and_stores_nothing(users, lamp):
+def test_bad_input_names_the_prompt_as_its_row_does_and_stores_nothing(users, lamp):
     nudge = lamp.entries.get(identifier="nudge")
     client = client_for(users["designer"])
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-role": "narrator"}))
-    assert answer.status_code == 400 and "nudge.role: expected one of system, user, assistant" in answer.content.decode()
+    html = answer.content.decode()
+    assert answer.status_code == 400 and "Role of “Nudge”: expected one of system, user, assistant" in html
+    assert "nudge.role" not in html
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-depth": "-1"}))
-    assert answer.status_code == 400 and "nudge.depth" in answer.content.decode()
+    assert answer.status_code == 400 and "Depth of “Nudge”: expected a whole number from 0 to 10000" in (
+        answer.content.decode())
     assert Preset.objects.count() == 1
+
+
+def test_a_refusal_adds_the_identifier_where_two_prompts_share_a_name_and_escapes_the_name(users):
+    report = strategy_services.preset_import(user=users["admin"], name="Twins", data={"prompts": [
+        {"identifier": "first", "name": "<i>Twin</i>", "role": "system", "content": "One."},
+        {"identifier": "second", "name": "<i>Twin</i>", "role": "system", "content": "Two."},
+        {"identifier": "solo", "name": "Solo", "role": "system", "content": "Three."}]})
+    twins = Preset.objects.get(pk=report.id)
+    second = twins.entries.get(identifier="second")
+    client = client_for(users["designer"])
+    html = client.post(f"/resources/presets/{twins.pk}/edit/",
+                       _form(twins, **{f"p{second.pk}-order": "x"})).content.decode()
+    assert "Order of “&lt;i&gt;Twin&lt;/i&gt;” (<code>second</code>): expected a whole number" in html
+    solo = twins.entries.get(identifier="solo")
+    html = client.post(f"/resources/presets/{twins.pk}/edit/",
+                       _form(twins, **{f"p{solo.pk}-role": "narrator"})).content.decode()
+    assert "Role of “Solo”: expected" in html and "<code>solo</code>:" not in html
 
 
 def test_qa_may_not_save(users, lamp):
@@ -174,12 +194,13 @@ def test_a_change_the_request_does_not_show_says_nothing_changed_and_why(users, 
     assert changed == 0 and sentence.startswith("Nothing changed in the request.") and "switched off" in sentence
 
 
-def test_bad_input_names_the_field_in_chinese_on_a_chinese_page(users, lamp):
+def test_bad_input_names_the_prompt_in_chinese_on_a_chinese_page(users, lamp):
     nudge = lamp.entries.get(identifier="nudge")
     client = client_for(users["designer"])
     client.cookies["django_language"] = "zh-hans"
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-role": "narrator"}))
-    assert answer.status_code == 400 and "nudge.role：应为 <code>system, user, assistant</code> 之一" in answer.content.decode()
+    html = answer.content.decode()
+    assert answer.status_code == 400 and "“Nudge”的身份：应为 <code>system, user, assistant</code> 之一" in html
     answer = client.post(f"/resources/presets/{lamp.pk}/edit/", _form(lamp, **{f"p{nudge.pk}-depth": "-1"}))
-    assert answer.status_code == 400 and "nudge.depth：应为 0 到 10000 之间的整数" in answer.content.decode()
+    assert answer.status_code == 400 and "“Nudge”的深度：应为 0 到 10000 之间的整数" in answer.content.decode()
     assert Preset.objects.count() == 1
