@@ -10,7 +10,7 @@ import time
 import traceback
 
 # In the order they print. A new section is a module with TITLE and run() -> list[Table], listed here.
-SECTIONS = ("bench.users", "bench.placement", "bench.tokens", "bench.assemble", "bench.peers", "bench.web",
+SECTIONS = ("bench.users", "bench.stages", "bench.placement", "bench.tokens", "bench.assemble", "bench.peers", "bench.web",
             "bench.patterns", "bench.stall", "bench.server_start")
 
 
