@@ -609,8 +609,15 @@ def block_override_remove(*, strategy: Strategy, user, target: str, expected_ver
 @transaction.atomic
 def strategy_update(*, strategy: Strategy, user, name: str, backend: str | None, placement: str,
                     expected_version: Any) -> Strategy:
-    """Rename the strategy and choose its backend and placement (`assembly.edits.settings_updated`)."""
+    """Rename the strategy and choose its backend and placement (`assembly.edits.settings_updated`). While a layout
+    policy is set it decides the placement: another placement is refused (409), since it would not be stored."""
     current = _draft_for_edit(strategy, expected_version)
+    stored = current.draft.get("placement")
+    if current.draft.get("layout") and placement != stored:
+        raise ServiceError("PLACEMENT_SET_BY_LAYOUT", f"placement: the layout policy decides the placement "
+                           f"({stored!r}); {placement!r} would not be stored", status=409,
+                           detail={"path": "placement", "placement": stored, "asked": placement,
+                                   "id": current.slug, "version": current.version, "draft": current.draft})
     draft = _edited(current, edits.settings_updated, name=name, backend=backend, placement=placement)
     return _commit(current, draft, expected_version)
 

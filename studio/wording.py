@@ -591,6 +591,10 @@ def refusal_words(error: dict[str, Any], positions: list[dict[str, Any]]) -> str
         return gettext("That block has no stored move any more. Nothing was changed.")
     if code == "POSITION_NOT_FOUND":
         return gettext("That position row is no longer in this draft. Nothing was changed.")
+    if code == "PLACEMENT_SET_BY_LAYOUT":
+        return gettext("Placement was not changed: this strategy has a layout policy, and the layout policy decides "
+                       "the placement (now %(placement)s). Nothing was changed.") % {
+            "placement": engine_word("placement", detail.get("placement"))}
     if code == "STRATEGY_READ_ONLY":
         return gettext("Built-in strategies are read-only: copy this one to edit it.")
     if code == "FORBIDDEN":

@@ -551,8 +551,44 @@ def test_rule_fields_custom_rules_priority_layout_and_settings(users, editor):
     draft = _fresh(strategy).draft
     assert draft["layout"]["fallback"] == "error" and draft["placement"] == "native-roles"  # identity decides
     client.post(_url(strategy, "settings/"), {"version": version(), "name": "Renamed copy", "backend": "native",
-                                              "placement": "modules", "confirm": "yes"})
+                                              "placement": "native-roles", "confirm": "yes"})
     assert _fresh(strategy).name == "Renamed copy"
+
+
+def test_a_new_placement_is_refused_while_a_layout_policy_decides_it(users, editor):
+    strategy = editor["strategy"]
+    client = client_for(users["designer"])
+    client.post(_url(strategy, "priority/order/"), {"version": strategy.version, "row": "default", "direction": "up"})
+    with_layout = _fresh(strategy)
+    assert with_layout.draft["layout"] and with_layout.draft["placement"] == "native-slots"
+    client.get(f"/strategies/{strategy.slug}/edit/")  # the undo the page offers is the priority move's
+    for data in ({"name": with_layout.name, "backend": "native", "placement": "modules"},
+                 {"name": "Renamed copy", "backend": "native", "placement": "st", "confirm": "yes"}):
+        response = client.post(_url(strategy, "settings/"), {"version": with_layout.version, **data}, **HTMX)
+        page = response.content.decode()
+        assert response.status_code == 409
+        assert ("Placement was not changed: this strategy has a layout policy, and the layout policy decides the "
+                "placement (now preset slots first). Nothing was changed.") in page
+        assert "Strategy settings saved." not in page
+        fresh = _fresh(strategy)
+        assert (fresh.version, fresh.draft, fresh.name) == (with_layout.version, with_layout.draft, with_layout.name)
+        assert client.session["editor-undo"][strategy.slug]["what"].startswith("Priority order saved")
+    kept = client.post(_url(strategy, "settings/"), {"version": with_layout.version, "name": "Renamed copy",
+                                                     "backend": "native", "placement": "native-slots"})
+    assert kept.status_code == 303 and _fresh(strategy).name == "Renamed copy"
+
+
+def test_the_placement_refusal_is_in_chinese_on_a_chinese_page(users, editor):
+    strategy = editor["strategy"]
+    services.layout_update(strategy=strategy, user=users["designer"], source="preset-slots", identity="position",
+                           fallback="source-order", expected_version=strategy.version)
+    client = client_for(users["designer"])
+    client.cookies["django_language"] = "zh-hans"
+    fresh = _fresh(strategy)
+    response = client.post(_url(strategy, "settings/"), {"version": fresh.version, "name": fresh.name,
+                                                         "backend": "native", "placement": "modules"}, **HTMX)
+    assert response.status_code == 409 and _fresh(strategy).version == fresh.version
+    assert "放置方式未更改" in response.content.decode()
 
 
 def test_saving_revisions_and_the_diff_of_two(users, editor):
