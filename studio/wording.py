@@ -228,6 +228,8 @@ REFUSALS: dict[str, Any] = {
     "RULE_CONTROL_FIXED": _("A runtime-context control is only switched on or off; it has no other setting to change."),
     "POSITION_NOT_FOUND": _("The position row is not part of this strategy any more; reload the editor."),
     "POSITION_LOCKED": _("The row is held in place by a prompt slot, a macro or an anchor, so it cannot move."),
+    "PLACEMENT_SET_BY_LAYOUT": _("The strategy has a layout policy, which decides its placement, so the placement "
+                                 "cannot be chosen in the settings."),
     "OVERRIDE_NOT_FOUND": _("There is no saved move for this block any more; reload the editor."),
 }
 
