@@ -58,12 +58,12 @@ class VersionedForm(forms.Form):
 
 class RuleForm(VersionedForm):
     enabled = FlagField(widget=FlagInput)
-    role = forms.ChoiceField(choices=_choices(ROLES), required=False)
-    delivery = forms.ChoiceField(choices=[("", "")] + _choices(DELIVERIES), required=False)
-    lifetime = forms.ChoiceField(choices=_choices(LIFETIMES), required=False)
-    depth = forms.IntegerField(min_value=0, max_value=MAX_DEPTH, required=False)
-    name = forms.CharField(required=False, strip=False, max_length=200)
-    text = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    role = forms.ChoiceField(choices=_choices(ROLES), required=False, label=_("Role"))
+    delivery = forms.ChoiceField(choices=[("", "")] + _choices(DELIVERIES), required=False, label=_("Delivery"))
+    lifetime = forms.ChoiceField(choices=_choices(LIFETIMES), required=False, label=_("Lifetime"))
+    depth = forms.IntegerField(min_value=0, max_value=MAX_DEPTH, required=False, label=_("Depth"))
+    name = forms.CharField(required=False, strip=False, max_length=200, label=_("Name"))
+    text = forms.CharField(required=False, strip=False, widget=forms.Textarea, label=_("Text"))
 
     def changes(self) -> dict[str, Any]:
         """Only the fields the browser posted: a switch form posts `enabled` alone, the full form everything."""
@@ -78,10 +78,10 @@ class RuleForm(VersionedForm):
 
 
 class NewRuleForm(VersionedForm):
-    kind = forms.ChoiceField(choices=_choices(TEXT_RULE_KINDS))
-    name = forms.CharField(required=False, max_length=200)
-    text = forms.CharField(required=False, strip=False, widget=forms.Textarea)
-    role = forms.ChoiceField(choices=_choices(("system", "user", "assistant")), required=False)
+    kind = forms.ChoiceField(choices=_choices(TEXT_RULE_KINDS), label=_("Kind"))
+    name = forms.CharField(required=False, max_length=200, label=_("Name"))
+    text = forms.CharField(required=False, strip=False, widget=forms.Textarea, label=_("Text"))
+    role = forms.ChoiceField(choices=_choices(("system", "user", "assistant")), required=False, label=_("Role"))
 
 
 class ControlForm(VersionedForm):
@@ -92,8 +92,8 @@ class ControlForm(VersionedForm):
 class PositionForm(VersionedForm):
     key = forms.CharField(max_length=330)
     enabled = FlagField(widget=FlagInput)
-    placement = forms.ChoiceField(choices=_choices(POSITION_PLACEMENTS))
-    anchor = forms.CharField(required=False, max_length=340)
+    placement = forms.ChoiceField(choices=_choices(POSITION_PLACEMENTS), label=_("Placement"))
+    anchor = forms.CharField(required=False, max_length=340, label=_("Anchor"))
 
     def clean_anchor(self) -> str | dict[str, str] | None:
         """'' (none), 'end', or '<side>:<source>#<position>' -> the stored anchor shape."""
@@ -110,9 +110,9 @@ class PositionForm(VersionedForm):
 
 
 class LayoutForm(VersionedForm):
-    source = forms.ChoiceField(choices=_choices(LAYOUT_SOURCES))
-    identity = forms.ChoiceField(choices=_choices(LAYOUT_IDENTITIES))
-    fallback = forms.ChoiceField(choices=_choices(LAYOUT_FALLBACKS))
+    source = forms.ChoiceField(choices=_choices(LAYOUT_SOURCES), label=_("Slot source"))
+    identity = forms.ChoiceField(choices=_choices(LAYOUT_IDENTITIES), label=_("Identity"))
+    fallback = forms.ChoiceField(choices=_choices(LAYOUT_FALLBACKS), label=_("Fallback"))
 
 
 class BlockMoveForm(VersionedForm):
@@ -127,13 +127,13 @@ class BlockResetForm(VersionedForm):
 
 
 class SettingsForm(VersionedForm):
-    name = forms.CharField(max_length=200)
-    backend = forms.ChoiceField(choices=[("", "")] + _choices(BACKENDS), required=False)
-    placement = forms.ChoiceField(choices=_choices(PLACEMENTS))
+    name = forms.CharField(max_length=200, label=_("Name"))
+    backend = forms.ChoiceField(choices=[("", "")] + _choices(BACKENDS), required=False, label=_("Backend"))
+    placement = forms.ChoiceField(choices=_choices(PLACEMENTS), label=_("Placement"))
 
 
 class RevisionForm(VersionedForm):
-    note = forms.CharField(required=False, max_length=500)
+    note = forms.CharField(required=False, max_length=500, label=_("Revision note"))
 
 
 class MoveForm(VersionedForm):

@@ -358,7 +358,7 @@ def rules_order(request, strategy, session):
 
 @editor_write(keeps_text=True)
 def rule_update(request, strategy, session, rule_id):
-    form = valid_form(forms.RuleForm, request)
+    form = valid_form(forms.RuleForm, request, of=presenters.rule_display(strategy.draft, rule_id))
     services.rule_update(strategy=strategy, user=request.user, rule_id=rule_id, changes=form.changes(),
                          expected_version=form.cleaned_data["version"])
     return _("Rule “%(rule)s” saved.") % {"rule": rule_id}

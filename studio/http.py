@@ -18,6 +18,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.middleware.csrf import CsrfViewMiddleware
+from django.utils.translation import gettext, pgettext
 from django.views.decorators.csrf import csrf_exempt
 
 from assembly.errors import CodedError
@@ -170,10 +171,38 @@ def flag(value: str | None) -> bool:
     return (value or "").lower() in ("1", "true", "yes", "on")
 
 
-def valid_form(form_class, request, **kwargs):
-    """`form_class` bound to the POST data, valid, or `FormInvalid` naming the first field and its first error."""
+def valid_form(form_class, request, *, of: str | None = None, **kwargs):
+    """`form_class` bound to the POST data, valid, or `FormInvalid` naming the first field and its first error.
+    A field with a label of its own (the one its page shows) is named by it, and `of` (the rule a form edits, as
+    the page names it) says whose field it is; a field without one is named as it is posted."""
     form = form_class(request.POST, **kwargs)
     if not form.is_valid():
-        field, errors = next(iter(form.errors.items()))
-        raise FormInvalid(f"{field}{label_colon()}{errors[0]}" if field != "__all__" else errors[0])
+        field, errors = next(iter(form.errors.as_data().items()))
+        if field == "__all__":
+            raise FormInvalid(errors[0].messages[0])
+        raise FormInvalid(_form_error_line(form.fields[field], field, errors[0], of))
     return form
+
+
+def _form_error_line(field, name: str, error, of: str | None) -> str:
+    """`<where>: <what was wrong>` in the page's language: where is the field's label (of the rule `of`), what
+    is the number range for a bounded whole number, else the field's own message (its own `name: ` left out)."""
+    message = error.messages[0]
+    if field.label is None:
+        return f"{name}{label_colon()}{message}"
+    where = str(field.label)
+    if of:
+        where = gettext("%(field)s of the rule “%(rule)s”") % {"field": where, "rule": of}
+    low, high = getattr(field, "min_value", None), getattr(field, "max_value", None)
+    if error.code in ("invalid", "min_value", "max_value") and low is not None and high is not None:
+        expected = pgettext("expected", "a whole number from %(low)s to %(high)s") % {"low": low, "high": high}
+    elif error.code == "max_length":
+        expected = pgettext("expected", "at most %(limit)s characters long") % {"limit": field.max_length}
+    else:
+        expected = None
+    if expected is not None:
+        return pgettext("expected", "%(where)s: expected%(expected)s") % {
+            "where": where, "expected": f" {expected}" if expected[:1].isascii() else expected}
+    for colon in (": ", "："):  # a form's own message that names its field
+        message = message.removeprefix(f"{name}{colon}")
+    return f"{where}{label_colon()}{message}"

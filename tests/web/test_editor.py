@@ -751,3 +751,36 @@ def test_a_saved_edit_the_engine_then_refuses_says_so_with_the_saved_notice(user
     page = response.content.decode()
     assert next(r for r in _fresh(strategy).draft["rules"] if r["id"] == "preset")["depth"] == 2
     assert "Saved, but the engine now refuses this draft on this session (ASSEMBLY_NATIVE_UNSUPPORTED)" in page
+
+
+@pytest.mark.parametrize(("data", "english", "chinese"), [
+    ({"depth": "-3"}, "Depth of the rule “World book”: expected a whole number from 0 to 10000",
+     "规则“世界书”的深度：应为 0 到 10000 之间的整数"),
+    ({"depth": "99999999999"}, "Depth of the rule “World book”: expected a whole number from 0 to 10000",
+     "规则“世界书”的深度：应为 0 到 10000 之间的整数"),
+    ({"depth": "abc"}, "Depth of the rule “World book”: expected a whole number from 0 to 10000",
+     "规则“世界书”的深度：应为 0 到 10000 之间的整数"),
+    ({"name": "n" * 500}, "Name of the rule “World book”: expected at most 200 characters long",
+     "规则“世界书”的名称：应为最多 200 个字符"),
+])
+def test_a_refused_rule_field_is_named_by_its_label_and_its_rule(users, editor, data, english, chinese):
+    strategy = editor["strategy"]
+    for language, words in (("en", english), ("zh-hans", chinese)):
+        client = client_for(users["designer"])
+        client.cookies["django_language"] = language
+        response = client.post(_url(strategy, "rules/worldbook/edit/"), {"version": strategy.version, **data},
+                               **HTMX)
+        page = response.content.decode()
+        assert response.status_code == 400 and _fresh(strategy).version == strategy.version
+        assert words in page, language
+        assert "depth:" not in page and "name：" not in page and "depth：" not in page
+
+
+def test_a_blank_strategy_name_is_refused_by_its_label(users, editor):
+    strategy = editor["strategy"]
+    client = client_for(users["designer"])
+    response = client.post(_url(strategy, "settings/"), {"version": strategy.version, "name": "",
+                                                         "backend": "native", "placement": "native-slots"}, **HTMX)
+    page = response.content.decode()
+    assert response.status_code == 400 and _fresh(strategy).name == strategy.name
+    assert "The change was refused: Name: This field is required. Nothing was changed." in page
