@@ -104,8 +104,8 @@ REFUSALS: dict[str, Any] = {
     "INPUT_DUPLICATE_KEY": _("A JSON object gives the same key twice; the message names it. Keep one of them."),
     # availability and strategy
     "REQUEST_ASSEMBLY_CORE_REQUIRED": _("This strategy needs the advanced (core) backend, and the session's host does "
-                                        "not have it. Turn on \"core available\" in the host settings or pick a "
-                                        "standard-backend strategy."),
+                                        "not have it. Turn on \"The host has the advanced (core) backend\" in the host "
+                                        "settings or pick a standard-backend strategy."),
     "ASSEMBLY_NATIVE_UNSUPPORTED": _("The strategy asks the standard backend for something it cannot do (for example "
                                      "a disabled history rule, or a depth); the rule or item is named with it."),
     "ASSEMBLY_NATIVE_UNAVAILABLE": _("The host offers no standard system-prompt assembly, so a standard-backend "

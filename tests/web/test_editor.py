@@ -715,3 +715,12 @@ def test_a_saved_edit_the_engine_then_refuses_says_so_with_the_saved_notice(user
     page = response.content.decode()
     assert next(r for r in _fresh(strategy).draft["rules"] if r["id"] == "preset")["depth"] == 2
     assert "Saved, but the engine now refuses this draft on this session (ASSEMBLY_NATIVE_UNSUPPORTED)" in page
+
+
+def test_a_core_strategy_s_live_preview_refusal_on_a_chinese_page_is_chinese_after_a_full_width_colon(users, editor):
+    page = client_for(users["designer"]).get(f"/strategies/builtin-st/edit/?session={editor['session'].pk}",
+                                             HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    refusal = page.split('data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"', 1)[1].split("</div>", 1)[0]
+    assert "“宿主具备进阶（core）后端”" in refusal and "core available" not in refusal
+    assert "(409)：此策略需要可选的进阶（core）组装扩展（<code>host.core_available</code>" in refusal
+    assert 'lang="en"' not in refusal
