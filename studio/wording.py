@@ -317,6 +317,18 @@ def _words(msgctxt: str, /, **words: str) -> dict[str, Any]:
             for code, word in words.items()}
 
 
+# What the host keeps of each request message, in words (web.md screen 3: "what persists" read at a glance): the full
+# preview's history entry column and the editor's live preview say it so, one label a row; the stable value stays in
+# `data-history-status`.
+HISTORY_STATUS_WORDS: dict[str, Any] = {
+    "native": _("kept: already in history"),
+    "appended": _("kept: added to history by this request"),
+    "reused": _("snapshot reused"),
+    "request-only": _("sent once (request only)"),
+    "snapshot": _("kept: added to history as a snapshot"),
+}
+
+
 # The engine's codes as the pages show them. Keys are the engine's own values (`assembly.strategy` tuples,
 # `native.REGIONS`, `fragments.TRUSTS`, `host` statuses and record kinds, `positions.placement_controls`);
 # `tests/web/test_chinese_engine_words.py` renders every page in Chinese and fails on a code left in English.
