@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -467,8 +469,10 @@ def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
     key, args = _lock_reason(lock_reason, slot_id)
     if key is None:
         return lock_reason
-    if key == "reference":
-        args["slot"] = _slot_name(slot_id or "")
+    if key == "reference":  # the slot's name is the preset's identifier: shown as code, the words around it escaped
+        args = {**{k: conditional_escape(v) for k, v in args.items()},
+                "slot": format_html("<code>{}</code>", _slot_name(slot_id or ""))}
+        return mark_safe(conditional_escape(str(LOCK_REASONS[key].label)) % args)  # every part escaped above
     return str(LOCK_REASONS[key].label) % args if args else str(LOCK_REASONS[key].label)
 
 
