@@ -196,3 +196,14 @@ def test_a_core_refusal_on_a_chinese_page_reads_in_chinese_and_names_the_setting
     english = client_for(users["qa"]).get(f"/sessions/{session.pk}/{path}")
     assert 'Turn on "The host has the advanced (core) backend"' in _core_refusal(english.content.decode()).replace(
         "&quot;", '"')
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", "</a> (preset slots first) · "),
+                                                 ("zh-hans", "</a>（预设插槽优先） · ")])
+def test_a_compared_side_names_its_backend_and_placement_as_the_preview_does(world, users, language, words):
+    session, client = world["session"], client_for(users["qa"])
+    compare = client.get(f"/sessions/{session.pk}/compare/?a=applied&b=builtin-st",
+                         HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    preview = client.get(f"/sessions/{session.pk}/preview/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert words in compare and "(native-slots)" not in compare
+    assert words.removesuffix(" · ") in preview
