@@ -10,10 +10,11 @@ from django.conf import settings
 
 MO = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.mo"
 CJK = "[\u3400-\u9fff]"
-# placeholders the studio fills with the engine's words in the page's language (studio.wording.engine_word): a
-# lock's owner (a module kind), the strategy's placement; a user's name (the session's owner) is no such word
-CHINESE_FILLED = ("owner", "placement")
-FILLED_WITH_ENGINE_WORDS = re.compile(r"held by .*%\(owner\)s|In %\(placement\)s")
+# placeholders the studio fills with its own words in the page's language: a lock's owner (a module kind,
+# studio.wording.engine_word), the strategy's placement, what a host-settings list holds (preview_app.forms); a
+# user's name (the session's owner) is no such word
+CHINESE_FILLED = ("owner", "placement", "item")
+FILLED_WITH_ENGINE_WORDS = re.compile(r"held by .*%\(owner\)s|In %\(placement\)s|JSON list of %\(item\)s")
 SPACED_FILL = re.compile(rf"{CJK} %\((?:{'|'.join(CHINESE_FILLED)})\)s|%\((?:{'|'.join(CHINESE_FILLED)})\)s {CJK}")
 LATIN_BESIDE_CHINESE = re.compile(rf"{CJK}[A-Za-z]|[A-Za-z]{CJK}")
 NOT_WORDS = re.compile(r"<[^>]+>|%\(\w+\)s|\{\{[^}]*\}\}|`[^`]*`")  # markup, placeholders, macros, code
@@ -28,7 +29,7 @@ def _translations() -> list[tuple[str, str]]:
 
 def test_an_engine_word_the_studio_fills_in_sits_against_chinese_without_spaces():
     filled = [(msgid, text) for msgid, text in _translations() if FILLED_WITH_ENGINE_WORDS.search(msgid)]
-    assert len(filled) >= 5  # the lock labels and the placement sentences
+    assert len(filled) >= 6  # the lock labels, the placement sentences, the host lists' refusal
     assert [(msgid, text) for msgid, text in filled if SPACED_FILL.search(text)] == []
 
 

@@ -186,7 +186,6 @@ def test_a_submitted_options_form_keeps_the_models_own_tokenizer(world, users):
     assert '<option value="" selected>— the model&#x27;s, else o200k_base —</option>' in html
 
 
-
 def test_the_window_bar_says_what_set_the_window_in_one_phrase_spaced_as_its_language_writes(world, users):
     """The phrase is whole in each language, so the Chinese spaces the Latin word it names on both sides."""
     client = client_for(users["qa"])
