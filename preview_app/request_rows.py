@@ -59,6 +59,12 @@ class _Escaped(dict):
         return self[key]
 
 
+def _safe_or_escaped(words: str, short: _Escaped) -> str:
+    """Words a presenter made markup of (a lock label with the slot's name as code) as they are; plain words
+    escaped."""
+    return words if isinstance(words, SafeString) else short[words]
+
+
 def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
     node = part.node  # None: a part the result has no node for
 
@@ -84,7 +90,7 @@ def _part_row(part: Part, labels: dict[str, str], short: _Escaped) -> str:
                     f"<span class=\"muted small\">{short[part.decision_words]}</span>")
     if get("locked"):
         lock = (f"<span class=\"lock\" data-lock-reason=\"{short[get('lock_reason')]}\"><span class=\"lock-badge\">"
-                f"{labels['locked']}</span> {short[part.lock_words]}</span>")
+                f"{labels['locked']}</span> {_safe_or_escaped(part.lock_words, short)}</span>")
     else:
         lock = labels["free_span"]
     original_role = get("original_role")

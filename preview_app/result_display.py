@@ -16,6 +16,7 @@ from assembly.sillytavern.regex_changes import RegexChange
 from preview_app.world_info_log import WorldBookView, world_book_log
 from studio.wording import (
     DECISION_WORDS,
+    HISTORY_STATUS_WORDS,
     diagnostic_details,
     engine_word,
     excerpt,
@@ -27,15 +28,6 @@ from studio.wording import (
 LONG_CHARS = 600  # content longer than this (or than LONG_LINES lines) is collapsed behind a summary
 LONG_LINES = 12
 
-# What the host keeps of each request message, in words (web.md screen 3: "what persists" read at a glance); the stable
-# value stays in `data-history-status`.
-HISTORY_STATUS_WORDS = {
-    "native": gettext_lazy("kept: already in history"),
-    "appended": gettext_lazy("kept: added to history by this request"),
-    "reused": gettext_lazy("snapshot reused"),
-    "request-only": gettext_lazy("sent once (request only)"),
-    "snapshot": gettext_lazy("kept: added to history as a snapshot"),
-}
 HISTORY_STATUS_ORDER = ("request-only", "appended", "snapshot", "native", "reused")
 # The same statuses in SillyTavern's words for SillyTavern-order work: SillyTavern re-sends everything at every
 # generation, so "kept" and "sent once" mean nothing there; what it knows is the chat (its messages, the new one it

@@ -33,7 +33,7 @@ class WindowView:
     over_by: int
     used_percent: float
     reserve_percent: float
-    source: str  # what set the window, in words ("" when none did)
+    source: str  # what set the window, the whole phrase in words ("window from ..."; "" when none did)
     tokenizer: str
     exact: bool
     model: str | None
@@ -54,8 +54,10 @@ def tokens_window(tokens: TokenSummary) -> WindowView:
     window, reserve = tokens.context_window, tokens.reply_reserve or 0
     over_by = max(0, tokens.request_total + reserve - window) if window else 0
     used = _percent(tokens.request_total, window) if window else 0.0
-    sources = {"budget": _("the budget below"), "preset": _("the SillyTavern preset's context size"),
-               "model": _("the model's context window")}
+    # whole phrases: the Chinese joins its words to what set the window as each needs (a space before a Latin word)
+    sources = {"budget": _("window from the budget below"),
+               "preset": _("window from the SillyTavern preset's context size"),
+               "model": _("window from the model's context window")}
     return WindowView(
         request_total=tokens.request_total, context_window=window, reply_reserve=reserve, fits=tokens.fits,
         over_by=over_by, used_percent=used,

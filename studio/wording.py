@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
@@ -104,8 +106,8 @@ REFUSALS: dict[str, Any] = {
     "INPUT_DUPLICATE_KEY": _("A JSON object gives the same key twice; the message names it. Keep one of them."),
     # availability and strategy
     "REQUEST_ASSEMBLY_CORE_REQUIRED": _("This strategy needs the advanced (core) backend, and the session's host does "
-                                        "not have it. Turn on \"core available\" in the host settings or pick a "
-                                        "standard-backend strategy."),
+                                        "not have it. Turn on \"The host has the advanced (core) backend\" in the host "
+                                        "settings or pick a standard-backend strategy."),
     "ASSEMBLY_NATIVE_UNSUPPORTED": _("The strategy asks the standard backend for something it cannot do (for example "
                                      "a disabled history rule, or a depth); the rule or item is named with it."),
     "ASSEMBLY_NATIVE_UNAVAILABLE": _("The host offers no standard system-prompt assembly, so a standard-backend "
@@ -319,6 +321,18 @@ def _words(msgctxt: str, /, **words: str) -> dict[str, Any]:
             for code, word in words.items()}
 
 
+# What the host keeps of each request message, in words (web.md screen 3: "what persists" read at a glance): the full
+# preview's history entry column and the editor's live preview say it so, one label a row; the stable value stays in
+# `data-history-status`.
+HISTORY_STATUS_WORDS: dict[str, Any] = {
+    "native": _("kept: already in history"),
+    "appended": _("kept: added to history by this request"),
+    "reused": _("snapshot reused"),
+    "request-only": _("sent once (request only)"),
+    "snapshot": _("kept: added to history as a snapshot"),
+}
+
+
 # The engine's codes as the pages show them. Keys are the engine's own values (`assembly.strategy` tuples,
 # `native.REGIONS`, `fragments.TRUSTS`, `host` statuses and record kinds, `positions.placement_controls`);
 # `tests/web/test_chinese_engine_words.py` renders every page in Chinese and fails on a code left in English.
@@ -457,8 +471,10 @@ def lock_words(lock_reason: str | None, slot_id: str | None = None) -> str:
     key, args = _lock_reason(lock_reason, slot_id)
     if key is None:
         return lock_reason
-    if key == "reference":
-        args["slot"] = _slot_name(slot_id or "")
+    if key == "reference":  # the slot's name is the preset's identifier: shown as code, the words around it escaped
+        args = {**{k: conditional_escape(v) for k, v in args.items()},
+                "slot": format_html("<code>{}</code>", _slot_name(slot_id or ""))}
+        return mark_safe(conditional_escape(str(LOCK_REASONS[key].label)) % args)  # every part escaped above
     return str(LOCK_REASONS[key].label) % args if args else str(LOCK_REASONS[key].label)
 
 

@@ -21,6 +21,13 @@ def engine_word(code, vocabulary: str) -> str:
 
 
 @register.filter
+def history_entry(status) -> str:
+    """`{{ message.history_status|history_entry }}`: what the host keeps of a request message, as the full preview's
+    history entry column says it ("kept: already in history")."""
+    return str(wording.HISTORY_STATUS_WORDS.get(status, status))
+
+
+@register.filter
 def node_names(names) -> list[str]:
     """Engine node names with their field in words (`wording.node_name`)."""
     return [wording.node_name(name) for name in names or ()]

@@ -5,6 +5,7 @@ written, what each accepted edit stores, the lock reasons in words, escaping, ht
 import re
 
 import pytest
+from django.utils import translation
 
 from assembly.edits import position_keys
 from preview_app import services as session_services
@@ -784,3 +785,29 @@ def test_a_blank_strategy_name_is_refused_by_its_label(users, editor):
     page = response.content.decode()
     assert response.status_code == 400 and _fresh(strategy).name == strategy.name
     assert "The change was refused: Name: This field is required. Nothing was changed." in page
+
+
+def test_a_core_strategy_s_live_preview_refusal_on_a_chinese_page_is_chinese_after_a_full_width_colon(users, editor):
+    page = client_for(users["designer"]).get(f"/strategies/builtin-st/edit/?session={editor['session'].pk}",
+                                             HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    refusal = page.split('data-code="REQUEST_ASSEMBLY_CORE_REQUIRED"', 1)[1].split("</div>", 1)[0]
+    assert "“宿主具备进阶（core）后端”" in refusal and "core available" not in refusal
+    assert "(409)：此策略需要可选的进阶（core）组装扩展（<code>host.core_available</code>" in refusal
+    assert 'lang="en"' not in refusal
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_each_live_preview_row_says_what_the_host_keeps_in_one_label_as_the_full_preview_does(users, world, language):
+    from studio.wording import HISTORY_STATUS_WORDS
+
+    page = client_for(users["designer"]).get(f"/strategies/{world['own'].slug}/edit/?session={world['session'].pk}",
+                                             HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    rows = re.findall(r'<li class="message[^"]*"[^>]*data-delivery="([^"]+)" data-history-status="([^"]+)">'
+                      r'(.*?)</li>', page, re.S)
+    statuses = {status for _delivery, status, _row in rows}
+    assert {"native", "appended"} <= statuses
+    with translation.override(language):
+        words = {status: str(word) for status, word in HISTORY_STATUS_WORDS.items()}
+    for delivery, status, row in rows:
+        labels = re.findall(r'<span class="history"[^>]*>(.*?)</span>', row, re.S)
+        assert labels == ([] if (delivery, status) == ("request", "request-only") else [words[status]]), row

@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from preview_app import services
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app import services as strategy_services
-from strategies_app.models import Preset, Strategy
+from strategies_app.models import Preset, Strategy, WorldBook
 from tests.web.conftest import client_for, csrf_client_for, make_user
 
 CALLERS = ("anonymous", "qa", "designer", "admin")
@@ -482,3 +482,22 @@ def test_an_evicted_chat_message_is_named_by_its_role_and_opening_words(world, u
     html = client_for(users["qa"]).get(f"/sessions/{session.pk}/preview/?strategy=builtin-st&context_window=20"
                                        "&reserve_output=0").content.decode()
     assert re.search(r'data-evict="history:[^"]+"><strong>user: “Earlier”</strong>', html)
+
+
+@pytest.mark.parametrize(("language", "label"), [
+    ("en", "held by the <code>worldInfoBefore</code> slot of the preset"),
+    ("zh-hans", "由预设的 <code>worldInfoBefore</code> 插槽持有")])
+def test_a_part_held_by_a_preset_slot_names_the_slot_as_code(world, users, language, label):
+    preset = strategy_services.preset_import(user=users["admin"], data={"prompts": [
+        {"identifier": "main", "role": "system", "content": "Be brief."},
+        {"identifier": "worldInfoBefore", "marker": True}, {"identifier": "chatHistory", "marker": True}]},
+        name="Slot preset")
+    session = services.session_create(
+        user=users["designer"], name="Slots", current_input="Hello", preset=Preset.objects.get(pk=preset.id),
+        world_books=[WorldBook.objects.get(pk=world["session"].world_books.first().pk)])
+    services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-native-slots"))
+    html = client_for(users["designer"]).get(f"/sessions/{session.pk}/preview/",
+                                             HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    lock = re.search(r'data-lock-reason="reference:preset"><span class="lock-badge">[^<]*</span> (.*?)</span></td>',
+                     html).group(1)
+    assert lock == label

@@ -10,6 +10,7 @@ from assembly.results import RequestMessage
 from preview_app import services
 from preview_app.compare import align_messages
 from strategies_app import services as strategy_services
+from strategies_app.models import Strategy
 from tests.web.conftest import client_for
 
 
@@ -175,3 +176,34 @@ def test_an_aligned_message_counts_its_tokens_in_the_right_number(language, toke
     assert f'<span class="muted">{shown}/span>' in html
     if language == "en" and tokens == 1:
         assert "1 tokens" not in html
+
+
+def _core_refusal(page: str) -> str:
+    return re.search(r'<div class="refusal"[^>]*data-code="REQUEST_ASSEMBLY_CORE_REQUIRED".*?</div>', page, re.S).group()
+
+
+@pytest.mark.parametrize("path", ["compare/?a=builtin-native-slots&b=applied", "preview/"])
+def test_a_core_refusal_on_a_chinese_page_reads_in_chinese_and_names_the_setting_by_its_label(world, users, path):
+    session = world["session"]
+    services.strategy_apply(session=session, strategy=Strategy.objects.get(slug="builtin-st"))
+    services.session_update(session=session, host={"core_available": False})
+    response = client_for(users["qa"]).get(f"/sessions/{session.pk}/{path}", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 409
+    refusal = _core_refusal(response.content.decode())
+    assert "“宿主具备进阶（core）后端”" in refusal and "core available" not in refusal
+    assert 'lang="en"' not in refusal and "requires the optional core" not in refusal
+    assert "组装扩展（<code>host.core_available</code> 为 <code>false</code>）" in refusal
+    english = client_for(users["qa"]).get(f"/sessions/{session.pk}/{path}")
+    assert 'Turn on "The host has the advanced (core) backend"' in _core_refusal(english.content.decode()).replace(
+        "&quot;", '"')
+
+
+@pytest.mark.parametrize(("language", "words"), [("en", "</a> (preset slots first) · "),
+                                                 ("zh-hans", "</a>（预设插槽优先） · ")])
+def test_a_compared_side_names_its_backend_and_placement_as_the_preview_does(world, users, language, words):
+    session, client = world["session"], client_for(users["qa"])
+    compare = client.get(f"/sessions/{session.pk}/compare/?a=applied&b=builtin-st",
+                         HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    preview = client.get(f"/sessions/{session.pk}/preview/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert words in compare and "(native-slots)" not in compare
+    assert words.removesuffix(" · ") in preview

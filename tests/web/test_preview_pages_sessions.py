@@ -557,3 +557,11 @@ def test_an_empty_message_is_refused_and_nothing_is_stored(world, users, content
     assert answer.status_code == 400
     assert "A message needs some text" in answer.content.decode()
     assert SessionEvent.objects.filter(session=session).count() == before
+
+
+@pytest.mark.parametrize(("language", "name", "old"), [("en", "advanced backend (core)", "Core backend"),
+                                                       ("zh-hans", "进阶后端（core）", "Core 后端")])
+def test_the_session_settings_name_the_core_backend_as_the_glossary_does(world, users, language, name, old):
+    page = client_for(users["qa"]).get(f"/sessions/{world['session'].pk}/",
+                                       HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert 'href="/glossary/#backend"' in page and f">{name}</a></dt>" in page and old not in page

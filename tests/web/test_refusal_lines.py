@@ -344,3 +344,20 @@ def test_every_preview_option_s_refusal_reads_in_chinese():
         line = in_chinese({"code": "INPUT_INVALID", "error": f"{field}: expected {expected}",
                            "detail": {"path": field, "expected": expected}})
         assert line.lang is None and "expected" not in line.text, (field, line.text)
+
+
+def test_the_host_availability_refusals_read_in_chinese_with_the_setting_as_code():
+    """The engine refuses a strategy whose backend the host lacks (`require_available`) with a fixed sentence naming
+    the host setting; a Chinese page says it in Chinese, the setting and its value as code."""
+    from assembly.api import require_available
+    from assembly.errors import AssemblyError
+
+    refusals = []
+    for document, host in (({"backend": "core"}, {"core_available": False}),
+                           ({"backend": "native"}, {"native_available": False})):
+        with pytest.raises(AssemblyError) as caught:
+            require_available(document, host)
+        refusals.append(caught.value.to_json())
+    for refusal in refusals:
+        line = in_chinese(refusal)
+        assert line.lang is None and "_available` 为 `false`" in line.text, refusal["error"]

@@ -184,3 +184,13 @@ def test_a_submitted_options_form_keeps_the_models_own_tokenizer(world, users):
     ).content.decode()
     assert "(llama3)" in html and 'data-exact="true"' in html
     assert '<option value="" selected>— the model&#x27;s, else o200k_base —</option>' in html
+
+
+def test_the_window_bar_says_what_set_the_window_in_one_phrase_spaced_as_its_language_writes(world, users):
+    """The phrase is whole in each language, so the Chinese spaces the Latin word it names on both sides."""
+    client = client_for(users["qa"])
+    for language, source in (("en", "window from the SillyTavern preset&#x27;s context size"),
+                             ("zh-hans", "窗口取自 SillyTavern 预设的上下文大小")):
+        page = client.get(f"/sessions/{world['session'].pk}/compare/?a=applied&b=builtin-st",
+                          HTTP_ACCEPT_LANGUAGE=language).content.decode()
+        assert f"· {source}</span>" in page, language

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from django.utils import translation
 
 from studio.wording import (
     DIAGNOSTICS,
@@ -94,7 +95,7 @@ def test_excerpts_collapse_whitespace_or_keep_the_text_as_written():
 
 def test_lock_reasons_in_words_for_the_preview_and_the_editor():
     assert lock_words("reference:preset", "preset:worldInfoBefore:before") == (
-        "held by the worldInfoBefore slot of the preset")
+        "held by the <code>worldInfoBefore</code> slot of the preset")
     assert lock_words(None) == "" and lock_words("depth") == "inserted at its depth inside the chat"
     words = LockWords({"rules": [{"id": "preset", "kind": "preset"}]}, {"main": ("Main Prompt", "x {{char}}")})
     assert words.slot("preset:main:2:char") == "referenced by {{char}} in “Main Prompt”"
@@ -115,3 +116,10 @@ def test_lock_reasons_in_words_for_the_preview_and_the_editor():
 ])
 def test_diagnostic_details_are_readable(diagnostic, expected):
     assert diagnostic_details(diagnostic) == expected
+
+
+def test_a_slot_lock_label_in_chinese_has_no_spaces_around_chinese_words_and_the_slot_as_code():
+    with translation.override("zh-hans"):
+        assert lock_words("reference:preset", "preset:worldInfoBefore:before") == (
+            "由预设的 <code>worldInfoBefore</code> 插槽持有")
+        assert lock_words("reference:preset") == "由预设的一个插槽持有"
