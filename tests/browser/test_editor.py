@@ -328,8 +328,8 @@ def test_dragging_a_request_block_keeps_the_move(live_server, page, login_as, st
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_a_refused_setting_says_what_was_refused_in_the_pages_language(live_server, page, login_as, studio,
                                                                        language):
-    """A blank name (spaces pass the browser's `required`) is refused naming the field, in the page's words and
-    punctuation, and nothing is stored."""
+    """A blank name (spaces pass the browser's `required`) is refused naming the field by its label, in the page's
+    words and punctuation, and nothing is stored."""
     from tests.browser.screenshots import shoot
 
     login_as("designer")
@@ -344,7 +344,7 @@ def test_a_refused_setting_says_what_was_refused_in_the_pages_language(live_serv
     status = page.locator("#editor-status [data-code=INPUT_INVALID]")
     status.wait_for()
     sentence = status.inner_text().splitlines()[0]
-    assert sentence == ("The change was refused: name: This field is required. Nothing was changed." if language == "en"
-                        else "更改被拒绝：name：这个字段是必填项。未做任何更改。")
+    assert sentence == ("The change was refused: Name: This field is required. Nothing was changed." if language == "en"
+                        else "更改被拒绝：名称：这个字段是必填项。未做任何更改。")
     assert Strategy.objects.get(pk=studio["strategy"].pk).draft["name"] == "Lighthouse slots"
     shoot(page, "editor-refused-setting", language)
