@@ -85,7 +85,7 @@ SILLYTAVERN_EVENT_KIND_WORDS = {"request-assembly": gettext_lazy("a studio note,
                                                                  "messages")}
 TRUST_WORDS = {
     "system": gettext_lazy("host"),
-    "operator": gettext_lazy("operator (designer's resources)"),
+    "operator": gettext_lazy("operator (designer's resources, the model's replies)"),
     "user": gettext_lazy("end user"),
     "tool": gettext_lazy("tool output"),
 }

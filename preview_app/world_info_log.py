@@ -236,8 +236,8 @@ def _text_reason(reason: SkipReason) -> str:
 
 
 def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...], requested: int | None = None) -> str:
-    """Where an active entry landed: its request rows and its position. A backend that places by its own slots (the
-    standard one) has no depth of its own (`depth` None): the entry then says the depth it asked for and where it
+    """Where an active entry landed: its request rows and its position. A backend that does not insert into the chat
+    (the standard one) has no depth of its own (`depth` None): the entry then says the depth it asked for and where it
     went, never a depth it did not get."""
     if not rows:
         return _("not sent: it is in no request message")
@@ -245,7 +245,7 @@ def _landed(position: str, depth: int | None, outlet: str, rows: tuple[int, ...]
     if position == "at_depth" and depth is None:
         if requested is None:
             return _("in %(rows)s") % {"rows": numbers}
-        return _("asked for depth %(depth)s, placed in %(rows)s by this backend's own slots") % {
+        return _("asked for depth %(depth)s; this backend does not insert into the chat, so it went to %(rows)s") % {
             "depth": requested, "rows": numbers}
     if position == "at_depth":
         return _("at depth %(depth)s: %(rows)s") % {"depth": depth, "rows": numbers}

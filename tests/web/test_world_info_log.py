@@ -166,7 +166,7 @@ def test_a_host_chosen_entry_on_the_standard_backend_says_the_depth_it_asked_for
     [(uid, state, _reason, rows, landed)] = _log(html)
     assert (uid, state) == ("1", "in") and rows
     assert "depth 0" not in landed
-    assert unescape(landed) == f"→ asked for depth 2, placed in #{rows} by this backend's own slots"
+    assert unescape(landed) == f"→ asked for depth 2; this backend does not insert into the chat, so it went to #{rows}"
 
 
 def test_the_stateless_api_numbers_the_chat_as_its_request_does(users):
