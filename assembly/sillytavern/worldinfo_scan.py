@@ -365,8 +365,10 @@ class KeywordScan:
                 depth = entry.scan_depth if entry.scan_depth is not None else self.buffers.depth()
                 where = "the scan depth is 0" if depth <= 0 else f"the last {depth} message(s)"
                 skip("no_match", f"no primary key found ({where})")
+                # Settled unless a later pass must read it again: an indexed candidate's keys hold no macro (the
+                # first substitution is the one kept), but its card fields' persona runs the macros at every pass.
                 if state == ScanState.RECURSION and self._index is not None and index in self._index.indexed \
-                        and not candidate.lazy_keys:  # a macro key is read when the scan first tries it
+                        and not (candidate.lazy_keys and _matches_card_fields(entry)):
                     self._settled.add(index)
                 continue
             key, source = found

@@ -41,6 +41,24 @@ def test_a_long_recursion_chain_is_linear_in_its_passes(monkeypatch):
     assert len(set(searched)) == 2000 and len(searched) < 10 * 2000
 
 
+def test_under_sillytavern_macros_a_chain_is_linear_too_and_card_field_entries_are_read_every_pass(monkeypatch):
+    # Keys without macro syntax read the same at every pass, so the macros path settles them as the plain one does;
+    # an entry that matches a card field is tried again each pass (its persona runs the macros each time).
+    from assembly.sillytavern.worldinfo_scan import KeywordScan
+
+    searched: dict[object, int] = {}
+    primary = KeywordScan.primary
+    monkeypatch.setattr(KeywordScan, "primary", lambda self, candidate, *args, **kwargs: searched.__setitem__(
+        candidate.entry.uid, searched.get(candidate.entry.uid, 0) + 1) or primary(self, candidate, *args, **kwargs))
+    watcher = WorldBookEntry(uid="watcher", keys=("lighthouse",), match_persona_description=True)
+    book = WorldBook(entries=(*chain(300, 5), watcher), activation="keywords", recursive=True)
+    result = activate_world_info(book, chat=[{"role": "user", "content": "we start at beacon0x3"}],
+                                 names={"user": "Aria", "char": "Zoe"}, max_context=BIG, macros=_counting_macros())
+    assert all(a.reason.scan_pass == a.uid + 1 for a in result.active) and len(result.active) == 300
+    assert sum(count for uid, count in searched.items() if uid != "watcher") < 10 * 300
+    assert searched["watcher"] == result.scan_passes
+
+
 def test_an_entry_never_found_keeps_the_reason_of_the_last_pass():
     result = run(*chain(5, 3), WorldBookEntry(uid="far", keys=("lighthouse",)), chat="beacon0x0")
     reason = skip_of(result, "far")
