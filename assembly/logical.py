@@ -485,20 +485,23 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
     original_role = block.role or (rule["role"] if rule.get("inputMode") == "text" and rule["role"] != "preserve"
                                    else "system")
     depth = _select_depth(state, block, target_rule if block.redirect_source else rule, slot)  # jailbreak: phi
-    node = Node(
-        id=f"{rule['id']}:{block.id}", rule_id=rule["id"], module=rule["kind"] if block.source == rule["kind"]
-        else block.source, name=block.name or block.id, role=role, original_role=original_role, text=text,
-        trust="operator", block=block, field=block.field, position_id=block.position_id, order=block.order,
-        lifetime=rule.get("lifetime", "request"), children=children, activation=block.activation,
-    )
-    if target_rule is not rule:
-        node.placement_rule_id = target_rule["id"]
-    if slot is not None:
-        node.slot_id, node.slot_owner, node.slot_owner_rule_id = slot.id, slot.owner, slot.owner_rule_id
-        node.authored_role = slot.authored_role
-        node.locked = block.lock and slot.lock
-        node.lock_reason = f"reference:{slot.owner}" if node.locked else None
-        node.position_decision = "preset"
+    rule_id = rule["id"]
+    placement_rule_id = target_rule["id"] if target_rule is not rule else None
+    module = rule["kind"] if block.source == rule["kind"] else block.source
+    lifetime = rule.get("lifetime", "request")
+    # by position, every field in Node's order: one node per prompt, card field and entry of every request
+    if slot is None:
+        node = Node(f"{rule_id}:{block.id}", rule_id, module, block.name or block.id, role, original_role, text,
+                    "operator", block, block.field, None, None, None, None, None, False, None, "source",
+                    block.position_id, None, None, block.order, lifetime, None, None, None, None, None, False,
+                    children, block.activation, None, None, placement_rule_id)
+    else:
+        locked = block.lock and slot.lock
+        node = Node(f"{rule_id}:{block.id}", rule_id, module, block.name or block.id, role, original_role, text,
+                    "operator", block, block.field, None, slot.id, slot.owner, slot.owner_rule_id,
+                    slot.authored_role, locked, f"reference:{slot.owner}" if locked else None, "preset",
+                    block.position_id, None, None, block.order, lifetime, None, None, None, None, None, False,
+                    children, block.activation, None, None, placement_rule_id)
     if depth is not None:
         if state.adaptive:
             node.requested_depth = depth

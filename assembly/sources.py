@@ -395,15 +395,15 @@ def worldbook_blocks(ctx: SourceContext, rule: dict[str, Any]) -> list[Block]:
         # SillyTavern gives an entry its role only at depth; the other positions go in as the system text they join
         role = entry.role or "system" if position == "at_depth" or not ctx.sillytavern else "system"
         uid = str(entry.uid)
+        at_depth = position == "at_depth"
+        outlet = position == "outlet"  # outlet entries fill {{outlet::name}} markers, never stand alone
+        # by position, every field in Block's order: one block per active entry
         blocks.append(Block(
-            id=uid, source="worldbook", type="text", text=entry.content, role=role,
-            name=entry.display_name, group=_world_book_group(ctx, entry, anchors),
-            position_id="depth" if position == "at_depth" else position,
-            depth=(entry.depth if entry.depth is not None else 0) if position == "at_depth" else None,
-            order=entry.order if entry.order is not None else 100, resource_id=uid,
-            activation=reason, extra=(("outlet_name", entry.outlet_name),) if position == "outlet" else (),
-            reference_only=position == "outlet",  # outlet entries fill {{outlet::name}} markers, never stand alone
-        ))
+            uid, "worldbook", "text", entry.content, role, entry.display_name, None,
+            _world_book_group(ctx, entry, anchors), "depth" if at_depth else position,
+            (entry.depth if entry.depth is not None else 0) if at_depth else None,
+            entry.order if entry.order is not None else 100, (), None, None, None, True, outlet, True, "operator",
+            uid, reason, (), None, False, (("outlet_name", entry.outlet_name),) if outlet else ()))
     return blocks
 
 

@@ -71,3 +71,16 @@ def test_a_block_that_replaces_a_card_field_claims_it_and_a_plain_block_claims_n
     assert state.claimed_by == {}
     _claim_from(state, main, (main.source, main.id), frozenset())
     assert state.claimed_by == {("character", "system"): ("preset", "main")}
+
+
+def test_a_text_node_in_a_slot_carries_the_slot_and_its_lock_and_one_at_its_own_place_none():
+    from tests.engine.test_assemble import marker
+
+    prompts = [*B_PROMPTS, marker("charDescription")]
+    req = copy.deepcopy(request("builtin-st", prompts, lore=B_LORE, character={"name": "C", "description": "D"}))
+    nodes = {n.id: n for n in assemble(req).nodes}
+    placed = [(n.slot_id, n.locked, n.lock_reason, n.position_decision, n.rule_id)
+              for n in (nodes["worldbook:w"], nodes["character:description"], nodes["preset:main"])]
+    assert placed == [("preset:worldInfoBefore:before", True, "reference:preset", "preset", "worldbook"),
+                      ("preset:charDescription", True, "reference:preset", "preset", "character"),
+                      (None, False, None, "source", "preset")]
