@@ -55,7 +55,7 @@ def tokens_window(tokens: TokenSummary) -> WindowView:
     over_by = max(0, tokens.request_total + reserve - window) if window else 0
     used = _percent(tokens.request_total, window) if window else 0.0
     # whole phrases: the Chinese joins its words to what set the window as each needs (a space before a Latin word)
-    sources = {"budget": _("window from the budget below"),
+    sources = {"budget": _("window from the budget you set"),
                "preset": _("window from the SillyTavern preset's context size"),
                "model": _("window from the model's context window")}
     return WindowView(

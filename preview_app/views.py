@@ -422,7 +422,9 @@ def _sides(session: Session, a_spec: str | None, b_spec: str | None,
                 runs[key] = {"result": assemble({**shared, "strategy": choice.document})}
             except CodedError as error:
                 runs[key] = {"error": presenters.error_context(error)}
-        return {"spec": choice.spec, "choice": choice, **runs[key]}
+        # its preview asks as this comparison did (the same options and budget)
+        return {"spec": choice.spec, "choice": choice, "preview_url": _canonical_preview_url(session, choice, options),
+                **runs[key]}
 
     return side(a_spec), side(b_spec)
 

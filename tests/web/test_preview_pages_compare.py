@@ -207,3 +207,27 @@ def test_a_compared_side_names_its_backend_and_placement_as_the_preview_does(wor
     preview = client.get(f"/sessions/{session.pk}/preview/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
     assert words in compare and "(native-slots)" not in compare
     assert words.removesuffix(" · ") in preview
+
+
+def test_a_comparison_holds_both_sides_to_the_budget_it_is_given_and_their_previews_ask_the_same(world, users):
+    """web.md screen 4 beside screen 3's budget: the window, the reply's reserve and the eviction plan apply to both
+    sides, and each side's preview link asks with them, so the preview shows the request the comparison showed."""
+    session = world["session"]
+    for number in range(6):
+        services.event_append(session=session, role=("user", "assistant")[number % 2],
+                              content=f"Message {number}: " + "the old lighthouse keeper trims his lamp. " * 3)
+    client = client_for(users["qa"])
+    window = "context_window=120&reserve_output=10"
+    html = client.get(f"/sessions/{session.pk}/compare/?a=applied&b=builtin-st&{window}&apply_budget=on"
+                      ).content.decode()
+    assert html.count('data-context-window="120" data-reply-reserve="10"') == 2
+    links = re.findall(r'<a href="([^"]+)">Open its preview</a>', html)
+    assert len(links) == 2 and all(f"{window}&apply_budget=on".replace("&", "&amp;") in link for link in links)
+    shown = [int(count) for count in re.findall(r"(\d+) messages? · ", html)]
+    for link, count in zip(links, shown, strict=True):
+        preview = client.get(link.replace("&amp;", "&")).content.decode()
+        assert 'data-context-window="120"' in preview
+        assert len(re.findall(r'<tbody class="msg ', preview)) == count
+    # the plan applied: each side sends less than it does when the same window is only checked
+    checked = client.get(f"/sessions/{session.pk}/compare/?a=applied&b=builtin-st&{window}").content.decode()
+    assert all(a < int(b) for a, b in zip(shown, re.findall(r"(\d+) messages? · ", checked), strict=True))
