@@ -210,9 +210,7 @@ def _twin_found(report: ImportReport, twin, model, duplicate: str, *, rename: bo
     a card keeps its name (it is the {{char}} of its prompts) and is told apart by its id."""
     if twin is not None:
         report.same_as = {"id": twin.pk, "name": twin.name}
-        if duplicate == "reuse":
-            report.notes.append(_("the same content is already stored as “%(name)s” (id %(id)s); it is reused")
-                                % {"name": twin.name, "id": twin.pk})
+        if duplicate == "reuse":  # `same_as` with nothing created says it (the report's `reused`): no note repeats it
             report.creates = dict.fromkeys(report.creates, 0)
             report.id = twin.pk if not report.dry_run else None
             return True

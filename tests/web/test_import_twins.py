@@ -90,6 +90,7 @@ def test_a_reused_import_says_nothing_was_stored_and_names_the_stored_copy_above
     report = html[html.index("data-report-kind"):]
     assert (f"The stored “Default” (id {stored.pk}) holds the same content as the file."
             in report)
+    assert report.count(f"(id {stored.pk})") == 1  # named once
     assert "Stored:</p>" not in report and ": 0</li>" not in report  # no counts that read as an empty preset
     prompts = report[report.index("data-items-heading"):]
     assert prompts.count("<li>") == stored.entries.count() > 0
