@@ -162,7 +162,7 @@ def _entry_state(r: Reader, default_uid: int | str, shape: _Shape, *, book_form:
 _Step = tuple[str, str | None, Callable[[Any, str], Any], type | None]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class _Shape:
     """What an entry's keys (and its card-book `extensions`' keys) say before any value is read: each field it gives
     with the one key to read it from (None: spelled twice or in `extensions`, read through the Reader), those keys,
@@ -185,13 +185,12 @@ def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...], book_form: boo
         name = _FIELD_OF_SPELLING.get(key)
         if name is not None:
             fields[name] = None
-    readers = sorted((_READING_RANK[name], name, key) for name, key in fields.items() if name in _READING_RANK)
-    steps = tuple((name, key, _FIELD_READERS[name], _TAKEN_AS_IS.get(name)) for _, name, key in readers)
-    first = sum(1 for step in steps if step[0] in _FIRST_READERS)
     # the spelling of the order read only when the other is missing is not read at once (see _entry)
     later_order = "order" if book_form else "insertion_order"
     return _Shape(fields, frozenset(key for name, key in fields.items() if key is not None and name != later_order),
-                  "position" in fallback_keys, steps[:first], steps[first:])
+                  "position" in fallback_keys,
+                  tuple((name, fields[name], read, as_is) for name, read, as_is in _FIRST_STEPS if name in fields),
+                  tuple((name, fields[name], read, as_is) for name, read, as_is in _LATER_STEPS if name in fields))
 
 
 # An entry's shape by its keys and its extensions' keys: a book's entries share a few (an export writes every
@@ -290,13 +289,14 @@ _LATER_READERS: dict[str, Callable[[Any, str], Any]] = {
     "lore": lambda value, path: read_named(value, path, "global", names=_LORE_NAMES, numbers={},
                                            expected="where the entry comes from: global, character, chat or persona"),
 }
-_FIELD_READERS = {**_FIRST_READERS, **_LATER_READERS}
-_READING_RANK = {name: rank for rank, name in enumerate(_FIELD_READERS)}
 # the fields whose reader gives back a value of this type as it is (a flag given as true or false, a text as text)
 _TAKEN_AS_IS: dict[str, type] = {
     **{name: bool for name, _ in _ENTRY_FLAGS}, "use_group_scoring": bool, "case_sensitive": bool,
     "match_whole_words": bool, "display_index": int,
     **{name: str for name, read in _LATER_READERS.items() if read is read_text}}
+# each field with a reader of its own, in reading order: (name, reader, the type it takes as it is or None)
+_FIRST_STEPS, _LATER_STEPS = (tuple((name, read, _TAKEN_AS_IS.get(name)) for name, read in readers.items())
+                              for readers in (_FIRST_READERS, _LATER_READERS))
 # each field's spellings (the name first), and the field each spelling names
 _KEYS: dict[str, tuple[str, ...]] = {
     names[0]: spellings(names[0], names[1:])
