@@ -138,25 +138,29 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
     entries = []
     seen: set[str] = set()
     for index, item in enumerate(value):
-        where = join_path(path, index)
-        fields = read_object(item, where, "an {identifier, enabled} object")  # two fields, each in one spelling
-        identifier, enabled = fields.get("identifier", MISSING), fields.get("enabled", MISSING)
-        if type(identifier) is not str:  # (a field's path is spelled out for a refusal only)
-            identifier = read_text(identifier, join_path(where, "identifier"), default=REQUIRED)
+        # two fields, each in one spelling (the item's path is spelled out for a refusal only)
+        if type(item) is not dict or not _ORDER_ENTRY_KEYS.issuperset(item):
+            item = read_object(item, join_path(path, index), "an {identifier, enabled} object")
+        identifier, enabled = item.get("identifier", MISSING), item.get("enabled", MISSING)
+        if type(identifier) is not str:
+            identifier = read_text(identifier, join_path(join_path(path, index), "identifier"), default=REQUIRED)
         if type(enabled) is not bool:
+            where = join_path(path, index)
             if enabled is MISSING or enabled is None:
                 raise ImportInvalid(join_path(where, "enabled"), "true or false (required)")
             enabled = read_flag(enabled, join_path(where, "enabled"), False)
-        for key in fields if len(fields) > 2 else ():
-            if key not in ("identifier", "enabled"):
-                raise ImportInvalid(join_path(where, str(key)), "one of the fields identifier, enabled")
+        for key in item if len(item) > 2 else ():
+            if key not in _ORDER_ENTRY_KEYS:
+                raise ImportInvalid(join_path(join_path(path, index), str(key)), "one of the fields identifier, enabled")
         if identifier in seen:
-            raise invalid(join_path(where, "identifier"), "an identifier listed once in this order", identifier)
+            raise invalid(join_path(join_path(path, index), "identifier"), "an identifier listed once in this order",
+                          identifier)
         seen.add(identifier)
         entries.append({"identifier": identifier, "enabled": enabled})
     return _ORDER.validate_python(entries)
 
 
+_ORDER_ENTRY_KEYS = frozenset(("identifier", "enabled"))
 # the prompts and an order's entries, each list validated in one call (their fields are read and checked first)
 _PROMPTS = TypeAdapter(tuple[Prompt, ...])
 _ORDER = TypeAdapter(tuple[PromptOrderEntry, ...])
