@@ -232,10 +232,10 @@ class Reader:
 
     __slots__ = ("data", "path", "used", "fallback")
 
-    def __init__(self, data: dict[str, Any], path: str, fallback: Reader | None = None):
+    def __init__(self, data: dict[str, Any], path: str, fallback: Reader | None = None, used: Iterable[str] = ()):
         self.data = data
         self.path = path
-        self.used: set[str] = set()
+        self.used: set[str] = set(used)  # the keys read (a reader of a known shape passes those it reads at once)
         self.fallback = fallback
 
     def get(self, name: str, *aliases: str) -> tuple[Any, str]:
@@ -277,6 +277,13 @@ class Reader:
         if first_key is not None:
             return None, join_path(path, first_key)
         return MISSING, join_path(path, keys[0])
+
+    def value(self, keys: tuple[str, ...], key: str | None) -> tuple[Any, str]:
+        """`read(keys)` for an object whose shape its reader worked out: `key` is the field's one spelling in it (and
+        none in the fallback), taken at once (the reader counts it as used); None reads the field by `keys`."""
+        if key is None:
+            return self.read(keys)
+        return self.data[key], f"{self.path}.{key}" if self.path else key
 
     def leftovers(self, *skip: str) -> dict[str, Any]:
         """The fields not read, as copies (a string, number, boolean or null is its own copy)."""

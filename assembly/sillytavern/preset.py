@@ -7,6 +7,7 @@ built-in prompt definitions it re-adds, `role: null` meaning system), we do the 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter
@@ -39,49 +40,92 @@ from assembly.sillytavern.vocabulary import (
 )
 
 
-def _prompt(value: Any, path: str, coerced: list[str]) -> dict[str, Any]:
+@dataclass(slots=True)
+class _PromptShape:
+    """What a prompt's keys (and its `st` extras' keys) say before any value is read: each field it gives with the one
+    key to read it from (None: spelled twice or in `st`, read through the Reader), those keys, its other fields in
+    reading order, and the fields SillyTavern may write as null."""
+
+    keys: dict[str, str | None]
+    direct: frozenset[str]
+    steps: tuple[tuple[str, str | None, tuple[str, ...], Any, Any, type], ...]
+    nullable: tuple[str, ...]
+
+
+def _prompt_shape(keys: tuple[str, ...], st_keys: tuple[str, ...]) -> _PromptShape:
+    fields: dict[str, str | None] = {}
+    for key in keys:
+        name = _PROMPT_FIELD_OF.get(key)
+        if name is not None:
+            fields[name] = None if name in fields else key
+    for key in st_keys:
+        name = _PROMPT_FIELD_OF.get(key)
+        if name is not None:
+            fields[name] = None
+    steps = tuple((name, fields[name], spelled, read, default, as_is)
+                  for name, spelled, read, default, as_is in _PROMPT_FIELDS if name in fields)
+    return _PromptShape(fields, frozenset(key for key in fields.values() if key is not None), steps,
+                        tuple(key for key in _NULLABLE_ON_EXPORT if key in keys))
+
+
+# A prompt's shape by its keys and its `st` extras' keys: a preset's prompts share a few, each worked out once.
+_PromptShapes = dict[tuple[tuple[str, ...], tuple[str, ...]], _PromptShape]
+
+
+def _prompt(value: Any, path: str, coerced: list[str], shapes: _PromptShapes) -> dict[str, Any]:
     """One prompt's fields, each read and checked (the preset's prompts are validated in one call); only the fields
     it gives are read (a field it leaves out takes the model's default)."""
     data = read_object(value, path, "a prompt object")
     st_extras = data.get("st")  # the DSH adapter's {"st": {injection_order, forbid_overrides}} (reference A.12)
     fallback = Reader(read_object(st_extras, join_path(path, "st")), join_path(path, "st")) if st_extras is not None else None
-    r = Reader(data, path, fallback)
-    # the fields the prompt gives, by their spellings (one pass over its keys)
-    given = {_PROMPT_FIELD_OF.get(key) for key in data}
-    if fallback is not None:
-        given.update(_PROMPT_FIELD_OF.get(key) for key in fallback.data)
-    identifier = read_text(*r.read(("identifier",)), default=REQUIRED)
+    shape_key = (tuple(data), tuple(fallback.data) if fallback is not None else ())
+    shape = shapes.get(shape_key)
+    if shape is None:
+        shape = shapes[shape_key] = _prompt_shape(*shape_key)
+    r = Reader(data, path, fallback, shape.direct)
+    keys = shape.keys
+    identifier = read_text(*r.value(("identifier",), keys.get("identifier")), default=REQUIRED)
     if not identifier:
         raise ImportInvalid(join_path(path, "identifier"), "a non-empty identifier")
     fields: dict[str, Any] = {"identifier": identifier}
-    if "injection_trigger" in given:
-        fields["injection_trigger"] = read_generation_types(*r.read(_PROMPT_KEYS["injection_trigger"]))
-    if "injection_position" in given:
+    if "injection_trigger" in keys:
+        fields["injection_trigger"] = read_generation_types(
+            *r.value(_PROMPT_KEYS["injection_trigger"], keys["injection_trigger"]))
+    if "injection_position" in keys:
         fields["injection_position"] = read_named(
-            *r.read(_PROMPT_KEYS["injection_position"]), 0, names={"relative": 0, "in_chat": 1, "absolute": 1},
-            numbers={0: 0, 1: 1}, expected="0 (relative) or 1 (in-chat)")
-    if "role" in given:
-        role_value, role_path = r.read(("role",))
+            *r.value(_PROMPT_KEYS["injection_position"], keys["injection_position"]), 0,
+            names={"relative": 0, "in_chat": 1, "absolute": 1}, numbers={0: 0, 1: 1},
+            expected="0 (relative) or 1 (in-chat)")
+    if "role" in keys:
+        role_value, role_path = r.value(("role",), keys["role"])
         if role_value == "":  # SillyTavern reads a falsy role as system
             role_value = None
             coerced.append(f"{role_path}: an empty role, read as system")
         fields["role"] = read_role(role_value, role_path)
-    for name, keys, read, default in _PROMPT_FIELDS:
-        if name in given:
-            fields[name] = read(*r.read(keys), default)
+    for name, key, spelled, read, default, as_is in shape.steps:
+        if key is None:
+            fields[name] = read(*r.read(spelled), default)
+        else:  # a value of the type its reader takes as it is needs no call (nor a path)
+            value = data[key]
+            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}", default)
     # a field written as null reads as its default and is written back as null (see _export_prompt)
-    fields["other_fields"] = {**r.leftovers("st"), **{k: None for k in _NULLABLE_ON_EXPORT
-                                                        if k in data and data[k] is None}}
+    other = r.leftovers("st")
+    for key in shape.nullable:
+        if data[key] is None:
+            other[key] = None
+    fields["other_fields"] = other
     return fields
 
 
-# a prompt's other fields read alike: (name, its spellings, reader, default); any depth is kept: SillyTavern injects
-# in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never reads a relative prompt's depth
-_PROMPT_FIELDS: tuple[tuple[str, tuple[str, ...], Any, Any], ...] = tuple(
-    (name, spellings(name, ()), read, default) for name, read, default in (
-        ("name", read_text, ""), ("content", read_text, ""), ("enabled", read_flag, True),
-        ("marker", read_flag, False), ("system_prompt", read_flag, False), ("injection_depth", read_integer, 4),
-        ("injection_order", read_integer, 100), ("forbid_overrides", read_flag, False)))
+# a prompt's other fields read alike: (name, its spellings, reader, default, the type the reader takes as it is);
+# any depth is kept: SillyTavern injects in-chat prompts at depths 0..MAX_INJECTION_DEPTH only, and never reads a
+# relative prompt's depth
+_PROMPT_FIELDS: tuple[tuple[str, tuple[str, ...], Any, Any, type], ...] = tuple(
+    (name, spellings(name, ()), read, default, as_is) for name, read, default, as_is in (
+        ("name", read_text, "", str), ("content", read_text, "", str), ("enabled", read_flag, True, bool),
+        ("marker", read_flag, False, bool), ("system_prompt", read_flag, False, bool),
+        ("injection_depth", read_integer, 4, int), ("injection_order", read_integer, 100, int),
+        ("forbid_overrides", read_flag, False, bool)))
 _PROMPT_KEYS: dict[str, tuple[str, ...]] = {
     name: spellings(name, ()) for name in ("identifier", "injection_trigger", "injection_position", "role",
                                            *(field[0] for field in _PROMPT_FIELDS))}
@@ -94,25 +138,29 @@ def _order_entries(value: Any, path: str) -> tuple[PromptOrderEntry, ...]:
     entries = []
     seen: set[str] = set()
     for index, item in enumerate(value):
-        where = join_path(path, index)
-        fields = read_object(item, where, "an {identifier, enabled} object")  # two fields, each in one spelling
-        identifier, enabled = fields.get("identifier", MISSING), fields.get("enabled", MISSING)
-        if type(identifier) is not str:  # (a field's path is spelled out for a refusal only)
-            identifier = read_text(identifier, join_path(where, "identifier"), default=REQUIRED)
+        # two fields, each in one spelling (the item's path is spelled out for a refusal only)
+        if type(item) is not dict or not _ORDER_ENTRY_KEYS.issuperset(item):
+            item = read_object(item, join_path(path, index), "an {identifier, enabled} object")
+        identifier, enabled = item.get("identifier", MISSING), item.get("enabled", MISSING)
+        if type(identifier) is not str:
+            identifier = read_text(identifier, join_path(join_path(path, index), "identifier"), default=REQUIRED)
         if type(enabled) is not bool:
+            where = join_path(path, index)
             if enabled is MISSING or enabled is None:
                 raise ImportInvalid(join_path(where, "enabled"), "true or false (required)")
             enabled = read_flag(enabled, join_path(where, "enabled"), False)
-        for key in fields if len(fields) > 2 else ():
-            if key not in ("identifier", "enabled"):
-                raise ImportInvalid(join_path(where, str(key)), "one of the fields identifier, enabled")
+        for key in item if len(item) > 2 else ():
+            if key not in _ORDER_ENTRY_KEYS:
+                raise ImportInvalid(join_path(join_path(path, index), str(key)), "one of the fields identifier, enabled")
         if identifier in seen:
-            raise invalid(join_path(where, "identifier"), "an identifier listed once in this order", identifier)
+            raise invalid(join_path(join_path(path, index), "identifier"), "an identifier listed once in this order",
+                          identifier)
         seen.add(identifier)
         entries.append({"identifier": identifier, "enabled": enabled})
     return _ORDER.validate_python(entries)
 
 
+_ORDER_ENTRY_KEYS = frozenset(("identifier", "enabled"))
 # the prompts and an order's entries, each list validated in one call (their fields are read and checked first)
 _PROMPTS = TypeAdapter(tuple[Prompt, ...])
 _ORDER = TypeAdapter(tuple[PromptOrderEntry, ...])
@@ -190,8 +238,9 @@ def parse_preset(value: Any, path: str) -> Preset:
     coerced: list[str] = []
     read: list[dict[str, Any]] = []
     seen: set[str] = set()
+    shapes: _PromptShapes = {}
     for index, item in enumerate(prompts_value):
-        fields = _prompt(item, join_path(prompts_path, index), coerced)
+        fields = _prompt(item, join_path(prompts_path, index), coerced, shapes)
         identifier = fields["identifier"]
         if identifier in seen:  # SillyTavern finds a prompt by identifier: the first one wins
             coerced.append(f"{join_path(join_path(prompts_path, index), 'identifier')}: {identifier!r} is "

@@ -110,15 +110,16 @@ _ENTRY_FLAGS = (
 )
 
 
-def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, given: frozenset[str | None], *,
-                 book_form: bool) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
+def _entry_state(r: Reader, default_uid: int | str, shape: _Shape, *, book_form: bool
+                 ) -> tuple[int | str, bool, Any, bool | int, dict[str, Any] | None]:
     """An entry's uid, whether it is enabled (`enabled` and `disable` must agree), its position (a card book's exact
     number lives in extensions.position), its recursion delay and its character filter."""
-    uid_value, uid_path = r.read(_KEYS["uid"]) if "uid" in given else (MISSING, "")
+    keys = shape.keys
+    uid_value, uid_path = r.value(_KEYS["uid"], keys["uid"]) if "uid" in keys else (MISSING, "")
     uid = default_uid if uid_value is MISSING or uid_value is None else _uid(uid_value, uid_path)
 
-    enabled_value, enabled_path = r.read(_KEYS["enabled"]) if "enabled" in given else (MISSING, "")
-    disable_value, disable_path = r.read(_KEYS["disable"]) if "disable" in given else (MISSING, "")
+    enabled_value, enabled_path = r.value(_KEYS["enabled"], keys["enabled"]) if "enabled" in keys else (MISSING, "")
+    disable_value, disable_path = r.value(_KEYS["disable"], keys["disable"]) if "disable" in keys else (MISSING, "")
     enabled = read_flag(enabled_value, enabled_path, MISSING)
     disabled = read_flag(disable_value, disable_path, MISSING)
     if enabled is not MISSING and disabled is not MISSING and enabled == disabled:
@@ -126,17 +127,21 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     enabled = enabled if enabled is not MISSING else (not disabled if disabled is not MISSING else True)
 
     # The card book's exact number lives in extensions.position; its own position is only before/after_char.
-    position_value, position_path = (fallback.read(_KEYS["position"]) if fallback and "position" in given else (MISSING, ""))
-    if (position_value is MISSING or position_value is None) and "position" in given:
-        position_value, position_path = r.read(_KEYS["position"])
-    elif position_value is not MISSING and position_value is not None:
-        r.used.add("position")
+    position_value, position_path = MISSING, ""
+    if shape.position_in_extensions:
+        assert r.fallback is not None
+        position_value, position_path = r.fallback.read(_KEYS["position"])
+        if position_value is not MISSING and position_value is not None:
+            r.used.add("position")
+    if (position_value is MISSING or position_value is None) and "position" in keys:
+        position_value, position_path = r.value(_KEYS["position"], keys["position"])
     default_position = "after" if book_form else "before"
     position = default_position if position_value is MISSING or position_value is None else world_position(
         position_value, position_path
     )
 
-    delay_value, delay_path = r.read(_KEYS["delay_until_recursion"]) if "delay_until_recursion" in given else (MISSING, "")
+    delay_value, delay_path = (r.value(_KEYS["delay_until_recursion"], keys["delay_until_recursion"])
+                               if "delay_until_recursion" in keys else (MISSING, ""))
     if delay_value is MISSING or delay_value is None:
         delay_until_recursion: bool | int = False
     elif isinstance(delay_value, bool):
@@ -144,7 +149,8 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     else:
         delay_until_recursion = read_integer(delay_value, delay_path, 0, minimum=0)
 
-    filter_value, filter_path = r.read(_KEYS["character_filter"]) if "character_filter" in given else (MISSING, "")
+    filter_value, filter_path = (r.value(_KEYS["character_filter"], keys["character_filter"])
+                                 if "character_filter" in keys else (MISSING, ""))
     character_filter = None
     if filter_value is not MISSING and filter_value is not None:
         character_filter = copy.deepcopy(read_object(filter_value, filter_path, "a {isExclude, names, tags} object"))
@@ -152,20 +158,39 @@ def _entry_state(r: Reader, fallback: Reader | None, default_uid: int | str, giv
     return uid, enabled, position, delay_until_recursion, character_filter
 
 
-@dataclass(frozen=True, slots=True)
+# a field read by its reader: (name, its one key or None, the reader, the type the reader takes as it is or None)
+_Step = tuple[str, str | None, Callable[[Any, str], Any], type | None]
+
+
+@dataclass(slots=True)  # read only, but not frozen: a frozen one sets each field through object.__setattr__
 class _Shape:
-    """What an entry's keys (and its card-book `extensions`' keys) say before any value is read: the fields it gives,
-    and the ones with a reader of their own in reading order (the first refusal is the one reported)."""
+    """What an entry's keys (and its card-book `extensions`' keys) say before any value is read: each field it gives
+    with the one key to read it from (None: spelled twice or in `extensions`, read through the Reader), those keys,
+    and the fields with a reader of their own in reading order (the first refusal is the one reported)."""
 
-    given: frozenset[str | None]
-    first: tuple[str, ...]
-    later: tuple[str, ...]
+    keys: dict[str, str | None]
+    direct: frozenset[str]
+    position_in_extensions: bool
+    first: tuple[_Step, ...]
+    later: tuple[_Step, ...]
 
 
-def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...]) -> _Shape:
-    given = frozenset(_FIELD_OF_SPELLING.get(key) for key in (*keys, *fallback_keys))
-    return _Shape(given, tuple(sorted(given.intersection(_FIRST_READERS), key=_READING_RANK.__getitem__)),
-                  tuple(sorted(given.intersection(_LATER_READERS), key=_READING_RANK.__getitem__)))
+def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...], book_form: bool) -> _Shape:
+    fields: dict[str, str | None] = {}
+    for key in keys:
+        name = _FIELD_OF_SPELLING.get(key)
+        if name is not None:
+            fields[name] = None if name in fields else key
+    for key in fallback_keys:
+        name = _FIELD_OF_SPELLING.get(key)
+        if name is not None:
+            fields[name] = None
+    # the spelling of the order read only when the other is missing is not read at once (see _entry)
+    later_order = "order" if book_form else "insertion_order"
+    return _Shape(fields, frozenset(key for name, key in fields.items() if key is not None and name != later_order),
+                  "position" in fallback_keys,
+                  tuple((name, fields[name], read, as_is) for name, read, as_is in _FIRST_STEPS if name in fields),
+                  tuple((name, fields[name], read, as_is) for name, read, as_is in _LATER_STEPS if name in fields))
 
 
 # An entry's shape by its keys and its extensions' keys: a book's entries share a few (an export writes every
@@ -180,33 +205,45 @@ def _entry(value: Any, path: str, default_uid: int | str, shapes: _Shapes, *, bo
     take their defaults."""
     data = read_object(value, path, "a world book entry object")
     ext = data.get("extensions") if book_form else None
-    ext_path = join_path(path, "extensions")
-    fallback = Reader(read_object(ext, ext_path), ext_path) if ext is not None else None
-    r = Reader(data, path, fallback)
-    if book_form:
-        r.used.add("extensions")
+    fallback = None
+    if ext is not None:
+        ext_path = join_path(path, "extensions")
+        fallback = Reader(read_object(ext, ext_path), ext_path)
     shape_key = (tuple(data), tuple(fallback.data) if fallback is not None else ())
     shape = shapes.get(shape_key)
     if shape is None:
-        shape = shapes[shape_key] = _shape(*shape_key)
-    given = shape.given
+        shape = shapes[shape_key] = _shape(*shape_key, book_form)
+    r = Reader(data, path, fallback, shape.direct)
+    if book_form:
+        r.used.add("extensions")
 
-    uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, fallback, default_uid, given,
+    uid, enabled, position, delay_until_recursion, character_filter = _entry_state(r, default_uid, shape,
                                                                                     book_form=book_form)
     # the fields the entry gives, read; the model fills in the others' defaults (half the validation of all 43)
     fields: dict[str, Any] = dict(uid=uid, enabled=enabled, position=position,
                                   delay_until_recursion=delay_until_recursion, character_filter=character_filter)
-    for name in shape.first:
-        fields[name] = _FIRST_READERS[name](*r.read(_KEYS[name]))
+    for name, key, read, as_is in shape.first:
+        if key is None:
+            fields[name] = read(*r.read(_KEYS[name]))
+        else:  # a value of the type its reader takes as it is needs no call (nor a path)
+            value = data[key]
+            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}")
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
     first, second = ("insertion_order", "order") if book_form else ("order", "insertion_order")
-    order_value, order_path = r.read(_KEYS[first]) if first in given else (MISSING, "")
-    if (order_value is MISSING or order_value is None) and second in given:
-        order_value, order_path = r.read(_KEYS[second])
+    keys = shape.keys
+    order_value, order_path = r.value(_KEYS[first], keys[first]) if first in keys else (MISSING, "")
+    if (order_value is MISSING or order_value is None) and second in keys:
+        order_value, order_path = r.value(_KEYS[second], keys[second])
+        if keys[second] is not None:
+            r.used.add(keys[second])
     fields["order"] = read_integer(order_value, order_path, 100)
-    for name in shape.later:
-        fields[name] = _LATER_READERS[name](*r.read(_KEYS[name]))
+    for name, key, read, as_is in shape.later:
+        if key is None:
+            fields[name] = read(*r.read(_KEYS[name]))
+        else:
+            value = data[key]
+            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}")
     other = r.leftovers()
     if fallback is not None:
         rest = fallback.leftovers()
@@ -252,7 +289,14 @@ _LATER_READERS: dict[str, Callable[[Any, str], Any]] = {
     "lore": lambda value, path: read_named(value, path, "global", names=_LORE_NAMES, numbers={},
                                            expected="where the entry comes from: global, character, chat or persona"),
 }
-_READING_RANK = {name: rank for rank, name in enumerate((*_FIRST_READERS, *_LATER_READERS))}
+# the fields whose reader gives back a value of this type as it is (a flag given as true or false, a text as text)
+_TAKEN_AS_IS: dict[str, type] = {
+    **{name: bool for name, _ in _ENTRY_FLAGS}, "use_group_scoring": bool, "case_sensitive": bool,
+    "match_whole_words": bool, "display_index": int,
+    **{name: str for name, read in _LATER_READERS.items() if read is read_text}}
+# each field with a reader of its own, in reading order: (name, reader, the type it takes as it is or None)
+_FIRST_STEPS, _LATER_STEPS = (tuple((name, read, _TAKEN_AS_IS.get(name)) for name, read in readers.items())
+                              for readers in (_FIRST_READERS, _LATER_READERS))
 # each field's spellings (the name first), and the field each spelling names
 _KEYS: dict[str, tuple[str, ...]] = {
     names[0]: spellings(names[0], names[1:])

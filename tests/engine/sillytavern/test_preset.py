@@ -1,7 +1,10 @@
 """A chat-completion preset read as SillyTavern reads it (sillytavern.md §2): what it tolerates is read, coerced
 the way it coerces, and reported under `coerced`."""
 
+import pytest
+
 from assembly import assemble
+from assembly.reading import ImportInvalid
 from assembly.sillytavern.preset import export_preset, import_preset
 
 
@@ -47,3 +50,13 @@ def test_a_null_field_comes_back_as_null_while_its_value_is_unchanged():
     assert import_preset(export_preset(read)) == read
     moved = read.model_copy(update={"prompts": (read.prompt("main").model_copy(update={"injection_position": 1}),)})
     assert export_preset(moved)["prompts"][0]["injection_position"] == 1  # a changed value is written as it is
+
+
+def test_prompts_of_one_shape_each_read_their_values_as_given():
+    # a value already of its field's type is taken as it is; any other still meets the field's reader
+    read = import_preset(preset(prompt("a", injection_depth=2, enabled=True), prompt("b", injection_depth=3.0, enabled=None)))
+    assert [(p.injection_depth, p.enabled) for p in read.prompts[:2]] == [(2, True), (3, True)]
+    assert (read.prompt("a").other_fields, read.prompt("b").other_fields) == ({}, {"enabled": None})
+    with pytest.raises(ImportInvalid) as refused:
+        import_preset(preset(prompt("a", enabled=True), prompt("b", enabled="yes")))
+    assert refused.value.path == "prompts[1].enabled"

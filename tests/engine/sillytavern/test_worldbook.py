@@ -65,3 +65,17 @@ def test_an_entry_keyed_by_thousands_of_digits_keeps_its_key_as_its_uid():
     long = "9" * 5000
     book = import_worldbook({"entries": {long: {"key": ["a"], "content": "far"}, "7": {"key": ["b"], "content": "near"}}})
     assert sorted(str(entry.uid) for entry in book.entries) == sorted([long, "7"])
+
+
+def test_entries_of_one_shape_each_read_their_values_as_given():
+    # a value already of its field's type is taken as it is; any other still meets the field's reader
+    book = import_worldbook({"entries": {
+        "0": {"uid": 0, "constant": True, "comment": "wolf", "displayIndex": 3},
+        "1": {"uid": 1, "constant": None, "comment": None, "displayIndex": 4.0}}})
+    assert [(e.constant, e.comment, e.display_index) for e in book.entries] == [(True, "wolf", 3), (False, "", 4)]
+    for entries, path in [({"0": {"uid": 0, "constant": True}, "1": {"uid": 1, "constant": 1}}, "entries.1.constant"),
+                          ({"0": {"uid": 0, "key": ["a"]}, "1": {"uid": 1, "key": ["a"], "keys": ["b"]}},
+                           "entries.1.key")]:
+        with pytest.raises(ImportInvalid) as refused:
+            import_worldbook({"entries": entries})
+        assert refused.value.path == path
