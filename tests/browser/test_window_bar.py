@@ -60,7 +60,7 @@ def test_picking_a_model_in_the_editor_redraws_the_live_preview_bar(live_server,
     strategy, session = watch["strategy"], watch["session"]
     page.goto(f"{live_server.url}/strategies/{strategy.slug}/edit/?session={session.pk}")
     bar = page.locator("#preview-panel section.window")
-    expect(bar).to_contain_text("Pick a model or set a budget")
+    expect(bar).to_contain_text("Pick a model to see it against its context window.")  # the editor sets no budget
 
     page.locator("#preview-model").select_option("claude")
     expect(page).to_have_url(re.compile(r"model=claude"))  # htmx pushed the choice into the URL

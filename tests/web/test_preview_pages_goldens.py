@@ -42,6 +42,14 @@ def test_a_fresh_golden_matches(world, users):
     assert 'data-differing="0"' in html and "Every golden matches." in html
 
 
+def test_without_a_model_a_goldens_window_asks_for_the_only_choice_the_page_has(world, users):
+    html = client_for(users["qa"]).get("/goldens/").content.decode()
+    assert "Pick a model to see it against its context window." in html
+    assert "set a budget" not in html  # the page offers a model, no budget
+    with_model = client_for(users["qa"]).get("/goldens/?model=gpt-4o").content.decode()
+    assert "Pick a model" not in with_model and 'data-context-window="' in with_model
+
+
 def test_a_new_revision_that_changes_the_request_is_a_separate_line_and_the_golden_still_matches(world, users):
     """Disabling the world book removes "The gate is shut at night." from the system message: the golden still
     matches the revision it approved (the session runs it); the latest revision's line says it would change it, its
