@@ -62,8 +62,8 @@ def host_records(*, sillytavern: bool = False) -> dict[str, tuple[str, str]]:
             "A copy of an assembled context kept in the history: every later request sends it again, and an "
             "identical snapshot is reused instead of added.")),
         PRE_STEP_KIND: (_("Pre-step message"), _(
-            "Text sent before your message, kept in the history: every later request sends this copy again, and "
-            "each turn adds another copy.")),
+            "Text the strategy sends as a user message with your turn (before or after your message), kept in the "
+            "history: every later request sends this copy again, and each turn adds another copy.")),
         LOG_KIND: (_("Assembly log"), _("Which strategy revision built this request; it is never sent.")),
     }
 
