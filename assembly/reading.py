@@ -298,6 +298,22 @@ class Reader:
                 raise ImportInvalid(join_path(self.path, str(key)), f"one of the fields {', '.join(expected)}")
 
 
+def field_keys(keys: tuple[str, ...], fallback_keys: tuple[str, ...], field_of: Mapping[str, str]
+               ) -> dict[str, str | None]:
+    """Each field an object gives (`field_of`: spelling -> field) with the one key that holds it, or None where a
+    `Reader` must decide: a field spelled twice, or given in the fallback object too."""
+    fields: dict[str, str | None] = {}
+    for key in keys:
+        name = field_of.get(key)
+        if name is not None:
+            fields[name] = None if name in fields else key
+    for key in fallback_keys:
+        name = field_of.get(key)
+        if name is not None:
+            fields[name] = None
+    return fields
+
+
 def rename_fields(raw: Mapping[Any, Any], spellings: Mapping[str, str], *, unknown: Callable[[Any], Exception] | None,
                   twice: Callable[[str, Any, Any], Exception]) -> dict[str, Any]:
     """An object's values under their field names, read in the object's key order; `spellings` maps each accepted

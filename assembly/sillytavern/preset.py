@@ -18,6 +18,7 @@ from assembly.reading import (
     ImportInvalid,
     Reader,
     camel_case,
+    field_keys,
     guarded,
     invalid,
     join_path,
@@ -53,15 +54,7 @@ class _PromptShape:
 
 
 def _prompt_shape(keys: tuple[str, ...], st_keys: tuple[str, ...]) -> _PromptShape:
-    fields: dict[str, str | None] = {}
-    for key in keys:
-        name = _PROMPT_FIELD_OF.get(key)
-        if name is not None:
-            fields[name] = None if name in fields else key
-    for key in st_keys:
-        name = _PROMPT_FIELD_OF.get(key)
-        if name is not None:
-            fields[name] = None
+    fields = field_keys(keys, st_keys, _PROMPT_FIELD_OF)
     steps = tuple((name, fields[name], spelled, read, default, as_is)
                   for name, spelled, read, default, as_is in _PROMPT_FIELDS if name in fields)
     return _PromptShape(fields, frozenset(key for key in fields.values() if key is not None), steps,

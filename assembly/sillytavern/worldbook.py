@@ -14,6 +14,7 @@ from assembly.reading import (
     ImportInvalid,
     Reader,
     camel_case,
+    field_keys,
     guarded,
     invalid,
     join_path,
@@ -176,15 +177,7 @@ class _Shape:
 
 
 def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...], book_form: bool) -> _Shape:
-    fields: dict[str, str | None] = {}
-    for key in keys:
-        name = _FIELD_OF_SPELLING.get(key)
-        if name is not None:
-            fields[name] = None if name in fields else key
-    for key in fallback_keys:
-        name = _FIELD_OF_SPELLING.get(key)
-        if name is not None:
-            fields[name] = None
+    fields = field_keys(keys, fallback_keys, _FIELD_OF_SPELLING)
     # the spelling of the order read only when the other is missing is not read at once (see _entry)
     later_order = "order" if book_form else "insertion_order"
     return _Shape(fields, frozenset(key for name, key in fields.items() if key is not None and name != later_order),

@@ -147,3 +147,12 @@ def test_find_unsafe_passes_safe_values_and_nul_when_allowed():
 def test_describe_names_a_huge_integer_without_printing_it():
     assert describe(10**5000) == "a very large integer"  # str() refuses past 4300 digits
     assert describe(12) == "integer 12" and describe([[[]]]) == "list of 1 item(s)"
+
+
+def test_field_keys_names_the_one_key_of_each_field_and_leaves_the_doubtful_ones_to_a_reader():
+    from assembly.reading import field_keys
+
+    field_of = {"order": "order", "insertion_order": "order", "content": "content", "key": "keys", "keys": "keys"}
+    # "order" is spelled twice, "keys" sits in the fallback too, "comment" is no field: a Reader decides the first two
+    assert field_keys(("order", "content", "insertion_order", "key", "comment"), ("keys",), field_of) == {
+        "order": None, "content": "content", "keys": None}
