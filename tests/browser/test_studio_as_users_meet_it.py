@@ -46,7 +46,9 @@ def test_importing_the_same_card_twice_offers_to_reuse_it(live_server, page, log
     expect(page.locator("[data-same-as]")).to_contain_text("Seraphina")
     shoot(page, "import-twin-en")
     page.locator("[data-import-it] button[type=submit]").click()
-    expect(page.locator("[data-report-kind=character][data-dry-run=false]")).to_contain_text("reused")
+    report = page.locator("[data-report-kind=character][data-dry-run=false]")
+    expect(report).to_contain_text("Nothing new stored: the stored one is used")
+    expect(report.locator("[data-stored-counts=none]")).to_contain_text("holds the same content as the file")
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
