@@ -141,7 +141,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         # consecutive nodes of one block and position (a whole conversation) share a row key
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
                 and first_winner(node, key) == "resource"):
             groups.setdefault(key, []).append(node)
@@ -241,27 +241,30 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
     disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
     rows = []
     for row, rule, setting in _row_plan(strategy):
-        key = row.key
-        enabled = (row.configurable and rule is not None and bool(rule["enabled"])
-                   and (setting is None or setting.get("enabled", True))) and True
+        key, source_id, position_id, name_en, name_zh, configurable, missing, _ = row
+        enabled = configurable and rule is not None and bool(rule["enabled"])  # a bool
+        if setting is None:
+            placement, anchor = "source", None
+        else:
+            enabled = (enabled and setting.get("enabled", True)) and True
+            placement, anchor = setting.get("placement", "source"), setting.get("anchor")
+            if isinstance(anchor, dict):  # the strategy's own is the result's layout policy's
+                anchor = dict(anchor)
         if key in disabled:
             enabled = False
-        placement, anchor = (setting.get("placement", "source"), setting.get("anchor")) if setting else ("source", None)
-        if isinstance(anchor, dict):  # the strategy's own is the result's layout policy's
-            anchor = dict(anchor)
         spans = placed.get(key)
         if spans is None:  # empty, not split, not locked; each row its own lists
-            rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
-                                    row.configurable, rule is not None, placement, anchor, row.missing, [], True,
-                                    False, False, False, [], [], []))
+            rows.append(PositionRow(key, source_id, position_id, name_en, name_zh, enabled, configurable,
+                                    rule is not None, placement, anchor, missing, [], True, False, False, False, [],
+                                    [], []))
             continue
         if len(spans) == 2:  # adjacent runs of a row are one span
             row_nodes = nodes[spans[0]:spans[1]]
         else:
             row_nodes = [node for start in range(0, len(spans), 2) for node in nodes[spans[start]:spans[start + 1]]]
-        rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
-                                row.configurable, rule is not None, placement, anchor, row.missing,
-                                [node.id for node in row_nodes], False, len(spans) > 2, *_row_locks(row_nodes)))
+        rows.append(PositionRow(key, source_id, position_id, name_en, name_zh, enabled, configurable,
+                                rule is not None, placement, anchor, missing, [node.id for node in row_nodes], False,
+                                len(spans) > 2, *_row_locks(row_nodes)))
     return rows
 
 
@@ -334,7 +337,7 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
             if spans is not None:
                 spans[-1] = index  # the run before stops here
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
             spans = placed.get(key)
             if spans is None:
                 spans = placed[key] = [index, index]
