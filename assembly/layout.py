@@ -33,29 +33,11 @@ def node_region(node: Node, backend: str) -> str:
     return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
 
 
-def _binding(node: Node) -> str:
-    if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
-        return "runtime"
-    return "slot" if node.slot_id is not None else "free"
-
-
-def _block_key(node: Node, native: bool, backend: str) -> tuple:
-    """The group a node belongs to: rule, module, resource group, slot, depth, role and region. The conversation is
-    one runtime block whatever its speakers: its roles are not the designer's to move."""
-    block = node.block
-    group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
-        block.id if block is not None else node.id)
-    depth = node.depth if node.depth is not None else node.requested_depth
-    role = None if node.message is not None else node.role
-    return (node.rule_id, node.module, group, node.slot_id, depth, role,
-            node_region(node, backend) if native else "request")
-
-
 _KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a block key as its id's JSON
 
 
 def _key_text(key: tuple) -> str:
-    """`_KEY_JSON(list(key))` for the key `_block_key` makes, its values (text, None, whole numbers) written here:
+    """`_KEY_JSON(list(key))` for a block's key (`layout_blocks`), its values (text, None, whole numbers) written here:
     the encoder's own setup was most of a block's cost. A value of another type (a text's is refused by
     `encode_basestring`) goes through the encoder."""
     rule_id, module, group, slot_id, depth, role, region = key
@@ -70,14 +52,22 @@ def _key_text(key: tuple) -> str:
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are. A key with several
-    runs names each run by its first node. Each run keeps its first node and its node ids as it is walked."""
+    runs names each run by its first node. Each run keeps its first node and its node ids as it is walked.
+
+    A node's key is its group: rule, module, resource group, slot, depth, role and region. The conversation is one
+    runtime block whatever its speakers: its roles are not the designer's to move."""
     native = backend == "native"
     runs: list[tuple[tuple, Node, list[str]]] = []
     counts: dict[tuple, int] = {}
     key: tuple | None = None
     node_ids: list[str] = []
     for node in nodes:
-        node_key = _block_key(node, native, backend)
+        block, depth = node.block, node.depth
+        group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
+            block.id if block is not None else node.id)
+        node_key = (node.rule_id, node.module, group, node.slot_id, depth if depth is not None else
+                    node.requested_depth, None if node.message is not None else node.role,
+                    node_region(node, backend) if native else "request")
         if node_key == key:
             node_ids.append(node.id)
         else:
@@ -88,9 +78,14 @@ def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
 
 
 def _layout_block(key: tuple, first: Node, node_ids: list[str], several: bool) -> LayoutBlock:
-    binding = _binding(first)
+    """A run's block: its binding (`runtime` for the conversation, snapshots and depths; `slot` in a preset slot;
+    else `free`) and its reason, from its first node."""
     region = key[-1]  # the key ends with the node's region
-    limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
+    if (first.message is not None or first.lifetime == "snapshot" or first.native_depth_anchor
+            or first.depth is not None):
+        binding, limitations = "runtime", ["RUNTIME_POSITION_FIXED"]
+    else:
+        binding, limitations = "slot" if first.slot_id is not None else "free", []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
     block_id = f"block:{_key_text(key)}:run:{first.id}" if several else f"block:{_key_text(key)}"

@@ -238,7 +238,8 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
                   ) -> list[PositionRow]:
     """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
     placed = _placed_by_row(nodes)
-    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
+    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"
+                } if decisions else ()
     rows = []
     for row, rule, setting in _row_plan(strategy):
         key, source_id, position_id, name_en, name_zh, configurable, missing, _ = row
@@ -270,16 +271,23 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
 
 def _row_locks(row_nodes: list[Node]) -> tuple[bool, bool, list[str], list[str], list[str]]:
     """What a row reports of the nodes it placed: whether all or some are locked, and the distinct lock reasons,
-    holders (of the locked ones) and decisions, sorted."""
+    holders (of the locked ones) and decisions, sorted; gathered in one pass."""
     if len(row_nodes) == 1:  # most rows place one node: its own values, nothing to gather or sort
         node = row_nodes[0]
         return (node.locked, False, [node.lock_reason] if node.locked and node.lock_reason else [],
                 [node.slot_id] if node.locked and node.slot_id else [], [node.position_decision])
-    locked = [node for node in row_nodes if node.locked]
-    return (len(locked) == len(row_nodes), 0 < len(locked) < len(row_nodes),
-            sorted({node.lock_reason for node in locked if node.lock_reason}),
-            sorted({node.slot_id for node in locked if node.slot_id}),
-            sorted({node.position_decision for node in row_nodes}))
+    locked = 0
+    reasons, holders, decisions = set(), set(), set()
+    for node in row_nodes:
+        decisions.add(node.position_decision)
+        if node.locked:
+            locked += 1
+            if node.lock_reason:
+                reasons.add(node.lock_reason)
+            if node.slot_id:
+                holders.add(node.slot_id)
+    return (locked == len(row_nodes), 0 < locked < len(row_nodes), sorted(reasons), sorted(holders),
+            sorted(decisions))
 
 
 class _RowCategory(NamedTuple):
@@ -315,13 +323,16 @@ def _row_plan(strategy: dict[str, Any]) -> list[_PlannedRow]:
         plan.append((row, first_rule.get(row.source_id), setting))
     # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
     # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
-    for module in first_rule:
+    # A category's rule is its module's (its source), and the catalogue lists a module's categories together.
+    for module, rule in first_rule.items():
         for row in _CATEGORIES_BY_MODULE.get(module, ()):
             if row.key not in seen:
-                plan.append((row, first_rule.get(row.source_id), None))
-    for row in _ROW_CATEGORIES.values():
-        if row.module not in first_rule and row.key not in seen:
-            plan.append((row, first_rule.get(row.source_id), None))
+                plan.append((row, rule, None))
+    for module, rows in _CATEGORIES_BY_MODULE.items():
+        if module not in first_rule:
+            for row in rows:
+                if row.key not in seen:
+                    plan.append((row, None, None))
     return plan
 
 
@@ -361,6 +372,9 @@ _CATEGORIES_BY_MODULE: dict[str | None, tuple[_RowCategory, ...]] = {}
 for _row in _ROW_CATEGORIES.values():
     _CATEGORIES_BY_MODULE[_row.module] = (*_CATEGORIES_BY_MODULE.get(_row.module, ()), _row)
 del _row
+# `_row_plan` reads a category's rule by its module and the catalogue's order module by module
+assert all(row.source_id == row.module for row in _ROW_CATEGORIES.values())
+assert list(_ROW_CATEGORIES.values()) == [row for rows in _CATEGORIES_BY_MODULE.values() for row in rows]
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]
