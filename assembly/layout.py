@@ -33,74 +33,66 @@ def node_region(node: Node, backend: str) -> str:
     return f"{node.native_placement or 'after-input'}:{node.native_delivery or 'context'}"
 
 
-def _binding(node: Node) -> str:
-    if node.message is not None or node.lifetime == "snapshot" or node.native_depth_anchor or node.depth is not None:
-        return "runtime"
-    return "slot" if node.slot_id is not None else "free"
-
-
-def _block_key(node: Node, native: bool, backend: str) -> tuple:
-    """The group a node belongs to: rule, module, resource group, slot, depth, role and region. The conversation is
-    one runtime block whatever its speakers: its roles are not the designer's to move."""
-    block = node.block
-    group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
-        block.id if block is not None else node.id)
-    depth = node.depth if node.depth is not None else node.requested_depth
-    role = None if node.message is not None else node.role
-    return (node.rule_id, node.module, group, node.slot_id, depth, role,
-            node_region(node, backend) if native else "request")
-
-
 _KEY_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # a block key as its id's JSON
 
 
 def _key_text(key: tuple) -> str:
-    """`_KEY_JSON(list(key))`, its values (text, None, whole numbers) written here: the encoder's own setup was
-    most of a block's cost. Any other value goes through the encoder."""
-    parts = []
-    for value in key:
-        if value is None:
-            parts.append("null")
-        elif type(value) is str:
-            parts.append(encode_basestring(value))
-        elif type(value) is int:
-            parts.append(int.__repr__(value))
-        else:
-            return _KEY_JSON(list(key))
-    return "[" + ",".join(parts) + "]"
+    """`_KEY_JSON(list(key))` for a block's key (`layout_blocks`), its values (text, None, whole numbers) written here:
+    the encoder's own setup was most of a block's cost. A value of another type (a text's is refused by
+    `encode_basestring`) goes through the encoder."""
+    rule_id, module, group, slot_id, depth, role, region = key
+    try:
+        return (f"[{encode_basestring(rule_id)},{encode_basestring(module)},{encode_basestring(group)},"
+                f"{'null' if slot_id is None else encode_basestring(slot_id)},"
+                f"{'null' if depth is None else int.__repr__(depth) if type(depth) is int else _KEY_JSON(depth)},"
+                f"{'null' if role is None else encode_basestring(role)},{encode_basestring(region)}]")
+    except TypeError:
+        return _KEY_JSON(list(key))
 
 
 def layout_blocks(nodes: list[Node], backend: str) -> list[LayoutBlock]:
     """The runs of nodes that move together, with their binding and why they are where they are. A key with several
-    runs names each run by its first node."""
+    runs names each run by its first node. Each run keeps its first node and its node ids as it is walked.
+
+    A node's key is its group: rule, module, resource group, slot, depth, role and region. The conversation is one
+    runtime block whatever its speakers: its roles are not the designer's to move."""
     native = backend == "native"
-    runs: list[tuple[tuple, list[Node]]] = []
+    runs: list[tuple[tuple, Node, list[str]]] = []
     counts: dict[tuple, int] = {}
     key: tuple | None = None
-    run: list[Node] = []
+    node_ids: list[str] = []
     for node in nodes:
-        node_key = _block_key(node, native, backend)
+        block, depth = node.block, node.depth
+        group = (block.group if block is not None and block.source == "worldbook" else None) or node.field or (
+            block.id if block is not None else node.id)
+        node_key = (node.rule_id, node.module, group, node.slot_id, depth if depth is not None else
+                    node.requested_depth, None if node.message is not None else node.role,
+                    node_region(node, backend) if native else "request")
         if node_key == key:
-            run.append(node)
+            node_ids.append(node.id)
         else:
-            key, run = node_key, [node]
-            runs.append((key, run))
+            key, node_ids = node_key, [node.id]
+            runs.append((key, node, node_ids))
             counts[key] = counts.get(key, 0) + 1
-    return [_layout_block(key, run, counts[key] > 1) for key, run in runs]
+    return [_layout_block(key, first, node_ids, counts[key] > 1) for key, first, node_ids in runs]
 
 
-def _layout_block(key: tuple, run: list[Node], several: bool) -> LayoutBlock:
-    first = run[0]
-    binding = _binding(first)
+def _layout_block(key: tuple, first: Node, node_ids: list[str], several: bool) -> LayoutBlock:
+    """A run's block: its binding (`runtime` for the conversation, snapshots and depths; `slot` in a preset slot;
+    else `free`) and its reason, from its first node."""
     region = key[-1]  # the key ends with the node's region
-    limitations = ["RUNTIME_POSITION_FIXED"] if binding == "runtime" else []
+    if (first.message is not None or first.lifetime == "snapshot" or first.native_depth_anchor
+            or first.depth is not None):
+        binding, limitations = "runtime", ["RUNTIME_POSITION_FIXED"]
+    else:
+        binding, limitations = "slot" if first.slot_id is not None else "free", []
     if region.endswith(":context"):
         limitations.append("NATIVE_CONTEXT_REUSES_HISTORY_POSITION")
     block_id = f"block:{_key_text(key)}:run:{first.id}" if several else f"block:{_key_text(key)}"
     reason = "user-override" if first.position_decision == "user" else first.lock_reason or "source-order"
     return LayoutBlock(  # by position, in the field order: this runs once per block
         block_id, list(key), binding, binding == "free", binding == "slot", region, reason, first.slot_id,
-        first.original_slot_id, limitations, [n.id for n in run])
+        first.original_slot_id, limitations, node_ids)
 
 
 def apply_layout_overrides(nodes: list[Node], strategy: dict[str, Any], backend: str,

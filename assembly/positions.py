@@ -141,7 +141,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         # consecutive nodes of one block and position (a whole conversation) share a row key
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
                 and first_winner(node, key) == "resource"):
             groups.setdefault(key, []).append(node)
@@ -238,45 +238,56 @@ def position_rows(strategy: dict[str, Any], nodes: list[Node], decisions: list[d
                   ) -> list[PositionRow]:
     """Reference A.5 positionRows, with what the editor needs: lock and reason, empty, split, decision."""
     placed = _placed_by_row(nodes)
-    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"}
+    disabled = {f"{d['sourceId']}#{d['positionId']}" for d in decisions if d.get("decision") == "disabled"
+                } if decisions else ()
     rows = []
     for row, rule, setting in _row_plan(strategy):
-        key = row.key
-        enabled = (row.configurable and rule is not None and bool(rule["enabled"])
-                   and (setting is None or setting.get("enabled", True))) and True
+        key, source_id, position_id, name_en, name_zh, configurable, missing, _ = row
+        enabled = configurable and rule is not None and bool(rule["enabled"])  # a bool
+        if setting is None:
+            placement, anchor = "source", None
+        else:
+            enabled = (enabled and setting.get("enabled", True)) and True
+            placement, anchor = setting.get("placement", "source"), setting.get("anchor")
+            if isinstance(anchor, dict):  # the strategy's own is the result's layout policy's
+                anchor = dict(anchor)
         if key in disabled:
             enabled = False
-        placement, anchor = (setting.get("placement", "source"), setting.get("anchor")) if setting else ("source", None)
-        if isinstance(anchor, dict):  # the strategy's own is the result's layout policy's
-            anchor = dict(anchor)
         spans = placed.get(key)
         if spans is None:  # empty, not split, not locked; each row its own lists
-            rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
-                                    row.configurable, rule is not None, placement, anchor, row.missing, [], True,
-                                    False, False, False, [], [], []))
+            rows.append(PositionRow(key, source_id, position_id, name_en, name_zh, enabled, configurable,
+                                    rule is not None, placement, anchor, missing, [], True, False, False, False, [],
+                                    [], []))
             continue
         if len(spans) == 2:  # adjacent runs of a row are one span
             row_nodes = nodes[spans[0]:spans[1]]
         else:
             row_nodes = [node for start in range(0, len(spans), 2) for node in nodes[spans[start]:spans[start + 1]]]
-        rows.append(PositionRow(key, row.source_id, row.position_id, row.name_en, row.name_zh, enabled,
-                                row.configurable, rule is not None, placement, anchor, row.missing,
-                                [node.id for node in row_nodes], False, len(spans) > 2, *_row_locks(row_nodes)))
+        rows.append(PositionRow(key, source_id, position_id, name_en, name_zh, enabled, configurable,
+                                rule is not None, placement, anchor, missing, [node.id for node in row_nodes], False,
+                                len(spans) > 2, *_row_locks(row_nodes)))
     return rows
 
 
 def _row_locks(row_nodes: list[Node]) -> tuple[bool, bool, list[str], list[str], list[str]]:
     """What a row reports of the nodes it placed: whether all or some are locked, and the distinct lock reasons,
-    holders (of the locked ones) and decisions, sorted."""
+    holders (of the locked ones) and decisions, sorted; gathered in one pass."""
     if len(row_nodes) == 1:  # most rows place one node: its own values, nothing to gather or sort
         node = row_nodes[0]
         return (node.locked, False, [node.lock_reason] if node.locked and node.lock_reason else [],
                 [node.slot_id] if node.locked and node.slot_id else [], [node.position_decision])
-    locked = [node for node in row_nodes if node.locked]
-    return (len(locked) == len(row_nodes), 0 < len(locked) < len(row_nodes),
-            sorted({node.lock_reason for node in locked if node.lock_reason}),
-            sorted({node.slot_id for node in locked if node.slot_id}),
-            sorted({node.position_decision for node in row_nodes}))
+    locked = 0
+    reasons, holders, decisions = set(), set(), set()
+    for node in row_nodes:
+        decisions.add(node.position_decision)
+        if node.locked:
+            locked += 1
+            if node.lock_reason:
+                reasons.add(node.lock_reason)
+            if node.slot_id:
+                holders.add(node.slot_id)
+    return (locked == len(row_nodes), 0 < locked < len(row_nodes), sorted(reasons), sorted(holders),
+            sorted(decisions))
 
 
 class _RowCategory(NamedTuple):
@@ -312,13 +323,16 @@ def _row_plan(strategy: dict[str, Any]) -> list[_PlannedRow]:
         plan.append((row, first_rule.get(row.source_id), setting))
     # The catalogue in the order of each module's first rule (first_rule keeps the rules' order), then the
     # categories no rule produces, in catalogue order: a stable sort by the first rule's index, without sorting.
-    for module in first_rule:
+    # A category's rule is its module's (its source), and the catalogue lists a module's categories together.
+    for module, rule in first_rule.items():
         for row in _CATEGORIES_BY_MODULE.get(module, ()):
             if row.key not in seen:
-                plan.append((row, first_rule.get(row.source_id), None))
-    for row in _ROW_CATEGORIES.values():
-        if row.module not in first_rule and row.key not in seen:
-            plan.append((row, first_rule.get(row.source_id), None))
+                plan.append((row, rule, None))
+    for module, rows in _CATEGORIES_BY_MODULE.items():
+        if module not in first_rule:
+            for row in rows:
+                if row.key not in seen:
+                    plan.append((row, None, None))
     return plan
 
 
@@ -334,7 +348,7 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
             if spans is not None:
                 spans[-1] = index  # the run before stops here
             block, position_id, module = node.block, node.position_id, node.module
-            key = row_key(node)
+            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
             spans = placed.get(key)
             if spans is None:
                 spans = placed[key] = [index, index]
@@ -358,6 +372,9 @@ _CATEGORIES_BY_MODULE: dict[str | None, tuple[_RowCategory, ...]] = {}
 for _row in _ROW_CATEGORIES.values():
     _CATEGORIES_BY_MODULE[_row.module] = (*_CATEGORIES_BY_MODULE.get(_row.module, ()), _row)
 del _row
+# `_row_plan` reads a category's rule by its module and the catalogue's order module by module
+assert all(row.source_id == row.module for row in _ROW_CATEGORIES.values())
+assert list(_ROW_CATEGORIES.values()) == [row for rows in _CATEGORIES_BY_MODULE.values() for row in rows]
 
 
 def placement_controls(rules: list[dict[str, Any]], nodes: list[Node], slot_owners: frozenset[str]

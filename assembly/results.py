@@ -13,7 +13,7 @@ import dataclasses
 import operator
 from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SkipValidation, model_serializer
 
 from assembly.sillytavern.regex_changes import RegexChange
 from assembly.sillytavern.worldinfo_models import WorldInfoActivation
@@ -271,10 +271,12 @@ class LayoutBlock:
 
 
 class LayoutView(BaseModel):
-    """Reference A.11: the strategy's layout policy, the slots references opened and the movable blocks."""
+    """Reference A.11: the strategy's layout policy, the slots references opened and the movable blocks. The policy
+    and the slots are the engine's own dicts, made for this result (the policy a copy of the strategy's): taken as
+    they are, not copied again by validation."""
 
-    policy: dict[str, Any] | None
-    slots: list[dict[str, Any]]
+    policy: SkipValidation[dict[str, Any] | None]
+    slots: SkipValidation[list[dict[str, Any]]]
     blocks: list[LayoutBlock]
 
 

@@ -158,6 +158,10 @@ def test_a_row_reports_its_nodes_whether_one_or_several():
     # locked, partly locked, lock reasons, held by, decisions
     assert one == several == (True, False, ["depth"], ["s1"], ["preset"])
     assert _row_locks([node("a", lock_reason="depth", slot_id="s1")])[:4] == (False, False, [], [])
+    mixed = _row_locks([node("a", locked=True, lock_reason="slot", slot_id="s2", position_decision="preset"),
+                        node("b", lock_reason="depth", slot_id="s3", position_decision="source"),
+                        node("c", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset")])
+    assert mixed == (False, True, ["depth", "slot"], ["s1", "s2"], ["preset", "source"])
     partly = _row_locks([node("a", locked=True, lock_reason="depth", slot_id="s1", position_decision="preset"),
                          node("b", position_decision="source")])
     assert partly == (False, True, ["depth"], ["s1"], ["preset", "source"])

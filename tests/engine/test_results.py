@@ -115,3 +115,19 @@ def test_a_pickled_result_reads_back_equal_with_each_part_as_its_field_values():
         result.nodes, result.request, result.positions, result.placement_controls, result.layout)
     node = result.nodes[0]
     assert node.__reduce__() == (NodeView, tuple(getattr(node, f.name) for f in dataclasses.fields(NodeView)))
+
+
+def test_a_results_layout_policy_is_its_own_not_the_requests():
+    # the layout view takes the engine's policy and slots without validating them again: the policy is a copy
+    layout = {"version": 1, "source": "preset-slots", "identity": "preserve", "fallback": "source-order",
+              "overrides": []}
+    request = {"strategy": {"format": "dsh-tavern-request-assembly", "version": 1, "name": "layout",
+                            "rules": [{"id": "history", "kind": "history"}, {"id": "input", "kind": "input"}],
+                            "layout": layout},
+               "conversation": {"input": [{"role": "user", "content": "hi"}]}, "host": {"core_available": True}}
+    result = assemble(request)
+    policy = result.layout.policy
+    assert {key: policy[key] for key in layout} == layout and result.model_dump(mode="json")["layout"]["policy"] == policy
+    result.layout.policy["fallback"] = "error"
+    assert layout["fallback"] == "source-order"
+    assert assemble(request).layout.policy["fallback"] == "source-order"
