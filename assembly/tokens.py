@@ -363,6 +363,13 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     return n
 
 
+def token_ceiling(byte_count: int, encoding: str) -> int | None:
+    """At most how many tokens a text of `byte_count` UTF-8 bytes counts in `encoding`, without tokenizing it: each
+    token of a byte-level BPE file (tiktoken's, special tokens read as text) covers at least one byte. None for an
+    encoding without that bound (a SentencePiece family adds a word-start mark of its own)."""
+    return byte_count if encoding in _BPE_FILES else None
+
+
 def clear_token_cache() -> None:
     """Forget counted texts (benchmarks measure cold and warm counts)."""
     TOKEN_COUNTS.clear()

@@ -36,7 +36,7 @@ from assembly.sillytavern.worldinfo_key_index import KeyIndex
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
-from assembly.tokens import count_tokens
+from assembly.tokens import count_tokens, token_ceiling
 
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
@@ -100,6 +100,51 @@ def world_info_tokens(text: str, encoding: str) -> int:
     if encoding == ST_ESTIMATE:  # text completion counts the text alone, with SillyTavern's estimate
         return estimate_tokens(text)
     return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
+
+
+def _world_info_ceiling(byte_count: int, encoding: str) -> int | None:
+    """At most `world_info_tokens` of a text of `byte_count` UTF-8 bytes, without tokenizing it (None: no bound)."""
+    if not byte_count:
+        return 0
+    ceiling = token_ceiling(byte_count, encoding)
+    return None if ceiling is None else count_tokens("system", encoding) + ceiling + 3 + 3 - 1
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+@dataclass
+class PassBudget:
+    """One pass's budget check, as SillyTavern makes it at each entry: the text activated before the pass and the
+    pass's new text so far, each counted as world info, against the budget. A ceiling that needs no tokenizing
+    answers while it stays under the budget, so a pass of many entries does not count its growing text at each."""
+
+    before: str
+    encoding: str
+    budget: int
+    new: str = ""
+    before_ceiling: int | None = None
+    new_bytes: int = 0
+    before_tokens: int | None = None  # counted when a ceiling first cannot answer
+
+    def __post_init__(self) -> None:
+        self.before_ceiling = _world_info_ceiling(_utf8_length(self.before), self.encoding)
+
+    def add(self, content: str) -> None:
+        self.new += content + "\n"
+        self.new_bytes += _utf8_length(content) + 1
+
+    def reached(self) -> int | None:
+        """The tokens once they reach the budget (the count SillyTavern reports), else None."""
+        new_ceiling = _world_info_ceiling(self.new_bytes, self.encoding)
+        if self.before_ceiling is not None and new_ceiling is not None and (
+                self.before_ceiling + new_ceiling < self.budget):
+            return None
+        if self.before_tokens is None:
+            self.before_tokens = world_info_tokens(self.before, self.encoding)
+        tokens = self.before_tokens + world_info_tokens(self.new, self.encoding)
+        return tokens if tokens >= self.budget else None
 
 
 def world_info_budget(book: WorldBook, max_context: int) -> int:
@@ -199,8 +244,7 @@ class KeywordScan:
             matches = self.scan(state, current_level)
             matches.sort(key=lambda m: not self.sticky(m.candidate.entry))  # sticky entries first, then candidates
             matches = self.inclusion_groups(matches, state)
-            text_tokens = world_info_tokens(all_activated_text, self.encoding)
-            new_content = ""
+            pass_budget = PassBudget(all_activated_text, self.encoding, self.budget)
             passed: list[tuple[Match, str]] = []
             for match in matches:
                 entry = match.candidate.entry
@@ -208,7 +252,7 @@ class KeywordScan:
                     continue
                 content = expand_text_macros(match.candidate.raw_content, self.macros).text
                 passed.append((match, content))
-                new_content += content + "\n"
+                pass_budget.add(content)
                 if entry.ignore_budget:
                     self.activate(match, content)
                     continue
@@ -217,8 +261,8 @@ class KeywordScan:
                         match, "over_budget", budget=self.budget,
                         message=f"the world info budget ({self.budget} tokens) was already reached"))
                     continue
-                tokens = text_tokens + world_info_tokens(new_content, self.encoding)
-                if tokens >= self.budget:
+                tokens = pass_budget.reached()
+                if tokens is not None:
                     self.overflowed = True
                     self.skip(entry.uid, self.matched_skip(
                         match, "over_budget", budget=self.budget, tokens=tokens,

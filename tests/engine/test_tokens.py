@@ -217,3 +217,22 @@ def test_openai_encodings_split_and_name_special_tokens_as_tiktoken_defines_them
 def test_openai_files_rank_each_token_by_its_line_number(encoding, tmp_path):
     data = tokens_module._install_bpe_file(encoding, tmp_path)
     assert tokens_module._line_ranks(data) == tokens_module._tiktoken_ranks(data)
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+def test_a_byte_level_bpe_text_counts_at_most_its_utf8_bytes(encoding):
+    from assembly.tokens import token_ceiling
+
+    texts = ["", " ", "\n\n\n", "a", "  x  ", "é", "日本語のテキスト", "🙂🙂 🙂", "<|endoftext|>", "\udc00".join("ab"),
+             "The harbour wall holds the tide back at night. " * 20, "".join(chr(c) for c in range(32, 2000, 7))]
+    for text in texts:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        assert count_tokens(text, encoding) <= token_ceiling(size, encoding) == size
+
+
+def test_an_encoding_without_a_byte_bound_gives_no_ceiling():
+    from assembly.tokens import token_ceiling
+
+    # a SentencePiece family adds a word-start mark the text does not hold: one newline counts as two tokens
+    assert count_tokens("\n", "mistral-v3") == 2 > len(b"\n")
+    assert token_ceiling(1, "mistral-v3") is None

@@ -46,3 +46,45 @@ def test_the_framing_is_paid_once_per_check_not_per_entry():
 def test_the_first_entry_pays_the_framing_too():
     assert _active(_as_system_message(f"{LANTERN}\n")) == []
     assert _active(_as_system_message(f"{LANTERN}\n") + 1) == [1]
+
+
+def _counted_each_time(before: str, contents: list[str], encoding: str, budget: int) -> list[int | None]:
+    from assembly.sillytavern.worldinfo_scan import world_info_tokens
+
+    answers, new = [], ""
+    for content in contents:
+        new += content + "\n"
+        tokens = world_info_tokens(before, encoding) + world_info_tokens(new, encoding)
+        answers.append(tokens if tokens >= budget else None)
+    return answers
+
+
+def test_a_pass_reaches_the_budget_exactly_where_counting_each_time_does():
+    from assembly.sillytavern.worldinfo_scan import PassBudget
+
+    contents = [LANTERN, BELL, "日本語の灯台 🙂", "  spaced  \n\n", BELL * 3]
+    for encoding in ("o200k_base", "cl100k_base", "mistral-v3"):
+        full = _counted_each_time(LANTERN, contents, encoding, 1)[-1]
+        for budget in (1, 20, full - 1, full, full + 1, 10 * full):  # around where the last entry tips it over
+            check = PassBudget(LANTERN, encoding, budget)
+            answers = []
+            for content in contents:
+                check.add(content)
+                answers.append(check.reached())
+            assert answers == _counted_each_time(LANTERN, contents, encoding, budget), (encoding, budget)
+
+
+def test_a_pass_of_many_entries_under_a_roomy_budget_tokenizes_none_of_its_growing_text(monkeypatch):
+    from assembly import tokens as tokens_module
+    from assembly.sillytavern import worldinfo_scan
+
+    counted: list[str] = []
+    count = tokens_module.count_tokens
+    monkeypatch.setattr(worldinfo_scan, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
+                        or count(text, encoding))
+    entries = tuple(WorldBookEntry(uid=i, constant=True, content=f"Entry {i}: {LANTERN}") for i in range(300))
+    result = activate_world_info(WorldBook(activation="keywords", entries=entries), chat=[], names={"user": "Ona"},
+                                 max_context=1_000_000)
+    assert len(result.active) == 300
+    # short texts ("system"), and the whole activated text once for the report's total: never each step's join
+    assert [len(text) for text in counted if len(text) >= 100] == [sum(len(e.content) + 1 for e in entries)]
