@@ -247,7 +247,8 @@ def editor_positions(draft: dict[str, Any], result: AssemblyResult | None, words
             "held_outputs": [node_name(node.name) for node in own if node.locked],
             "decisions": row.decisions, "first": index == 0, "last": index == len(rows) - 1,
             "held_id": key + HELD_SUFFIX,
-            **dict(zip(("way_out", "source_frees"), _way_out(own, bool(holds.get(key))), strict=True)),
+            **dict(zip(("way_out", "source_frees"), _way_out(own, [reason for reason, _node in engine_holds.get(key, ())]),
+                       strict=True)),
             "tokens": sum(placed.get(node_id, 0) for node_id in row.node_ids),
             # a row with output in the request can be moved: ask why not only of the others (position_reason
             # walks every node of the request, once per row)
@@ -263,22 +264,33 @@ WAY_OUT = {
                          "slot source to “manual” so the strategy places it."),
     "macro": gettext_lazy("To free it: remove the macro from the prompt that pulls it in, or disable that prompt in "
                           "the preset."),
+    "override": gettext_lazy("To free it: leave this card field empty, so the preset prompt it overrides keeps its "
+                             "own text."),
     "depth": gettext_lazy("To free it: give the entry a position instead of a depth in its world book or card."),
     "host": gettext_lazy("The host fixes its place; nothing in the strategy frees it."),
 }
 
 
-def _way_out(nodes: list[NodeView], held_by_macro: bool) -> tuple[list[str], bool]:
-    """How to free a locked row, one sentence per kind of hold, and whether switching the slot source does it."""
+def _hold_kind(reason: str) -> str | None:
+    """The kind of hold a lock reason is (a `WAY_OUT` key): a card field that overrides a preset prompt
+    ({{original}}) is freed in the card, any other macro in the prompt that pulls it in."""
+    if reason.startswith("reference"):
+        return "slot"
+    if reason == "macro:original":
+        return "override"
+    if reason.startswith("macro"):
+        return "macro"
+    return "depth" if reason == "depth" else "host" if reason in ("runtime", "native-depth-boundary") else None
+
+
+def _way_out(nodes: list[NodeView], hold_reasons: list[str]) -> tuple[list[str], bool]:
+    """How to free a locked row, one sentence per kind of hold (its own locked nodes', then the macro holds' on it),
+    and whether switching the slot source does it."""
     kinds = []
-    for node in nodes:
-        reason = node.lock_reason or ""
-        kind = ("slot" if reason.startswith("reference") else "macro" if reason.startswith("macro") else
-                "depth" if reason == "depth" else "host" if reason in ("runtime", "native-depth-boundary") else None)
-        if node.locked and kind and kind not in kinds:
+    for kind in [_hold_kind(node.lock_reason or "") for node in nodes if node.locked] + [
+            _hold_kind(reason) or "macro" for reason in hold_reasons]:
+        if kind and kind not in kinds:
             kinds.append(kind)
-    if held_by_macro and "macro" not in kinds:
-        kinds.append("macro")
     return [str(WAY_OUT[kind]) for kind in kinds], "slot" in kinds
 
 

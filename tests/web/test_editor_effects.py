@@ -106,6 +106,28 @@ def test_each_lock_says_how_to_free_it_and_a_slot_lock_has_the_switch(users, edi
     assert 'name="source" value="manual"' not in persona_row
 
 
+def test_a_card_field_that_overrides_a_preset_prompt_is_freed_in_the_card_not_by_a_macro(users, editor):  # noqa: F811
+    from preview_app import services as session_services
+    from strategies_app import services
+    from strategies_app.models import Character, Preset
+    from tests.web.test_editor import LOCKING_PRESET
+
+    admin = users["admin"]
+    card = services.character_import(user=admin, data={"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Ada", "description": "An engineer.", "post_history_instructions": "Answer as Ada, in one line."}})
+    preset = services.preset_import(user=admin, data=LOCKING_PRESET, name="Preset with its own jailbreak")
+    session = session_services.session_create(
+        user=users["designer"], name="Card overrides", current_input="Hello", preset=Preset.objects.get(pk=preset.id),
+        character=Character.objects.get(pk=card.id))
+    html = client_for(users["designer"]).get(
+        _url(editor["strategy"], f"edit/?session={session.pk}")).content.decode()
+    start = html.index('id="pos-row-character#phi"')
+    phi_row = html[start:html.index("</li>", start)]
+    assert "replaces the preset prompt" in phi_row  # the card's field overrides the preset's jailbreak
+    assert "leave this card field empty, so the preset prompt it overrides keeps its own text" in phi_row
+    assert "remove the macro" not in phi_row
+
+
 def test_a_switch_whose_output_a_slot_holds_says_the_slot_still_places_it(users, editor):  # noqa: F811
     answer = _write(users, editor, "rules/persona/edit/", {"enabled": ["false"]})
     changed, sentence = _effect(answer.content.decode())
