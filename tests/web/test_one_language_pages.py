@@ -60,7 +60,7 @@ def test_pages_name_built_ins_in_one_language(users, session, language, shown, h
         assert SLOTS[hidden] not in html, page
     apply = _apply(users, session, language)
     assert not any(both in apply for both in BOTH) and SLOTS[hidden] not in apply
-    assert f">{SLOTS[shown]}</a> /</p>" in apply
+    assert f">{SLOTS[shown]}</a> ›" in apply  # the breadcrumb names the strategy
     compare = _get(users, _pages(session)["compare"], language)
     assert f'<optgroup label="{SLOTS[shown]} (builtin-native-slots)' in compare  # the pickers' groups
     copy = {"en": f"{SLOTS['en']} (copy)", "zh": f"{SLOTS['zh']}（副本）"}[shown]
