@@ -489,19 +489,18 @@ def _text_node(state: State, entry: Entry, block: Block, slot: Slot | None) -> N
     placement_rule_id = target_rule["id"] if target_rule is not rule else None
     module = rule["kind"] if block.source == rule["kind"] else block.source
     lifetime = rule.get("lifetime", "request")
-    # by position, every field in Node's order: one node per prompt, card field and entry of every request
     if slot is None:
-        node = Node(f"{rule_id}:{block.id}", rule_id, module, block.name or block.id, role, original_role, text,
-                    "operator", block, block.field, None, None, None, None, None, False, None, "source",
-                    block.position_id, None, None, block.order, lifetime, None, None, None, None, None, False,
-                    children, block.activation, None, None, placement_rule_id)
+        slot_id = owner = owner_rule_id = authored_role = lock_reason = None
+        locked, decision = False, "source"
     else:
-        locked = block.lock and slot.lock
-        node = Node(f"{rule_id}:{block.id}", rule_id, module, block.name or block.id, role, original_role, text,
-                    "operator", block, block.field, None, slot.id, slot.owner, slot.owner_rule_id,
-                    slot.authored_role, locked, f"reference:{slot.owner}" if locked else None, "preset",
-                    block.position_id, None, None, block.order, lifetime, None, None, None, None, None, False,
-                    children, block.activation, None, None, placement_rule_id)
+        slot_id, owner, owner_rule_id, authored_role = slot.id, slot.owner, slot.owner_rule_id, slot.authored_role
+        locked, decision = block.lock and slot.lock, "preset"
+        lock_reason = f"reference:{owner}" if locked else None
+    # by position, every field in Node's order: one node per prompt, card field and entry of every request
+    node = Node(f"{rule_id}:{block.id}", rule_id, module, block.name or block.id, role, original_role, text,
+                "operator", block, block.field, None, slot_id, owner, owner_rule_id, authored_role, locked,
+                lock_reason, decision, block.position_id, None, None, block.order, lifetime, None, None, None, None,
+                None, False, children, block.activation, None, None, placement_rule_id)
     if depth is not None:
         if state.adaptive:
             node.requested_depth = depth

@@ -141,7 +141,7 @@ def apply_resource_anchors(nodes: list[Node], strategy: dict[str, Any], diagnost
         # consecutive nodes of one block and position (a whole conversation) share a row key
         if node.block is not block or node.position_id is not position_id or node.module is not module:
             block, position_id, module = node.block, node.position_id, node.module
-            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
+            key = row_key(node)
         if (key in anchors and node.message is None and node.depth is None and node.lock_reason is None
                 and first_winner(node, key) == "resource"):
             groups.setdefault(key, []).append(node)
@@ -348,7 +348,7 @@ def _placed_by_row(nodes: list[Node]) -> dict[str, list[int]]:
             if spans is not None:
                 spans[-1] = index  # the run before stops here
             block, position_id, module = node.block, node.position_id, node.module
-            key = f"{block.source if block is not None else module}#{position_id}"  # `row_key(node)`, inline
+            key = row_key(node)
             spans = placed.get(key)
             if spans is None:
                 spans = placed[key] = [index, index]

@@ -186,6 +186,18 @@ def _shape(keys: tuple[str, ...], fallback_keys: tuple[str, ...], book_form: boo
                   tuple((name, fields[name], read, as_is) for name, read, as_is in _LATER_STEPS if name in fields))
 
 
+def _read_steps(steps: tuple[_Step, ...], r: Reader, fields: dict[str, Any]) -> None:
+    """Each step's field read into `fields`, in order: by its one key, where a value of the type its reader takes as
+    it is needs no call (nor a path), else through the Reader."""
+    data, path = r.data, r.path
+    for name, key, read, as_is in steps:
+        if key is None:
+            fields[name] = read(*r.read(_KEYS[name]))
+        else:
+            value = data[key]
+            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}")
+
+
 # An entry's shape by its keys and its extensions' keys: a book's entries share a few (an export writes every
 # entry with the same fields), so each shape is worked out once per book.
 _Shapes = dict[tuple[tuple[str, ...], tuple[str, ...]], _Shape]
@@ -215,12 +227,7 @@ def _entry(value: Any, path: str, default_uid: int | str, shapes: _Shapes, *, bo
     # the fields the entry gives, read; the model fills in the others' defaults (half the validation of all 43)
     fields: dict[str, Any] = dict(uid=uid, enabled=enabled, position=position,
                                   delay_until_recursion=delay_until_recursion, character_filter=character_filter)
-    for name, key, read, as_is in shape.first:
-        if key is None:
-            fields[name] = read(*r.read(_KEYS[name]))
-        else:  # a value of the type its reader takes as it is needs no call (nor a path)
-            value = data[key]
-            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}")
+    _read_steps(shape.first, r, fields)
     # A native entry's order is `order`, a card book's `insertion_order`; the other spelling, when a converted file
     # carries both and they disagree, is never read by SillyTavern, so it is kept as written rather than refused.
     first, second = ("insertion_order", "order") if book_form else ("order", "insertion_order")
@@ -231,12 +238,7 @@ def _entry(value: Any, path: str, default_uid: int | str, shapes: _Shapes, *, bo
         if keys[second] is not None:
             r.used.add(keys[second])
     fields["order"] = read_integer(order_value, order_path, 100)
-    for name, key, read, as_is in shape.later:
-        if key is None:
-            fields[name] = read(*r.read(_KEYS[name]))
-        else:
-            value = data[key]
-            fields[name] = value if type(value) is as_is else read(value, f"{path}.{key}")
+    _read_steps(shape.later, r, fields)
     other = r.leftovers()
     if fallback is not None:
         rest = fallback.leftovers()
