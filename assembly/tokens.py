@@ -363,11 +363,25 @@ def count_tokens(text: str, encoding: str = "o200k_base") -> int:
     return n
 
 
-def token_ceiling(byte_count: int, encoding: str) -> int | None:
-    """At most how many tokens a text of `byte_count` UTF-8 bytes counts in `encoding`, without tokenizing it: each
-    token of a byte-level BPE file (tiktoken's, special tokens read as text) covers at least one byte. None for an
-    encoding without that bound (a SentencePiece family adds a word-start mark of its own)."""
-    return byte_count if encoding in _BPE_FILES else None
+def token_ceiling(text: str, encoding: str) -> int | None:
+    """At most how many tokens `text` counts in `encoding`, without tokenizing it; None for an encoding without a
+    known bound (SillyTavern's estimate). A byte-level BPE token covers at least one byte of the text (tiktoken's
+    files, Llama 3, Tekken, DeepSeek; special-token text is read as text or as one token); Qwen 2 encodes the text's
+    NFC form, which may be longer; SentencePiece (Mistral v3) adds one word-start mark of its own, and each other
+    token covers at least one byte (its byte fallback)."""
+    bound = _CEILINGS.get(encoding)
+    return None if bound is None else bound(text)
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+_CEILINGS: dict[str, Callable[[str], int]] = {
+    **{name: _utf8_length for name in ("o200k_base", "cl100k_base", "llama3", "mistral-tekken", "deepseek")},
+    "qwen2": lambda text: _utf8_length(unicodedata.normalize("NFC", text)),
+    "mistral-v3": lambda text: _utf8_length(text) + 1 if text else 0,
+}
 
 
 def clear_token_cache() -> None:

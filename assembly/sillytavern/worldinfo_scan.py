@@ -102,16 +102,9 @@ def world_info_tokens(text: str, encoding: str) -> int:
     return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
 
 
-def _world_info_ceiling(byte_count: int, encoding: str) -> int | None:
-    """At most `world_info_tokens` of a text of `byte_count` UTF-8 bytes, without tokenizing it (None: no bound)."""
-    if not byte_count:
-        return 0
-    ceiling = token_ceiling(byte_count, encoding)
-    return None if ceiling is None else count_tokens("system", encoding) + ceiling + 3 + 3 - 1
-
-
-def _utf8_length(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
+def _world_info_ceiling(text_ceiling: int | None, encoding: str) -> int | None:
+    """At most `world_info_tokens` of a non-empty text whose own tokens are at most `text_ceiling` (None: no bound)."""
+    return None if text_ceiling is None else count_tokens("system", encoding) + text_ceiling + 3 + 3 - 1
 
 
 @dataclass
@@ -125,19 +118,22 @@ class PassBudget:
     budget: int
     new: str = ""
     before_ceiling: int | None = None
-    new_bytes: int = 0
+    new_ceiling: int | None = 0  # at most the new text's own tokens: the sum of its pieces' ceilings
     before_tokens: int | None = None  # counted when a ceiling first cannot answer
 
     def __post_init__(self) -> None:
-        self.before_ceiling = _world_info_ceiling(_utf8_length(self.before), self.encoding)
+        self.before_ceiling = _world_info_ceiling(token_ceiling(self.before, self.encoding), self.encoding) \
+            if self.before else 0
 
     def add(self, content: str) -> None:
         self.new += content + "\n"
-        self.new_bytes += _utf8_length(content) + 1
+        if self.new_ceiling is not None:
+            piece = token_ceiling(content + "\n", self.encoding)
+            self.new_ceiling = None if piece is None else self.new_ceiling + piece
 
     def reached(self) -> int | None:
         """The tokens once they reach the budget (the count SillyTavern reports), else None."""
-        new_ceiling = _world_info_ceiling(self.new_bytes, self.encoding)
+        new_ceiling = _world_info_ceiling(self.new_ceiling, self.encoding) if self.new else 0
         if self.before_ceiling is not None and new_ceiling is not None and (
                 self.before_ceiling + new_ceiling < self.budget):
             return None

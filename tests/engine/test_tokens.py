@@ -2,6 +2,7 @@
 
 import gzip
 import hashlib
+import random
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from assembly import count_tokens
 from assembly import tokens as tokens_module
 from assembly.caches import clear_caches
-from assembly.tokens import TokenizerError, encode
+from assembly.tokens import ENCODINGS, TokenizerError, encode
 
 
 @pytest.mark.parametrize(
@@ -219,20 +220,60 @@ def test_openai_files_rank_each_token_by_its_line_number(encoding, tmp_path):
     assert tokens_module._line_ranks(data) == tokens_module._tiktoken_ranks(data)
 
 
-@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
-def test_a_byte_level_bpe_text_counts_at_most_its_utf8_bytes(encoding):
+def _spread_of_code_points(rng: random.Random, size: int) -> str:
+    """`size` characters drawn across the planes (surrogates left out: a request refuses them)."""
+    return "".join(chr(rng.randrange(0x20, 0xD800) if rng.random() < 0.5 else rng.randrange(0xE000, 0x2FFFF))
+                   for _ in range(size))
+
+
+# Texts that try each family's bound: whitespace and newline runs, special-token text, scripts without spaces,
+# emoji, combining marks, characters NFC spells longer (U+FB2C, U+0958, U+2126), compatibility ones, and a seeded
+# spread of code points across the planes.
+_CEILING_TEXTS = [
+    "", " ", "\n", "\n\n\n", "a", "  x  ", " " * 40, "\t\t\n \n", "é", "e\u0301", "日本語のテキスト", "🙂🙂 🙂",
+    "<|endoftext|>", "<|begin_of_text|><|eot_id|>", "<|im_start|>user", "<｜begin▁of▁sentence｜>", "[INST] hi [/INST]",
+    "</s><s>", "\ufb2c\ufb2c \u0958\u2126", "\u337f\u3dff", "ﬁﬂ ①②", "1234567890" * 5,
+    "The harbour wall holds the tide back at night. " * 20, "".join(chr(c) for c in range(32, 2000, 7)),
+    _spread_of_code_points(random.Random(7), 400),
+]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_text_counts_at_most_its_ceiling_in_every_family(encoding):
     from assembly.tokens import token_ceiling
 
-    texts = ["", " ", "\n\n\n", "a", "  x  ", "é", "日本語のテキスト", "🙂🙂 🙂", "<|endoftext|>", "\udc00".join("ab"),
-             "The harbour wall holds the tide back at night. " * 20, "".join(chr(c) for c in range(32, 2000, 7))]
-    for text in texts:
-        size = len(text.encode("utf-8", "surrogatepass"))
-        assert count_tokens(text, encoding) <= token_ceiling(size, encoding) == size
+    for text in _CEILING_TEXTS:
+        assert count_tokens(text, encoding) <= token_ceiling(text, encoding), (encoding, text[:40])
 
 
-def test_an_encoding_without_a_byte_bound_gives_no_ceiling():
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base", "llama3", "mistral-tekken", "deepseek"])
+def test_a_byte_level_bpe_ceiling_is_the_texts_utf8_bytes(encoding):
     from assembly.tokens import token_ceiling
 
-    # a SentencePiece family adds a word-start mark the text does not hold: one newline counts as two tokens
-    assert count_tokens("\n", "mistral-v3") == 2 > len(b"\n")
-    assert token_ceiling(1, "mistral-v3") is None
+    assert token_ceiling("日本 🙂", encoding) == len("日本 🙂".encode()) == 11
+    assert token_ceiling("", encoding) == 0
+    # a byte no token of the file joins to its neighbours reaches it: one token per character of a run of them
+    assert count_tokens("\x01\x02\x03", encoding) == token_ceiling("\x01\x02\x03", encoding) == 3
+
+
+def test_sentencepiece_adds_its_word_start_mark_to_the_bytes():
+    from assembly.tokens import token_ceiling
+
+    # one newline counts as two tokens: the mark the text does not hold, and the newline's byte
+    assert count_tokens("\n", "mistral-v3") == 2 == token_ceiling("\n", "mistral-v3")
+    assert token_ceiling("", "mistral-v3") == 0
+
+
+def test_qwen_counts_the_nfc_form_so_its_ceiling_is_that_forms_bytes():
+    from assembly.tokens import token_ceiling
+
+    # U+FB2C is three bytes; its NFC form (shin, dagesh, shin dot) is six, and Qwen 2 counts five tokens of it
+    assert count_tokens("\ufb2c", "qwen2") == 5 > len("\ufb2c".encode())
+    assert token_ceiling("\ufb2c", "qwen2") == 6
+
+
+def test_an_encoding_without_a_known_bound_gives_no_ceiling():
+    from assembly.sillytavern.text_budget import ST_ESTIMATE
+    from assembly.tokens import token_ceiling
+
+    assert token_ceiling("text", ST_ESTIMATE) is None
