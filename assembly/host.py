@@ -104,6 +104,17 @@ def request_message(
 
 
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
+# The most a host record of each kind is trusted as, read back from history: what the host wrote (its system surface,
+# runtime context) or the assembler placed (pre-step instructions, snapshots) was never the end user's writing.
+RECORD_TRUST = {SYSTEM_KIND: "system", CONTEXT_KIND: "system", PRE_STEP_KIND: "operator", SNAPSHOT_KIND: "operator"}
+
+
+def recorded_trust(source: dict[str, Any]) -> str:
+    """A host record's trust as it was sent (`source.trust`, written when it was recorded), never more than its
+    kind's; a record written without one takes its kind's."""
+    ceiling = RECORD_TRUST[source["kind"]]
+    claimed = source.get("trust")
+    return claimed if claimed in _TRUST_RANK and _TRUST_RANK[claimed] > _TRUST_RANK[ceiling] else ceiling
 
 
 def _trust(nodes: list[Node]) -> str:
@@ -282,7 +293,8 @@ def durable_events(
             events.append({
                 "id": message.id, "role": message.role, "content": message.content,
                 "source": {"kind": SNAPSHOT_KIND, "node_id": node.id, "rule_id": node.rule_id, "name": node.name,
-                           "hash": snapshot_hash(node), "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX)},
+                           "hash": snapshot_hash(node), "empty": node.text.startswith(EMPTY_SNAPSHOT_PREFIX),
+                           "trust": message.trust},
             })
             continue
         if status != "appended":
@@ -299,6 +311,7 @@ def durable_events(
             source.update({"form": "instructions", "delivery": "pre-step", "rule_id": node.rule_id if node else None})
         elif message.delivery == "context":
             source["form"] = "snapshot"
+        source["trust"] = message.trust  # read back with the record (recorded_trust)
         events.append({"id": message.id, "role": message.role, "content": message.content, "source": source})
     if backend != "native":
         events.append({"id": _log_record_id(revision, tuple([m.id for m in messages])), "role": "system",

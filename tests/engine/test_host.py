@@ -97,6 +97,39 @@ def test_pre_step_messages_accumulate_one_per_step():
     assert [m.content for m in last].count("REMEMBER") == 3 and last[-1].history_status == "appended"
 
 
+def test_host_records_read_back_from_history_keep_the_trust_they_were_sent_with():
+    # spec engine.md §1: `user` trust is what the end user wrote; the host's records and the assembler's pre-step
+    # instructions come back from history as they went, though their role is user
+    pre = [PROMPTS[0], PROMPTS[1], {"identifier": "jailbreak", "role": "user", "content": "REMEMBER"}]
+    strategy = native_strategy()
+    strategy["rules"][1]["delivery"] = "pre-step"
+    first, history = step([], "one", "ok", prompts=pre, strategy=strategy, contexts=[("sandbox", "read-only")])
+    sent = {m.delivery: m.trust for m in first.request.messages}
+    assert sent == {"system": "operator", "input": "user", "context": "system", "pre-step": "operator"}
+    assert [(m.get("source") or {}).get("trust") for m in history] == ["operator", None, "system", "operator", None]
+    second = turn(history, "two", prompts=pre, strategy=strategy, contexts=[("sandbox", "read-only")])
+    read_back = [(m.content[:8], m.history_status, m.trust) for m in second.request.messages
+                 if m.history_status in ("native", "reused")]
+    assert read_back == [("BASE\n\nRU", "native", "operator"), ("one", "native", "user"),
+                         ("Current ", "reused", "system"), ("REMEMBER", "native", "operator"),
+                         ("ok", "native", "operator")]
+
+
+@pytest.mark.parametrize(("source", "trust"), [
+    ({"kind": "dsh-prompt-assembler"}, "operator"),  # written before records kept their trust: the kind's
+    ({"kind": "dsh-prompt-assembler", "trust": "system"}, "operator"),  # never more than the kind's
+    ({"kind": "dsh-prompt-assembler", "trust": "tool"}, "tool"),
+    ({"kind": "runtime-context", "trust": "bogus"}, "system"),
+    ({"kind": "user", "trust": "system"}, "user"),  # the end user's message: by its role, whatever it claims
+    (None, "user"),
+])
+def test_a_history_messages_trust_follows_its_record_kind(source, trust):
+    history = [{"id": "h1", "role": "user", "content": "earlier", **({"source": source} if source else {})},
+               {"id": "h2", "role": "assistant", "content": "reply"}]
+    result = turn(history, "now")
+    assert next(m.trust for m in result.request.messages if m.content == "earlier") == trust
+
+
 def test_disabling_native_system_keeps_the_recorded_event_but_not_the_request_head():
     _, history = step([], "hi", "hello")
     recorded = [m for m in history if (m.get("source") or {}).get("kind") == "system-prompt"]
