@@ -154,14 +154,7 @@ def _slug_notes(given: str | None, slug: str) -> list[str]:
 def draft_update(*, strategy: Strategy, user, document: Any, expected_version: int) -> Strategy:
     """Replace the working draft if nobody changed it since `expected_version`; a stale version is a 409 carrying
     the fresh state, and nothing is written."""
-    locked = Strategy.objects.select_for_update().get(pk=strategy.pk)
-    if locked.builtin:
-        raise builtin_strategy_refusal(locked)
-    if not isinstance(expected_version, int) or isinstance(expected_version, bool):
-        raise ServiceError("INPUT_INVALID", "version: expected the integer version the edit started from",
-                           detail={"path": "version"})
-    if locked.version != expected_version:
-        raise _stale(locked, expected_version)
+    locked = _draft_for_edit(strategy, expected_version)
     return _store(locked, normalize_strategy(document), expected_version)
 
 
@@ -486,11 +479,6 @@ def _edited(current: Strategy, edit: Callable[..., Any], *args: Any, **kwargs: A
         raise ServiceError(refusal.code, refusal.message, status=refusal.status, detail=refusal.detail) from None
 
 
-def _commit(locked: Strategy, draft: dict[str, Any], expected_version: int) -> Strategy:
-    """Store an edit's draft (already normalized by the edit) on the row `_draft_for_edit` locked and checked."""
-    return _store(locked, draft, expected_version)
-
-
 class _PreviewLocks:
     """The rows the preview of `draft` holds in place, asked for only when an edit needs them (a refused preview
     holds only the rows that are never configurable)."""
@@ -512,7 +500,7 @@ class _PreviewLocks:
 def rules_reorder(*, strategy: Strategy, user, order: Any, expected_version: Any) -> Strategy:
     """Put the draggable rules in `order` (`assembly.edits.rules_reordered`)."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.rules_reordered, order), expected_version)
+    return _store(current, _edited(current, edits.rules_reordered, order), expected_version)
 
 
 @transaction.atomic
@@ -520,7 +508,7 @@ def rule_update(*, strategy: Strategy, user, rule_id: str, changes: dict[str, An
     """Change some fields of one rule (`assembly.edits.rule_updated`). The engine's normalization checks the values
     (400, 413 for oversize text)."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.rule_updated, rule_id, changes), expected_version)
+    return _store(current, _edited(current, edits.rule_updated, rule_id, changes), expected_version)
 
 
 @transaction.atomic
@@ -529,21 +517,21 @@ def rule_add(*, strategy: Strategy, user, kind: str, name: str = "", text: str =
     """Append a custom text rule (kind `custom` or `dsh.text`); returns the strategy and the new rule's id."""
     current = _draft_for_edit(strategy, expected_version)
     draft, rule_id = _edited(current, edits.rule_added, kind, name, text, role)
-    return _commit(current, draft, expected_version), rule_id
+    return _store(current, draft, expected_version), rule_id
 
 
 @transaction.atomic
 def rule_remove(*, strategy: Strategy, user, rule_id: str, expected_version: Any) -> Strategy:
     """Remove a custom text rule; the module rules stay (switch them off instead)."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.rule_removed, rule_id), expected_version)
+    return _store(current, _edited(current, edits.rule_removed, rule_id), expected_version)
 
 
 @transaction.atomic
 def context_control_set(*, strategy: Strategy, user, kind: str, enabled: bool, expected_version: Any) -> Strategy:
     """Switch one runtime-context control (reference A.4; `assembly.edits.context_control_switched`)."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.context_control_switched, kind, enabled), expected_version)
+    return _store(current, _edited(current, edits.context_control_switched, kind, enabled), expected_version)
 
 
 @transaction.atomic
@@ -556,7 +544,7 @@ def positions_reorder(*, strategy: Strategy, user, order: Any, run: DraftRun, ex
     draft = _edited(current, edits.positions_reordered, order, locked=locks, moved=moved)
     if draft == current.draft:
         return current
-    return _commit(current, draft, expected_version)
+    return _store(current, draft, expected_version)
 
 
 @transaction.atomic
@@ -567,14 +555,14 @@ def position_update(*, strategy: Strategy, user, key: str, enabled: bool, placem
     current = _draft_for_edit(strategy, expected_version)
     draft = _edited(current, edits.position_updated, key, enabled=enabled, placement=placement, anchor=anchor,
                     locked=_PreviewLocks(current.draft, run))
-    return _commit(current, draft, expected_version)
+    return _store(current, draft, expected_version)
 
 
 @transaction.atomic
 def priority_reorder(*, strategy: Strategy, user, order: Any, expected_version: Any) -> Strategy:
     """Reorder the automatic position stages (`assembly.edits.priority_reordered`)."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.priority_reordered, order), expected_version)
+    return _store(current, _edited(current, edits.priority_reordered, order), expected_version)
 
 
 @transaction.atomic
@@ -583,7 +571,7 @@ def layout_update(*, strategy: Strategy, user, source: str, identity: str, fallb
     """Set the layout policy (A.5: slot source, identity, fallback); a draft without a layout adopts one."""
     current = _draft_for_edit(strategy, expected_version)
     draft = _edited(current, edits.layout_updated, source=source, identity=identity, fallback=fallback)
-    return _commit(current, draft, expected_version)
+    return _store(current, draft, expected_version)
 
 
 @transaction.atomic
@@ -594,14 +582,14 @@ def block_move(*, strategy: Strategy, user, run: DraftRun, target: str, anchor: 
     would refuse on it is refused now (409) and nothing is saved."""
     current = _draft_for_edit(strategy, expected_version)
     draft = _edited(current, edits.block_moved, target=target, anchor=anchor, side=side, detach=detach, run=run)
-    return _commit(current, draft, expected_version)
+    return _store(current, draft, expected_version)
 
 
 @transaction.atomic
 def block_override_remove(*, strategy: Strategy, user, target: str, expected_version: Any) -> Strategy:
     """Forget the stored move of one block: it goes back to the place its source gives it."""
     current = _draft_for_edit(strategy, expected_version)
-    return _commit(current, _edited(current, edits.block_override_removed, target), expected_version)
+    return _store(current, _edited(current, edits.block_override_removed, target), expected_version)
 
 
 @transaction.atomic
@@ -617,7 +605,7 @@ def strategy_update(*, strategy: Strategy, user, name: str, backend: str | None,
                            detail={"path": "placement", "placement": stored, "asked": placement,
                                    "id": current.slug, "version": current.version, "draft": current.draft})
     draft = _edited(current, edits.settings_updated, name=name, backend=backend, placement=placement)
-    return _commit(current, draft, expected_version)
+    return _store(current, draft, expected_version)
 
 
 @transaction.atomic
