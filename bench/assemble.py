@@ -12,7 +12,7 @@ except the realistic table's cold rows.
 
 from __future__ import annotations
 
-from bench.fixtures import DEFAULT_PRESET_PROMPTS, assemble_request
+from bench.fixtures import DEFAULT_PRESET_PROMPTS, assemble_request, character_card, chat_history
 from bench.report import Table, format_rate
 from bench.timing import CPU, Timing, measure, measure_pair
 
@@ -173,6 +173,35 @@ def _realistic() -> Table:
     return table
 
 
+TEXT_HISTORY_SIZES = (100, 1_000, 10_000)
+
+
+def _text_completion() -> Table:
+    """Text completion (`"api": "text"`, text-completion.md) as its history grows: the chat is formatted and filled
+    newest first into one prompt under a context roomy enough for all of it, so every message is kept."""
+    from assembly import assemble
+
+    table = Table("text completion: history growth (a context that holds the whole chat)",
+                  ["history", "runs", "median ms", "us/message", "prompt chars", "growth", "target"])
+    previous: tuple[int, float] | None = None
+    for size in TEXT_HISTORY_SIZES:
+        request = {"api": "text", "strategy": "builtin-st", "names": {"user": "Dana", "char": "Seraphina"},
+                   "resources": {"character": character_card(), "text_settings": {"max_context": 50_000_000}},
+                   "conversation": {"history": chat_history(size),
+                                    "input": [{"role": "user", "content": "And what waits past the north gate?"}]}}
+        prompt = assemble(request).request.prompt or ""
+        missing = [m["content"] for m in request["conversation"]["history"][:1] if m["content"] not in prompt]
+        if missing:  # a fill that dropped the oldest message would time fast and mean nothing
+            raise AssertionError(f"text completion, history {size}: the oldest message is not in the prompt")
+        timing = measure(lambda request=request: assemble(request), min_runs=1 if size >= HUGE_ITEMS else 3,
+                         max_runs=2 if size >= HUGE_ITEMS else 10, budget_s=0.6, clock=CPU)
+        table.add(f"{size:,}", str(timing.runs), f"{timing.median_ms:.2f}", f"{timing.median_s / size * 1e6:.1f}",
+                  f"{len(prompt):,}", _growth(previous, size, timing.median_s), "linear")
+        previous = (size, timing.median_s)
+    table.notes.append("CPU time; the default text settings and templates, a card, no world book.")
+    return table
+
+
 def run() -> list[Table]:
     from assembly.tokens import clear_token_cache
 
@@ -191,6 +220,7 @@ def run() -> list[Table]:
                      [{"history": BASE_HISTORY, "worldbook": PRESET_SERIES_WORLDBOOK, "prompts": n}
                       for n in PRESET_SIZES], timings)
     realistic = _realistic()
+    text = _text_completion()
     clear_token_cache()
 
     history.notes.append("CPU time of this process (the machine is shared); warm rows alternate assemble and the bare "
@@ -212,4 +242,4 @@ def run() -> list[Table]:
     realistic.notes.append("preset shaped like SillyTavern's default (main, nsfw, jailbreak, enhanceDefinitions off, "
                            "eight markers), a card with description/personality/scenario/examples, a persona.")
     realistic.notes.append("cold: the token cache emptied before every run; warm: filled by an earlier run.")
-    return [history, worldbook, cross, marginal, preset, realistic]
+    return [history, worldbook, cross, marginal, preset, realistic, text]

@@ -20,16 +20,17 @@ def fill_chat(items: list[str], injected: list[int], count: int, budget: int) ->
     running `count` stays under `budget`, the first that reaches it stopping the fill. Returns the kept messages by
     place, the oldest place kept (0 when none) and the kept texts joined in the order they were taken."""
     kept: dict[int, str] = {}
-    oldest, taken = 0, ""
+    oldest = 0
     order = [i for i in injected if i < len(items)]
-    order += [i for i in range(len(items)) if i not in set(order)]
+    first = set(order)
+    order += [i for i in range(len(items)) if i not in first]
     for index in order:
         count += estimate_tokens(items[index])
         if count >= budget:
             break
-        kept[index], taken = items[index], taken + items[index]
+        kept[index] = items[index]
         oldest = max(oldest, index)
-    return kept, oldest, taken
+    return kept, oldest, "".join(kept.values())  # (a dict keeps the order they were taken in)
 
 
 def fitting_examples(examples: list[str], count: int, budget: int) -> int:
