@@ -373,6 +373,27 @@ def token_ceiling(text: str, encoding: str) -> int | None:
     return None if bound is None else bound(text)
 
 
+def tokens_after_newline(text: str, encoding: str, *, preceding_chars: int) -> int | None:
+    """Exactly how many tokens `text` adds after `preceding_chars` characters of text that end with a newline, from
+    `text` alone; None where only counting the whole can say. A newline followed by anything but whitespace is where
+    every family cuts: no split pattern runs a newline on into a letter, digit or mark (the o200k-style ones run a
+    newline after punctuation on into a slash), and no SentencePiece piece holds a newline, so the text's pieces
+    stand alone, but for the word-start mark SentencePiece puts before a whole text (not before a newline's
+    follower). Llama 3 cuts a text at 400,000 characters: only a whole under that length is counted in pieces."""
+    if encoding not in _CEILINGS or not text or text[0].isspace() or text[0] in _RUNS_ON_FROM_A_NEWLINE.get(
+            encoding, ""):
+        return None
+    if encoding == "llama3" and preceding_chars + len(text) > _LLAMA3_MAX_ENCODE_CHARS:
+        return None
+    if encoding == "mistral-v3":
+        return count_tokens("\n" + text, encoding) - count_tokens("\n", encoding)
+    return count_tokens(text, encoding)
+
+
+# what a split pattern joins to a newline that ends a run of punctuation (`[\r\n/]*` in o200k's and Tekken's)
+_RUNS_ON_FROM_A_NEWLINE = {"o200k_base": "/", "mistral-tekken": "/"}
+
+
 def _utf8_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 

@@ -9,9 +9,12 @@ ST_ESTIMATE = "st-estimate"
 
 
 def estimate_tokens(text: str, padding: int = 0) -> int:
-    if not text:
-        return padding
-    return math.ceil(len(text.encode("utf-8")) / 3.35) + padding
+    return estimate_bytes(len(text.encode("utf-8")), padding)
+
+
+def estimate_bytes(byte_count: int, padding: int = 0) -> int:
+    """SillyTavern's estimate of a text of `byte_count` UTF-8 bytes."""
+    return math.ceil(byte_count / 3.35) + padding if byte_count else padding
 
 
 def fill_chat(items: list[str], injected: list[int], count: int, budget: int) -> tuple[dict[int, str], int, str]:

@@ -28,7 +28,7 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.pattern_matcher import PatternRuns
-from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_tokens
+from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_bytes, estimate_tokens
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
 from assembly.sillytavern.worldinfo_chance import PREVIEW_ROLL, Chance
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
@@ -36,7 +36,7 @@ from assembly.sillytavern.worldinfo_key_index import KeyIndex
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
-from assembly.tokens import count_tokens, token_ceiling
+from assembly.tokens import count_tokens, token_ceiling, tokens_after_newline
 
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
@@ -99,48 +99,71 @@ def world_info_tokens(text: str, encoding: str) -> int:
         return 0
     if encoding == ST_ESTIMATE:  # text completion counts the text alone, with SillyTavern's estimate
         return estimate_tokens(text)
-    return count_tokens("system", encoding) + count_tokens(text, encoding) + 3 + 3 - 1
+    return _as_system_message(count_tokens(text, encoding), encoding)
 
 
-def _world_info_ceiling(text_ceiling: int | None, encoding: str) -> int | None:
-    """At most `world_info_tokens` of a non-empty text whose own tokens are at most `text_ceiling` (None: no bound)."""
-    return None if text_ceiling is None else count_tokens("system", encoding) + text_ceiling + 3 + 3 - 1
+def _as_system_message(text_tokens: int, encoding: str) -> int:
+    return count_tokens("system", encoding) + text_tokens + 3 + 3 - 1
 
 
 @dataclass
 class PassBudget:
     """One pass's budget check, as SillyTavern makes it at each entry: the text activated before the pass and the
-    pass's new text so far, each counted as world info, against the budget. A ceiling that needs no tokenizing
-    answers while it stays under the budget, so a pass of many entries does not count its growing text at each."""
+    pass's new text so far, each counted as world info, against the budget. Neither grows a count at each entry: a
+    ceiling that needs no tokenizing answers while it stays under the budget; past it the new text is counted once,
+    and then each entry's text alone, as it adds to a text that ends with a newline (`tokens_after_newline`)."""
 
     before: str
     encoding: str
     budget: int
-    new: str = ""
+    new: list[str] = field(default_factory=list)  # the new text's pieces, each an entry's content and a newline
+    new_chars: int = 0
+    new_bytes: int = 0  # what SillyTavern's estimate counts (text completion)
     before_ceiling: int | None = None
     new_ceiling: int | None = 0  # at most the new text's own tokens: the sum of its pieces' ceilings
     before_tokens: int | None = None  # counted when a ceiling first cannot answer
+    new_tokens: int | None = None  # the new text's own tokens, exactly, once a ceiling could not answer
 
     def __post_init__(self) -> None:
-        self.before_ceiling = _world_info_ceiling(token_ceiling(self.before, self.encoding), self.encoding) \
-            if self.before else 0
+        ceiling = token_ceiling(self.before, self.encoding)
+        self.before_ceiling = 0 if not self.before else None if ceiling is None else _as_system_message(
+            ceiling, self.encoding)
 
     def add(self, content: str) -> None:
-        self.new += content + "\n"
+        piece = content + "\n"
+        if self.new_tokens is not None:
+            added = tokens_after_newline(piece, self.encoding, preceding_chars=self.new_chars)
+            self.new_tokens = None if added is None else self.new_tokens + added
         if self.new_ceiling is not None:
-            piece = token_ceiling(content + "\n", self.encoding)
-            self.new_ceiling = None if piece is None else self.new_ceiling + piece
+            ceiling = token_ceiling(piece, self.encoding)
+            self.new_ceiling = None if ceiling is None else self.new_ceiling + ceiling
+        self.new.append(piece)
+        self.new_chars += len(piece)
+        self.new_bytes += len(piece.encode("utf-8", "surrogatepass"))
 
     def reached(self) -> int | None:
         """The tokens once they reach the budget (the count SillyTavern reports), else None."""
-        new_ceiling = _world_info_ceiling(self.new_ceiling, self.encoding) if self.new else 0
+        if not self.new:
+            new_ceiling: int | None = 0
+        else:
+            new_ceiling = None if self.new_ceiling is None else _as_system_message(self.new_ceiling, self.encoding)
         if self.before_ceiling is not None and new_ceiling is not None and (
                 self.before_ceiling + new_ceiling < self.budget):
             return None
         if self.before_tokens is None:
             self.before_tokens = world_info_tokens(self.before, self.encoding)
-        tokens = self.before_tokens + world_info_tokens(self.new, self.encoding)
+        tokens = self.before_tokens + self._new_tokens()
         return tokens if tokens >= self.budget else None
+
+    def _new_tokens(self) -> int:
+        """`world_info_tokens` of the new text, from what was kept of it (counted whole only when nothing was)."""
+        if not self.new:
+            return 0
+        if self.encoding == ST_ESTIMATE:
+            return estimate_bytes(self.new_bytes)
+        if self.new_tokens is None:
+            self.new_tokens = count_tokens("".join(self.new), self.encoding)
+        return _as_system_message(self.new_tokens, self.encoding)
 
 
 def world_info_budget(book: WorldBook, max_context: int) -> int:

@@ -272,6 +272,56 @@ def test_qwen_counts_the_nfc_form_so_its_ceiling_is_that_forms_bytes():
     assert token_ceiling("\ufb2c", "qwen2") == 6
 
 
+# Entry-like pieces, each ending with a newline: what a world info pass adds to its new text, entry by entry.
+_PIECE_ALPHABET = [*"aZé名🙂 \t\n\r/.,!?'\"-_:;[](){}<>|\\0123", "\u0301", "\u0958", "\ufb2c", "\u3000", "\u00a0",
+                   "<|endoftext|>", "<|im_start|>", "[INST]", "</s>", "'s", "\x1c", "\u2028", "ﬁ", "①"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_text_after_a_newline_adds_what_it_counts_alone_or_says_it_cannot(encoding):
+    from assembly.tokens import tokens_after_newline
+
+    rng = random.Random(29)
+    added_alone = 0
+    for _ in range(150):
+        whole, running = "", 0
+        for _ in range(rng.randrange(1, 6)):
+            piece = "".join(rng.choice(_PIECE_ALPHABET) for _ in range(rng.randrange(0, 25))) + "\n"
+            added = tokens_after_newline(piece, encoding, preceding_chars=len(whole)) if whole else None
+            whole += piece
+            if added is None:
+                running = count_tokens(whole, encoding)
+            else:
+                running += added
+                added_alone += 1
+            assert running == count_tokens(whole, encoding), (encoding, whole)
+    assert added_alone > 200  # most pieces start with something that is not whitespace
+
+
+def test_a_text_that_a_newline_runs_on_into_needs_the_whole_count():
+    from assembly.tokens import tokens_after_newline
+
+    for encoding in ENCODINGS:
+        assert tokens_after_newline(" lead", encoding, preceding_chars=5) is None  # the newline's run of spaces
+        assert tokens_after_newline("\nmore", encoding, preceding_chars=5) is None
+        assert tokens_after_newline("", encoding, preceding_chars=5) is None
+    # o200k's and Tekken's pattern runs a newline after punctuation on into slashes (".\n/")
+    assert [tokens_after_newline("/path", e, preceding_chars=5) is None for e in ENCODINGS] == [
+        e in ("o200k_base", "mistral-tekken") for e in ENCODINGS]
+    # Llama 3 cuts texts at 400,000 characters: a whole past that is counted whole
+    assert tokens_after_newline("word", "llama3", preceding_chars=399_997) is None
+    assert tokens_after_newline("word", "llama3", preceding_chars=10) == count_tokens("word", "llama3")
+
+
+def test_sentencepiece_counts_a_text_after_a_newline_without_its_word_start_mark():
+    from assembly.tokens import tokens_after_newline
+
+    # alone, "xyz" is "▁x", "y", "z" (SentencePiece's mark before a whole text); after a newline "xy", "z"
+    assert count_tokens("xyz\n", "mistral-v3") == 4
+    assert tokens_after_newline("xyz\n", "mistral-v3", preceding_chars=2) == 3 == (
+        count_tokens("a\nxyz\n", "mistral-v3") - count_tokens("a\n", "mistral-v3"))
+
+
 def test_an_encoding_without_a_known_bound_gives_no_ceiling():
     from assembly.sillytavern.text_budget import ST_ESTIMATE
     from assembly.tokens import token_ceiling

@@ -94,3 +94,27 @@ def test_a_pass_of_many_entries_under_a_roomy_budget_tokenizes_none_of_its_growi
     assert len(result.active) == 300
     # short texts ("system"), and the whole activated text once for the report's total: never each step's join
     assert [len(text) for text in counted if len(text) >= 100] == [sum(len(e.content) + 1 for e in entries)]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_pass_past_its_ceiling_counts_each_entry_once_not_its_growing_text(monkeypatch, encoding):
+    from assembly import tokens as tokens_module
+    from assembly.sillytavern import worldinfo_scan
+
+    entries = tuple(WorldBookEntry(uid=i, constant=True, content=f"Entry {i}: {LANTERN}", order=1000 - i)
+                    for i in range(300))
+    contents = [e.content for e in entries]
+    # a budget the entries' bytes pass long before their tokens reach it: the last few entries do not fit
+    budget = _counted_each_time("", contents, encoding, 1)[-1] - 60  # every entry counted, less about four
+    answers = _counted_each_time("", contents, encoding, budget)
+    fits = answers.index(next(t for t in answers if t is not None))
+    assert budget < sum(len(c.encode()) + 1 for c in contents)  # the ceiling alone cannot answer
+    counted: list[str] = []
+    count = tokens_module.count_tokens
+    monkeypatch.setattr(worldinfo_scan, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
+                        or count(text, encoding))
+    book = WorldBook(activation="keywords", budget_percent=100, budget_cap=budget, entries=entries)
+    result = activate_world_info(book, chat=[], names={"user": "Ona"}, max_context=1_000_000, encoding=encoding)
+    assert len(result.active) == fits  # where counting the whole text at every entry stops
+    # the new text counted whole once (where the ceiling first could not answer), then each entry alone
+    assert len([text for text in counted if len(text) >= 200]) <= 2
