@@ -202,6 +202,42 @@ def _text_completion() -> Table:
     return table
 
 
+BUDGET_ENTRIES = (150, 300)
+
+
+def _world_info_budget() -> Table:
+    """The world info budget where it binds late: constant entries whose bytes pass a 25% budget of a 128k context
+    long before their tokens reach it, so each pass checks the budget past the byte ceiling (engine.md §5,
+    sillytavern.md §7.4), in every family."""
+    from assembly import assemble
+    from assembly.tokens import ENCODINGS, clear_token_cache
+
+    table = Table("world info budget past the byte ceiling (constant entries, 128k context, 25% budget, cold)",
+                  ["tokenizer", "entries", "runs", "median ms", "active", "growth", "target"])
+    line = "the harbour wall holds the tide back at night " * 10
+    for encoding in ENCODINGS:
+        previous: tuple[int, float] | None = None
+        for size in BUDGET_ENTRIES:
+            entries = {str(i): {"uid": i, "key": [f"kw{i}"], "constant": True, "content": f"Entry {i}: {line}",
+                                "position": 0, "order": i} for i in range(size)}
+            request = {"strategy": "builtin-st", "tokenizer": encoding, "host": {"core_available": True},
+                       "resources": {"preset": {"prompts": [{"identifier": "worldInfoBefore", "marker": True},
+                                                            {"identifier": "chatHistory", "marker": True}],
+                                                "openai_max_context": 128_000},
+                                     "worldbook": {"entries": entries, "activation": "keywords",
+                                                   "world_info_budget": 25}},
+                       "conversation": {"history": [], "input": [{"role": "user", "content": "Hello."}]}}
+            active = len(assemble(request).world_info.active)
+            timing = measure(lambda request=request: assemble(request), setup=clear_token_cache, min_runs=2,
+                             max_runs=5, budget_s=0.6, clock=CPU)
+            table.add(encoding, str(size), str(timing.runs), f"{timing.median_ms:.1f}", str(active),
+                      _growth(previous, size, timing.median_s), "linear")
+            previous = (size, timing.median_s)
+    table.notes.append("CPU time with the token cache emptied before each run (every entry's text counted anew); "
+                       "the entries' bytes pass the budget at about 70 entries, their tokens near 300 (Mistral v3's at 296).")
+    return table
+
+
 def run() -> list[Table]:
     from assembly.tokens import clear_token_cache
 
@@ -221,6 +257,7 @@ def run() -> list[Table]:
                       for n in PRESET_SIZES], timings)
     realistic = _realistic()
     text = _text_completion()
+    budget = _world_info_budget()
     clear_token_cache()
 
     history.notes.append("CPU time of this process (the machine is shared); warm rows alternate assemble and the bare "
@@ -242,4 +279,4 @@ def run() -> list[Table]:
     realistic.notes.append("preset shaped like SillyTavern's default (main, nsfw, jailbreak, enhanceDefinitions off, "
                            "eight markers), a card with description/personality/scenario/examples, a persona.")
     realistic.notes.append("cold: the token cache emptied before every run; warm: filled by an earlier run.")
-    return [history, worldbook, cross, marginal, preset, realistic, text]
+    return [history, worldbook, cross, marginal, preset, realistic, text, budget]
