@@ -375,19 +375,38 @@ def token_ceiling(text: str, encoding: str) -> int | None:
 
 def tokens_after_newline(text: str, encoding: str, *, preceding_chars: int) -> int | None:
     """Exactly how many tokens `text` adds after `preceding_chars` characters of text that end with a newline, from
-    `text` alone; None where only counting the whole can say. A newline followed by anything but whitespace is where
-    every family cuts: no split pattern runs a newline on into a letter, digit or mark (the o200k-style ones run a
-    newline after punctuation on into a slash), and no SentencePiece piece holds a newline, so the text's pieces
-    stand alone, but for the word-start mark SentencePiece puts before a whole text (not before a newline's
-    follower). Llama 3 cuts a text at 400,000 characters: only a whole under that length is counted in pieces."""
-    if encoding not in _CEILINGS or not text or text[0].isspace() or text[0] in _RUNS_ON_FROM_A_NEWLINE.get(
-            encoding, ""):
+    `text` alone; None where only counting the whole can say (`_cut_after_newline`)."""
+    if not _cut_after_newline(text, encoding, preceding_chars + len(text)):
         return None
-    if encoding == "llama3" and preceding_chars + len(text) > _LLAMA3_MAX_ENCODE_CHARS:
+    return _sentencepiece_after_newline(text) if encoding == "mistral-v3" else count_tokens(text, encoding)
+
+
+def counted_after_newline(text: str, tokens: int, encoding: str, *, preceding_chars: int) -> int | None:
+    """`tokens_after_newline` of a text already counted alone (`tokens`), without counting it again: the same
+    count in every family but SentencePiece, whose word-start mark changes only the text's first line (no piece
+    holds a newline, so nothing joins across one): that line alone is counted again."""
+    if not _cut_after_newline(text, encoding, preceding_chars + len(text)):
         return None
-    if encoding == "mistral-v3":
-        return count_tokens("\n" + text, encoding) - count_tokens("\n", encoding)
-    return count_tokens(text, encoding)
+    if encoding != "mistral-v3":
+        return tokens
+    first_line = text[:text.find("\n") + 1] or text
+    return tokens - count_tokens(first_line, encoding) + _sentencepiece_after_newline(first_line)
+
+
+def _cut_after_newline(text: str, encoding: str, whole_chars: int) -> bool:
+    """Whether `encoding` cuts a text that ends with a newline from `text` after it, so that the whole counts as its
+    parts do. A newline followed by anything but whitespace is where every family cuts: no split pattern runs a
+    newline on into a letter, digit or mark (the o200k-style ones run a newline after punctuation on into a slash),
+    and no SentencePiece piece holds a newline. Llama 3 cuts a text at 400,000 characters: only a whole within that
+    length counts as its parts."""
+    return (encoding in _CEILINGS and bool(text) and not text[0].isspace()
+            and text[0] not in _RUNS_ON_FROM_A_NEWLINE.get(encoding, "")
+            and (encoding != "llama3" or whole_chars <= _LLAMA3_MAX_ENCODE_CHARS))
+
+
+def _sentencepiece_after_newline(text: str) -> int:
+    # alone, the text gets the word-start mark SentencePiece puts before a whole text; after a newline it does not
+    return count_tokens("\n" + text, "mistral-v3") - count_tokens("\n", "mistral-v3")
 
 
 # what a split pattern joins to a newline that ends a run of punctuation (`[\r\n/]*` in o200k's and Tekken's)

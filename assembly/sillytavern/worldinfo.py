@@ -39,6 +39,7 @@ from assembly.sillytavern.pattern_matcher import DEFAULT_LIMITS, PatternLimits, 
 from assembly.sillytavern.steps import author_note_due
 from assembly.sillytavern.text_budget import ST_ESTIMATE
 from assembly.sillytavern.vocabulary import GENERATION_TYPES
+from assembly.sillytavern.worldinfo_budget import world_info_budget, world_info_tokens
 from assembly.sillytavern.worldinfo_buffer import ScanBuffers
 from assembly.sillytavern.worldinfo_chance import Chance
 from assembly.sillytavern.worldinfo_emission import emission_order
@@ -59,8 +60,6 @@ from assembly.sillytavern.worldinfo_scan import (
     Match,
     javascript_key_order,
     split_decorators,
-    world_info_budget,
-    world_info_tokens,
 )
 from assembly.sillytavern.worldinfo_timed import DEFAULT_WORLD_NAME, TimedEffects, WorldState
 from assembly.tokens import ENCODINGS

@@ -20,7 +20,6 @@ of its keys occurs in that new text (its skip reason is carried to the pass it w
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 from assembly.macros import MacroContext, expand_text_macros
 from assembly.sillytavern.models import WorldBook, WorldBookEntry
 from assembly.sillytavern.pattern_matcher import PatternRuns
-from assembly.sillytavern.text_budget import ST_ESTIMATE, estimate_bytes, estimate_tokens
+from assembly.sillytavern.worldinfo_budget import PassBudget
 from assembly.sillytavern.worldinfo_buffer import ScanBuffer, ScanBuffers, ScanState
 from assembly.sillytavern.worldinfo_chance import PREVIEW_ROLL, Chance
 from assembly.sillytavern.worldinfo_groups import filter_inclusion_groups, object_key_order
@@ -36,7 +35,6 @@ from assembly.sillytavern.worldinfo_key_index import KeyIndex
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key
 from assembly.sillytavern.worldinfo_models import MatchSource, SkipKind, SkipReason
 from assembly.sillytavern.worldinfo_timed import TimedEffects, timed_skip_message
-from assembly.tokens import count_tokens, token_ceiling, tokens_after_newline
 
 
 def javascript_key_order(entries: Sequence[WorldBookEntry]) -> list[WorldBookEntry]:
@@ -84,98 +82,6 @@ def _matches_card_fields(entry: WorldBookEntry) -> bool:
 def _macro_syntax(key: str) -> bool:
     """Whether a key may read differently through SillyTavern's macros (braces, or a legacy `<USER>`-style token)."""
     return "{{" in key or "<" in key
-
-
-def _round_half_up(value: float) -> int:
-    # JavaScript's Math.round (halves go up), unlike Python's round (halves go to even).
-    return math.floor(value + 0.5)
-
-
-def world_info_tokens(text: str, encoding: str) -> int:
-    """What SillyTavern's chat-completion counter charges a world info text: one system message counted in full,
-    so the tokens of "system" and of the text, 3 for the message, 3 for the reply priming, less the 1 the client
-    takes off (the partial count's other -2 is not taken; sillytavern.md §6, §13.2). An empty text costs nothing."""
-    if not text:
-        return 0
-    if encoding == ST_ESTIMATE:  # text completion counts the text alone, with SillyTavern's estimate
-        return estimate_tokens(text)
-    return _as_system_message(count_tokens(text, encoding), encoding)
-
-
-def _as_system_message(text_tokens: int, encoding: str) -> int:
-    return count_tokens("system", encoding) + text_tokens + 3 + 3 - 1
-
-
-@dataclass
-class PassBudget:
-    """One pass's budget check, as SillyTavern makes it at each entry: the text activated before the pass and the
-    pass's new text so far, each counted as world info, against the budget. Neither grows a count at each entry: a
-    ceiling that needs no tokenizing answers while it stays under the budget; past it the new text is counted once,
-    and then each entry's text alone, as it adds to a text that ends with a newline (`tokens_after_newline`)."""
-
-    before: str
-    encoding: str
-    budget: int
-    new: list[str] = field(default_factory=list)  # the new text's pieces, each an entry's content and a newline
-    new_chars: int = 0
-    new_bytes: int = 0  # what SillyTavern's estimate counts (text completion)
-    before_ceiling: int | None = None
-    new_ceiling: int | None = 0  # at most the new text's own tokens: the sum of its pieces' ceilings
-    before_tokens: int | None = None  # counted when a ceiling first cannot answer
-    new_tokens: int | None = None  # the new text's own tokens, exactly, once a ceiling could not answer
-
-    def __post_init__(self) -> None:
-        ceiling = token_ceiling(self.before, self.encoding)
-        self.before_ceiling = 0 if not self.before else None if ceiling is None else _as_system_message(
-            ceiling, self.encoding)
-
-    def add(self, content: str) -> None:
-        piece = content + "\n"
-        if self.new_tokens is not None:
-            added = tokens_after_newline(piece, self.encoding, preceding_chars=self.new_chars)
-            self.new_tokens = None if added is None else self.new_tokens + added
-        if self.new_ceiling is not None:
-            ceiling = token_ceiling(piece, self.encoding)
-            self.new_ceiling = None if ceiling is None else self.new_ceiling + ceiling
-        self.new.append(piece)
-        self.new_chars += len(piece)
-        self.new_bytes += len(piece.encode("utf-8", "surrogatepass"))
-
-    def reached(self) -> int | None:
-        """The tokens once they reach the budget (the count SillyTavern reports), else None."""
-        if not self.new:
-            new_ceiling: int | None = 0
-        else:
-            new_ceiling = None if self.new_ceiling is None else _as_system_message(self.new_ceiling, self.encoding)
-        if self.before_ceiling is not None and new_ceiling is not None and (
-                self.before_ceiling + new_ceiling < self.budget):
-            return None
-        if self.before_tokens is None:
-            self.before_tokens = world_info_tokens(self.before, self.encoding)
-        tokens = self.before_tokens + self._new_tokens()
-        return tokens if tokens >= self.budget else None
-
-    def _new_tokens(self) -> int:
-        """`world_info_tokens` of the new text, from what was kept of it (counted whole only when nothing was)."""
-        if not self.new:
-            return 0
-        if self.encoding == ST_ESTIMATE:
-            return estimate_bytes(self.new_bytes)
-        if self.new_tokens is None:
-            self.new_tokens = count_tokens("".join(self.new), self.encoding)
-        return _as_system_message(self.new_tokens, self.encoding)
-
-
-def world_info_budget(book: WorldBook, max_context: int) -> int:
-    """SillyTavern's budget: round(max_context * budget_percent / 100) or 1, capped by budget_cap when > 0."""
-    try:
-        limit = _round_half_up(book.budget_percent * max_context / 100) or 1
-    except OverflowError:
-        # past a double's range: JavaScript's Infinity budget never binds, nor does the exact integer share here
-        limit = (2 * book.budget_percent * max_context + 100) // 200 or 1
-    if book.budget_cap > 0 and limit > book.budget_cap:
-        limit = book.budget_cap
-    return limit
 
 
 @dataclass
@@ -250,6 +156,7 @@ class KeywordScan:
         current_level = levels.pop(0) if levels else 0
         state = ScanState.INITIAL
         all_activated_text = ""
+        counted_activation: tuple[str, int] | None = None  # the last activated text counted, with its tokens
         self._index = KeyIndex([None if c.lazy_keys and any(_macro_syntax(w) for w, _n in c.keys)
                                 else [needle for _w, needle in c.keys] for c in self.candidates])
         self._positions = {id(c): i for i, c in enumerate(self.candidates)}
@@ -263,7 +170,7 @@ class KeywordScan:
             matches = self.scan(state, current_level)
             matches.sort(key=lambda m: not self.sticky(m.candidate.entry))  # sticky entries first, then candidates
             matches = self.inclusion_groups(matches, state)
-            pass_budget = PassBudget(all_activated_text, self.encoding, self.budget)
+            pass_budget = PassBudget(all_activated_text, self.encoding, self.budget, counted_activation)
             passed: list[tuple[Match, str]] = []
             for match in matches:
                 entry = match.candidate.entry
@@ -288,6 +195,8 @@ class KeywordScan:
                         message=f"over the world info budget: {tokens} tokens >= {self.budget}"))
                     continue
                 self.activate(match, content)
+            if pass_budget.before_text_tokens is not None:
+                counted_activation = (all_activated_text, pass_budget.before_text_tokens)
             # As in SillyTavern, an entry that passed its roll feeds recursion even when the budget refused it (only
             # a later delay-level or min-activation pass can read it: overflow stops normal recursion).
             for_recursion = [(m.candidate.entry.uid, content) for m, content in passed

@@ -298,6 +298,20 @@ def test_a_text_after_a_newline_adds_what_it_counts_alone_or_says_it_cannot(enco
     assert added_alone > 200  # most pieces start with something that is not whitespace
 
 
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_counted_text_after_a_newline_adds_what_tokens_after_newline_says_without_a_recount(encoding):
+    from assembly.tokens import counted_after_newline, tokens_after_newline
+
+    rng = random.Random(7)
+    for _ in range(150):
+        lines = ["".join(rng.choice(_PIECE_ALPHABET) for _ in range(rng.randrange(0, 25))) + "\n"
+                 for _ in range(rng.randrange(1, 4))]
+        text = "".join(lines)
+        alone = count_tokens(text, encoding)
+        assert counted_after_newline(text, alone, encoding, preceding_chars=9) == tokens_after_newline(
+            text, encoding, preceding_chars=9), (encoding, text)
+
+
 def test_a_text_that_a_newline_runs_on_into_needs_the_whole_count():
     from assembly.tokens import tokens_after_newline
 

@@ -21,10 +21,10 @@ from assembly.sillytavern.settings import import_settings
 from assembly.sillytavern.vocabulary import WORLD_POSITION_NUMBER
 from assembly.sillytavern.worldbook import export_worldbook, import_worldbook
 from assembly.sillytavern.worldinfo import WorldInfoError, activate_world_info
+from assembly.sillytavern.worldinfo_budget import world_info_budget
 from assembly.sillytavern.worldinfo_emission import depth_groups, format_world_info
 from assembly.sillytavern.worldinfo_keys import find_key, parse_regex_key, regex_key_refusal
 from assembly.sillytavern.worldinfo_models import WorldInfoActivation
-from assembly.sillytavern.worldinfo_scan import world_info_budget
 from assembly.tokens import count_tokens
 
 NAMES = {"user": "Aria", "char": "Seraphina"}

@@ -52,7 +52,7 @@ def test_the_first_entry_pays_the_framing_too():
 
 
 def _counted_each_time(before: str, contents: list[str], encoding: str, budget: int) -> list[int | None]:
-    from assembly.sillytavern.worldinfo_scan import world_info_tokens
+    from assembly.sillytavern.worldinfo_budget import world_info_tokens
 
     answers, new = [], ""
     for content in contents:
@@ -64,7 +64,7 @@ def _counted_each_time(before: str, contents: list[str], encoding: str, budget: 
 
 @pytest.mark.parametrize("encoding", [*ENCODINGS, ST_ESTIMATE])
 def test_a_pass_reaches_the_budget_exactly_where_counting_each_time_does(encoding):
-    from assembly.sillytavern.worldinfo_scan import PassBudget
+    from assembly.sillytavern.worldinfo_budget import PassBudget
 
     # a Hebrew presentation form NFC spells longer (Qwen 2 reads that form); a newline SentencePiece marks
     contents = [LANTERN, BELL, "日本語の灯台 🙂", "  spaced  \n\n", "\ufb2c\u0958", BELL * 3]
@@ -81,13 +81,13 @@ def test_a_pass_reaches_the_budget_exactly_where_counting_each_time_does(encodin
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_a_pass_of_many_entries_under_a_roomy_budget_tokenizes_none_of_its_growing_text(monkeypatch, encoding):
     from assembly import tokens as tokens_module
-    from assembly.sillytavern import worldinfo_scan
+    from assembly.sillytavern import worldinfo_budget
 
     counted: list[str] = []
     count = tokens_module.count_tokens
-    monkeypatch.setattr(worldinfo_scan, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
+    monkeypatch.setattr(worldinfo_budget, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
                         or count(text, encoding))
-    monkeypatch.setattr(worldinfo_scan, "estimate_tokens", lambda text: counted.append(text) or 0)
+    monkeypatch.setattr(worldinfo_budget, "estimate_tokens", lambda text: counted.append(text) or 0)
     entries = tuple(WorldBookEntry(uid=i, constant=True, content=f"Entry {i}: {LANTERN}") for i in range(300))
     result = activate_world_info(WorldBook(activation="keywords", entries=entries), chat=[], names={"user": "Ona"},
                                  max_context=1_000_000, encoding=encoding)
@@ -99,7 +99,7 @@ def test_a_pass_of_many_entries_under_a_roomy_budget_tokenizes_none_of_its_growi
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_a_pass_past_its_ceiling_counts_each_entry_once_not_its_growing_text(monkeypatch, encoding):
     from assembly import tokens as tokens_module
-    from assembly.sillytavern import worldinfo_scan
+    from assembly.sillytavern import worldinfo_budget
 
     entries = tuple(WorldBookEntry(uid=i, constant=True, content=f"Entry {i}: {LANTERN}", order=1000 - i)
                     for i in range(300))
@@ -111,10 +111,39 @@ def test_a_pass_past_its_ceiling_counts_each_entry_once_not_its_growing_text(mon
     assert budget < sum(len(c.encode()) + 1 for c in contents)  # the ceiling alone cannot answer
     counted: list[str] = []
     count = tokens_module.count_tokens
-    monkeypatch.setattr(worldinfo_scan, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
+    monkeypatch.setattr(worldinfo_budget, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
                         or count(text, encoding))
     book = WorldBook(activation="keywords", budget_percent=100, budget_cap=budget, entries=entries)
     result = activate_world_info(book, chat=[], names={"user": "Ona"}, max_context=1_000_000, encoding=encoding)
     assert len(result.active) == fits  # where counting the whole text at every entry stops
     # the new text counted whole once (where the ceiling first could not answer), then each entry alone
     assert len([text for text in counted if len(text) >= 200]) <= 2
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_recursion_pass_counts_the_lines_put_before_the_text_it_counted_last(monkeypatch, encoding):
+    from assembly import tokens as tokens_module
+    from assembly.sillytavern import worldinfo_budget
+    from assembly.sillytavern.worldinfo_budget import world_info_tokens
+
+    # a chain: each entry's text holds the next one's key, so each recursion pass activates one entry
+    contents = [f"Link {i} leads to kw{i + 1}x. {LANTERN}" for i in range(120)]
+    entries = tuple(WorldBookEntry(uid=i, keys=(f"kw{i}x",), content=text) for i, text in enumerate(contents))
+
+    def answer(index: int) -> int:  # as SillyTavern counts at pass `index`: the activated text, newest first
+        before = "".join(text + "\n" for text in reversed(contents[:index]))
+        return world_info_tokens(before, encoding) + world_info_tokens(contents[index] + "\n", encoding)
+
+    budget = answer(100) - 5  # the budget binds late, after the entries' bytes have passed it
+    assert budget < sum(len(text.encode()) + 1 for text in contents[:90])
+    fits = next(index for index in range(len(contents)) if answer(index) >= budget)
+    counted: list[str] = []
+    count = tokens_module.count_tokens
+    monkeypatch.setattr(worldinfo_budget, "count_tokens", lambda text, encoding="o200k_base": counted.append(text)
+                        or count(text, encoding))
+    book = WorldBook(activation="keywords", recursive=True, budget_percent=100, budget_cap=budget, entries=entries)
+    result = activate_world_info(book, chat=[{"role": "user", "content": "Begin at kw0x."}], names={"user": "Ona"},
+                                 max_context=1_000_000, encoding=encoding)
+    assert sorted(a.uid for a in result.active) == list(range(fits))
+    # the activated text counted whole once (where the ceiling first could not answer), then a pass's new line
+    assert len([text for text in counted if len(text) >= 1000]) <= 3

@@ -135,7 +135,7 @@ def test_a_key_tried_again_in_recursion_keeps_what_its_macros_first_made():
 
 
 def test_a_max_context_past_a_doubles_range_gives_a_budget_that_never_binds():
-    from assembly.sillytavern.worldinfo_scan import world_info_budget
+    from assembly.sillytavern.worldinfo_budget import world_info_budget
 
     huge = 10**400  # JavaScript reads it as Infinity: the budget then admits everything
     assert world_info_budget(WorldBook(budget_percent=25), huge) == huge // 4
