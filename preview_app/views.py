@@ -9,6 +9,7 @@ templates only hide controls a role could not use anyway.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import wraps
 from typing import Any
@@ -194,6 +195,8 @@ def _preview_page(request, session: Session, *, template: str = "preview/preview
         request_data, result = ran if ran is not None else (_preview_request(session, choice, options), None)
         result = result if result is not None else assemble(request_data)
         context["view"] = display(result, host_records(request_data))
+        if request.GET.get("wb") == "all" and context["view"].world_book is not None:  # "List every entry"
+            context["view"].world_book = dataclasses.replace(context["view"].world_book, listed=None)
         context["chance"] = chance_log(result, request_data)
         context["macro_variables"] = macro_variables_panel(result)
         context["projection"] = _projection_link(request, session, request_data)

@@ -60,6 +60,12 @@ class WorldEntry:
     rows: tuple[int, ...] = ()  # the request rows holding it
 
 
+# The entries out for no reason of their own (their keys were not found, they have none, they are off): a big book
+# has thousands, so the panel lists this many and counts the rest, unless asked for every one (`listed` None).
+UNREMARKABLE_KINDS = ("no_match", "no_keys", "disabled")
+LISTED_UNREMARKABLE = 100
+
+
 @dataclass(frozen=True)
 class WorldBookView:
     mode: str  # "keywords": the engine scanned; "all": the host chose the entries
@@ -67,6 +73,26 @@ class WorldBookView:
     skipped: list[WorldEntry]
     budget: dict[str, Any] | None
     notes: list[str] = field(default_factory=list)
+    listed: int | None = LISTED_UNREMARKABLE
+
+    @property
+    def skipped_listed(self) -> list[WorldEntry]:
+        """The entries out as the panel lists them: each one out for a reason of its own (budget, chance, group,
+        timing, a secondary key), and the first `listed` of the unremarkable ones."""
+        if self.listed is None:
+            return self.skipped
+        shown, unremarkable = [], 0
+        for entry in self.skipped:
+            if entry.kind in UNREMARKABLE_KINDS:
+                unremarkable += 1
+                if unremarkable > self.listed:
+                    continue
+            shown.append(entry)
+        return shown
+
+    @property
+    def skipped_unlisted(self) -> int:
+        return len(self.skipped) - len(self.skipped_listed)
 
 
 class _Request:

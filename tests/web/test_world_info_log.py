@@ -213,3 +213,25 @@ def test_a_constant_entry_left_out_by_the_budget_is_not_said_to_have_a_key():
     words = _skip_reason(reason, None, {})
     assert words.startswith("active without a key (constant or @@activate), but the world info budget (38")
     assert "“”" not in words
+
+
+def test_a_big_books_unremarkable_entries_out_are_counted_past_the_first_hundred_and_listed_on_request(users):
+    # 150 entries whose keys are not in the chat, and one that matches but whose chance is 0: it stays listed
+    entries = {str(i): {"uid": i, "key": [f"rune{i}"], "comment": f"Rune {i}", "content": f"Rune {i}.", "position": 0}
+               for i in range(150)}
+    entries["150"] = {"uid": 150, "key": ["glade"], "comment": "Unlucky", "content": "Never.", "position": 0,
+                      "probability": 0, "useProbability": True}
+    session = _session(users, prompts=[{"identifier": "worldInfoBefore", "marker": True},
+                                       {"identifier": "chatHistory", "marker": True}],
+                       entries=entries, chat=CHAT, typed="Hello.")
+    client = client_for(users["qa"])
+    page = client.get(f"/sessions/{session.pk}/preview/?strategy=builtin-st").content.decode()
+    listed = {uid for uid, state, *_ in _log(page) if state == "out"}
+    assert len(listed) == 101 and "150" in listed  # the first 100 of the plain ones, and the one out by chance
+    assert "Out (151)" in page
+    assert 'data-wb-unlisted="50"' in page and "And 50 more entries whose keys were not found" in page
+    link = unescape(re.search(r'href="(\?[^"]*wb=all[^"]*)"', page).group(1))
+    assert link == "?strategy=builtin-st&wb=all#wb-title"
+    every = client.get(f"/sessions/{session.pk}/preview/{link.split('#')[0]}").content.decode()
+    assert len([uid for uid, state, *_ in _log(every) if state == "out"]) == 151
+    assert "data-wb-unlisted" not in every
