@@ -106,13 +106,15 @@ def request_message(
 _TRUST_RANK = {"system": 0, "operator": 1, "user": 2, "tool": 3}
 # The most a host record of each kind is trusted as, read back from history: what the host wrote (its system surface,
 # runtime context) or the assembler placed (pre-step instructions, snapshots) was never the end user's writing.
-RECORD_TRUST = {SYSTEM_KIND: "system", CONTEXT_KIND: "system", PRE_STEP_KIND: "operator", SNAPSHOT_KIND: "operator"}
+_RECORD_TRUST = {SYSTEM_KIND: "system", CONTEXT_KIND: "system", PRE_STEP_KIND: "operator", SNAPSHOT_KIND: "operator"}
 
 
-def recorded_trust(source: dict[str, Any]) -> str:
+def recorded_trust(source: dict[str, Any]) -> str | None:
     """A host record's trust as it was sent (`source.trust`, written when it was recorded), never more than its
-    kind's; a record written without one takes its kind's."""
-    ceiling = RECORD_TRUST[source["kind"]]
+    kind's; a record written without one takes its kind's. None for any other message (its role says it)."""
+    ceiling = _RECORD_TRUST.get(source.get("kind"))
+    if ceiling is None:
+        return None
     claimed = source.get("trust")
     return claimed if claimed in _TRUST_RANK and _TRUST_RANK[claimed] > _TRUST_RANK[ceiling] else ceiling
 

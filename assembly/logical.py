@@ -22,7 +22,7 @@ from assembly.blocks import NO_CHILDREN, Block, Node, node_values
 from assembly.catalogue import CONTEXT_CONTROL_KINDS
 from assembly.conversation import check_native_once
 from assembly.errors import AssemblyError
-from assembly.host import RECORD_TRUST, recorded_trust
+from assembly.host import recorded_trust
 from assembly.logical_state import HOST_KINDS, Entry, LogicalResult, Slot, State
 from assembly.macros import RESOURCE_MACROS, MacroContext, expand_text_macros
 from assembly.rule_settings import check_host_rule, check_preset_rules, refuse_second_rule
@@ -429,8 +429,7 @@ def _native_nodes(messages: list[dict[str, Any] | None], rule_id: str, block: Bl
         values[_ROLE] = values[_ORIGINAL_ROLE] = role
         values[_TEXT] = message.get("content") or ""
         source = message.get("source")
-        values[_TRUST] = (trust_of.get(role) or _message_trust(role, module)) if not source or (
-            source.get("kind") not in RECORD_TRUST) else recorded_trust(source)
+        values[_TRUST] = (source and recorded_trust(source)) or trust_of.get(role) or _message_trust(role, module)
         values[_MESSAGE] = message
         nodes.append(Node(*values))
     return nodes

@@ -67,7 +67,8 @@ class PassBudget:
             self.new_ceiling = None if ceiling is None else self.new_ceiling + ceiling
         self.new.append(piece)
         self.new_chars += len(piece)
-        self.new_bytes += len(piece.encode("utf-8", "surrogatepass"))
+        if self.encoding == ST_ESTIMATE:
+            self.new_bytes += len(piece.encode("utf-8"))
 
     def reached(self) -> int | None:
         """The tokens once they reach the budget (the count SillyTavern reports), else None."""
