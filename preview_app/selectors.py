@@ -7,7 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Min, QuerySet
+from django.db.models import Count, F, Max, Min, OuterRef, QuerySet, Subquery, Window
+from django.db.models.functions import Coalesce, RowNumber
 
 from assembly.strategy import strategy_backend
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
@@ -15,10 +16,18 @@ from strategies_app.models import Strategy, StrategyRevision
 from studio.input_boundary import is_row_id
 
 
-def listed_sessions() -> QuerySet[Session]:
-    """The sessions page: every session with its owner, card, applied strategy and its message and golden counts."""
-    return Session.objects.select_related("owner", "character", "applied_strategy", "applied_revision").annotate(
-        message_count=Count("events", distinct=True), golden_count=Count("goldens", distinct=True))
+def listed_sessions(search: str = "") -> QuerySet[Session]:
+    """The sessions page: the sessions whose name holds `search` (every one for ""), with their owner, card, applied
+    strategy and their message and golden counts. Each count is a subquery of its own: one join of both read a row
+    for every pair of a session's messages and goldens."""
+    sessions = Session.objects.select_related("owner", "character", "applied_strategy", "applied_revision").annotate(
+        message_count=_count_of(SessionEvent), golden_count=_count_of(GoldenSnapshot))
+    return sessions.filter(name__icontains=search) if search else sessions
+
+
+def _count_of(model) -> Coalesce:
+    rows = model.objects.filter(session=OuterRef("pk")).order_by().values("session")
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
 
 
 def sessions_with_applied() -> QuerySet[Session]:
@@ -122,8 +131,15 @@ def session_picker() -> QuerySet[Session]:
     return Session.objects.order_by("name", "id").only("pk", "name")
 
 
-def sessions_by_applied_strategy() -> dict[int, list[Session]]:
-    using: dict[int, list[Session]] = defaultdict(list)
-    for session in Session.objects.filter(applied_strategy__isnull=False).only("pk", "name", "applied_strategy_id"):
-        using[session.applied_strategy_id].append(session)
-    return using
+APPLIED_NAMED = 3  # sessions the strategy list names for each strategy; it counts the others
+
+
+def sessions_by_applied_strategy(strategy_ids: list[int]) -> dict[int, list[Session]]:
+    """For each of `strategy_ids`, the first `APPLIED_NAMED` sessions (by name) it is applied to: one query, however
+    many sessions use a strategy."""
+    first = Session.objects.filter(applied_strategy__in=strategy_ids).annotate(rank=Window(
+        RowNumber(), partition_by=F("applied_strategy"), order_by=[F("name").asc(), F("id").asc()]))
+    named: dict[int, list[Session]] = defaultdict(list)
+    for session in first.filter(rank__lte=APPLIED_NAMED).only("pk", "name", "applied_strategy_id").order_by("name", "id"):
+        named[session.applied_strategy_id].append(session)
+    return named

@@ -59,6 +59,7 @@ from studio.errors import FormInvalid, ServiceError, invalid
 from studio.http import too_large, valid_form
 from studio.input_boundary import is_row_id, whole_number
 from studio.limits import MAX_GREETINGS
+from studio.paging import list_page, search_text
 from studio.user_choices import LAST_SESSION, NEW_SESSION, user_choice, user_choice_remember
 from studio.wording import known_meaning
 
@@ -76,8 +77,9 @@ def _safe_next(request, fallback: str) -> str:
 
 @require_GET
 def sessions(request):
-    return render(request, "preview/sessions.html", {"sessions": listed_sessions(),
-                                                     "can_create": can_create_sessions(request.user)})
+    search = search_text(request)
+    return render(request, "preview/sessions.html", {"page": list_page(request, listed_sessions(search)),
+                                                     "search": search, "can_create": can_create_sessions(request.user)})
 
 
 @refusals_as_pages

@@ -30,8 +30,8 @@ class StrategySessions:
             return session_request(session, strategy_document(strategy, document), chat=True)
         return {"strategy": strategy_document(strategy, document), "host": {"core_available": True}}
 
-    def applied_by_strategy(self) -> dict[int, list[Session]]:
-        return sessions_by_applied_strategy()
+    def applied_by_strategy(self, strategy_ids: list[int]) -> dict[int, list[Session]]:
+        return sessions_by_applied_strategy(strategy_ids)
 
     def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         return apply_panel(user, strategy, results)

@@ -80,15 +80,24 @@ def home(request):
     resources = resources_by_kind()
     return render(request, "home.html", {
         "positions": get_placement_capabilities(_FULL_LAYOUT)["positions"],
-        "strategies": visible_strategies().select_related("owner"),
-        "sessions": sessions_with_strategy(),
-        "resources": [(_("Presets"), resources["preset"]), (_("Characters"), resources["character"]),
-                      (_("Personas"), resources["persona"]), (_("World books"), resources["worldbook"])],
+        "strategies": _head(visible_strategies().select_related("owner")),
+        "sessions": _head(sessions_with_strategy()),
+        "resources": [(_("Presets"), _head(resources["preset"])), (_("Characters"), _head(resources["character"])),
+                      (_("Personas"), _head(resources["persona"])), (_("World books"), _head(resources["worldbook"]))],
         "golden_count": golden_count(),
         "roles": sorted(request.user.groups.values_list("name", flat=True)),
         "role_words": [role_word(role) for role in sorted(request.user.groups.values_list("name", flat=True))],
         "can_create_session": can_create_sessions(request.user),
     })
+
+
+HOME_ROWS = 10  # rows each list of the home page shows; its own page lists them all
+
+
+def _head(rows) -> dict[str, Any]:
+    """The first rows of a list and how many it has (the home page names the rest, and links to them)."""
+    head = list(rows[:HOME_ROWS])
+    return {"rows": head, "count": len(head) if len(head) < HOME_ROWS else rows.count()}
 
 
 # A layout that declares every anchor, so the home page can list all placement positions the engine knows.

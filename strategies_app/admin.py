@@ -170,6 +170,9 @@ class StudioUserAdmin(UserAdmin):
     def studio_role(self, user) -> str:
         return user_role(user) or "-"
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("groups")  # each row's role, without a query per row
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if change and "is_active" in form.changed_data and not obj.is_active:

@@ -137,10 +137,12 @@ def window_line(result: AssemblyResult | None) -> dict[str, Any] | None:
 
 
 def strategy_rows(strategies, user, using: dict[int, list[Any]], can_edit) -> list[dict[str, Any]]:
-    """The strategy list's rows; `using`: strategy pk -> the sessions applying it; `can_edit(user, strategy)`."""
+    """The strategy list's rows (`listed_strategies`, with their `session_count`); `using`: strategy pk -> the first
+    sessions applying it; `can_edit(user, strategy)`."""
     return [{"strategy": s, "backend": strategy_backend(s.draft), "given_backend": s.draft.get("backend"),
              "placement": s.draft.get("placement"),
-             "placement_words": PLACEMENT_MODES.get(s.draft.get("placement"), s.draft.get("placement")), "sessions": using.get(s.pk, []), "can_edit": can_edit(user, s),
+             "placement_words": PLACEMENT_MODES.get(s.draft.get("placement"), s.draft.get("placement")), "sessions": (named := using.get(s.pk, [])),
+             "more_sessions": s.session_count - len(named), "can_edit": can_edit(user, s),
              "mine": s.owner_id == user.pk} for s in strategies]
 
 

@@ -17,6 +17,7 @@ from strategies_app.selectors import regex_scripts, resource_rows
 from strategies_app.sillytavern import upload_content
 from studio.errors import ServiceError
 from studio.http import MAX_BODY_BYTES, flag, parse_json, too_large
+from studio.paging import list_page
 
 AUTO = "auto"
 KINDS = [(AUTO, gettext_lazy("Detect from the file")),
@@ -51,10 +52,14 @@ def resource_list(request):
     """Every imported SillyTavern resource with its export back to the same format (web.md screen 6); admins also
     find the import page and each resource's admin page."""
     words = _section_words()
+    regex_page = list_page(request, regex_scripts(), param="regex_page")
     return render(request, "resources/list.html", {
-        "sections": [{"kind": kind, "title": words[kind][0], "rows": list(rows), "items_label": words[kind][1],
-                      "admin_change": ADMIN_CHANGE.get(kind, f"admin:strategies_app_{kind}_change")} for kind, rows in resource_rows()],
-        "regex_rows": [regex_script_row(s) for s in regex_scripts()],
+        # each kind a page of its own (`<kind>_page`): one kind's thousands of rows never make the page long
+        "sections": [{"kind": kind, "title": words[kind][0], "page": list_page(request, rows, param=f"{kind}_page"),
+                      "items_label": words[kind][1],
+                      "admin_change": ADMIN_CHANGE.get(kind, f"admin:strategies_app_{kind}_change")}
+                     for kind, rows in resource_rows()],
+        "regex_page": regex_page, "regex_rows": [regex_script_row(s) for s in regex_page.rows],
         "manage": can_manage_resources(request.user), "admin": request.user.is_staff})
 
 

@@ -38,7 +38,8 @@ def listed_strategies() -> QuerySet[Strategy]:
     latest = StrategyRevision.objects.filter(strategy=OuterRef("pk")).order_by("-created_at", "-id")
     return visible_strategies().select_related("owner").annotate(
         latest_revision=Subquery(latest.values("revision")[:1]), latest_note=Subquery(latest.values("note")[:1]),
-        latest_at=Subquery(latest.values("created_at")[:1]), session_count=Count("sessions", distinct=True))
+        latest_at=Subquery(latest.values("created_at")[:1]), session_count=Count("sessions", distinct=True)
+    ).order_by(*Strategy._meta.ordering)  # a count's GROUP BY drops the model's ordering
 
 
 def strategy_revisions(strategy: Strategy) -> list[StrategyRevision]:
@@ -91,9 +92,9 @@ def resource_rows() -> list[tuple[str, QuerySet]]:
     """Every imported resource by kind, in the resource page's order; presets and world books count their items."""
     with_avatar = ExpressionWrapper(Q(avatar__isnull=False), output_field=BooleanField())
     return [
-        ("preset", Preset.objects.select_related("owner").annotate(items=Count("entries"))),
+        ("preset", Preset.objects.select_related("owner").annotate(items=Count("entries")).order_by("name", "id")),
         ("character", Character.objects.select_related("owner").defer("avatar").annotate(has_avatar=with_avatar)),
-        ("worldbook", WorldBook.objects.select_related("owner").annotate(items=Count("entries"))),
+        ("worldbook", WorldBook.objects.select_related("owner").annotate(items=Count("entries")).order_by("name", "id")),
         ("persona", Persona.objects.select_related("owner")),
         ("template", TextTemplate.objects.select_related("owner")),
     ]

@@ -38,8 +38,8 @@ class SessionPreviews(Protocol):
     def align(self, a: list[Any], b: list[Any]) -> Any:
         """Two requests' messages aligned as the compare view aligns them (`rows` with their `changes`, `counts`)."""
 
-    def applied_by_strategy(self) -> dict[int, list[PreviewSession]]:
-        """Strategy pk -> the sessions it is applied to."""
+    def applied_by_strategy(self, strategy_ids: list[int]) -> dict[int, list[PreviewSession]]:
+        """Strategy pk (of `strategy_ids`) -> the first few sessions it is applied to, by name."""
 
     def applied(self, session: PreviewSession) -> tuple[Strategy, dict[str, Any]] | None:
         """The strategy applied to `session` and its applied document; None when assembly is off."""

@@ -20,7 +20,7 @@ ROLES = ("qa", "designer", "admin")
 
 def user_role(user) -> str | None:
     """The user's studio role (the highest group they are in), or None."""
-    names = set(user.groups.values_list("name", flat=True))
+    names = {group.name for group in user.groups.all()}  # a list's users come with their groups (prefetched)
     return next((role for role in reversed(ROLES) if role in names), None)
 
 

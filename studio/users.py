@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from assembly.errors import CodedError
 from studio import user_services
 from studio.errors import ServiceError, not_found
+from studio.paging import list_page, search_text
 from studio.wording import meaning
 
 
@@ -23,9 +24,12 @@ def _require_admin(user) -> None:
 
 
 def _page(request, *, error=None, status=200, form=None):
-    rows = [{"user": u, "role": user_services.user_role(u), "me": u.pk == request.user.pk}
-            for u in get_user_model().objects.order_by("username").prefetch_related("groups")]
-    return render(request, "users/list.html", {"rows": rows, "roles": user_services.ROLES, "error": error,
+    search = search_text(request)
+    users = get_user_model().objects.order_by("username", "pk").prefetch_related("groups")
+    page = list_page(request, users.filter(username__icontains=search) if search else users)
+    rows = [{"user": u, "role": user_services.user_role(u), "me": u.pk == request.user.pk} for u in page.rows]
+    return render(request, "users/list.html", {"rows": rows, "page": page, "search": search,
+                                               "roles": user_services.ROLES, "error": error,
                                                "form": form or {"role": "designer"}}, status=status)
 
 
