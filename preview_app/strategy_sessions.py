@@ -45,5 +45,5 @@ class StrategySessions:
 def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The "apply to sessions" panel: the sessions `user` may change, the revisions to choose from, and the results
     of the last apply (`session_views.apply_to_sessions`)."""
-    return {"apply_sessions": editable_sessions(user).order_by("name", "id"),
+    return {"apply_sessions": editable_sessions(user).order_by("name", "id").only("pk", "name"),  # a checkbox each
             "apply_revisions": recent_revisions(strategy), "apply_results": results, "strategy": strategy}
