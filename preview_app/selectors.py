@@ -89,7 +89,8 @@ def golden_of(session: Session, revision: StrategyRevision) -> GoldenSnapshot | 
 
 
 def listed_goldens() -> QuerySet[GoldenSnapshot]:
-    return GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by")
+    return GoldenSnapshot.objects.select_related("session", "revision__strategy", "approved_by").order_by(
+        "session", "-approved_at", "-id")
 
 
 def preview_session(raw: Any, strategy: Strategy, remembered: Any = None) -> Session | None:

@@ -382,7 +382,7 @@ def apply_to_sessions(request, slug):
     sessions, each in its own transaction; a session that cannot run it (409) keeps its selection and the refusal
     is shown beside it."""
     strategy = strategy_or_404(slug)
-    sessions = editable_sessions(request.user)
+    sessions = editable_sessions(request.user).only("pk", "name")  # the form's choices
     results: list[dict[str, Any]] = []
     status = 200
     try:

@@ -57,6 +57,7 @@ from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response
 from studio.input_boundary import is_row_id, whole_number
+from studio.paging import list_page
 from studio.users import role_word
 
 
@@ -91,6 +92,7 @@ def home(request):
     })
 
 
+GOLDENS_PER_PAGE = 20
 HOME_ROWS = 10  # rows each list of the home page shows; its own page lists them all
 
 
@@ -518,11 +520,13 @@ def goldens(request):
     session_filter = request.GET.get("session")
     if session_filter:
         rows = rows.filter(session=session_for_read(session_filter))
-    statuses = golden_statuses(rows)
+    # each golden is checked by an engine run of its session: a page checks GOLDENS_PER_PAGE of them
+    page = list_page(request, rows, per_page=GOLDENS_PER_PAGE)
+    statuses = golden_statuses(page.rows)
     options = PreviewOptionsForm(request.GET or None)
     model = options.cleaned_data.get("model") if options.is_bound and options.is_valid() else None
     return render(request, "preview/goldens.html", {
-        "statuses": statuses, "session_filter": session_filter, "preview_options": options,
+        "statuses": statuses, "page": page, "session_filter": session_filter, "preview_options": options,
         "rows": [(s, golden_window(s, model)) for s in statuses],
         "differing": sum(1 for s in statuses if s.status == "differs"),
         "can_pin": can_approve_goldens(request.user), "can_delete": can_delete_goldens(request.user),

@@ -109,3 +109,22 @@ def test_the_strategy_list_names_three_sessions_applying_a_strategy_and_counts_t
     row = row[:row.index("</tr>")]
     assert re.findall(r'<a href="/sessions/\d+/">([^<]+)</a>', row) == ["applied 0000", "applied 0001", "applied 0002"]
     assert "and 2 more" in row
+
+
+def test_the_goldens_page_checks_a_page_of_goldens_and_says_how_many_of_those_differ(world, users):
+    from preview_app.views import GOLDENS_PER_PAGE
+
+    qa = users["qa"]
+    for i in range(GOLDENS_PER_PAGE + 2):
+        session = session_services.session_create(user=users["designer"], name=f"pinned {i:02d}",
+                                                   host={"core_available": True}, current_input=f"Hello {i}")
+        session_services.golden_approve(session=session, revision=world["revision"], user=qa)
+    first = client_for(qa).get("/goldens/").content.decode()
+    assert len(re.findall(r'data-golden-id="\d+" data-status="matches"', first)) == GOLDENS_PER_PAGE
+    assert f"Every golden of the {GOLDENS_PER_PAGE} on this page matches." in first
+    assert f"1–{GOLDENS_PER_PAGE} of {GOLDENS_PER_PAGE + 3}" in first
+    last = client_for(qa).get("/goldens/", {"page": 2}).content.decode()
+    assert len(re.findall(r'data-golden-id="\d+" data-status=', last)) == 3
+    # one session's goldens are one page: the sentence is the whole list's
+    alone = client_for(qa).get("/goldens/", {"session": world["session"].pk}).content.decode()
+    assert "Every golden matches." in alone and "data-pager" not in alone
