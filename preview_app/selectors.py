@@ -7,27 +7,23 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Max, Min, OuterRef, QuerySet, Subquery, Window
-from django.db.models.functions import Coalesce, RowNumber
+from django.db.models import Count, F, Max, Min, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from assembly.strategy import strategy_backend
 from preview_app.models import GoldenSnapshot, Session, SessionEvent
 from strategies_app.models import Strategy, StrategyRevision
 from studio.input_boundary import is_row_id
+from studio.paging import related_count
 
 
 def listed_sessions(search: str = "") -> QuerySet[Session]:
     """The sessions page: the sessions whose name holds `search` (every one for ""), with their owner, card, applied
-    strategy and their message and golden counts. Each count is a subquery of its own: one join of both read a row
-    for every pair of a session's messages and goldens."""
+    strategy and their message and golden counts (`related_count`: one join of both read a row for every pair of a
+    session's messages and goldens)."""
     sessions = Session.objects.select_related("owner", "character", "applied_strategy", "applied_revision").annotate(
-        message_count=_count_of(SessionEvent), golden_count=_count_of(GoldenSnapshot))
+        message_count=related_count(SessionEvent, "session"), golden_count=related_count(GoldenSnapshot, "session"))
     return sessions.filter(name__icontains=search) if search else sessions
-
-
-def _count_of(model) -> Coalesce:
-    rows = model.objects.filter(session=OuterRef("pk")).order_by().values("session")
-    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
 
 
 def sessions_with_applied() -> QuerySet[Session]:

@@ -31,9 +31,9 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
-def _entry_rows(kind: str, entries: list[dict[str, Any]]) -> list[tuple]:
+def _entry_rows(kind: str, entries: list[dict[str, Any]]) -> list[str]:
     columns = ENTRY_COLUMNS[kind]
-    return sorted(tuple(_canonical(entry.get(c)) for c in columns) for entry in entries)
+    return sorted(_canonical([entry.get(c) for c in columns]) for entry in entries)  # one text per entry
 
 
 def character_twin(columns: dict[str, Any], card_fields: dict[str, Any]) -> Character | None:
@@ -44,12 +44,14 @@ def character_twin(columns: dict[str, Any], card_fields: dict[str, Any]) -> Char
 
 
 def _entries_twin(model, kind: str, head: dict[str, Any], entries: list[dict[str, Any]]):
-    wanted = _entry_rows(kind, entries)
+    wanted: list[str] | None = None  # written out once a stored row could be the twin
     rows = (model.objects.annotate(entry_count=Count("entries")).filter(entry_count=len(entries))
             .order_by("pk")[:CANDIDATES_READ])
     for row in rows:
         if any(getattr(row, field) != value for field, value in head.items()):
             continue
+        if wanted is None:
+            wanted = _entry_rows(kind, entries)
         stored = list(row.entries.values(*ENTRY_COLUMNS[kind]))
         if _entry_rows(kind, stored) == wanted:
             return row

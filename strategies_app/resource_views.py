@@ -40,6 +40,9 @@ def _section_words() -> dict[str, tuple[str, str | None]]:
             "template": (_("Text-completion templates"), None)}
 
 
+ITEMS_LISTED = 200  # items an import report names (a 50,000-entry world book's list was 1.5 MB of HTML)
+
+
 def _import_items_heading(kind: str) -> str | None:
     """What an import report's list names, by kind; None where the list only repeats the name above it."""
     return {"strategy": _("Its rules, in order:"), "preset": _("Its prompts, in the preset's order:"),
@@ -94,6 +97,9 @@ def resource_import(request):
             context["report"] = _import(request)
             context["kind"] = context["report"]["kind"]
             context["items_heading"] = _import_items_heading(context["kind"])
+            # a big book's report names its first entries and counts the rest
+            items = context["report"]["items"] or []
+            context["listed_items"], context["unlisted_items"] = items[:ITEMS_LISTED], max(len(items) - ITEMS_LISTED, 0)
         except CodedError as error:
             context["error"], status = error.to_json(), error.status
             if not request.POST.get("token"):  # the upload form's own post: its choice is kept

@@ -17,7 +17,9 @@ from strategies_app.models import (
     StrategyRevision,
     TextTemplate,
     WorldBook,
+    WorldBookEntry,
 )
+from studio.paging import related_count
 
 
 def strategy_or_404(slug: str) -> Strategy:
@@ -92,9 +94,9 @@ def resource_rows() -> list[tuple[str, QuerySet]]:
     """Every imported resource by kind, in the resource page's order; presets and world books count their items."""
     with_avatar = ExpressionWrapper(Q(avatar__isnull=False), output_field=BooleanField())
     return [
-        ("preset", Preset.objects.select_related("owner").annotate(items=Count("entries")).order_by("name", "id")),
+        ("preset", Preset.objects.select_related("owner").annotate(items=related_count(PromptEntry, "preset"))),
         ("character", Character.objects.select_related("owner").defer("avatar").annotate(has_avatar=with_avatar)),
-        ("worldbook", WorldBook.objects.select_related("owner").annotate(items=Count("entries")).order_by("name", "id")),
+        ("worldbook", WorldBook.objects.select_related("owner").annotate(items=related_count(WorldBookEntry, "book"))),
         ("persona", Persona.objects.select_related("owner")),
         ("template", TextTemplate.objects.select_related("owner")),
     ]

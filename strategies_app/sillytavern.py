@@ -264,6 +264,7 @@ def character_png(row) -> bytes:
 # ---------------------------------------------------------------------------------------------- world books
 
 _ENTRY_COLUMNS = ("comment", "content")
+_NOT_ENTRY_FIELDS = frozenset((*_ENTRY_COLUMNS, "disable"))  # an entry's columns, and `disable` (its `enabled`)
 
 
 def null_role_uids(data: Any) -> set[str]:
@@ -307,7 +308,7 @@ def worldbook_parts(book: WorldBook, null_roles: set[str] = frozenset()) -> tupl
         entries.append({
             "sort_order": index, "comment": entry.get("comment", ""), "content": entry.get("content", ""),
             "enabled": not entry.get("disable", False),
-            "entry_fields": {k: v for k, v in entry.items() if k not in (*_ENTRY_COLUMNS, "disable")},
+            "entry_fields": {k: v for k, v in entry.items() if k not in _NOT_ENTRY_FIELDS},
         })
         if str(entry.get("uid")) in null_roles:
             entries[-1]["entry_fields"]["role"] = None

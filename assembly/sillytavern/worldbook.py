@@ -363,17 +363,20 @@ def _entry_fields(entry: WorldBookEntry) -> dict[str, Any]:
         "ignoreBudget": entry.ignore_budget, "vectorized": entry.vectorized, "automationId": entry.automation_id,
         "triggers": list(entry.triggers),
     }
-    for name, _default in _ENTRY_FLAGS:
-        if name.startswith("match_"):
-            out[camel_case(name)] = getattr(entry, name)
-    for name in ("depth", "use_group_scoring", "scan_depth", "case_sensitive", "match_whole_words", "sticky",
-                 "cooldown", "delay", "display_index"):
-        out[camel_case(name)] = getattr(entry, name)  # None is written as SillyTavern's null ("not set")
+    for spelled, name in _EXPORTED_AS_CAMEL_CASE:
+        out[spelled] = getattr(entry, name)  # None is written as SillyTavern's null ("not set")
     if entry.character_filter is not None:
         out["characterFilter"] = copy.deepcopy(entry.character_filter)
     if entry.lore != "global":
         out["lore"] = entry.lore
     return out
+
+
+# the entry fields written under their camelCase names as they are: the match_* flags, then the nullable settings
+_EXPORTED_AS_CAMEL_CASE = tuple((camel_case(name), name) for name in (
+    *(name for name, _default in _ENTRY_FLAGS if name.startswith("match_")),
+    "depth", "use_group_scoring", "scan_depth", "case_sensitive", "match_whole_words", "sticky", "cooldown", "delay",
+    "display_index"))
 
 
 def _export_native_entry(entry: WorldBookEntry) -> dict[str, Any]:

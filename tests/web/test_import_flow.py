@@ -174,3 +174,17 @@ def test_the_report_notes_are_in_the_pages_language(users):
     assert page.status_code == 200
     assert "已取默认值：条目 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 及另外 2 个 缺少 scan_depth，已使用默认值" in html
     assert "defaulted:" not in html and 'lang="en"' not in html.split('data-report-kind', 1)[1]
+
+
+def test_a_big_books_report_names_its_first_entries_and_counts_the_rest(users):
+    from strategies_app.resource_views import ITEMS_LISTED
+
+    entries = {str(i): {"uid": i, "key": [f"k{i}"], "comment": f"entry {i:04d}", "content": f"c{i}"}
+               for i in range(ITEMS_LISTED + 50)}
+    raw = json.dumps({"entries": entries}).encode()
+    page = page_post(client_for(users["admin"]), kind="worldbook", dry_run="1",
+                     file=SimpleUploadedFile("big.json", raw)).content.decode()
+    listed = re.findall(r"<li>entry (\d{4})</li>", page)
+    assert listed == [f"{i:04d}" for i in range(ITEMS_LISTED)]
+    assert 'data-unlisted-items="50"' in page and "And 50 more." in page
+    assert not WorldBook.objects.exists()  # a dry run stores nothing
