@@ -128,3 +128,11 @@ def test_the_goldens_page_checks_a_page_of_goldens_and_says_how_many_of_those_di
     # one session's goldens are one page: the sentence is the whole list's
     alone = client_for(qa).get("/goldens/", {"session": world["session"].pk}).content.decode()
     assert "Every golden matches." in alone and "data-pager" not in alone
+
+
+def test_a_user_without_a_role_is_not_shown_as_qa_in_the_role_picker(users):
+    loner = make_user("loner")  # no group: no studio role
+    html = client_for(users["admin"]).get("/users/", {"q": "loner"}).content.decode()
+    picker = re.search(rf'<select id="role-{loner.pk}" name="role">(.*?)</select>', html, re.S).group(1)
+    assert re.findall(r"<option [^>]*selected[^>]*>([^<]+)</option>", picker) == ["no role"]
+    assert '<option value="" selected disabled>' in picker
