@@ -92,7 +92,6 @@ def home(request):
     })
 
 
-GOLDENS_PER_PAGE = 20
 HOME_ROWS = 10  # rows each list of the home page shows; its own page lists them all
 
 
@@ -512,15 +511,17 @@ def compare_rows(request, pk):
 # ---------------------------------------------------------------------------------------------- goldens
 
 
+GOLDENS_PER_PAGE = 20  # goldens a page checks: each is an engine run of its session
+
+
 @refusals_as_pages
 @require_GET
 def goldens(request):
-    """Every golden with matches / differs and, when it differs, what changed (web.md screen 5)."""
+    """Every golden, a page at a time, with matches / differs and, when it differs, what changed (web.md screen 5)."""
     rows = listed_goldens()
     session_filter = request.GET.get("session")
     if session_filter:
         rows = rows.filter(session=session_for_read(session_filter))
-    # each golden is checked by an engine run of its session: a page checks GOLDENS_PER_PAGE of them
     page = list_page(request, rows, per_page=GOLDENS_PER_PAGE)
     statuses = golden_statuses(page.rows)
     options = PreviewOptionsForm(request.GET or None)
