@@ -34,11 +34,15 @@ def visible_strategies() -> QuerySet[Strategy]:
     return Strategy.objects.filter(visible=True)
 
 
-def listed_strategies() -> QuerySet[Strategy]:
-    """The strategy list of the page and the API: each visible strategy with its latest revision (`latest_revision`,
-    `latest_note`, `latest_at`) and how many sessions apply it (`session_count`)."""
+def listed_strategies(search: str = "") -> QuerySet[Strategy]:
+    """The strategy list of the page and the API: each visible strategy (whose name or id holds `search`, when one is
+    given) with its latest revision (`latest_revision`, `latest_note`, `latest_at`) and how many sessions apply it
+    (`session_count`)."""
     latest = StrategyRevision.objects.filter(strategy=OuterRef("pk")).order_by("-created_at", "-id")
-    return visible_strategies().select_related("owner").annotate(
+    strategies = visible_strategies()
+    if search:
+        strategies = strategies.filter(Q(name__icontains=search) | Q(slug__icontains=search))
+    return strategies.select_related("owner").annotate(
         latest_revision=Subquery(latest.values("revision")[:1]), latest_note=Subquery(latest.values("note")[:1]),
         latest_at=Subquery(latest.values("created_at")[:1]), session_count=Count("sessions", distinct=True)
     ).order_by(*Strategy._meta.ordering)  # a count's GROUP BY drops the model's ordering

@@ -58,7 +58,7 @@ from strategies_app.selectors import latest_revision, listed_strategies, preset_
 from strategies_app.session_previews import DraftPreviews, PreviewSession, session_previews
 from studio.errors import FormInvalid, ServiceError, invalid
 from studio.http import MAX_BODY_BYTES, parse_json, too_large, valid_form
-from studio.paging import list_page
+from studio.paging import list_page, search_text
 from studio.user_choices import EDITOR_SESSION, LAST_SESSION, user_choice_remember, user_choices
 from studio.wording import LockWords, known_meaning, refusal_words
 
@@ -493,10 +493,11 @@ def strategy_list(request):
 
 
 def _list_page(request, *, import_refusal: dict[str, Any] | None = None, status: int = 200):
-    page = list_page(request, listed_strategies())
+    search = search_text(request)
+    page = list_page(request, listed_strategies(search))
     using = session_previews().applied_by_strategy([s.pk for s in page.rows])
     rows = presenters.strategy_rows(page.rows, request.user, using, can_edit_strategy)
-    return render(request, "strategies/list.html", {"rows": rows, "page": page,
+    return render(request, "strategies/list.html", {"rows": rows, "page": page, "search": search,
                                                     "can_create": can_create_strategies(request.user),
                                                     "import_refusal": import_refusal}, status=status)
 

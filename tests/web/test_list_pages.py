@@ -136,3 +136,17 @@ def test_a_user_without_a_role_is_not_shown_as_qa_in_the_role_picker(users):
     picker = re.search(rf'<select id="role-{loner.pk}" name="role">(.*?)</select>', html, re.S).group(1)
     assert re.findall(r"<option [^>]*selected[^>]*>([^<]+)</option>", picker) == ["no role"]
     assert '<option value="" selected disabled>' in picker
+
+
+def test_a_strategy_search_lists_the_strategies_whose_name_or_id_holds_it(users):
+    designer = users["designer"]
+    for name in ("Harbour night", "Harbour day", "Forest"):
+        strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"), name=name)
+    client = client_for(users["qa"])
+    found = client.get("/strategies/", {"q": "harbour"}).content.decode()
+    assert sorted(re.findall(r'<tr data-strategy="([^"]+)"', found)) == ["harbour-day", "harbour-night"]
+    by_id = client.get("/strategies/", {"q": "builtin-native"}).content.decode()
+    assert sorted(re.findall(r'<tr data-strategy="([^"]+)"', by_id)) == ["builtin-native-roles",
+                                                                          "builtin-native-slots"]
+    none = client.get("/strategies/", {"q": "desert"}).content.decode()
+    assert "data-no-match" in none and "<table" not in none
