@@ -30,6 +30,7 @@ from strategies_app.forms import generation_choices
 from strategies_app.models import Character, Persona, Preset, RegexScript, WorldBook
 from strategies_app.presenters import strategy_name
 from strategies_app.selectors import visible_strategies
+from studio.choice_widgets import PlainCheckboxes, PlainSelect
 from studio.errors import ServiceError
 from studio.input_boundary import StrictJSONField
 from studio.wording import ENGINE_WORDS
@@ -129,13 +130,13 @@ class SessionForm(forms.Form):
 
     name = forms.CharField(label=_("Name"), max_length=200)
     preset = TellApartChoiceField(label=_("Preset"), queryset=Preset.objects.all(), required=False,
-                                  empty_label=_("(none)"))
+                                  empty_label=_("(none)"), widget=PlainSelect)
     character = TellApartChoiceField(label=_("Character"), queryset=Character.objects.all(), required=False,
-                                     empty_label=_("(none)"))
+                                     empty_label=_("(none)"), widget=PlainSelect)
     persona = forms.ModelChoiceField(label=_("Persona"), queryset=Persona.objects.all(), required=False,
-                                     empty_label=_("(none)"))
+                                     empty_label=_("(none)"), widget=PlainSelect)
     world_books = forms.ModelMultipleChoiceField(label=_("World books"), queryset=WorldBook.objects.all(),
-                                                 required=False, widget=forms.CheckboxSelectMultiple)
+                                                 required=False, widget=PlainCheckboxes)
     world_info_activation = forms.ChoiceField(
         label=_("World info activation"), initial="book", required=False, choices=[
             ("book", _("as each book says (a book without a setting: every enabled entry)")),
@@ -143,14 +144,15 @@ class SessionForm(forms.Form):
             ("all", _("every enabled entry (the host chose them)"))])
     chat_lore = forms.ModelChoiceField(
         label=_("Chat lore: the world book bound to this chat"), queryset=WorldBook.objects.all(), required=False,
-        empty_label=_("(none)"), help_text=_("Read before every other book, as SillyTavern reads a chat's own book."))
+        empty_label=_("(none)"), widget=PlainSelect,
+        help_text=_("Read before every other book, as SillyTavern reads a chat's own book."))
     card_lore = forms.BooleanField(
         label=_("Use the character card's own world book as character lore"), required=False,
         help_text=_("As SillyTavern does once the card's book is imported and linked; a selected book with the same "
                     "name is not loaded twice."))
     regex_scripts = RegexScriptChoiceField(
         label=_("Regex scripts (global)"), queryset=RegexScript.objects.all(), required=False,
-        widget=forms.CheckboxSelectMultiple,
+        widget=PlainCheckboxes,
         help_text=_("SillyTavern's global regex scripts this chat runs, in the resources page's order, before the "
                     "preset's and the card's own scripts (builtin-st)."))
     core_available = forms.BooleanField(label=_("The host has the advanced (core) backend"), required=False)
