@@ -60,5 +60,6 @@ def related_count(model, parent: str) -> Coalesce:
 
 
 def search_text(request: HttpRequest, param: str = "q") -> str:
-    """The name search a list page was asked for, trimmed and bounded."""
-    return request.GET.get(param, "").strip()[:SEARCH_CHARS]
+    """The name search a list page was asked for, trimmed and bounded; without NUL, which no stored name holds
+    (PostgreSQL refuses it in a query)."""
+    return request.GET.get(param, "").replace("\x00", "").strip()[:SEARCH_CHARS]
