@@ -282,10 +282,14 @@ def _golden_json(golden: GoldenSnapshot, *, with_status: bool) -> dict:
 
 @api_route("GET", "POST")
 def goldens(request):
-    """GET: every golden with its status (matches / differs) and diff. POST {"session", "strategy"?, "revision"?}:
-    approve the session's current result with that revision (default: the applied one)."""
+    """GET: every golden (`?session=<id>`: that session's) with its status (matches / differs) and diff; each is an
+    engine run of its session. POST {"session", "strategy"?, "revision"?}: approve the session's current result with
+    that revision (default: the applied one)."""
     if request.method == "GET":
-        return ok([_golden_json(golden, with_status=True) for golden in listed_goldens()])
+        rows = listed_goldens()
+        if request.GET.get("session") is not None:
+            rows = rows.filter(session=session_for_read(whole_number(request.GET["session"], "session", low=1)))
+        return ok([_golden_json(golden, with_status=True) for golden in rows])
     require(request.user, APPROVE_GOLDEN, "approve golden snapshots")
     body = json_object(request)
     session = session_for_read(whole_number(body.get("session"), "session", low=1))

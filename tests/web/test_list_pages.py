@@ -150,3 +150,18 @@ def test_a_strategy_search_lists_the_strategies_whose_name_or_id_holds_it(users)
                                                                           "builtin-native-slots"]
     none = client.get("/strategies/", {"q": "desert"}).content.decode()
     assert "data-no-match" in none and "<table" not in none
+
+
+def test_the_goldens_api_lists_one_sessions_goldens_when_asked(world, users):
+    qa = users["qa"]
+    other = session_services.session_create(user=users["designer"], name="other", host={"core_available": True},
+                                            current_input="Hi")
+    session_services.golden_approve(session=other, revision=world["revision"], user=qa)
+    client = client_for(qa)
+    assert sorted(row["session"] for row in client.get("/api/goldens").json()) == sorted(
+        [world["session"].pk, other.pk])
+    [row] = client.get("/api/goldens", {"session": other.pk}).json()
+    assert row["session"] == other.pk and row["status"] == "matches"
+    refused = client.get("/api/goldens", {"session": "x"})
+    assert refused.status_code == 400 and refused.json()["detail"]["path"] == "session"
+    assert client.get("/api/goldens", {"session": 999999}).status_code == 404
