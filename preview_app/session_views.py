@@ -77,7 +77,7 @@ def _safe_next(request, fallback: str) -> str:
 
 @require_GET
 def sessions(request):
-    search = search_text(request)
+    search = search_text(request.GET)
     return render(request, "preview/sessions.html", {"page": list_page(request, listed_sessions(search)),
                                                      "search": search, "can_create": can_create_sessions(request.user)})
 
@@ -376,12 +376,18 @@ def turn_commit(request, pk):
 # ---------------------------------------------------------------------------------------------- apply to sessions
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def apply_to_sessions(request, slug):
-    """The strategy pages' apply panel (`strategies:apply`): apply a revision (default: the latest) to the chosen
-    sessions, each in its own transaction; a session that cannot run it (409) keeps its selection and the refusal
-    is shown beside it."""
+    """The strategy pages' apply panel (`strategies:apply`). GET: the panel with the sessions whose name holds `q`.
+    POST: apply a revision (default: the latest) to the chosen sessions, each in its own transaction; a session that
+    cannot run it (409) keeps its selection and the refusal is shown beside it."""
     strategy = strategy_or_404(slug)
+    search = search_text(request.GET if request.method == "GET" else request.POST)
+    if request.method == "GET":
+        context = apply_panel(request.user, strategy, search=search)
+        if request.htmx:
+            return render(request, "strategies/apply.html#apply", context)
+        return render(request, "strategies/apply.html", {**context, "page": True})
     sessions = editable_sessions(request.user).only("pk", "name")  # the form's choices
     results: list[dict[str, Any]] = []
     status = 200
@@ -406,7 +412,7 @@ def apply_to_sessions(request, slug):
             return render(request, "strategies/refused.html", {"refusal": error.to_json()}, status=403)
         status = error.status
         results.append({"session": None, "ok": False, "error": error.to_json()})
-    context = apply_panel(request.user, strategy, results)
+    context = apply_panel(request.user, strategy, results, search)
     if request.htmx:
         return render(request, "strategies/apply.html#apply", context, status=status)
     return render(request, "strategies/apply.html", {**context, "page": True}, status=status)

@@ -33,8 +33,9 @@ class StrategySessions:
     def applied_by_strategy(self, strategy_ids: list[int]) -> dict[int, list[Session]]:
         return sessions_by_applied_strategy(strategy_ids)
 
-    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        return apply_panel(user, strategy, results)
+    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None,
+                    search: str = "") -> dict[str, Any]:
+        return apply_panel(user, strategy, results, search)
 
     def applied(self, session: Session) -> tuple[Strategy, dict[str, Any]] | None:
         if session.applied_document is None or session.applied_strategy is None:
@@ -42,8 +43,18 @@ class StrategySessions:
         return session.applied_strategy, session.applied_document
 
 
-def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The "apply to sessions" panel: the sessions `user` may change, the revisions to choose from, and the results
-    of the last apply (`session_views.apply_to_sessions`)."""
-    return {"apply_sessions": editable_sessions(user).order_by("name", "id").only("pk", "name"),  # a checkbox each
-            "apply_revisions": recent_revisions(strategy), "apply_results": results, "strategy": strategy}
+APPLY_LISTED = 50  # sessions the apply panel offers at once (a checkbox each); its search finds the others
+
+
+def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None = None,
+                search: str = "") -> dict[str, Any]:
+    """The "apply to sessions" panel: the first `APPLY_LISTED` sessions `user` may change whose name holds `search`
+    and how many there are, the revisions to choose from, and the results of the last apply
+    (`session_views.apply_to_sessions`)."""
+    sessions = editable_sessions(user).order_by("name", "id").only("pk", "name")
+    if search:
+        sessions = sessions.filter(name__icontains=search)
+    listed = list(sessions[:APPLY_LISTED])
+    return {"apply_sessions": listed, "apply_count": len(listed) if len(listed) < APPLY_LISTED else sessions.count(),
+            "apply_search": search, "apply_revisions": recent_revisions(strategy), "apply_results": results,
+            "strategy": strategy}

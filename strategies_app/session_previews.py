@@ -44,8 +44,10 @@ class SessionPreviews(Protocol):
     def applied(self, session: PreviewSession) -> tuple[Strategy, dict[str, Any]] | None:
         """The strategy applied to `session` and its applied document; None when assembly is off."""
 
-    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        """The template context of the "apply to sessions" panel (`strategies/apply.html#apply`)."""
+    def apply_panel(self, user, strategy: Strategy, results: list[dict[str, Any]] | None = None,
+                    search: str = "") -> dict[str, Any]:
+        """The template context of the "apply to sessions" panel (`strategies/apply.html#apply`): the sessions
+        whose name holds `search`, a bounded number of them."""
 
 
 _provider: SessionPreviews | None = None

@@ -493,7 +493,7 @@ def strategy_list(request):
 
 
 def _list_page(request, *, import_refusal: dict[str, Any] | None = None, status: int = 200):
-    search = search_text(request)
+    search = search_text(request.GET)
     page = list_page(request, listed_strategies(search))
     using = session_previews().applied_by_strategy([s.pk for s in page.rows])
     rows = presenters.strategy_rows(page.rows, request.user, using, can_edit_strategy)

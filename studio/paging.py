@@ -11,7 +11,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest
+from django.http import HttpRequest, QueryDict
 
 PER_PAGE = 100
 SEARCH_CHARS = 100  # a name search longer than this is cut: no name is that long
@@ -59,7 +59,7 @@ def related_count(model, parent: str) -> Coalesce:
     return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")), 0)
 
 
-def search_text(request: HttpRequest, param: str = "q") -> str:
-    """The name search a list page was asked for, trimmed and bounded; without NUL, which no stored name holds
-    (PostgreSQL refuses it in a query)."""
-    return request.GET.get(param, "").replace("\x00", "").strip()[:SEARCH_CHARS]
+def search_text(data: QueryDict, param: str = "q") -> str:
+    """The name search a list was asked for (`data`: the query, or a posted form that carries it on), trimmed and
+    bounded; without NUL, which no stored name holds (PostgreSQL refuses it in a query)."""
+    return data.get(param, "").replace("\x00", "").strip()[:SEARCH_CHARS]

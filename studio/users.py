@@ -24,7 +24,7 @@ def _require_admin(user) -> None:
 
 
 def _page(request, *, error=None, status=200, form=None):
-    search = search_text(request)
+    search = search_text(request.GET)
     users = get_user_model().objects.order_by("username", "pk").prefetch_related("groups")
     page = list_page(request, users.filter(username__icontains=search) if search else users)
     rows = [{"user": u, "role": user_services.user_role(u), "me": u.pk == request.user.pk} for u in page.rows]

@@ -42,6 +42,6 @@ def test_a_short_or_empty_list_is_one_page_without_links():
 
 
 def test_a_search_is_trimmed_and_bounded():
-    assert search_text(RequestFactory().get("/list/", {"q": "  gate  "})) == "gate"
-    assert search_text(RequestFactory().get("/list/", {"q": "ga\x00te"})) == "gate"
-    assert len(search_text(RequestFactory().get("/list/", {"q": "x" * 5000}))) == SEARCH_CHARS
+    assert search_text(RequestFactory().get("/list/", {"q": "  gate  "}).GET) == "gate"
+    assert search_text(RequestFactory().get("/list/", {"q": "ga\x00te"}).GET) == "gate"
+    assert len(search_text(RequestFactory().get("/list/", {"q": "x" * 5000}).GET)) == SEARCH_CHARS

@@ -165,3 +165,34 @@ def test_the_goldens_api_lists_one_sessions_goldens_when_asked(world, users):
     refused = client.get("/api/goldens", {"session": "x"})
     assert refused.status_code == 400 and refused.json()["detail"]["path"] == "session"
     assert client.get("/api/goldens", {"session": 999999}).status_code == 404
+
+
+def test_the_apply_panel_offers_a_bounded_list_and_finds_the_other_sessions_by_name(users):
+    from preview_app.strategy_sessions import APPLY_LISTED
+
+    designer = users["designer"]
+    strategy = strategy_services.strategy_copy(user=designer, source=Strategy.objects.get(slug="builtin-st"),
+                                               name="Applied widely")
+    strategy_services.revision_save(strategy=strategy, user=designer, note="first")
+    _sessions(designer, APPLY_LISTED + 5)
+    _sessions(designer, 2, prefix="zz harbour")
+    client = client_for(designer)
+
+    def offered(html: str) -> list[str]:
+        return re.findall(r'<input type="checkbox" name="sessions" value="\d+"> ([^<]+)</label>', html)
+
+    editor = client.get(f"/strategies/{strategy.slug}/edit/").content.decode()
+    assert len(offered(editor)) == APPLY_LISTED and f'data-apply-count="{APPLY_LISTED + 7}"' in editor
+    found = client.get(f"/strategies/{strategy.slug}/apply/", {"q": "harbour"}, HTTP_HX_REQUEST="true")
+    assert offered(found.content.decode()) == ["zz harbour 0000", "zz harbour 0001"]
+    assert "<html" not in found.content.decode()  # htmx gets the panel alone
+    page = client.get(f"/strategies/{strategy.slug}/apply/", {"q": "harbour"}).content.decode()
+    assert offered(page) == ["zz harbour 0000", "zz harbour 0001"] and "<html" in page  # without JavaScript
+    target = Session.objects.get(name="zz harbour 0001")
+    applied = client.post(f"/strategies/{strategy.slug}/apply/", {"sessions": [target.pk], "q": "harbour"},
+                          HTTP_HX_REQUEST="true").content.decode()
+    assert offered(applied) == ["zz harbour 0000", "zz harbour 0001"]  # the search is kept after the apply
+    target.refresh_from_db()
+    assert target.applied_strategy_id == strategy.pk
+    none = client.get(f"/strategies/{strategy.slug}/apply/", {"q": "desert"}).content.decode()
+    assert "data-no-match" in none and not offered(none)
