@@ -12,6 +12,7 @@ from preview_app.previews import session_request, strategy_document
 from preview_app.selectors import preview_session, session_picker, sessions_by_applied_strategy
 from strategies_app.models import Strategy
 from strategies_app.selectors import recent_revisions
+from studio.paging import list_head
 
 
 class StrategySessions:
@@ -54,7 +55,7 @@ def apply_panel(user, strategy: Strategy, results: list[dict[str, Any]] | None =
     sessions = editable_sessions(user).order_by("name", "id").only("pk", "name")
     if search:
         sessions = sessions.filter(name__icontains=search)
-    listed = list(sessions[:APPLY_LISTED])
-    return {"apply_sessions": listed, "apply_count": len(listed) if len(listed) < APPLY_LISTED else sessions.count(),
+    listed, count = list_head(sessions, APPLY_LISTED)
+    return {"apply_sessions": listed, "apply_count": count,
             "apply_search": search, "apply_revisions": recent_revisions(strategy), "apply_results": results,
             "strategy": strategy}

@@ -57,7 +57,7 @@ from studio.errors import ServiceError, invalid, not_found
 from studio.history_window import history_window, notable_messages, range_window
 from studio.http import error_response
 from studio.input_boundary import is_row_id, whole_number
-from studio.paging import list_page
+from studio.paging import list_head, list_page
 from studio.users import role_word
 
 
@@ -97,8 +97,8 @@ HOME_ROWS = 10  # rows each list of the home page shows; its own page lists them
 
 def _head(rows) -> dict[str, Any]:
     """The first rows of a list and how many it has (the home page names the rest, and links to them)."""
-    head = list(rows[:HOME_ROWS])
-    return {"rows": head, "count": len(head) if len(head) < HOME_ROWS else rows.count()}
+    head, count = list_head(rows, HOME_ROWS)
+    return {"rows": head, "count": count}
 
 
 # A layout that declares every anchor, so the home page can list all placement positions the engine knows.

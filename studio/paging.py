@@ -52,6 +52,12 @@ def list_page(request: HttpRequest, rows: QuerySet | Sequence[Any], *, param: st
                     url(page.next_page_number()) if page.has_next() else None)
 
 
+def list_head(rows: QuerySet, size: int) -> tuple[list[Any], int]:
+    """A list's first `size` rows and how many it has (counted only when they are not all among the first)."""
+    head = list(rows[:size])
+    return head, len(head) if len(head) < size else rows.count()
+
+
 def related_count(model, parent: str) -> Coalesce:
     """How many `model` rows point at a listed row through `parent`: a subquery the database runs for the rows of
     the page only (a join and GROUP BY counts every row of the list, and multiplies two counts' rows)."""
